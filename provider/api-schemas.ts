@@ -1,0 +1,111 @@
+// zod schemas of the API's objects (spec section 2). Every field is optional, as the spec says;
+// a null is read as absent; unknown extra fields pass through, and statuses added later are kept
+// as plain strings, so that a newer API does not break an older provider.
+import { z } from "zod";
+
+const opt = <T extends z.ZodType>(schema: T) =>
+  schema.nullish().transform((v) => (v === null ? undefined : v));
+
+export const SERVICE_STATUSES = [
+  "QUEUED", "DELETING", "CONFIGURING", "READY", "DELETED", "UNSTABLE",
+  "PAUSING", "PAUSED", "RESUMING", "UPGRADING", "OPTIMIZING",
+] as const;
+export type KnownServiceStatus = (typeof SERVICE_STATUSES)[number];
+
+export const EndpointSchema = z.looseObject({ host: opt(z.string()), port: opt(z.number()) });
+
+export const ConnectionPoolerSchema = z.looseObject({ endpoint: opt(EndpointSchema) });
+
+export const ReadReplicaSetSchema = z.looseObject({
+  id: opt(z.string()),
+  name: opt(z.string()),
+  status: opt(z.string()),
+  nodes: opt(z.number()),
+  cpu_millis: opt(z.number()),
+  memory_gbs: opt(z.number()),
+  endpoint: opt(EndpointSchema),
+  connection_pooler: opt(ConnectionPoolerSchema),
+  metadata: opt(z.looseObject({ environment: opt(z.string()) })),
+});
+
+export const ServiceSchema = z.looseObject({
+  service_id: opt(z.string()),
+  project_id: opt(z.string()),
+  name: opt(z.string()),
+  service_type: opt(z.string()),
+  status: opt(z.string()),
+  created: opt(z.string()),
+  region_code: opt(z.string()),
+  endpoint: opt(EndpointSchema),
+  connection_pooler: opt(ConnectionPoolerSchema),
+  forked_from: opt(z.looseObject({
+    is_standby: opt(z.boolean()),
+    project_id: opt(z.string()),
+    service_id: opt(z.string()),
+  })),
+  ha_replicas: opt(z.looseObject({
+    replica_count: opt(z.number()),
+    sync_replica_count: opt(z.number()),
+  })),
+  initial_password: opt(z.string()),
+  metadata: opt(z.looseObject({ environment: opt(z.string()) })),
+  metrics: opt(z.looseObject({
+    memory_mb: opt(z.number()),
+    milli_cpu: opt(z.number()),
+    storage_mb: opt(z.number()),
+  })),
+  read_replica_sets: opt(z.array(ReadReplicaSetSchema)),
+  resources: opt(z.array(z.looseObject({
+    id: opt(z.string()),
+    spec: opt(z.looseObject({
+      cpu_millis: opt(z.number()),
+      memory_gbs: opt(z.number()),
+      volume_type: opt(z.string()),
+    })),
+  }))),
+  vpcEndpoint: z.unknown().optional(),
+});
+export type Service = z.infer<typeof ServiceSchema>;
+
+export const VpcSchema = z.looseObject({
+  id: opt(z.string()),
+  cidr: opt(z.string()),
+  name: opt(z.string()),
+  region_code: opt(z.string()),
+});
+export type Vpc = z.infer<typeof VpcSchema>;
+
+/** Today's rename answers `{"message": "..."}`; earlier it answered a Vpc (API-NOTES). */
+export const RenameResponseSchema = z.union([
+  z.looseObject({ message: z.string() }).transform((m) => ({ message: m.message as string, vpc: undefined })),
+  VpcSchema.transform((vpc) => ({ message: undefined, vpc })),
+]);
+export type RenameResponse = z.infer<typeof RenameResponseSchema>;
+
+/** Error bodies: `{code, message}`, both optional, `details` sometimes. */
+export const ErrorBodySchema = z.looseObject({
+  code: opt(z.string()),
+  message: opt(z.string()),
+  details: opt(z.string()),
+});
+
+export const FORK_STRATEGIES = ["LAST_SNAPSHOT", "NOW", "PITR"] as const;
+export type ForkStrategy = (typeof FORK_STRATEGIES)[number];
+export const ENVIRONMENT_TAGS = ["DEV", "PROD"] as const;
+export type EnvironmentTag = (typeof ENVIRONMENT_TAGS)[number];
+
+/** Request body of forkService (spec 4.1). */
+export interface ForkServiceRequest {
+  fork_strategy: ForkStrategy;
+  target_time?: string;
+  cpu_millis?: string;
+  memory_gbs?: string;
+  environment_tag?: EnvironmentTag;
+  name?: string;
+}
+
+/** Request body of setHA (spec 4.2); at least one field (API-NOTES). */
+export interface SetHARequest {
+  replica_count?: number;
+  sync_replica_count?: number;
+}

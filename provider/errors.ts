@@ -1,0 +1,132 @@
+// The errors this package throws. None of them ever holds a credential: they are built from
+// plain values (status, code, message, method, path), never from an HTTP library's error object,
+// whose request config carries the Authorization header.
+
+/** Base class of every error thrown by this package. */
+export class TigerCloudError extends Error {
+  override name = "TigerCloudError";
+}
+
+/** The connection settings are missing or malformed; no request was made. */
+export class ConfigurationError extends TigerCloudError {
+  override name = "ConfigurationError";
+}
+
+export interface ApiErrorFields {
+  status: number;
+  method: string;
+  path: string;
+  /** Machine-readable code from the error body, e.g. `NOT_FOUND`. */
+  code?: string | undefined;
+  /** Human-readable message from the error body, or a summary of a body that had none. */
+  apiMessage: string;
+  details?: string | undefined;
+  /** From a Retry-After header, when the API sent one. */
+  retryAfterMs?: number | undefined;
+}
+
+/** The API answered with a status outside 2xx. */
+export class ApiError extends TigerCloudError {
+  override name = "ApiError";
+  readonly status: number;
+  readonly method: string;
+  readonly path: string;
+  readonly code: string | undefined;
+  readonly apiMessage: string;
+  readonly details: string | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(fields: ApiErrorFields) {
+    const code = fields.code ? ` ${fields.code}` : "";
+    const details = fields.details ? ` (${fields.details})` : "";
+    super(`Request failed with status code ${fields.status}${code}: ${fields.method} ${fields.path}: ${fields.apiMessage}${details}`);
+    this.status = fields.status;
+    this.method = fields.method;
+    this.path = fields.path;
+    this.code = fields.code;
+    this.apiMessage = fields.apiMessage;
+    this.details = fields.details;
+    this.retryAfterMs = fields.retryAfterMs;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, message: this.message, status: this.status, code: this.code, method: this.method, path: this.path, details: this.details };
+  }
+}
+
+export class BadRequestError extends ApiError { override name = "BadRequestError"; }
+export class AuthenticationError extends ApiError { override name = "AuthenticationError"; }
+export class PermissionDeniedError extends ApiError { override name = "PermissionDeniedError"; }
+export class NotFoundError extends ApiError { override name = "NotFoundError"; }
+export class ConflictError extends ApiError { override name = "ConflictError"; }
+export class RateLimitError extends ApiError { override name = "RateLimitError"; }
+export class InternalServerError extends ApiError { override name = "InternalServerError"; }
+
+/** One status -> one class; other statuses are a plain ApiError. */
+export function apiErrorFor(fields: ApiErrorFields): ApiError {
+  const s = fields.status;
+  if (s === 400) return new BadRequestError(fields);
+  if (s === 401) return new AuthenticationError(fields);
+  if (s === 403) return new PermissionDeniedError(fields);
+  if (s === 404) return new NotFoundError(fields);
+  if (s === 409) return new ConflictError(fields);
+  if (s === 429) return new RateLimitError(fields);
+  if (s >= 500) return new InternalServerError(fields);
+  return new ApiError(fields);
+}
+
+/** No HTTP answer at all: refused, reset, DNS failure. `connectionRefused` means nothing was sent. */
+export class ConnectionError extends TigerCloudError {
+  override name = "ConnectionError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    /** The system error code, e.g. ECONNREFUSED, ECONNRESET. */
+    readonly systemCode: string | undefined,
+    detail: string,
+  ) {
+    super(`Connection failed: ${method} ${path}: ${detail}`);
+  }
+  get connectionRefused(): boolean {
+    return this.systemCode === "ECONNREFUSED";
+  }
+}
+
+/** The request was sent but no answer came within the per-request timeout. */
+export class TimeoutError extends TigerCloudError {
+  override name = "TimeoutError";
+  constructor(readonly method: string, readonly path: string, readonly timeoutMs: number) {
+    super(`Request timed out after ${timeoutMs} ms: ${method} ${path}`);
+  }
+}
+
+/** The request worked but the response body is not what the API describes. */
+export class SchemaValidationError extends TigerCloudError {
+  override name = "SchemaValidationError";
+  constructor(readonly method: string, readonly path: string, expected: string, problems: string, received: string) {
+    super(`Unexpected response to ${method} ${path}: expected ${expected}; ${problems}; received ${received}`);
+  }
+}
+
+/**
+ * forkService failed in a way that does not tell whether a fork was created (a timeout, a 5xx,
+ * a dropped connection). It is never retried: a retry could create a second fork.
+ */
+export class ForkOutcomeUnknownError extends TigerCloudError {
+  override name = "ForkOutcomeUnknownError";
+  constructor(projectId: string, sourceServiceId: string, forkName: string | undefined, cause: Error) {
+    const named = forkName ? ` named "${forkName}"` : "";
+    super(
+      `forkService of service ${sourceServiceId} failed and a fork may have been created: ${cause.message}. ` +
+        `It was not retried, to avoid creating a second fork. Check project ${projectId} for a service${named} ` +
+        `whose forked_from.service_id is ${sourceServiceId} (Tiger Cloud console, or 'tiger service list'); ` +
+        `if one exists, stop or delete it, or import it, before running again.`,
+      { cause },
+    );
+  }
+}
+
+/** A service did not reach the awaited status in time, or reached a status it cannot leave. */
+export class WaitError extends TigerCloudError {
+  override name = "WaitError";
+}

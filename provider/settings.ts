@@ -1,0 +1,86 @@
+// Where the connection settings come from, resolved each time a client is made, in this order:
+// settings passed explicitly; stack config (`tigercloud:*`); the environment (`TIGER_*`).
+import { ConfigurationError } from "./errors";
+
+export const DEFAULT_API_URL = "https://console.cloud.tigerdata.com/public/api/v1";
+
+export interface ConnectionSettings {
+  apiUrl?: string | undefined;
+  apiKey?: string | undefined;
+  publicKey?: string | undefined;
+  secretKey?: string | undefined;
+  projectId?: string | undefined;
+}
+
+/** Stack config keys and environment variables, one row per setting (the README's table). */
+export const SETTING_SOURCES = {
+  apiKey: { config: "tigercloud:apiKey", env: "TIGER_API_KEY" },
+  publicKey: { config: "tigercloud:publicKey", env: "TIGER_PUBLIC_KEY" },
+  secretKey: { config: "tigercloud:secretKey", env: "TIGER_SECRET_KEY" },
+  apiUrl: { config: "tigercloud:apiUrl", env: "TIGER_API_URL" },
+  projectId: { config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" },
+} as const satisfies Record<keyof ConnectionSettings, { config: string; env: string }>;
+
+export type Credentials =
+  | { kind: "bearer"; apiKey: string }
+  | { kind: "basic"; publicKey: string; secretKey: string };
+
+export interface ResolvedSettings {
+  apiUrl: string;
+  credentials: Credentials;
+  projectId: string | undefined;
+}
+
+/** Reads a `key -> value` lookup such as the dynamic provider's `configure()` config. */
+export type ConfigLookup = (key: string) => string | undefined;
+
+function pick(explicit: ConnectionSettings, config: ConfigLookup, env: NodeJS.ProcessEnv, name: keyof ConnectionSettings): string | undefined {
+  const source = SETTING_SOURCES[name];
+  const value = explicit[name] ?? config(source.config) ?? env[source.env];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** The project ID alone: resources default it from config or environment at plan time. */
+export function resolveProjectId(explicit: string | undefined, config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return pick({ projectId: explicit }, config, env, "projectId");
+}
+
+export function resolveSettings(explicit: ConnectionSettings = {}, config: ConfigLookup = () => undefined, env: NodeJS.ProcessEnv = process.env): ResolvedSettings {
+  const apiKey = pick(explicit, config, env, "apiKey");
+  const publicKey = pick(explicit, config, env, "publicKey");
+  const secretKey = pick(explicit, config, env, "secretKey");
+  const apiUrl = pick(explicit, config, env, "apiUrl") ?? DEFAULT_API_URL;
+
+  let credentials: Credentials;
+  if (apiKey) {
+    credentials = { kind: "bearer", apiKey };
+  } else if (publicKey && secretKey) {
+    credentials = { kind: "basic", publicKey, secretKey };
+  } else if (publicKey || secretKey) {
+    const missing = publicKey ? SETTING_SOURCES.secretKey : SETTING_SOURCES.publicKey;
+    throw new ConfigurationError(`Tiger Cloud credentials are incomplete: a public/secret key pair needs both; set ${missing.config} (stack config, secret) or ${missing.env}.`);
+  } else {
+    throw new ConfigurationError(
+      "No Tiger Cloud credentials. Set an API key with `pulumi config set --secret tigercloud:apiKey ...` or TIGER_API_KEY, " +
+        "or a key pair with tigercloud:publicKey + tigercloud:secretKey (secret) or TIGER_PUBLIC_KEY + TIGER_SECRET_KEY.",
+    );
+  }
+
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    throw new ConfigurationError(`tigercloud:apiUrl / TIGER_API_URL is not a URL: "${apiUrl}".`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new ConfigurationError(`tigercloud:apiUrl / TIGER_API_URL must be http(s), got "${url.protocol}".`);
+  }
+
+  return { apiUrl: apiUrl.replace(/\/+$/, ""), credentials, projectId: pick(explicit, config, env, "projectId") };
+}
+
+/** The values that must never appear in an error, a log line or state. */
+export function secretsOf(credentials: Credentials): string[] {
+  const values = credentials.kind === "bearer" ? [credentials.apiKey] : [credentials.publicKey, credentials.secretKey];
+  return values.filter((v) => v.length >= 4);
+}

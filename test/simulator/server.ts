@@ -1,0 +1,423 @@
+// A real HTTP server on loopback that plays the Tiger Cloud API (spec + API-NOTES): in-memory
+// projects, services and VPCs; the real status codes and status sequences over time; the real
+// validation; fault injection and a request log for tests.
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as http from "http";
+import type { AddressInfo } from "net";
+
+export type Status =
+  | "QUEUED" | "CONFIGURING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
+
+export interface SimService {
+  service_id: string;
+  project_id: string;
+  name: string;
+  service_type: "TIMESCALEDB" | "POSTGRES" | "VECTOR";
+  region_code: string;
+  created: string;
+  endpoint: { host: string; port: number };
+  connection_pooler?: { endpoint: { host: string; port: number } };
+  forked_from?: { is_standby: boolean; project_id: string; service_id: string };
+  ha_replicas: { replica_count: number; sync_replica_count: number };
+  initial_password?: string;
+  metadata: { environment: "DEV" | "PROD" };
+  resources: { id: string; spec: { cpu_millis: number; memory_gbs: number; volume_type: string } }[];
+  /** Status changes still to come: the current status is the last whose time has passed. */
+  timeline: { status: Status; at: number }[];
+}
+
+export interface SimVpc { id: string; cidr: string; name: string; region_code: string }
+
+export interface SeedData {
+  projects: { id: string; services: Omit<SimService, "timeline" | "project_id">[]; vpcs: SimVpc[] }[];
+}
+
+export interface Delays {
+  /** Fork: QUEUED for this long, then CONFIGURING for forkConfiguringMs, then READY. */
+  forkQueuedMs: number;
+  forkConfiguringMs: number;
+  /** Stop: PAUSING for this long, then PAUSED. */
+  stopMs: number;
+  /** setHA: CONFIGURING for this long, then READY. */
+  setHAMs: number;
+}
+
+export const REALISTIC_DELAYS: Delays = { forkQueuedMs: 1500, forkConfiguringMs: 2500, stopMs: 1500, setHAMs: 1500 };
+export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, setHAMs: 0 };
+
+export type OperationName = "forkService" | "setHA" | "stop" | "getService" | "getVpc" | "renameVpc";
+
+export type Fault =
+  | { kind: "status"; status: number; retryAfterSeconds?: number; body?: string }
+  | { kind: "drop" }
+  | { kind: "hang" }
+  | { kind: "malformed" };
+
+export interface LoggedRequest {
+  operation: OperationName | "unknown";
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+  at: number;
+}
+
+export interface SimulatorOptions {
+  seed?: SeedData;
+  apiKey?: string;
+  /** A public/secret key pair accepted as HTTP Basic, as the real API does. */
+  keyPair?: { publicKey: string; secretKey: string };
+  delays?: Partial<Delays>;
+  /** Answer rename with a Vpc (the API's earlier behaviour) instead of `{message}`. */
+  renameAnswersVpc?: boolean;
+  port?: number;
+}
+
+export const DEFAULT_SEED: SeedData = {
+  projects: [{
+    id: "proj-demo01",
+    services: [{
+      service_id: "svc-parent1",
+      name: "production-db",
+      service_type: "TIMESCALEDB",
+      region_code: "us-east-1",
+      created: "2026-01-15T10:00:00Z",
+      endpoint: { host: "svc-parent1.proj-demo01.tsdb.cloud.timescale.com", port: 34567 },
+      connection_pooler: { endpoint: { host: "svc-parent1.proj-demo01.tsdb.cloud.timescale.com", port: 34568 } },
+      ha_replicas: { replica_count: 1, sync_replica_count: 0 },
+      metadata: { environment: "PROD" },
+      resources: [{ id: "res-parent1", spec: { cpu_millis: 2000, memory_gbs: 8, volume_type: "gp3" } }],
+    }],
+    vpcs: [{ id: "1234567", cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" }],
+  }],
+};
+
+class HttpFailure extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+}
+const fail = (status: number, code: string, message: string) => new HttpFailure(status, code, message);
+
+const ROUTES: { operation: OperationName; method: string; pattern: RegExp }[] = [
+  { operation: "forkService", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/forkService$/ },
+  { operation: "setHA", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setHA$/ },
+  { operation: "stop", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/stop$/ },
+  { operation: "getService", method: "GET", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)$/ },
+  { operation: "getVpc", method: "GET", pattern: /^\/projects\/([^/]+)\/vpcs\/([^/]+)$/ },
+  { operation: "renameVpc", method: "POST", pattern: /^\/projects\/([^/]+)\/vpcs\/([^/]+)\/rename$/ },
+];
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+export class Simulator {
+  readonly apiKey: string;
+  readonly keyPair: { publicKey: string; secretKey: string } | undefined;
+  private readonly projects = new Map<string, { services: Map<string, SimService>; vpcs: Map<string, SimVpc> }>();
+  private readonly faults = new Map<OperationName, { fault: Fault; remaining: number }[]>();
+  private readonly log: LoggedRequest[] = [];
+  private readonly server: http.Server;
+  private readonly hanging = new Set<http.ServerResponse>();
+  delays: Delays;
+  renameAnswersVpc: boolean;
+  private url_ = "";
+
+  constructor(private readonly options: SimulatorOptions = {}) {
+    this.apiKey = options.apiKey ?? `sim-${crypto.randomBytes(12).toString("hex")}`;
+    this.keyPair = options.keyPair;
+    this.delays = { ...NO_DELAYS, ...options.delays };
+    this.renameAnswersVpc = options.renameAnswersVpc ?? false;
+    this.loadSeed(options.seed ?? DEFAULT_SEED);
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+  }
+
+  /** Starts listening on loopback; resolves to the base URL. */
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(this.options.port ?? 0, "127.0.0.1", resolve));
+    this.url_ = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url_;
+  }
+
+  get url(): string { return this.url_; }
+
+  async stop(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // ---- seed and direct access (tests, demo) ------------------------------------------------
+
+  loadSeed(seed: SeedData): void {
+    for (const p of seed.projects) {
+      const services = new Map<string, SimService>();
+      for (const s of p.services) services.set(s.service_id, { ...structuredClone(s), project_id: p.id, timeline: [{ status: "READY", at: 0 }] });
+      this.projects.set(p.id, { services, vpcs: new Map(p.vpcs.map((v) => [v.id, { ...v }])) });
+    }
+  }
+
+  static seedFromFile(file: string): SeedData {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as SeedData;
+  }
+
+  /** The first project, service and VPC of the seed: what `npm run simulator` prints. */
+  defaults(): { projectId: string; serviceId: string; vpcId: string } {
+    const [projectId, project] = [...this.projects.entries()][0] ?? [];
+    if (!projectId || !project) throw new Error("the seed has no project");
+    return { projectId, serviceId: [...project.services.keys()][0] ?? "", vpcId: [...project.vpcs.keys()][0] ?? "" };
+  }
+
+  service(projectId: string, serviceId: string): (SimService & { status: Status }) | undefined {
+    const s = this.projects.get(projectId)?.services.get(serviceId);
+    return s && { ...s, status: currentStatus(s) };
+  }
+
+  services(projectId: string): (SimService & { status: Status })[] {
+    return [...(this.projects.get(projectId)?.services.values() ?? [])].map((s) => ({ ...s, status: currentStatus(s) }));
+  }
+
+  vpc(projectId: string, vpcId: string): SimVpc | undefined {
+    return this.projects.get(projectId)?.vpcs.get(vpcId);
+  }
+
+  /** Changes made outside Pulumi, as a person in the console would. */
+  outOfBand = {
+    renameVpc: (projectId: string, vpcId: string, name: string) => { this.requireVpc(projectId, vpcId).name = name; },
+    setHA: (projectId: string, serviceId: string, replicaCount: number, syncReplicaCount: number) => {
+      this.requireService(projectId, serviceId).ha_replicas = { replica_count: replicaCount, sync_replica_count: syncReplicaCount };
+    },
+    setStatus: (projectId: string, serviceId: string, status: Status) => {
+      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
+    },
+    deleteService: (projectId: string, serviceId: string) => { this.projects.get(projectId)?.services.delete(serviceId); },
+  };
+
+  // ---- faults and the request log ----------------------------------------------------------
+
+  /** The next `times` calls of `operation` meet `fault` instead of the API. */
+  injectFault(operation: OperationName, fault: Fault, times = 1): void {
+    const list = this.faults.get(operation) ?? [];
+    list.push({ fault, remaining: times });
+    this.faults.set(operation, list);
+  }
+
+  clearFaults(): void { this.faults.clear(); }
+
+  requests(operation?: OperationName): LoggedRequest[] {
+    return this.log.filter((r) => operation === undefined || r.operation === operation);
+  }
+
+  clearLog(): void { this.log.length = 0; }
+
+  // ---- HTTP --------------------------------------------------------------------------------
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const url = new URL(req.url ?? "/", "http://sim");
+    const basePath = url.pathname.replace(/^\/public\/api\/v1/, "");
+    const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(basePath));
+    let body: unknown = undefined;
+    let bodyError = false;
+    if (raw.length > 0) {
+      try { body = JSON.parse(raw); } catch { bodyError = true; body = raw; }
+    }
+    this.log.push({ operation: route?.operation ?? "unknown", method: req.method ?? "", path: url.pathname, headers: req.headers, body, at: Date.now() });
+
+    try {
+      if (!this.authorized(req.headers.authorization)) throw fail(401, "UNAUTHORIZED", "missing or invalid credentials");
+      if (!route) throw fail(404, "NOT_FOUND", `no route for ${req.method} ${url.pathname}`);
+      if (this.applyFault(route.operation, res)) return;
+      if (raw.length > 0 && !String(req.headers["content-type"] ?? "").startsWith("application/json")) {
+        throw fail(415, "UNSUPPORTED_MEDIA_TYPE", "requests with a body must be application/json");
+      }
+      if (bodyError) throw fail(400, "INVALID_JSON", "the request body is not valid JSON");
+      const match = route.pattern.exec(basePath) as RegExpExecArray;
+      const [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
+      const [status, answer] = this.dispatch(route.operation, projectId, id, body);
+      send(res, status, answer);
+    } catch (err) {
+      if (err instanceof HttpFailure) send(res, err.status, { code: err.code, message: err.message });
+      else send(res, 500, { code: "INTERNAL", message: String(err) });
+    }
+  }
+
+  private authorized(header: string | undefined): boolean {
+    if (header === `Bearer ${this.apiKey}`) return true;
+    if (this.keyPair && header?.startsWith("Basic ")) {
+      const decoded = Buffer.from(header.slice(6), "base64").toString("utf8");
+      return decoded === `${this.keyPair.publicKey}:${this.keyPair.secretKey}`;
+    }
+    return false;
+  }
+
+  private applyFault(operation: OperationName, res: http.ServerResponse): boolean {
+    const list = this.faults.get(operation);
+    const next = list?.[0];
+    if (!list || !next) return false;
+    if (--next.remaining <= 0) list.shift();
+    const f = next.fault;
+    switch (f.kind) {
+      case "status": {
+        const headers: Record<string, string> = {};
+        if (f.retryAfterSeconds !== undefined) headers["Retry-After"] = String(f.retryAfterSeconds);
+        if (f.body !== undefined) {
+          res.writeHead(f.status, { ...headers, "Content-Type": "text/html" }).end(f.body);
+        } else if (f.status === 429) {
+          send(res, 429, { code: "RATE_LIMITED", message: "too many requests" }, headers);
+        } else {
+          res.writeHead(f.status, headers).end();
+        }
+        return true;
+      }
+      case "drop": res.socket?.destroy(); return true;
+      case "hang": this.hanging.add(res); return true;
+      case "malformed": res.writeHead(200, { "Content-Type": "application/json" }).end('{"service_id": "svc-'); return true;
+    }
+  }
+
+  private dispatch(op: OperationName, projectId: string, id: string, body: unknown): [number, unknown] {
+    switch (op) {
+      case "forkService": return [202, view(this.fork(projectId, id, body), { withPassword: true })];
+      case "setHA": return [202, view(this.setHA(projectId, id, body))];
+      case "stop": return [202, view(this.stopService(projectId, id))];
+      case "getService": return [200, view(this.requireService(projectId, id), { withMetrics: true })];
+      case "getVpc": return [200, this.requireVpc(projectId, id)];
+      case "renameVpc": {
+        const vpc = this.requireVpc(projectId, id);
+        const name = (body as { name?: unknown } | undefined)?.name;
+        if (typeof name !== "string" || name.length === 0) throw fail(400, "INVALID_NAME", "name: a non-empty string is required");
+        vpc.name = name;
+        return [200, this.renameAnswersVpc ? vpc : { message: "VPC renamed" }];
+      }
+    }
+  }
+
+  private requireProject(projectId: string) {
+    const p = this.projects.get(projectId);
+    if (!p) throw fail(404, "NOT_FOUND", `project ${projectId} not found`);
+    return p;
+  }
+
+  private requireService(projectId: string, serviceId: string): SimService {
+    const s = this.requireProject(projectId).services.get(serviceId);
+    if (!s || currentStatus(s) === "DELETED") throw fail(404, "NOT_FOUND", `service ${serviceId} not found`);
+    return s;
+  }
+
+  private requireVpc(projectId: string, vpcId: string): SimVpc {
+    if (!/^[0-9]+$/.test(vpcId)) throw fail(400, "INVALID_VPC_ID", "vpc_id must be digits");
+    const v = this.requireProject(projectId).vpcs.get(vpcId);
+    if (!v) throw fail(404, "NOT_FOUND", `vpc ${vpcId} not found`);
+    return v;
+  }
+
+  private fork(projectId: string, parentId: string, body: unknown): SimService {
+    const parent = this.requireService(projectId, parentId);
+    const b = (body ?? {}) as Record<string, unknown>;
+    if (!["LAST_SNAPSHOT", "NOW", "PITR"].includes(b.fork_strategy as string)) {
+      throw fail(400, "INVALID_FORK_STRATEGY", "fork_strategy: required, one of LAST_SNAPSHOT, NOW, PITR");
+    }
+    if (b.fork_strategy === "PITR") {
+      if (typeof b.target_time !== "string") throw fail(400, "MISSING_TARGET_TIME", "target_time: required when fork_strategy is PITR");
+      if (!RFC3339.test(b.target_time)) throw fail(400, "INVALID_TARGET_TIME", "target_time: must be an RFC 3339 date-time");
+      if (Date.parse(b.target_time) > Date.now()) throw fail(400, "INVALID_TARGET_TIME", "target_time: must not be in the future");
+    }
+    if (b.name !== undefined && (typeof b.name !== "string" || b.name.length < 1 || b.name.length > 128)) {
+      throw fail(400, "INVALID_NAME", "name: 1 to 128 characters");
+    }
+    for (const field of ["cpu_millis", "memory_gbs"] as const) {
+      const v = b[field];
+      if (v !== undefined && (typeof v !== "string" || !(v === "shared" || /^\d+(\.\d+)?$/.test(v)))) {
+        throw fail(400, "INVALID_RESOURCES", `${field}: a string holding a number, or "shared"`);
+      }
+    }
+    if (b.environment_tag !== undefined && !["DEV", "PROD"].includes(b.environment_tag as string)) {
+      throw fail(400, "INVALID_ENVIRONMENT_TAG", "environment_tag: DEV or PROD");
+    }
+    const id = `svc-${crypto.randomBytes(4).toString("hex")}`;
+    const now = Date.now();
+    const parentSpec = parent.resources[0]?.spec ?? { cpu_millis: 1000, memory_gbs: 4, volume_type: "gp3" };
+    const size = (v: unknown, inherited: number) => (typeof v === "string" ? (v === "shared" ? 0 : Number(v)) : inherited);
+    const fork: SimService = {
+      service_id: id,
+      project_id: projectId,
+      name: (b.name as string | undefined) ?? `${parent.name}-fork`,
+      service_type: parent.service_type,
+      region_code: parent.region_code,
+      created: new Date(now).toISOString(),
+      endpoint: { host: `${id}.${projectId}.tsdb.cloud.timescale.com`, port: 30000 + crypto.randomInt(9999) },
+      forked_from: { is_standby: false, project_id: projectId, service_id: parentId },
+      ha_replicas: { replica_count: 0, sync_replica_count: 0 },
+      initial_password: crypto.randomBytes(18).toString("base64url"),
+      metadata: { environment: (b.environment_tag as "DEV" | "PROD" | undefined) ?? "DEV" },
+      resources: [{ id: `res-${id}`, spec: { cpu_millis: size(b.cpu_millis, parentSpec.cpu_millis), memory_gbs: size(b.memory_gbs, parentSpec.memory_gbs), volume_type: parentSpec.volume_type } }],
+      timeline: [
+        { status: "QUEUED", at: now },
+        { status: "CONFIGURING", at: now + this.delays.forkQueuedMs },
+        { status: "READY", at: now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs },
+      ],
+    };
+    this.requireProject(projectId).services.set(id, fork);
+    return fork;
+  }
+
+  private setHA(projectId: string, serviceId: string, body: unknown): SimService {
+    const s = this.requireService(projectId, serviceId);
+    const b = (body ?? {}) as Record<string, unknown>;
+    if (b.replica_count === undefined && b.sync_replica_count === undefined) {
+      throw fail(400, "INVALID_HA", "at least one of replica_count, sync_replica_count is required");
+    }
+    for (const field of ["replica_count", "sync_replica_count"] as const) {
+      const v = b[field];
+      if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 0)) throw fail(400, "INVALID_HA", `${field}: an integer >= 0`);
+    }
+    const replicas = (b.replica_count as number | undefined) ?? s.ha_replicas.replica_count;
+    const sync = (b.sync_replica_count as number | undefined) ?? s.ha_replicas.sync_replica_count;
+    if (replicas > 2) throw fail(400, "INVALID_HA", "replica_count: 0, 1 or 2");
+    if (sync > 1 || (sync === 1 && replicas !== 2)) throw fail(400, "INVALID_HA", "sync_replica_count: 1 only with 2 replicas");
+    const status = currentStatus(s);
+    if (status !== "READY") throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; HA can be changed only when READY`);
+    s.ha_replicas = { replica_count: replicas, sync_replica_count: sync };
+    const now = Date.now();
+    s.timeline = [{ status: "CONFIGURING", at: now }, { status: "READY", at: now + this.delays.setHAMs }];
+    return s;
+  }
+
+  private stopService(projectId: string, serviceId: string): SimService {
+    const s = this.requireService(projectId, serviceId);
+    const status = currentStatus(s);
+    if (status === "PAUSED" || status === "PAUSING") throw fail(400, "INVALID_STATE", `service ${serviceId} is already ${status}`);
+    const now = Date.now();
+    s.timeline = [{ status: "PAUSING", at: now }, { status: "PAUSED", at: now + this.delays.stopMs }];
+    return s;
+  }
+}
+
+function currentStatus(s: SimService): Status {
+  const now = Date.now();
+  let status: Status = s.timeline[0]?.status ?? "READY";
+  for (const step of s.timeline) if (step.at <= now) status = step.status;
+  return status;
+}
+
+/** The wire form of a service: its status now, metrics that change on every read, and the initial
+ *  password only in the answer to the fork that made it. */
+function view(s: SimService, opts: { withMetrics?: boolean; withPassword?: boolean } = {}): Record<string, unknown> {
+  const { timeline: _timeline, initial_password, ...rest } = s;
+  const out: Record<string, unknown> = { ...rest, status: currentStatus(s) };
+  if (opts.withPassword && initial_password) out.initial_password = initial_password;
+  if (opts.withMetrics) out.metrics = { memory_mb: 512 + crypto.randomInt(512), milli_cpu: crypto.randomInt(2000), storage_mb: 1024 };
+  return out;
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, "Content-Type": "application/json" }).end(JSON.stringify(body));
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
