@@ -9,7 +9,7 @@ export default tseslint.config(
     rules: {
       // Provider methods load the package by name at run time (see provider/resource-kit.ts).
       "@typescript-eslint/no-require-imports": "off",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
       // Only the client module may speak HTTP.
       "no-restricted-imports": ["error", { paths: [{ name: "axios", message: "Only provider/client.ts talks HTTP." }] }],
     },

@@ -1,0 +1,13 @@
+// Loaded by the serialized provider (see serializedProvider in resource-kit.ts) when the engine
+// runs it: the implementation of each resource kind. Not part of the public API.
+import type * as pulumi from "@pulumi/pulumi";
+import type { ResourceKind } from "./resource-kit";
+import { serviceForkProvider } from "./serviceFork";
+import { serviceHAProvider } from "./serviceHA";
+import { vpcNameProvider } from "./vpcName";
+
+export const providers: Record<ResourceKind, Required<pulumi.dynamic.ResourceProvider>> = {
+  ServiceFork: serviceForkProvider,
+  ServiceHA: serviceHAProvider,
+  VpcName: vpcNameProvider,
+};

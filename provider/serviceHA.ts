@@ -1,0 +1,187 @@
+// ServiceHA: the high-availability replica counts of a service (setHA), changed in place.
+// Destroying it restores no HA (0 replicas) and NEVER stops the service: the program does not own
+// the service. Use `retainOnDelete: true` to keep the replicas when the resource goes.
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import type { Service, SetHARequest } from "./api-schemas";
+import { NotFoundError } from "./errors";
+import {
+  type DiffRules, WAIT_DEFAULTS, checkInputs, clientNow, configureFromStack, diffInputs, durationSchema, idSchema,
+  onlyStateChanged, parseDuration, partialFailure, plain, progress, serializedProvider, waitForService, withoutProvider,
+} from "./resource-kit";
+
+export interface ServiceHAArgs {
+  /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */
+  projectId?: pulumi.Input<string>;
+  /** The service whose HA is set; a fork's `serviceId` works (the change waits for the fork). */
+  serviceId: pulumi.Input<string>;
+  /** HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count. */
+  replicaCount?: pulumi.Input<number>;
+  /** Synchronous HA replicas; not more than replicaCount. */
+  syncReplicaCount?: pulumi.Input<number>;
+  /** Wait until the service is READY with the counts. Default true. */
+  waitForReady?: pulumi.Input<boolean>;
+  /** How long create and update wait, e.g. "30m" (default). */
+  updateTimeout?: pulumi.Input<string>;
+  /** How long destroy waits for HA to be removed, e.g. "10m" (default). */
+  deleteTimeout?: pulumi.Input<string>;
+}
+
+export class ServiceHA extends pulumi.dynamic.Resource {
+  declare readonly projectId: pulumi.Output<string>;
+  declare readonly serviceId: pulumi.Output<string>;
+  /** The live count: refresh shows a change made outside Pulumi. */
+  declare readonly replicaCount: pulumi.Output<number>;
+  declare readonly syncReplicaCount: pulumi.Output<number>;
+  declare readonly status: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: ServiceHAArgs, opts?: pulumi.CustomResourceOptions) {
+    super(serializedProvider("ServiceHA"), name, { status: undefined, replicaCount: undefined, syncReplicaCount: undefined, ...args }, opts, "tigercloud", "ServiceHA");
+  }
+}
+
+// ---- provider implementation (runs in the provider process) -----------------------------
+
+const count = z.number({ error: "must be an integer >= 0" }).int("must be an integer >= 0").min(0, "must be an integer >= 0").optional();
+
+export const HAInputsSchema = z.strictObject({
+  projectId: idSchema,
+  serviceId: idSchema,
+  replicaCount: count,
+  syncReplicaCount: count,
+  waitForReady: z.boolean({ error: "must be true or false" }).default(true),
+  updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
+  deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
+}).superRefine((v, ctx) => {
+  const involves = ["replicaCount", "syncReplicaCount"];
+  if (v.replicaCount === undefined && v.syncReplicaCount === undefined) {
+    ctx.addIssue({ code: "custom", path: ["replicaCount"], message: "or syncReplicaCount must be set: at least one count", params: { involves } });
+  }
+  if (v.replicaCount !== undefined && v.syncReplicaCount !== undefined && v.syncReplicaCount > v.replicaCount) {
+    ctx.addIssue({ code: "custom", path: ["syncReplicaCount"], message: `must not exceed replicaCount (${v.syncReplicaCount} > ${v.replicaCount})`, params: { involves } });
+  }
+});
+type HAInputs = z.output<typeof HAInputsSchema>;
+
+const RULES: DiffRules = {
+  replaceKeys: ["projectId", "serviceId"],
+  updateKeys: ["replicaCount", "syncReplicaCount"],
+  stateOnlyKeys: ["waitForReady", "updateTimeout", "deleteTimeout"],
+  // The counts in state are the live ones; a count left unset has no opinion.
+  optionalDeclared: ["replicaCount", "syncReplicaCount"],
+};
+
+function haOutputs(inputs: Record<string, unknown>, s: Service): Record<string, unknown> {
+  return plain({
+    ...inputs,
+    replicaCount: s.ha_replicas?.replica_count ?? 0,
+    syncReplicaCount: s.ha_replicas?.sync_replica_count ?? 0,
+    status: s.status,
+  });
+}
+
+const matches = (inputs: { replicaCount?: number | undefined; syncReplicaCount?: number | undefined }) => (s: Service) =>
+  (inputs.replicaCount === undefined || (s.ha_replicas?.replica_count ?? 0) === inputs.replicaCount) &&
+  (inputs.syncReplicaCount === undefined || (s.ha_replicas?.sync_replica_count ?? 0) === inputs.syncReplicaCount);
+
+const describeCounts = (i: { replicaCount?: number | undefined; syncReplicaCount?: number | undefined }) =>
+  [i.replicaCount !== undefined && `${i.replicaCount} replica(s)`, i.syncReplicaCount !== undefined && `${i.syncReplicaCount} synchronous`].filter(Boolean).join(", ");
+
+/** setHA once the service can take it. */
+async function setHAWhenReady(inputs: HAInputs): Promise<Service> {
+  const client = clientNow();
+  const { projectId, serviceId } = inputs;
+  // A service still being created or reconfigured (a fork from the same program with
+  // waitForReady false, say) refuses setHA: wait for READY first.
+  const service = await client.getService(projectId, serviceId);
+  if (service.status !== "READY") {
+    await waitForService({ client, projectId, serviceId, goal: "READY before changing HA", done: (s) => s.status === "READY", hopeless: UNREACHABLE, timeoutMs: parseDuration(inputs.updateTimeout) });
+  }
+  const body: SetHARequest = {};
+  if (inputs.replicaCount !== undefined) body.replica_count = inputs.replicaCount;
+  if (inputs.syncReplicaCount !== undefined) body.sync_replica_count = inputs.syncReplicaCount;
+  progress(`setting HA of service ${serviceId} to ${describeCounts(inputs)}`);
+  return client.setHA(projectId, serviceId, body);
+}
+
+/** Unless told not to, wait until the service is READY with the counts. */
+async function awaitHA(inputs: HAInputs, answer: Service): Promise<Service> {
+  if (!inputs.waitForReady) return answer;
+  const done = await waitForService({
+    client: clientNow(), projectId: inputs.projectId, serviceId: inputs.serviceId, goal: `READY with ${describeCounts(inputs)}`,
+    done: (s) => s.status === "READY" && matches(inputs)(s), hopeless: UNREACHABLE, timeoutMs: parseDuration(inputs.updateTimeout),
+  });
+  progress(`service ${inputs.serviceId} is READY with ${describeCounts(inputs)}`);
+  return done;
+}
+
+/** setHA then wait; once setHA succeeded, a failure still records the resource. */
+async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const answer = await setHAWhenReady(inputs);
+  try {
+    return haOutputs(inputs, await awaitHA(inputs, answer));
+  } catch (err) {
+    throw partialFailure(id, haOutputs(inputs, answer), news, err);
+  }
+}
+
+const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
+
+export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
+  async configure(req) { configureFromStack(req); },
+
+  async check(_olds, news) { return checkInputs(HAInputsSchema, news); },
+
+  async diff(_id, olds, news) { return diffInputs(olds, news, RULES); },
+
+  async create(news) {
+    const inputs = HAInputsSchema.parse(withoutProvider(news));
+    return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
+  },
+
+  async read(id, props) {
+    let service: Service;
+    try {
+      service = await clientNow().getService(String(props.projectId), id);
+    } catch (err) {
+      if (err instanceof NotFoundError) return {};
+      throw err;
+    }
+    if (service.status === "DELETED") return {};
+    return { id, props: haOutputs(withoutProvider(props), service) };
+  },
+
+  async update(id, olds, news) {
+    const inputs = HAInputsSchema.parse(withoutProvider(news));
+    if (onlyStateChanged(olds, news, RULES)) return { outs: plain({ ...withoutProvider(olds), ...inputs }) };
+    return { outs: await applyHA(id, inputs, news) };
+  },
+
+  async delete(id, props) {
+    const projectId = String(props.projectId);
+    const client = clientNow();
+    let service: Service;
+    try {
+      service = await client.getService(projectId, id);
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        progress(`service ${id} no longer exists; no HA to remove`);
+        return;
+      }
+      throw err;
+    }
+    const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
+    if (replica_count === 0 && sync_replica_count === 0) return;
+    if (UNREACHABLE.includes(service.status ?? "")) {
+      progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
+      return;
+    }
+    const noHA: HAInputs = {
+      projectId, serviceId: id, replicaCount: 0, syncReplicaCount: 0,
+      waitForReady: props.waitForReady !== false,
+      updateTimeout: typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout,
+      deleteTimeout: WAIT_DEFAULTS.deleteTimeout,
+    };
+    await awaitHA(noHA, await setHAWhenReady(noHA));
+  },
+};

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Runs a command with everything the real Pulumi engine needs: the CLI (found or built by
+// scripts/ensure-pulumi), this package built to dist/ and linked by name, and PATH set so the
+// engine finds both the CLI and the dynamic-provider plugin shipped inside @pulumi/pulumi.
+// Usage: node scripts/with-pulumi.js <command> [args...]
+const { execFileSync, spawnSync } = require("child_process");
+const path = require("path");
+
+const root = path.join(__dirname, "..");
+const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
+
+const started = Date.now();
+const pulumiBin = execFileSync(path.join(__dirname, "ensure-pulumi"), { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
+  .trim().split("\n").pop();
+step(`Pulumi CLI ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${pulumiBin}`);
+
+step("building the package (tsc -p tsconfig.build.json)");
+execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+require("./link-self");
+
+const pluginDir = path.dirname(require.resolve("@pulumi/pulumi/package.json", { paths: [root] }));
+const env = {
+  ...process.env,
+  PATH: [pulumiBin, pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(path.delimiter),
+  PULUMI_SKIP_UPDATE_CHECK: "true",
+  PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+};
+const version = execFileSync(path.join(pulumiBin, "pulumi"), ["version"], { env, encoding: "utf8" }).trim();
+step(`engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${require("@pulumi/pulumi/package.json").version}`);
+env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
+
+const [command, ...args] = process.argv.slice(2);
+if (!command) {
+  step("usage: with-pulumi <command> [args...]");
+  process.exit(2);
+}
+const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
+process.exit(result.status ?? 1);

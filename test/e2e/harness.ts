@@ -1,0 +1,128 @@
+// End-to-end harness: the real Pulumi engine (the `pulumi` CLI, through the Automation API) runs
+// inline programs against the simulator. Each harness has its own file backend and PULUMI_HOME in
+// a temporary directory inside the repository, so that the engine's provider process, which
+// loads this package by name from the program's directory, finds it in ./node_modules.
+import * as fs from "fs";
+import * as path from "path";
+import { LocalWorkspace, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../simulator/server";
+
+const REPO = path.join(__dirname, "..", "..");
+export const PASSPHRASE = "e2e-test-passphrase";
+
+export interface EngineHarness {
+  sim: Simulator;
+  ids: { projectId: string; serviceId: string; vpcId: string };
+  dir: string;
+  /** A stack running `program`; `env` adds to (or with undefined, removes from) the CLI's environment. */
+  stack(name: string, program: PulumiFn, env?: Record<string, string | undefined>): Promise<Scenario>;
+  close(): Promise<void>;
+}
+
+export interface Scenario {
+  stack: Stack;
+  /** Runs the next operations with another program (same stack, same state). */
+  setProgram(program: PulumiFn): void;
+  preview(): Promise<Outcome & { changes: Record<string, number> }>;
+  up(): Promise<Outcome & { outputs: Record<string, { value: unknown; secret: boolean }> }>;
+  refresh(): Promise<Outcome & { changes: Record<string, number> }>;
+  destroy(): Promise<Outcome>;
+  /** The stack's state file as stored by the backend (what an attacker with the bucket reads). */
+  rawState(): string;
+  exportState(): Promise<{ resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[] }>;
+}
+
+export interface Outcome {
+  /** What the engine printed. */
+  stdout: string;
+  /** The API requests the operation made. */
+  requests: LoggedRequest[];
+}
+
+export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<EngineHarness> {
+  const sim = new Simulator({ delays: { ...NO_DELAYS, ...delays } });
+  await sim.start();
+  fs.mkdirSync(path.join(REPO, ".tmp"), { recursive: true });
+  const dir = fs.mkdtempSync(path.join(REPO, ".tmp", "e2e-"));
+  const backend = path.join(dir, "state");
+  const home = path.join(dir, "home");
+  fs.mkdirSync(backend);
+  fs.mkdirSync(home);
+  const ids = sim.defaults();
+
+  const baseEnv: Record<string, string> = {
+    TIGER_API_URL: sim.url,
+    TIGER_API_KEY: sim.apiKey,
+    TIGER_PROJECT_ID: ids.projectId,
+    PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "false",
+  };
+
+  async function stack(name: string, program: PulumiFn, env: Record<string, string | undefined> = {}): Promise<Scenario> {
+    const workDir = path.join(dir, name);
+    fs.mkdirSync(workDir, { recursive: true });
+    const envVars = Object.fromEntries(Object.entries({ ...baseEnv, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
+    // Variables removed for this stack must not leak in from the test process either.
+    const removed = Object.keys(env).filter((k) => env[k] === undefined);
+    const saved = removed.map((k) => [k, process.env[k]] as const);
+    const ws = await LocalWorkspace.create({
+      workDir,
+      program,
+      pulumiHome: home,
+      envVars,
+      projectSettings: { name: "e2e", runtime: "nodejs", backend: { url: `file://${backend}` } },
+    });
+    const s = await Stack.create(name, ws);
+    const during = async <T>(op: () => Promise<T>): Promise<T> => {
+      for (const k of removed) delete process.env[k];
+      try { return await op(); } finally { for (const [k, v] of saved) if (v !== undefined) process.env[k] = v; }
+    };
+    const logged = async <T>(op: () => Promise<T>): Promise<[T, LoggedRequest[]]> => {
+      sim.clearLog();
+      const result = await during(op);
+      return [result, sim.requests()];
+    };
+    return {
+      stack: s,
+      setProgram: (p) => { ws.program = p; },
+      async preview() {
+        const [r, requests] = await logged(() => s.preview());
+        return { stdout: r.stdout, changes: r.changeSummary as Record<string, number>, requests };
+      },
+      async up() {
+        const [r, requests] = await logged(() => s.up());
+        return { stdout: r.stdout, outputs: r.outputs as Record<string, { value: unknown; secret: boolean }>, requests };
+      },
+      async refresh() {
+        const [r, requests] = await logged(() => s.refresh());
+        return { stdout: r.stdout, changes: (r.summary.resourceChanges ?? {}) as Record<string, number>, requests };
+      },
+      async destroy() {
+        const [r, requests] = await logged(() => s.destroy());
+        return { stdout: r.stdout, requests };
+      },
+      rawState() {
+        const file = path.join(backend, ".pulumi", "stacks", "e2e", `${name}.json`);
+        return fs.readFileSync(file, "utf8");
+      },
+      async exportState() {
+        return (await s.exportStack()).deployment as Awaited<ReturnType<Scenario["exportState"]>>;
+      },
+    };
+  }
+
+  return {
+    sim, ids, dir, stack,
+    async close() {
+      await sim.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The package as a user's program imports it: by name, from node_modules (the build in dist/). */
+export function tigercloud(): typeof import("pulumi-tigercloud") {
+  return require("pulumi-tigercloud");
+}
