@@ -101,6 +101,7 @@ export function checkInputs<T extends z.ZodType>(schema: T, news: Record<string,
     for (const issue of parsed.error.issues) {
       const involves = [String(issue.path[0] ?? ""), ...((issue as { params?: { involves?: string[] } }).params?.involves ?? [])];
       if (involves.some((k) => unknownKeys.has(k))) continue;
+      if (issue.path[0] === "projectId" && known.projectId === undefined) continue; // reported above
       if (issue.code === "unrecognized_keys") {
         for (const key of issue.keys) failures.push({ property: key, reason: `${key} is not a property of this resource` });
         continue;
@@ -122,7 +123,7 @@ export function parseDuration(text: string): number {
   }
   return total;
 }
-export const durationSchema = z.string().regex(DURATION, 'must be a duration such as "90s", "30m" or "1h30m"')
+export const durationSchema = z.string().regex(DURATION, { message: 'must be a duration such as "90s", "30m" or "1h30m"', abort: true })
   .refine((s) => parseDuration(s) > 0, "must be longer than zero");
 
 export const idSchema = z.string().min(1, "must not be empty");
@@ -223,6 +224,9 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
       lastStatus = status;
       lastProblem = "";
     } catch (err) {
+      if (err instanceof NotFoundError) {
+        throw new WaitError(`Service ${spec.serviceId} no longer exists (404) while waiting for it to be ${spec.goal}.`, { cause: err });
+      }
       const transient = err instanceof ConnectionError || err instanceof TimeoutError || err instanceof InternalServerError ||
         (err instanceof ApiError && err.status === 429);
       if (!transient) throw err;

@@ -81,7 +81,7 @@ export const ForkInputsSchema = z.strictObject({
   projectId: idSchema,
   sourceServiceId: idSchema,
   forkStrategy: z.enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` }),
-  targetTime: z.string().regex(RFC3339, "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z")
+  targetTime: z.string().regex(RFC3339, { message: "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z", abort: true })
     .refine((t) => Date.parse(t) <= Date.now(), "must not be in the future").optional(),
   cpuMillis: size.optional(),
   memoryGbs: size.optional(),

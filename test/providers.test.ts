@@ -1,0 +1,339 @@
+// Each resource's provider methods called directly, as the engine calls them, against the
+// simulator over loopback: every rule of check, diff, create, read, update and delete.
+import type * as pulumi from "@pulumi/pulumi";
+import { CLIENT_DEFAULTS } from "../provider/client";
+import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
+import { UNKNOWN, WAIT_DEFAULTS } from "../provider/resource-kit";
+import { serviceForkProvider as fork } from "../provider/serviceFork";
+import { serviceHAProvider as ha } from "../provider/serviceHA";
+import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { rejectionOf } from "./helpers";
+import { Simulator } from "./simulator/server";
+
+const P = "serialized-provider-text";
+let sim: Simulator;
+let ids: { projectId: string; serviceId: string; vpcId: string };
+const saved = { ...CLIENT_DEFAULTS, ...WAIT_DEFAULTS };
+
+/** What configure() receives from the engine: stack config by full key. */
+function configure(values: Record<string, string>) {
+  const req = { config: { get: (k: string) => values[k], require: (k: string) => values[k] as string } } as unknown as pulumi.dynamic.ConfigureRequest;
+  return Promise.all([fork.configure(req), ha.configure(req), vpc.configure(req)]);
+}
+
+beforeEach(async () => {
+  sim = new Simulator();
+  await sim.start();
+  ids = sim.defaults();
+  await configure({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
+  Object.assign(CLIENT_DEFAULTS, { baseDelayMs: 1, maxDelayMs: 5 });
+  Object.assign(WAIT_DEFAULTS, { firstPollMs: 20, maxPollMs: 50 });
+});
+afterEach(async () => {
+  await sim.stop();
+  Object.assign(CLIENT_DEFAULTS, saved);
+  Object.assign(WAIT_DEFAULTS, saved);
+});
+
+const failuresOf = async (provider: typeof fork, news: Record<string, unknown>) =>
+  ((await provider.check({}, { __provider: P, ...news })).failures ?? []).map((f) => `${f.property}: ${f.reason}`);
+
+describe("ServiceFork", () => {
+  const base = { sourceServiceId: "svc-parent1", forkStrategy: "NOW" };
+
+  describe("check", () => {
+    test("normalises: project from config, defaults filled, sizes as strings, __provider kept", async () => {
+      const { inputs, failures } = await fork.check({}, { __provider: P, ...base, cpuMillis: 2000, memoryGbs: "8" });
+      expect(failures).toEqual([]);
+      expect(inputs).toEqual({
+        __provider: P, projectId: ids.projectId, sourceServiceId: "svc-parent1", forkStrategy: "NOW", cpuMillis: "2000", memoryGbs: "8",
+        environmentTag: "DEV", waitForReady: true, createTimeout: "30m", deleteTimeout: "10m",
+      });
+    });
+
+    test.each([
+      [{ forkStrategy: "PITR" }, "targetTime: targetTime is required when forkStrategy is PITR"],
+      [{ targetTime: "2026-01-01T00:00:00Z" }, "targetTime: targetTime is allowed only when forkStrategy is PITR (it is NOW)"],
+      [{ forkStrategy: "PITR", targetTime: "yesterday" }, "targetTime: targetTime must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z"],
+      [{ forkStrategy: "PITR", targetTime: "2999-01-01T00:00:00Z" }, "targetTime: targetTime must not be in the future"],
+      [{ forkStrategy: "TOMORROW" }, "forkStrategy: forkStrategy must be one of LAST_SNAPSHOT, NOW, PITR"],
+      [{ name: "" }, "name: name must be 1 to 128 characters"],
+      [{ name: "n".repeat(129) }, "name: name must be 1 to 128 characters"],
+      [{ cpuMillis: "lots" }, 'cpuMillis: cpuMillis must be a number, a numeric string, or "shared"'],
+      [{ memoryGbs: -1 }, "memoryGbs: memoryGbs must be positive"],
+      [{ cpuMillis: "shared", memoryGbs: "8" }, 'memoryGbs: memoryGbs must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither'],
+      [{ environmentTag: "STAGING" }, "environmentTag: environmentTag must be DEV or PROD"],
+      [{ createTimeout: "soon" }, 'createTimeout: createTimeout must be a duration such as "90s", "30m" or "1h30m"'],
+      [{ waitForReady: "yes" }, "waitForReady: waitForReady must be true or false"],
+      [{ sourceServiceId: "" }, "sourceServiceId: sourceServiceId must not be empty"],
+      [{ forkStrategyy: "NOW" }, "forkStrategyy: forkStrategyy is not a property of this resource"],
+    ])("%j fails with %s", async (change, expected) => {
+      expect(await failuresOf(fork, { ...base, ...change })).toEqual([expected]);
+    });
+
+    test("PITR with a past RFC 3339 time, and shared on both, pass", async () => {
+      expect(await failuresOf(fork, { ...base, forkStrategy: "PITR", targetTime: "2026-01-01T00:00:00+02:00", cpuMillis: "shared", memoryGbs: "shared" })).toEqual([]);
+    });
+
+    test("unknown values (preview) are not judged, alone or in cross-field rules", async () => {
+      expect(await failuresOf(fork, { ...base, sourceServiceId: UNKNOWN, name: UNKNOWN })).toEqual([]);
+      expect(await failuresOf(fork, { ...base, forkStrategy: "PITR", targetTime: UNKNOWN })).toEqual([]);
+      expect(await failuresOf(fork, { ...base, forkStrategy: UNKNOWN, targetTime: "2026-01-01T00:00:00Z" })).toEqual([]);
+      expect(await failuresOf(fork, { ...base, cpuMillis: "shared", memoryGbs: UNKNOWN })).toEqual([]);
+      const { inputs } = await fork.check({}, { __provider: P, ...base, name: UNKNOWN });
+      expect(inputs.name).toBe(UNKNOWN);
+    });
+
+    test("no project anywhere: a failure naming the config key and the variable", async () => {
+      await configure({});
+      const env = process.env.TIGER_PROJECT_ID;
+      delete process.env.TIGER_PROJECT_ID;
+      try {
+        expect(await failuresOf(fork, base)).toEqual(["projectId: projectId is required: set it on the resource, or set tigercloud:projectId (stack config) or TIGER_PROJECT_ID"]);
+        process.env.TIGER_PROJECT_ID = "proj-from-env";
+        expect((await fork.check({}, { __provider: P, ...base })).inputs.projectId).toBe("proj-from-env");
+      } finally {
+        if (env === undefined) delete process.env.TIGER_PROJECT_ID; else process.env.TIGER_PROJECT_ID = env;
+      }
+    });
+  });
+
+  describe("diff", () => {
+    const olds = { __provider: P, projectId: "p", ...base, environmentTag: "DEV", name: "pr-1", waitForReady: true, createTimeout: "30m", deleteTimeout: "10m", status: "READY", serviceId: "svc-x" };
+    const news = { __provider: P, projectId: "p", ...base, environmentTag: "DEV", name: "pr-1", waitForReady: true, createTimeout: "30m", deleteTimeout: "10m" };
+
+    test("nothing changed: no changes", async () => {
+      expect(await fork.diff("svc-x", olds, news)).toMatchObject({ changes: false, replaces: [] });
+    });
+    test.each(["projectId", "sourceServiceId", "forkStrategy", "environmentTag", "name"])("a change to %s is a replace", async (key) => {
+      expect(await fork.diff("svc-x", olds, { ...news, [key]: "other" })).toMatchObject({ changes: true, replaces: [key] });
+    });
+    test.each([["targetTime", "2026-01-01T00:00:00Z"], ["cpuMillis", "4000"], ["memoryGbs", "16"]])("adding %s is a replace", async (key, value) => {
+      expect(await fork.diff("svc-x", olds, { ...news, [key]: value })).toMatchObject({ changes: true, replaces: [key] });
+    });
+    test("an unknown value where a replace key stands is a replace", async () => {
+      expect(await fork.diff("svc-x", olds, { ...news, sourceServiceId: UNKNOWN })).toMatchObject({ replaces: ["sourceServiceId"] });
+    });
+    test("waiting controls and a new provider are updates, not replaces", async () => {
+      expect(await fork.diff("svc-x", olds, { ...news, createTimeout: "1h" })).toMatchObject({ changes: true, replaces: [] });
+      expect(await fork.diff("svc-x", olds, { ...news, waitForReady: false })).toMatchObject({ changes: true, replaces: [] });
+      expect(await fork.diff("svc-x", olds, { ...news, __provider: "new release" })).toMatchObject({ changes: true, replaces: [] });
+    });
+    test("removing name keeps the fork (an unset name has no opinion)", async () => {
+      const { name: _name, ...unnamed } = news;
+      expect(await fork.diff("svc-x", olds, unnamed)).toMatchObject({ changes: false });
+    });
+  });
+
+  describe("create", () => {
+    const inputs = async (extra: Record<string, unknown> = {}) => (await fork.check({}, { __provider: P, ...base, name: "pr-9", ...extra })).inputs;
+
+    test("one forkService call with the body the API expects, waits until READY, password in outputs", async () => {
+      sim.delays = { ...sim.delays, forkQueuedMs: 60, forkConfiguringMs: 60 };
+      const { id, outs } = await fork.create(await inputs({ cpuMillis: 1000, memoryGbs: 4, environmentTag: "PROD" }));
+      expect(sim.requests("forkService").map((r) => r.body)).toEqual([{ fork_strategy: "NOW", environment_tag: "PROD", cpu_millis: "1000", memory_gbs: "4", name: "pr-9" }]);
+      expect(sim.requests("getService").length).toBeGreaterThan(0);
+      expect(outs).toMatchObject({ serviceId: id, status: "READY", name: "pr-9", environment: "PROD", forkedFrom: { serviceId: "svc-parent1" }, haReplicas: { replicaCount: 0, syncReplicaCount: 0 } });
+      expect(outs.initialPassword).toBe(sim.service(ids.projectId, id)?.initial_password);
+      expect(outs).not.toHaveProperty("metrics");
+      expect(JSON.stringify(outs)).not.toContain("undefined");
+    });
+
+    test("waitForReady false: returns at once, no polling", async () => {
+      sim.delays = { ...sim.delays, forkQueuedMs: 10_000 };
+      const { outs } = await fork.create(await inputs({ waitForReady: false }));
+      expect(outs.status).toBe("QUEUED");
+      expect(sim.requests("getService")).toEqual([]);
+    });
+
+    test("a fork that goes to DELETING while awaited fails at once, and the error carries the fork for the engine", async () => {
+      sim.delays = { ...sim.delays, forkQueuedMs: 10_000 };
+      const news = await inputs();
+      const pending = fork.create(news);
+      await new Promise((r) => setTimeout(r, 50));
+      const forkId = sim.services(ids.projectId).find((s) => s.name === "pr-9")?.service_id as string;
+      sim.outOfBand.setStatus(ids.projectId, forkId, "DELETING");
+      const err = await rejectionOf(pending) as Error & { id?: string; properties?: Record<string, unknown>; reasons?: string[] };
+      expect(err.id).toBe(forkId);
+      expect(err.properties).toMatchObject({ serviceId: forkId, __provider: P, name: "pr-9" });
+      expect(err.properties?.initialPassword).toEqual(expect.any(String));
+      expect(err.reasons?.[0]).toMatch(/svc-\w+ is DELETING while waiting for it to be READY; it will not get there/);
+    });
+
+    test("a fork that disappears (404) while awaited fails with a clear message, still carrying the fork", async () => {
+      sim.delays = { ...sim.delays, forkQueuedMs: 10_000 };
+      const pending = fork.create(await inputs());
+      await new Promise((r) => setTimeout(r, 50));
+      const forkId = sim.services(ids.projectId).find((s) => s.name === "pr-9")?.service_id as string;
+      sim.outOfBand.deleteService(ids.projectId, forkId);
+      const err = await rejectionOf(pending) as Error & { id?: string };
+      expect(err.id).toBe(forkId);
+      expect(err.message).toBe(`Service ${forkId} no longer exists (404) while waiting for it to be READY.`);
+    });
+
+    test("an API refusal is a plain error: nothing was created", async () => {
+      const news = { ...(await inputs()), sourceServiceId: "svc-missing" };
+      const err = await rejectionOf(fork.create(news)) as Error & { id?: string };
+      expect(err.message).toMatch(/404 NOT_FOUND/);
+      expect(err.id).toBeUndefined();
+    });
+  });
+
+  describe("read, update, delete", () => {
+    const created = async () => fork.create((await fork.check({}, { __provider: P, ...base, name: "rud" })).inputs);
+
+    test("read refreshes live fields, keeps the password; 404 is gone; a 503 is an error, not gone", async () => {
+      const { id, outs } = await created();
+      sim.outOfBand.setHA(ids.projectId, id, 1, 0);
+      const read = await fork.read(id, { ...outs, __provider: P });
+      expect(read.props).toMatchObject({ haReplicas: { replicaCount: 1 }, initialPassword: outs.initialPassword, name: "rud" });
+      sim.injectFault("getService", { kind: "status", status: 503 }, 100);
+      expect(await rejectionOf(fork.read(id, { ...outs, __provider: P }))).toBeInstanceOf(InternalServerError);
+      sim.clearFaults();
+      sim.outOfBand.deleteService(ids.projectId, id);
+      expect(await fork.read(id, { ...outs, __provider: P })).toEqual({});
+    });
+
+    test("update of waiting controls makes no API call", async () => {
+      const { id, outs } = await created();
+      sim.clearLog();
+      const news = { ...(await fork.check({}, { __provider: P, ...base, name: "rud", deleteTimeout: "20m" })).inputs };
+      const { outs: updated } = await fork.update(id, { ...outs, __provider: P }, news);
+      expect(sim.requests()).toEqual([]);
+      expect(updated).toMatchObject({ deleteTimeout: "20m", serviceId: id, initialPassword: outs.initialPassword });
+    });
+
+    test("delete stops and waits for PAUSED; again (already PAUSED) succeeds; gone succeeds; never a second stop attempt loop", async () => {
+      sim.delays = { ...sim.delays, stopMs: 80 };
+      const { id, outs } = await created();
+      await fork.delete(id, outs);
+      expect(sim.service(ids.projectId, id)?.status).toBe("PAUSED");
+      await fork.delete(id, outs);
+      expect(sim.requests("stop")).toHaveLength(2);
+      sim.outOfBand.deleteService(ids.projectId, id);
+      await fork.delete(id, outs);
+    });
+
+    test("delete with waitForReady false does not poll", async () => {
+      sim.delays = { ...sim.delays, stopMs: 10_000 };
+      const { id, outs } = await created();
+      sim.clearLog();
+      await fork.delete(id, { ...outs, waitForReady: false });
+      expect(sim.requests().map((r) => r.operation)).toEqual(["stop"]);
+    });
+
+    test("a 400 from stop on a service that is not paused is a real error", async () => {
+      const { id, outs } = await created();
+      sim.injectFault("stop", { kind: "status", status: 400 });
+      expect(await rejectionOf(fork.delete(id, outs))).toBeInstanceOf(BadRequestError);
+    });
+  });
+});
+
+describe("ServiceHA", () => {
+  const base = { serviceId: "svc-parent1" };
+
+  test.each([
+    [{}, "replicaCount: replicaCount or syncReplicaCount must be set: at least one count"],
+    [{ replicaCount: -1 }, "replicaCount: replicaCount must be an integer >= 0"],
+    [{ replicaCount: 1.5 }, "replicaCount: replicaCount must be an integer >= 0"],
+    [{ replicaCount: "2" }, "replicaCount: replicaCount must be an integer >= 0"],
+    [{ replicaCount: 1, syncReplicaCount: 2 }, "syncReplicaCount: syncReplicaCount must not exceed replicaCount (2 > 1)"],
+  ])("check %j fails with %s", async (change, expected) => {
+    expect(await failuresOf(ha, { ...base, ...change })).toEqual([expected]);
+  });
+
+  test("check skips unknown counts and service", async () => {
+    expect(await failuresOf(ha, { serviceId: UNKNOWN, replicaCount: UNKNOWN })).toEqual([]);
+  });
+
+  test("create waits for a CONFIGURING service, sends only the given counts, waits for them", async () => {
+    sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING");
+    setTimeout(() => sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "READY"), 100);
+    sim.delays = { ...sim.delays, setHAMs: 80 };
+    const { inputs } = await ha.check({}, { __provider: P, ...base, replicaCount: 2 });
+    const { id, outs } = await ha.create(inputs);
+    expect(id).toBe(ids.serviceId);
+    expect(sim.requests("setHA").map((r) => r.body)).toEqual([{ replica_count: 2 }]);
+    expect(outs).toMatchObject({ replicaCount: 2, syncReplicaCount: 0, status: "READY" });
+  });
+
+  test("diff: counts update in place; project or service replace; an unset count has no opinion", async () => {
+    const olds = { __provider: P, projectId: "p", serviceId: "s", replicaCount: 2, syncReplicaCount: 1, waitForReady: true, updateTimeout: "30m", deleteTimeout: "10m" };
+    const news = { __provider: P, projectId: "p", serviceId: "s", replicaCount: 2, waitForReady: true, updateTimeout: "30m", deleteTimeout: "10m" };
+    expect(await ha.diff("s", olds, news)).toMatchObject({ changes: false });
+    expect(await ha.diff("s", olds, { ...news, replicaCount: 1 })).toMatchObject({ changes: true, replaces: [] });
+    expect(await ha.diff("s", olds, { ...news, serviceId: "t" })).toMatchObject({ replaces: ["serviceId"] });
+    expect(await ha.diff("s", olds, { ...news, projectId: "q" })).toMatchObject({ replaces: ["projectId"] });
+  });
+
+  test("read returns the live counts; 404 is gone", async () => {
+    sim.outOfBand.setHA(ids.projectId, ids.serviceId, 2, 1);
+    const read = await ha.read(ids.serviceId, { __provider: P, projectId: ids.projectId, serviceId: ids.serviceId, replicaCount: 0 });
+    expect(read.props).toMatchObject({ replicaCount: 2, syncReplicaCount: 1 });
+    expect(await ha.read("svc-gone", { __provider: P, projectId: ids.projectId, serviceId: "svc-gone" })).toEqual({});
+  });
+
+  test("delete sets 0 and 0 and never stops; a paused service or a missing one is left alone", async () => {
+    sim.outOfBand.setHA(ids.projectId, ids.serviceId, 2, 1);
+    await ha.delete(ids.serviceId, { projectId: ids.projectId, serviceId: ids.serviceId });
+    expect(sim.requests("setHA").map((r) => r.body)).toEqual([{ replica_count: 0, sync_replica_count: 0 }]);
+    expect(sim.requests("stop")).toEqual([]);
+    expect(sim.service(ids.projectId, ids.serviceId)).toMatchObject({ status: "READY", ha_replicas: { replica_count: 0 } });
+
+    sim.outOfBand.setHA(ids.projectId, ids.serviceId, 1, 0);
+    sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "PAUSED");
+    sim.clearLog();
+    await ha.delete(ids.serviceId, { projectId: ids.projectId, serviceId: ids.serviceId });
+    expect(sim.requests().map((r) => r.operation)).toEqual(["getService"]);
+    await ha.delete("svc-gone", { projectId: ids.projectId, serviceId: "svc-gone" });
+  });
+});
+
+describe("VpcName", () => {
+  test.each([
+    [{ vpcId: "vpc-1", name: "n" }, "vpcId: vpcId must be a string of digits"],
+    [{ vpcId: 1234567, name: "n" }, "vpcId: vpcId must be a string of digits"],
+    [{ vpcId: "1234567", name: "" }, "name: name must not be empty"],
+    [{ vpcId: "1234567" }, "name: name must be a string"],
+  ])("check %j fails with %s", async (news, expected) => {
+    expect(await failuresOf(vpc, news)).toEqual([expected]);
+  });
+
+  test.each([false, true])("create renames then reads back (rename answers a Vpc: %s)", async (answersVpc) => {
+    sim.renameAnswersVpc = answersVpc;
+    const { inputs } = await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "analytics" });
+    const { id, outs } = await vpc.create(inputs);
+    expect(id).toBe(ids.vpcId);
+    expect(outs).toEqual({ projectId: ids.projectId, vpcId: ids.vpcId, name: "analytics", cidr: "10.0.0.0/16", regionCode: "us-east-1" });
+    expect(sim.requests().map((r) => r.operation)).toEqual(["renameVpc", "getVpc"]);
+  });
+
+  test("diff: name is an update; vpc or project a replace", async () => {
+    const olds = { __provider: P, projectId: "p", vpcId: "1", name: "a" };
+    expect(await vpc.diff("1", olds, { ...olds, name: "b" })).toMatchObject({ changes: true, replaces: [] });
+    expect(await vpc.diff("1", olds, { ...olds, vpcId: "2" })).toMatchObject({ replaces: ["vpcId"] });
+  });
+
+  test("read shows a rename made elsewhere; 404 is gone; delete calls nothing", async () => {
+    sim.outOfBand.renameVpc(ids.projectId, ids.vpcId, "console-name");
+    const props = { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "declared" };
+    expect((await vpc.read(ids.vpcId, props)).props).toMatchObject({ name: "console-name" });
+    expect(await vpc.read("999", { ...props, vpcId: "999" })).toEqual({});
+    sim.clearLog();
+    await vpc.delete(ids.vpcId, props);
+    expect(sim.requests()).toEqual([]);
+  });
+});
+
+test("without credentials the provider fails with a ConfigurationError before any request", async () => {
+  await configure({ "tigercloud:apiUrl": sim.url });
+  const key = process.env.TIGER_API_KEY;
+  delete process.env.TIGER_API_KEY;
+  try {
+    expect(await rejectionOf(vpc.create({ __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "x" }))).toBeInstanceOf(ConfigurationError);
+    expect(sim.requests()).toEqual([]);
+  } finally {
+    if (key !== undefined) process.env.TIGER_API_KEY = key;
+  }
+});
