@@ -1,0 +1,37 @@
+// The demo program (the root Pulumi.yaml runs it): fork a service, give the fork HA, name a VPC,
+// and export how to reach the fork. Credentials and the project come from stack config
+// (tigercloud:apiKey, tigercloud:projectId) or the environment (TIGER_API_KEY, TIGER_PROJECT_ID).
+import * as pulumi from "@pulumi/pulumi";
+import { ServiceFork, ServiceHA, VpcName } from "pulumi-tigercloud";
+
+export = async () => {
+  const config = new pulumi.Config();
+
+  const fork = new ServiceFork("demo-fork", {
+    sourceServiceId: config.require("sourceServiceId"),
+    forkStrategy: "LAST_SNAPSHOT",
+    name: config.get("forkName") ?? "demo-fork",
+    environmentTag: "DEV",
+  });
+
+  // Runs once the fork is READY: ServiceHA depends on the fork's serviceId.
+  const ha = new ServiceHA("demo-fork-ha", {
+    serviceId: fork.serviceId,
+    replicaCount: config.getNumber("replicaCount") ?? 1,
+  });
+
+  const vpc = new VpcName("demo-vpc", {
+    vpcId: config.require("vpcId"),
+    name: config.get("vpcName") ?? "analytics-vpc",
+  });
+
+  return {
+    forkServiceId: fork.serviceId,
+    forkEndpoint: pulumi.interpolate`${fork.endpoint.apply((e) => e?.host)}:${fork.endpoint.apply((e) => e?.port)}`,
+    // Secret: Pulumi shows it as [secret] and stores it encrypted.
+    forkPassword: fork.initialPassword,
+    forkHaReplicas: ha.replicaCount,
+    vpcName: vpc.name,
+    vpcCidr: vpc.cidr,
+  };
+};
