@@ -14,8 +14,9 @@ export interface EngineHarness {
   sim: Simulator;
   ids: { projectId: string; serviceId: string; vpcId: string };
   dir: string;
-  /** A stack running `program`; `env` adds to (or with undefined, removes from) the CLI's environment. */
-  stack(name: string, program: PulumiFn, env?: Record<string, string | undefined>): Promise<Scenario>;
+  /** A stack running `program`. `env` adds to (or with undefined, removes from) the CLI's
+   *  environment; `project` names the project (config keys are namespaced by it). */
+  stack(name: string, program: PulumiFn, options?: { env?: Record<string, string | undefined>; project?: string }): Promise<Scenario>;
   close(): Promise<void>;
 }
 
@@ -60,7 +61,9 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
     PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "false",
   };
 
-  async function stack(name: string, program: PulumiFn, env: Record<string, string | undefined> = {}): Promise<Scenario> {
+  async function stack(name: string, program: PulumiFn, options: { env?: Record<string, string | undefined>; project?: string } = {}): Promise<Scenario> {
+    const env = options.env ?? {};
+    const project = options.project ?? "e2e";
     const workDir = path.join(dir, name);
     fs.mkdirSync(workDir, { recursive: true });
     const envVars = Object.fromEntries(Object.entries({ ...baseEnv, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
@@ -72,7 +75,7 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
       program,
       pulumiHome: home,
       envVars,
-      projectSettings: { name: "e2e", runtime: "nodejs", backend: { url: `file://${backend}` } },
+      projectSettings: { name: project, runtime: "nodejs", backend: { url: `file://${backend}` } },
     });
     const s = await Stack.create(name, ws);
     const during = async <T>(op: () => Promise<T>): Promise<T> => {
@@ -104,7 +107,7 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
         return { stdout: r.stdout, requests };
       },
       rawState() {
-        const file = path.join(backend, ".pulumi", "stacks", "e2e", `${name}.json`);
+        const file = path.join(backend, ".pulumi", "stacks", project, `${name}.json`);
         return fs.readFileSync(file, "utf8");
       },
       async exportState() {

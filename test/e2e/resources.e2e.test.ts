@@ -129,7 +129,7 @@ test("values unknown during preview are not judged; they are checked once known"
 test("credentials from stack config (secret) work with no environment key, and stay out of state", async () => {
   const { VpcName } = tigercloud();
   const s = await h.stack("config-creds", async () => { new VpcName("vpc", { vpcId: h.ids.vpcId, name: "from-config" }); },
-    { TIGER_API_KEY: undefined, TIGER_PROJECT_ID: undefined });
+    { env: { TIGER_API_KEY: undefined, TIGER_PROJECT_ID: undefined } });
   await s.stack.setConfig("tigercloud:apiKey", { value: h.sim.apiKey, secret: true });
   await s.stack.setConfig("tigercloud:projectId", { value: h.ids.projectId });
   const up = await s.up();
@@ -141,7 +141,7 @@ test("credentials from stack config (secret) work with no environment key, and s
 
 test("no credentials anywhere: a clear error, and no request", async () => {
   const { VpcName } = tigercloud();
-  const s = await h.stack("no-creds", async () => { new VpcName("vpc", { vpcId: h.ids.vpcId, name: "x" }); }, { TIGER_API_KEY: undefined });
+  const s = await h.stack("no-creds", async () => { new VpcName("vpc", { vpcId: h.ids.vpcId, name: "x" }); }, { env: { TIGER_API_KEY: undefined } });
   const err = await s.up().then(() => undefined, (e: Error) => e);
   expect(String(err?.message)).toMatch(/No Tiger Cloud credentials.*tigercloud:apiKey.*TIGER_API_KEY/s);
   expect(h.sim.requests()).toEqual([]);
