@@ -1,0 +1,50 @@
+// The README is part of the product: its code, tables and numbers must match the code.
+import * as fs from "fs";
+import * as path from "path";
+import { CLIENT_DEFAULTS } from "../provider/client";
+import * as errors from "../provider/errors";
+import { WAIT_DEFAULTS } from "../provider/resource-kit";
+import { DEFAULT_API_URL, SETTING_SOURCES } from "../provider/settings";
+
+const ROOT = path.join(__dirname, "..");
+const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+
+test("code shown from a file is that file, to the letter", () => {
+  const shown = [...readme.matchAll(/<!-- file: (\S+) -->\n```\w*\n([\s\S]*?)```/g)];
+  expect(shown.length).toBeGreaterThan(0);
+  for (const [, file, code] of shown) expect(code).toBe(fs.readFileSync(path.join(ROOT, file as string), "utf8"));
+});
+
+test("the configuration table names every stack config key and variable, and the default URL", () => {
+  for (const { config, env } of Object.values(SETTING_SOURCES)) {
+    expect(readme).toContain(`\`${config}\``);
+    expect(readme).toContain(`\`${env}\``);
+  }
+  expect(readme).toContain(DEFAULT_API_URL);
+});
+
+test("the error table names every error class", () => {
+  const classes = Object.entries(errors).filter(([, v]) => typeof v === "function" && /^[A-Z]/.test(v.name)).map(([k]) => k);
+  for (const name of classes.filter((n) => n !== "TigerCloudError")) expect(readme).toContain(`| \`${name}\` |`);
+});
+
+test("the retry and waiting numbers are the code's", () => {
+  expect(readme).toContain(`${CLIENT_DEFAULTS.requestTimeoutMs / 1000} s per request`);
+  expect(readme).toContain(`up to ${CLIENT_DEFAULTS.maxAttempts} attempts`);
+  expect(readme).toContain(`exponential from ${CLIENT_DEFAULTS.baseDelayMs} ms (capped at ${CLIENT_DEFAULTS.maxDelayMs / 1000} s)`);
+  expect(readme).toContain(`more than ${CLIENT_DEFAULTS.maxTotalMs / 1000} s after the first attempt`);
+  expect(readme).toContain(`on ${CLIENT_DEFAULTS.retryStatuses.slice(0, -1).join(", ")} and ${CLIENT_DEFAULTS.retryStatuses.at(-1)}`);
+  expect(readme).toContain(`${WAIT_DEFAULTS.firstPollMs / 1000} s growing to ${WAIT_DEFAULTS.maxPollMs / 1000} s`);
+  expect(readme).toContain(`(defaults \`${WAIT_DEFAULTS.createTimeout}\` and \`${WAIT_DEFAULTS.deleteTimeout}\`)`);
+});
+
+test("the Pulumi version the README explains is the one tested and built", () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string>; peerDependencies: Record<string, string> };
+  const sdk = pkg.devDependencies["@pulumi/pulumi"] as string;
+  const script = fs.readFileSync(path.join(ROOT, "scripts", "ensure-pulumi"), "utf8");
+  expect(script).toContain(`PULUMI_VERSION="\${PULUMI_VERSION:-${sdk}}"`);
+  expect(readme).toContain(`\`@pulumi/pulumi\` ${sdk} is the last release`);
+  expect(readme).toContain(`pulumi-v${sdk}`);
+  expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(`^${sdk}`);
+  expect(readme).toContain(`\`^${sdk}\``);
+});

@@ -1,0 +1,102 @@
+// The simulator as `npm run simulator` serves it (a child process), and its validation rules,
+// which mirror the real service's (API-NOTES).
+import { spawn, type ChildProcess } from "child_process";
+import * as path from "path";
+import * as readline from "readline";
+import { Simulator } from "./simulator/server";
+
+describe("npm run simulator", () => {
+  let child: ChildProcess;
+  afterEach(() => { child?.kill("SIGTERM"); });
+
+  test("prints one JSON line, then serves the seeded VPC to the printed key and 401 to a wrong one", async () => {
+    child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "simulator", "main.ts"), "--fast"], { cwd: path.join(__dirname, "..") });
+    const firstLine = await new Promise<string>((resolve, reject) => {
+      readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
+      child.once("exit", (code) => reject(new Error(`simulator exited with ${code}`)));
+    });
+    const info = JSON.parse(firstLine) as { url: string; apiKey: string; projectId: string; serviceId: string; vpcId: string };
+    expect(Object.keys(info).sort()).toEqual(["apiKey", "projectId", "serviceId", "url", "vpcId"]);
+
+    const vpcUrl = `${info.url}/projects/${info.projectId}/vpcs/${info.vpcId}`;
+    const ok = await fetch(vpcUrl, { headers: { Authorization: `Bearer ${info.apiKey}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ id: info.vpcId, cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" });
+
+    const denied = await fetch(vpcUrl, { headers: { Authorization: "Bearer wrong" } });
+    expect(denied.status).toBe(401);
+    expect(await denied.json()).toEqual({ code: "UNAUTHORIZED", message: expect.any(String) });
+  }, 30_000);
+});
+
+describe("validation like the real service", () => {
+  let sim: Simulator;
+  let ids: { projectId: string; serviceId: string; vpcId: string };
+  beforeEach(async () => { sim = new Simulator(); await sim.start(); ids = sim.defaults(); });
+  afterEach(async () => { await sim.stop(); });
+
+  const post = async (suffix: string, body?: unknown) => {
+    const res = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/${suffix}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${sim.apiKey}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  test.each([
+    [{}, "fork_strategy"],
+    [{ fork_strategy: "PITR" }, "target_time: required"],
+    [{ fork_strategy: "PITR", target_time: "2026-13-01" }, "RFC 3339"],
+    [{ fork_strategy: "PITR", target_time: "2999-01-01T00:00:00Z" }, "future"],
+    [{ fork_strategy: "NOW", name: "" }, "1 to 128"],
+    [{ fork_strategy: "NOW", name: "n".repeat(129) }, "1 to 128"],
+    [{ fork_strategy: "NOW", cpu_millis: 1000 }, "cpu_millis"],
+    [{ fork_strategy: "NOW", environment_tag: "QA" }, "environment_tag"],
+  ])("forkService %j: 400 mentioning %s", async (body, fragment) => {
+    const res = await post("forkService", body);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain(fragment);
+  });
+
+  test("a fork: 202, QUEUED -> CONFIGURING -> READY over time, inherits, 0 HA, fresh password", async () => {
+    sim.delays = { ...sim.delays, forkQueuedMs: 60, forkConfiguringMs: 60 };
+    const res = await post("forkService", { fork_strategy: "NOW" });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ status: "QUEUED", name: "production-db-fork", service_type: "TIMESCALEDB", region_code: "us-east-1", ha_replicas: { replica_count: 0, sync_replica_count: 0 } });
+    const id = res.body.service_id as string;
+    await new Promise((r) => setTimeout(r, 80));
+    expect(sim.service(ids.projectId, id)?.status).toBe("CONFIGURING");
+    await new Promise((r) => setTimeout(r, 60));
+    expect(sim.service(ids.projectId, id)?.status).toBe("READY");
+    const again = await post("forkService", { fork_strategy: "NOW" });
+    expect(again.body.initial_password).not.toBe(res.body.initial_password);
+  });
+
+  test.each([
+    [{}, "at least one"],
+    [{ replica_count: -1 }, "integer >= 0"],
+    [{ replica_count: 1.5 }, "integer >= 0"],
+    [{ replica_count: 3 }, "0, 1 or 2"],
+    [{ replica_count: 1, sync_replica_count: 1 }, "1 only with 2 replicas"],
+  ])("setHA %j: 400 mentioning %s", async (body, fragment) => {
+    const res = await post("setHA", body);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain(fragment);
+  });
+
+  test("setHA 202 then CONFIGURING -> READY; stop 202 then PAUSING -> PAUSED; stopping a paused service is 400; unknown IDs 404", async () => {
+    sim.delays = { ...sim.delays, setHAMs: 50, stopMs: 50 };
+    const ha = await post("setHA", { replica_count: 2, sync_replica_count: 1 });
+    expect(ha).toMatchObject({ status: 202, body: { status: "CONFIGURING", ha_replicas: { replica_count: 2, sync_replica_count: 1 } } });
+    expect((await post("setHA", { replica_count: 2, sync_replica_count: 0 })).status).toBe(409);
+    await new Promise((r) => setTimeout(r, 70));
+    expect((await post("stop")).body.status).toBe("PAUSING");
+    await new Promise((r) => setTimeout(r, 70));
+    expect(sim.service(ids.projectId, ids.serviceId)?.status).toBe("PAUSED");
+    expect((await post("stop")).status).toBe(400);
+    const missing = await fetch(`${sim.url}/projects/${ids.projectId}/services/svc-nope`, { headers: { Authorization: `Bearer ${sim.apiKey}` } });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
