@@ -74,6 +74,7 @@ test("VpcName: rename previews as an update; an out-of-band rename shows on refr
   const up = await s.up();
   expect(up.outputs).toMatchObject({ name: { value: "payments-vpc" }, cidr: { value: "10.0.0.0/16" } });
   expect(up.requests.map((r) => r.operation)).toEqual(["renameVpc", "getVpc"]);
+  expect((await s.preview()).changes).toEqual({ same: 2 });
 
   s.setProgram(program("payments-vpc-2"));
   expect((await s.preview()).changes).toMatchObject({ update: 1 });

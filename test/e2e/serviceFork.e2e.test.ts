@@ -35,6 +35,10 @@ test("fork lifecycle: preview makes no API call, up forks, second preview is emp
   expect(password.length).toBeGreaterThan(8);
   expect(state).not.toContain(password);
   expect(state).not.toContain(h.sim.apiKey);
+  const exported = JSON.stringify(await s.exportState());
+  expect(exported).toContain(serviceId);
+  expect(exported).not.toContain(password);
+  expect(exported).not.toContain(h.sim.apiKey);
 
   s.setProgram(program("pr-2"));
   const rename = await s.preview();
