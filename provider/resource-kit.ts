@@ -69,6 +69,15 @@ export function progress(message: string): void {
   process.stderr.write(`[tigercloud] ${message}\n`);
 }
 
+/** configure, check and diff: the same for every resource but for its schema and diff rules. */
+export function standardMethods(schema: z.ZodType, rules: DiffRules): Pick<Required<pulumi.dynamic.ResourceProvider>, "configure" | "check" | "diff"> {
+  return {
+    async configure(req) { configureFromStack(req); },
+    async check(_olds, news) { return checkInputs(schema, news); },
+    async diff(_id, olds, news) { return diffInputs(olds, news, rules); },
+  };
+}
+
 // ---- check -------------------------------------------------------------------------------
 
 export interface CheckOutcome {
@@ -242,7 +251,16 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
   }
 }
 
-export const isNotFound = (err: unknown): boolean => err instanceof NotFoundError;
+/** The service, or undefined when it is gone: a 404, or DELETED. Any other failure is thrown. */
+export async function serviceUnlessGone(client: TigerCloudClient, projectId: string, serviceId: string): Promise<Service | undefined> {
+  try {
+    const service = await client.getService(projectId, serviceId);
+    return service.status === "DELETED" ? undefined : service;
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
 
 // ---- partial failure ---------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
 import { BadRequestError, NotFoundError } from "./errors";
 import {
-  type DiffRules, WAIT_DEFAULTS, checkInputs, clientNow, configureFromStack, diffInputs, durationSchema, idSchema,
-  onlyStateChanged, parseDuration, partialFailure, plain, progress, serializedProvider, waitForService, withoutProvider,
+  type DiffRules, WAIT_DEFAULTS, clientNow, durationSchema, idSchema, onlyStateChanged, parseDuration, partialFailure,
+  plain, progress, serializedProvider, serviceUnlessGone, standardMethods, waitForService, withoutProvider,
 } from "./resource-kit";
 
 export interface ServiceForkArgs {
@@ -139,11 +139,7 @@ const waitReady = (inputs: ForkInputs, serviceId: string) => waitForService({
 });
 
 export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
-  async configure(req) { configureFromStack(req); },
-
-  async check(_olds, news) { return checkInputs(ForkInputsSchema, news); },
-
-  async diff(_id, olds, news) { return diffInputs(olds, news, RULES); },
+  ...standardMethods(ForkInputsSchema, RULES),
 
   async create(news) {
     const inputs = ForkInputsSchema.parse(withoutProvider(news));
@@ -172,15 +168,8 @@ export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
   },
 
   async read(id, props) {
-    const projectId = String(props.projectId);
-    let service: Service;
-    try {
-      service = await clientNow().getService(projectId, id);
-    } catch (err) {
-      if (err instanceof NotFoundError) return {};
-      throw err;
-    }
-    if (service.status === "DELETED") return {};
+    const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
+    if (!service) return {};
     return { id, props: forkOutputs(withoutProvider(props), service, props.initialPassword) };
   },
 

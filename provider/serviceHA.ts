@@ -4,10 +4,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
-import { NotFoundError } from "./errors";
 import {
-  type DiffRules, WAIT_DEFAULTS, checkInputs, clientNow, configureFromStack, diffInputs, durationSchema, idSchema,
-  onlyStateChanged, parseDuration, partialFailure, plain, progress, serializedProvider, waitForService, withoutProvider,
+  type DiffRules, WAIT_DEFAULTS, clientNow, durationSchema, idSchema, onlyStateChanged, parseDuration, partialFailure,
+  plain, progress, serializedProvider, serviceUnlessGone, standardMethods, waitForService, withoutProvider,
 } from "./resource-kit";
 
 export interface ServiceHAArgs {
@@ -128,11 +127,7 @@ async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknow
 const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
 
 export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
-  async configure(req) { configureFromStack(req); },
-
-  async check(_olds, news) { return checkInputs(HAInputsSchema, news); },
-
-  async diff(_id, olds, news) { return diffInputs(olds, news, RULES); },
+  ...standardMethods(HAInputsSchema, RULES),
 
   async create(news) {
     const inputs = HAInputsSchema.parse(withoutProvider(news));
@@ -140,14 +135,8 @@ export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
   },
 
   async read(id, props) {
-    let service: Service;
-    try {
-      service = await clientNow().getService(String(props.projectId), id);
-    } catch (err) {
-      if (err instanceof NotFoundError) return {};
-      throw err;
-    }
-    if (service.status === "DELETED") return {};
+    const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
+    if (!service) return {};
     return { id, props: haOutputs(withoutProvider(props), service) };
   },
 
@@ -159,16 +148,10 @@ export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
 
   async delete(id, props) {
     const projectId = String(props.projectId);
-    const client = clientNow();
-    let service: Service;
-    try {
-      service = await client.getService(projectId, id);
-    } catch (err) {
-      if (err instanceof NotFoundError) {
-        progress(`service ${id} no longer exists; no HA to remove`);
-        return;
-      }
-      throw err;
+    const service = await serviceUnlessGone(clientNow(), projectId, id);
+    if (!service) {
+      progress(`service ${id} no longer exists; no HA to remove`);
+      return;
     }
     const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
     if (replica_count === 0 && sync_replica_count === 0) return;

@@ -6,8 +6,7 @@ import { z } from "zod";
 import type { Vpc } from "./api-schemas";
 import { NotFoundError } from "./errors";
 import {
-  type DiffRules, checkInputs, clientNow, configureFromStack, diffInputs, idSchema, plain, progress,
-  serializedProvider, withoutProvider,
+  type DiffRules, clientNow, idSchema, plain, progress, serializedProvider, standardMethods, withoutProvider,
 } from "./resource-kit";
 
 export interface VpcNameArgs {
@@ -56,11 +55,7 @@ async function rename(news: Record<string, unknown>): Promise<Record<string, unk
 }
 
 export const vpcNameProvider: Required<pulumi.dynamic.ResourceProvider> = {
-  async configure(req) { configureFromStack(req); },
-
-  async check(_olds, news) { return checkInputs(VpcInputsSchema, news); },
-
-  async diff(_id, olds, news) { return diffInputs(olds, news, RULES); },
+  ...standardMethods(VpcInputsSchema, RULES),
 
   async create(news) {
     const outs = await rename(news);

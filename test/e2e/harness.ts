@@ -2,6 +2,7 @@
 // inline programs against the simulator. Each harness has its own file backend and PULUMI_HOME in
 // a temporary directory inside the repository, so that the engine's provider process, which
 // loads this package by name from the program's directory, finds it in ./node_modules.
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
@@ -30,6 +31,9 @@ export interface Scenario {
   destroy(): Promise<Outcome>;
   /** The stack's state file as stored by the backend (what an attacker with the bucket reads). */
   rawState(): string;
+  /** `pulumi stack export` as a person runs it (no --show-secrets). */
+  exportWithCli(): string;
+  /** The Automation API's export, which runs `stack export --show-secrets`: secrets in plaintext. */
   exportState(): Promise<{ resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[] }>;
 }
 
@@ -109,6 +113,11 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
       rawState() {
         const file = path.join(backend, ".pulumi", "stacks", project, `${name}.json`);
         return fs.readFileSync(file, "utf8");
+      },
+      exportWithCli() {
+        return execFileSync("pulumi", ["stack", "export", "--stack", name], {
+          cwd: workDir, encoding: "utf8", env: { ...process.env, ...envVars, PULUMI_HOME: home },
+        });
       },
       async exportState() {
         return (await s.exportStack()).deployment as Awaited<ReturnType<Scenario["exportState"]>>;

@@ -35,7 +35,7 @@ test("fork lifecycle: preview makes no API call, up forks, second preview is emp
   expect(password.length).toBeGreaterThan(8);
   expect(state).not.toContain(password);
   expect(state).not.toContain(h.sim.apiKey);
-  const exported = JSON.stringify(await s.exportState());
+  const exported = s.exportWithCli();
   expect(exported).toContain(serviceId);
   expect(exported).not.toContain(password);
   expect(exported).not.toContain(h.sim.apiKey);
