@@ -170,7 +170,11 @@ export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
   async read(id, props) {
     const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
     if (!service) return {};
-    return { id, props: forkOutputs(withoutProvider(props), service, props.initialPassword) };
+    const outs = forkOutputs(withoutProvider(props), service, props.initialPassword);
+    // `name` stays the name the fork was made with: this API cannot rename a service, so a
+    // rename made elsewhere could only be "fixed" by replacing the fork, data and all.
+    if (typeof props.name === "string") outs.name = props.name;
+    return { id, props: outs };
   },
 
   async update(id, olds, news) {

@@ -194,6 +194,15 @@ describe("ServiceFork", () => {
       expect(await fork.read(id, { ...outs, __provider: P })).toEqual({});
     });
 
+    test("read keeps the name the fork was made with: a rename elsewhere must not replace the fork", async () => {
+      const { id, outs } = await created();
+      sim.outOfBand.renameService(ids.projectId, id, "renamed-in-console");
+      const read = await fork.read(id, { ...outs, __provider: P });
+      expect(read.props?.name).toBe("rud");
+      const news = (await fork.check({}, { __provider: P, ...base, name: "rud" })).inputs;
+      expect(await fork.diff(id, { ...read.props, __provider: P }, news)).toMatchObject({ changes: false });
+    });
+
     test("update of waiting controls makes no API call", async () => {
       const { id, outs } = await created();
       sim.clearLog();

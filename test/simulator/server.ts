@@ -188,6 +188,7 @@ export class Simulator {
     setStatus: (projectId: string, serviceId: string, status: Status) => {
       this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
     },
+    renameService: (projectId: string, serviceId: string, name: string) => { this.requireService(projectId, serviceId).name = name; },
     deleteService: (projectId: string, serviceId: string) => { this.projects.get(projectId)?.services.delete(serviceId); },
   };
 
