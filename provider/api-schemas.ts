@@ -6,11 +6,8 @@ import { z } from "zod";
 const opt = <T extends z.ZodType>(schema: T) =>
   schema.nullish().transform((v) => (v === null ? undefined : v));
 
-export const SERVICE_STATUSES = [
-  "QUEUED", "DELETING", "CONFIGURING", "READY", "DELETED", "UNSTABLE",
-  "PAUSING", "PAUSED", "RESUMING", "UPGRADING", "OPTIMIZING",
-] as const;
-export type KnownServiceStatus = (typeof SERVICE_STATUSES)[number];
+// Service statuses (spec section 3): QUEUED, DELETING, CONFIGURING, READY, DELETED, UNSTABLE,
+// PAUSING, PAUSED, RESUMING, UPGRADING, OPTIMIZING; kept as strings, see above.
 
 export const EndpointSchema = z.looseObject({ host: opt(z.string()), port: opt(z.number()) });
 
