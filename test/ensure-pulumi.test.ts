@@ -1,0 +1,59 @@
+// scripts/ensure-pulumi's order of search, with stand-in `pulumi` executables (no build):
+// PATH at a supported version first, then a cached build; an older PATH CLI is passed over.
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+const SCRIPT = path.join(__dirname, "..", "scripts", "ensure-pulumi");
+
+function fakePulumi(dir: string, version: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "pulumi"), `#!/bin/sh\n[ "$1" = version ] && echo v${version}\n`, { mode: 0o755 });
+  return dir;
+}
+
+/** A PATH folder with only the tools the script itself uses: no pulumi, go, node or npx. */
+function basicTools(dir: string): string {
+  fs.mkdirSync(dir);
+  for (const tool of ["bash", "env", "dirname", "sort", "head", "tr", "sed", "date", "mkdir", "rm", "mv", "cat"]) {
+    const found = ["/usr/bin", "/bin"].map((d) => path.join(d, tool)).find((p) => fs.existsSync(p));
+    if (found) fs.symlinkSync(found, path.join(dir, tool));
+  }
+  return dir;
+}
+
+function run(pathDirs: string[], cache: string) {
+  const result = spawnSync(SCRIPT, {
+    encoding: "utf8",
+    env: { PATH: [...pathDirs, basicTools(path.join(tmp, "tools"))].join(":"), HOME: tmp, PULUMI_TIGERCLOUD_CACHE: cache },
+  });
+  return { status: result.status, dir: result.stdout.trim().split("\n").pop(), stderr: result.stderr };
+}
+
+let tmp: string;
+beforeEach(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ensure-pulumi-")); });
+afterEach(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
+
+test("a pulumi on PATH at a supported version is used", () => {
+  const onPath = fakePulumi(path.join(tmp, "path"), "3.260.1");
+  const r = run([onPath], path.join(tmp, "cache"));
+  expect(r).toMatchObject({ status: 0, dir: onPath });
+  expect(r.stderr).toMatch(/using pulumi 3\.260\.1 from PATH/);
+});
+
+test("an older pulumi on PATH is passed over for a cached build of the tested version", () => {
+  const onPath = fakePulumi(path.join(tmp, "path"), "3.100.0");
+  const cached = fakePulumi(path.join(tmp, "cache", "pulumi-v3.248.0", "bin"), "3.248.0");
+  const r = run([onPath], path.join(tmp, "cache"));
+  expect(r).toMatchObject({ status: 0, dir: cached });
+  expect(r.stderr).toMatch(/pulumi on PATH is 3\.100\.0; need >= 3\.248\.0/);
+  expect(r.stderr).toMatch(/using cached pulumi 3\.248\.0/);
+});
+
+test("with no CLI, no Go and no npx, it fails saying what to install", () => {
+  const r = run([], path.join(tmp, "cache"));
+  expect(r.status).not.toBe(0);
+  expect(r.stderr).toMatch(/no Go toolchain/);
+  expect(r.stderr).toMatch(/Install one of:[\s\S]*Pulumi CLI >= 3\.248\.0[\s\S]*Go >= 1\.25/);
+});
