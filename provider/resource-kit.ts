@@ -1,7 +1,7 @@
 // What the three resources share: the provider object that is serialized into state, the
 // connection context it runs with, input validation that tolerates preview's unknown values,
 // diffing, waiting for a service, progress messages and the partial-failure error.
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service } from "./api-schemas";
 import { createClient, type TigerCloudClient } from "./client";
@@ -11,8 +11,8 @@ import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
 
-/** The sentinel that stands for a value not known until apply (pulumi.runtime.unknownValue). */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+/** The sentinel that stands for a value not known until apply. */
+export const UNKNOWN = pulumi.runtime.unknownValue;
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
 
 // ---- the serialized provider -------------------------------------------------------------

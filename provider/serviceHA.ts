@@ -86,15 +86,18 @@ const matches = (inputs: { replicaCount?: number | undefined; syncReplicaCount?:
 const describeCounts = (i: { replicaCount?: number | undefined; syncReplicaCount?: number | undefined }) =>
   [i.replicaCount !== undefined && `${i.replicaCount} replica(s)`, i.syncReplicaCount !== undefined && `${i.syncReplicaCount} synchronous`].filter(Boolean).join(", ");
 
+/** What setting HA needs: the service, the counts, whether to wait, and for how long. */
+type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & { timeoutMs: number };
+
 /** setHA once the service can take it. */
-async function setHAWhenReady(inputs: HAInputs): Promise<Service> {
+async function setHAWhenReady(inputs: HATarget): Promise<Service> {
   const client = clientNow();
   const { projectId, serviceId } = inputs;
   // A service still being created or reconfigured (a fork from the same program with
   // waitForReady false, say) refuses setHA: wait for READY first.
   const service = await client.getService(projectId, serviceId);
   if (service.status !== "READY") {
-    await waitForService({ client, projectId, serviceId, goal: "READY before changing HA", done: (s) => s.status === "READY", hopeless: UNREACHABLE, timeoutMs: parseDuration(inputs.updateTimeout) });
+    await waitForService({ client, projectId, serviceId, goal: "READY before changing HA", done: (s) => s.status === "READY", hopeless: UNREACHABLE, timeoutMs: inputs.timeoutMs });
   }
   const body: SetHARequest = {};
   if (inputs.replicaCount !== undefined) body.replica_count = inputs.replicaCount;
@@ -104,11 +107,11 @@ async function setHAWhenReady(inputs: HAInputs): Promise<Service> {
 }
 
 /** Unless told not to, wait until the service is READY with the counts. */
-async function awaitHA(inputs: HAInputs, answer: Service): Promise<Service> {
+async function awaitHA(inputs: HATarget, answer: Service): Promise<Service> {
   if (!inputs.waitForReady) return answer;
   const done = await waitForService({
     client: clientNow(), projectId: inputs.projectId, serviceId: inputs.serviceId, goal: `READY with ${describeCounts(inputs)}`,
-    done: (s) => s.status === "READY" && matches(inputs)(s), hopeless: UNREACHABLE, timeoutMs: parseDuration(inputs.updateTimeout),
+    done: (s) => s.status === "READY" && matches(inputs)(s), hopeless: UNREACHABLE, timeoutMs: inputs.timeoutMs,
   });
   progress(`service ${inputs.serviceId} is READY with ${describeCounts(inputs)}`);
   return done;
@@ -116,9 +119,10 @@ async function awaitHA(inputs: HAInputs, answer: Service): Promise<Service> {
 
 /** setHA then wait; once setHA succeeded, a failure still records the resource. */
 async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const answer = await setHAWhenReady(inputs);
+  const target = { ...inputs, timeoutMs: parseDuration(inputs.updateTimeout) };
+  const answer = await setHAWhenReady(target);
   try {
-    return haOutputs(inputs, await awaitHA(inputs, answer));
+    return haOutputs(inputs, await awaitHA(target, answer));
   } catch (err) {
     throw partialFailure(id, haOutputs(inputs, answer), news, err);
   }
@@ -159,11 +163,10 @@ export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
       progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
       return;
     }
-    const noHA: HAInputs = {
+    const noHA: HATarget = {
       projectId, serviceId: id, replicaCount: 0, syncReplicaCount: 0,
       waitForReady: props.waitForReady !== false,
-      updateTimeout: typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout,
-      deleteTimeout: WAIT_DEFAULTS.deleteTimeout,
+      timeoutMs: parseDuration(typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout),
     };
     await awaitHA(noHA, await setHAWhenReady(noHA));
   },
