@@ -6,14 +6,32 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    files: ["**/*.ts"],
+    // Type-aware rules: a promise nobody awaits is a failure nobody sees.
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      // Provider methods load the package by name at run time (see provider/resource-kit.ts).
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+    },
+  },
+  {
+    rules: {
+      // Provider methods load the package by name at run time (see provider/kit/serialized-provider.ts).
       "@typescript-eslint/no-require-imports": "off",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
+      ],
       // Only the client module may speak HTTP.
       "no-restricted-imports": ["error", { paths: [{ name: "axios", message: "Only provider/client.ts talks HTTP." }] }],
     },
   },
   { files: ["provider/client.ts"], rules: { "no-restricted-imports": "off" } },
-  { files: ["**/*.js", "**/*.mjs"], languageOptions: { globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", __dirname: "readonly" } } },
+  {
+    files: ["**/*.js", "**/*.mjs"],
+    languageOptions: {
+      globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly", __dirname: "readonly" },
+    },
+  },
 );

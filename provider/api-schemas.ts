@@ -3,8 +3,7 @@
 // as plain strings, so that a newer API does not break an older provider.
 import { z } from "zod";
 
-const opt = <T extends z.ZodType>(schema: T) =>
-  schema.nullish().transform((v) => (v === null ? undefined : v));
+const opt = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => (v === null ? undefined : v));
 
 // Service statuses (spec section 3): QUEUED, DELETING, CONFIGURING, READY, DELETED, UNSTABLE,
 // PAUSING, PAUSED, RESUMING, UPGRADING, OPTIMIZING; kept as strings, see above.
@@ -35,31 +34,43 @@ export const ServiceSchema = z.looseObject({
   region_code: opt(z.string()),
   endpoint: opt(EndpointSchema),
   connection_pooler: opt(ConnectionPoolerSchema),
-  forked_from: opt(z.looseObject({
-    is_standby: opt(z.boolean()),
-    project_id: opt(z.string()),
-    service_id: opt(z.string()),
-  })),
-  ha_replicas: opt(z.looseObject({
-    replica_count: opt(z.number()),
-    sync_replica_count: opt(z.number()),
-  })),
+  forked_from: opt(
+    z.looseObject({
+      is_standby: opt(z.boolean()),
+      project_id: opt(z.string()),
+      service_id: opt(z.string()),
+    }),
+  ),
+  ha_replicas: opt(
+    z.looseObject({
+      replica_count: opt(z.number()),
+      sync_replica_count: opt(z.number()),
+    }),
+  ),
   initial_password: opt(z.string()),
   metadata: opt(z.looseObject({ environment: opt(z.string()) })),
-  metrics: opt(z.looseObject({
-    memory_mb: opt(z.number()),
-    milli_cpu: opt(z.number()),
-    storage_mb: opt(z.number()),
-  })),
+  metrics: opt(
+    z.looseObject({
+      memory_mb: opt(z.number()),
+      milli_cpu: opt(z.number()),
+      storage_mb: opt(z.number()),
+    }),
+  ),
   read_replica_sets: opt(z.array(ReadReplicaSetSchema)),
-  resources: opt(z.array(z.looseObject({
-    id: opt(z.string()),
-    spec: opt(z.looseObject({
-      cpu_millis: opt(z.number()),
-      memory_gbs: opt(z.number()),
-      volume_type: opt(z.string()),
-    })),
-  }))),
+  resources: opt(
+    z.array(
+      z.looseObject({
+        id: opt(z.string()),
+        spec: opt(
+          z.looseObject({
+            cpu_millis: opt(z.number()),
+            memory_gbs: opt(z.number()),
+            volume_type: opt(z.string()),
+          }),
+        ),
+      }),
+    ),
+  ),
   vpcEndpoint: z.unknown().optional(),
 });
 export type Service = z.infer<typeof ServiceSchema>;

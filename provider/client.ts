@@ -4,12 +4,25 @@
 import axios, { type AxiosResponse } from "axios";
 import { z } from "zod";
 import {
-  ErrorBodySchema, RenameResponseSchema, ServiceSchema, VpcSchema,
-  type ForkServiceRequest, type RenameResponse, type Service, type SetHARequest, type Vpc,
+  ErrorBodySchema,
+  RenameResponseSchema,
+  ServiceSchema,
+  VpcSchema,
+  type ForkServiceRequest,
+  type RenameResponse,
+  type Service,
+  type SetHARequest,
+  type Vpc,
 } from "./api-schemas";
 import {
-  ApiError, ConnectionError, ForkOutcomeUnknownError, RateLimitError, SchemaValidationError,
-  TigerCloudError, TimeoutError, apiErrorFor,
+  ApiError,
+  ConnectionError,
+  ForkOutcomeUnknownError,
+  RateLimitError,
+  SchemaValidationError,
+  TigerCloudError,
+  TimeoutError,
+  apiErrorFor,
 } from "./errors";
 import { type ConfigLookup, type ConnectionSettings, type ResolvedSettings, resolveSettings, secretsOf } from "./settings";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
@@ -80,9 +93,10 @@ export class TigerCloudClient {
     this.options = { ...CLIENT_DEFAULTS, ...options };
     // Credentials live only in this closure: not a property, so that no serializer, logger or
     // error formatter that walks the client can reach them.
-    const authorization = settings.credentials.kind === "bearer"
-      ? `Bearer ${settings.credentials.apiKey}`
-      : `Basic ${Buffer.from(`${settings.credentials.publicKey}:${settings.credentials.secretKey}`).toString("base64")}`;
+    const authorization =
+      settings.credentials.kind === "bearer"
+        ? `Bearer ${settings.credentials.apiKey}`
+        : `Basic ${Buffer.from(`${settings.credentials.publicKey}:${settings.credentials.secretKey}`).toString("base64")}`;
     const secrets = [...secretsOf(settings.credentials), authorization, authorization.split(" ")[1] as string];
     this.authorize = () => authorization;
     this.redact = (text) => secrets.reduce((t, s) => t.split(s).join("[REDACTED]"), text);
@@ -94,8 +108,13 @@ export class TigerCloudClient {
 
   forkService(projectId: string, serviceId: string, body: ForkServiceRequest): Promise<Service> {
     return this.call({
-      name: "forkService", method: "POST", path: apiPath`/projects/${projectId}/services/${serviceId}/forkService`,
-      body, schema: ServiceSchema, expected: "a Service", retry: "fork",
+      name: "forkService",
+      method: "POST",
+      path: apiPath`/projects/${projectId}/services/${serviceId}/forkService`,
+      body,
+      schema: ServiceSchema,
+      expected: "a Service",
+      retry: "fork",
     }).catch((err: unknown) => {
       throw forkFailure(err, projectId, serviceId, body.name);
     });
@@ -103,36 +122,58 @@ export class TigerCloudClient {
 
   setHA(projectId: string, serviceId: string, body: SetHARequest): Promise<Service> {
     return this.call({
-      name: "setHA", method: "POST", path: apiPath`/projects/${projectId}/services/${serviceId}/setHA`,
-      body, schema: ServiceSchema, expected: "a Service", retry: "safe",
+      name: "setHA",
+      method: "POST",
+      path: apiPath`/projects/${projectId}/services/${serviceId}/setHA`,
+      body,
+      schema: ServiceSchema,
+      expected: "a Service",
+      retry: "safe",
     });
   }
 
   stop(projectId: string, serviceId: string): Promise<Service> {
     return this.call({
-      name: "stop", method: "POST", path: apiPath`/projects/${projectId}/services/${serviceId}/stop`,
-      schema: ServiceSchema, expected: "a Service", retry: "safe",
+      name: "stop",
+      method: "POST",
+      path: apiPath`/projects/${projectId}/services/${serviceId}/stop`,
+      schema: ServiceSchema,
+      expected: "a Service",
+      retry: "safe",
     });
   }
 
   getService(projectId: string, serviceId: string): Promise<Service> {
     return this.call({
-      name: "getService", method: "GET", path: apiPath`/projects/${projectId}/services/${serviceId}`,
-      schema: ServiceSchema, expected: "a Service", retry: "safe",
+      name: "getService",
+      method: "GET",
+      path: apiPath`/projects/${projectId}/services/${serviceId}`,
+      schema: ServiceSchema,
+      expected: "a Service",
+      retry: "safe",
     });
   }
 
   getVpc(projectId: string, vpcId: string): Promise<Vpc> {
     return this.call({
-      name: "getVpc", method: "GET", path: apiPath`/projects/${projectId}/vpcs/${vpcId}`,
-      schema: VpcSchema, expected: "a Vpc", retry: "safe",
+      name: "getVpc",
+      method: "GET",
+      path: apiPath`/projects/${projectId}/vpcs/${vpcId}`,
+      schema: VpcSchema,
+      expected: "a Vpc",
+      retry: "safe",
     });
   }
 
   renameVpc(projectId: string, vpcId: string, name: string): Promise<RenameResponse> {
     return this.call({
-      name: "renameVpc", method: "POST", path: apiPath`/projects/${projectId}/vpcs/${vpcId}/rename`,
-      body: { name }, schema: RenameResponseSchema, expected: "a Vpc or {message}", retry: "safe",
+      name: "renameVpc",
+      method: "POST",
+      path: apiPath`/projects/${projectId}/vpcs/${vpcId}/rename`,
+      body: { name },
+      schema: RenameResponseSchema,
+      expected: "a Vpc or {message}",
+      retry: "safe",
     });
   }
 
@@ -157,11 +198,14 @@ export class TigerCloudClient {
 
   /** The wait before the next attempt, or undefined when this failure must not be retried. */
   private retryDelay(op: Operation<unknown>, failure: TigerCloudError, attempt: number): number | undefined {
-    const retryable = op.retry === "fork"
-      ? (failure instanceof RateLimitError || (failure instanceof ConnectionError && failure.connectionRefused))
-      : failure instanceof ConnectionError || failure instanceof TimeoutError ||
-        (failure instanceof ApiError && (this.options.retryStatuses.includes(failure.status) ||
-          (op.method === "GET" && this.options.retryStatusesForGet.includes(failure.status))));
+    const retryable =
+      op.retry === "fork"
+        ? failure instanceof RateLimitError || (failure instanceof ConnectionError && failure.connectionRefused)
+        : failure instanceof ConnectionError ||
+          failure instanceof TimeoutError ||
+          (failure instanceof ApiError &&
+            (this.options.retryStatuses.includes(failure.status) ||
+              (op.method === "GET" && this.options.retryStatusesForGet.includes(failure.status))));
     if (!retryable) return undefined;
     if (failure instanceof ApiError && failure.retryAfterMs !== undefined) return failure.retryAfterMs;
     const ceiling = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (attempt - 1));
@@ -225,7 +269,10 @@ export class TigerCloudClient {
       // Not JSON (an HTML page from a proxy, or nothing): summarised below.
     }
     return apiErrorFor({
-      status, method: op.method, path: op.path, retryAfterMs: parseRetryAfter(retryAfter),
+      status,
+      method: op.method,
+      path: op.path,
+      retryAfterMs: parseRetryAfter(retryAfter),
       code: code && this.redact(code),
       apiMessage: this.redact(message ?? `HTTP ${status}${text.trim() ? `, body ${describeBody(text)}` : ", empty body"}`),
       details: details && this.redact(details),
@@ -265,6 +312,10 @@ function forkFailure(err: unknown, projectId: string, serviceId: string, name: s
 }
 
 /** A client from explicit settings, then stack config, then the environment. */
-export function createClient(explicit: ConnectionSettings = {}, config: ConfigLookup = () => undefined, options: Partial<ClientOptions> = {}): TigerCloudClient {
+export function createClient(
+  explicit: ConnectionSettings = {},
+  config: ConfigLookup = () => undefined,
+  options: Partial<ClientOptions> = {},
+): TigerCloudClient {
   return new TigerCloudClient(resolveSettings(explicit, config), options);
 }

@@ -50,17 +50,39 @@ export class ApiError extends TigerCloudError {
   }
 
   toJSON(): Record<string, unknown> {
-    return { name: this.name, message: this.message, status: this.status, code: this.code, method: this.method, path: this.path, details: this.details };
+    return {
+      name: this.name,
+      message: this.message,
+      status: this.status,
+      code: this.code,
+      method: this.method,
+      path: this.path,
+      details: this.details,
+    };
   }
 }
 
-export class BadRequestError extends ApiError { override name = "BadRequestError"; }
-export class AuthenticationError extends ApiError { override name = "AuthenticationError"; }
-export class PermissionDeniedError extends ApiError { override name = "PermissionDeniedError"; }
-export class NotFoundError extends ApiError { override name = "NotFoundError"; }
-export class ConflictError extends ApiError { override name = "ConflictError"; }
-export class RateLimitError extends ApiError { override name = "RateLimitError"; }
-export class InternalServerError extends ApiError { override name = "InternalServerError"; }
+export class BadRequestError extends ApiError {
+  override name = "BadRequestError";
+}
+export class AuthenticationError extends ApiError {
+  override name = "AuthenticationError";
+}
+export class PermissionDeniedError extends ApiError {
+  override name = "PermissionDeniedError";
+}
+export class NotFoundError extends ApiError {
+  override name = "NotFoundError";
+}
+export class ConflictError extends ApiError {
+  override name = "ConflictError";
+}
+export class RateLimitError extends ApiError {
+  override name = "RateLimitError";
+}
+export class InternalServerError extends ApiError {
+  override name = "InternalServerError";
+}
 
 /** One status -> one class; other statuses are a plain ApiError. */
 export function apiErrorFor(fields: ApiErrorFields): ApiError {
@@ -95,7 +117,11 @@ export class ConnectionError extends TigerCloudError {
 /** The request was sent but no answer came within the per-request timeout. */
 export class TimeoutError extends TigerCloudError {
   override name = "TimeoutError";
-  constructor(readonly method: string, readonly path: string, readonly timeoutMs: number) {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly timeoutMs: number,
+  ) {
     super(`Request timed out after ${timeoutMs} ms: ${method} ${path}`);
   }
 }
@@ -103,7 +129,13 @@ export class TimeoutError extends TigerCloudError {
 /** The request worked but the response body is not what the API describes. */
 export class SchemaValidationError extends TigerCloudError {
   override name = "SchemaValidationError";
-  constructor(readonly method: string, readonly path: string, expected: string, problems: string, received: string) {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    expected: string,
+    problems: string,
+    received: string,
+  ) {
     super(`Unexpected response to ${method} ${path}: expected ${expected}; ${problems}; received ${received}`);
   }
 }

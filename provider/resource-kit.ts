@@ -29,7 +29,10 @@ export function serializedProvider(kind: ResourceKind): pulumi.dynamic.ResourceP
   const version = PACKAGE_VERSION;
   const implementation = (): Required<pulumi.dynamic.ResourceProvider> => {
     const provider = require(`${packageName}/runtime`).providers[kind];
-    if (!provider) throw new Error(`State written by ${packageName} ${version} names a ${kind} resource, which the installed ${packageName} does not provide.`);
+    if (!provider)
+      throw new Error(
+        `State written by ${packageName} ${version} names a ${kind} resource, which the installed ${packageName} does not provide.`,
+      );
     return provider;
   };
   return {
@@ -57,7 +60,12 @@ export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
 
 /** A client with settings resolved now: stack config, then the environment. */
 export function clientNow(): TigerCloudClient {
-  return createClient({}, stackConfig, { onRetry: (e) => progress(`${e.operation}: retrying (attempt ${e.attempt} of ${e.maxAttempts}) in ${(e.delayMs / 1000).toFixed(1)} s after: ${e.reason}`) });
+  return createClient({}, stackConfig, {
+    onRetry: (e) =>
+      progress(
+        `${e.operation}: retrying (attempt ${e.attempt} of ${e.maxAttempts}) in ${(e.delayMs / 1000).toFixed(1)} s after: ${e.reason}`,
+      ),
+  });
 }
 
 export function defaultProjectId(): string | undefined {
@@ -70,11 +78,20 @@ export function progress(message: string): void {
 }
 
 /** configure, check and diff: the same for every resource but for its schema and diff rules. */
-export function standardMethods(schema: z.ZodType, rules: DiffRules): Pick<Required<pulumi.dynamic.ResourceProvider>, "configure" | "check" | "diff"> {
+export function standardMethods(
+  schema: z.ZodType,
+  rules: DiffRules,
+): Pick<Required<pulumi.dynamic.ResourceProvider>, "configure" | "check" | "diff"> {
   return {
-    async configure(req) { configureFromStack(req); },
-    async check(_olds, news) { return checkInputs(schema, news); },
-    async diff(_id, olds, news) { return diffInputs(olds, news, rules); },
+    async configure(req) {
+      configureFromStack(req);
+    },
+    async check(_olds, news) {
+      return checkInputs(schema, news);
+    },
+    async diff(_id, olds, news) {
+      return diffInputs(olds, news, rules);
+    },
   };
 }
 
@@ -99,7 +116,11 @@ export function checkInputs<T extends z.ZodType>(schema: T, news: Record<string,
   if (withProjectId && known.projectId === undefined && !unknownKeys.has("projectId")) {
     const fallback = defaultProjectId();
     if (fallback) known.projectId = fallback;
-    else failures.push({ property: "projectId", reason: `projectId is required: set it on the resource, or set ${SETTING_SOURCES.projectId.config} (stack config) or ${SETTING_SOURCES.projectId.env}` });
+    else
+      failures.push({
+        property: "projectId",
+        reason: `projectId is required: set it on the resource, or set ${SETTING_SOURCES.projectId.config} (stack config) or ${SETTING_SOURCES.projectId.env}`,
+      });
   }
 
   const parsed = schema.safeParse(known);
@@ -132,7 +153,9 @@ export function parseDuration(text: string): number {
   }
   return total;
 }
-export const durationSchema = z.string().regex(DURATION, { message: 'must be a duration such as "90s", "30m" or "1h30m"', abort: true })
+export const durationSchema = z
+  .string()
+  .regex(DURATION, { message: 'must be a duration such as "90s", "30m" or "1h30m"', abort: true })
   .refine((s) => parseDuration(s) > 0, "must be longer than zero");
 
 export const idSchema = z.string().min(1, "must not be empty");
@@ -229,14 +252,20 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
       if (spec.hopeless.includes(status)) {
         throw new WaitError(`Service ${spec.serviceId} is ${status} while waiting for it to be ${spec.goal}; it will not get there.`);
       }
-      if (status !== lastStatus) progress(`service ${spec.serviceId} is ${status}; waiting for ${spec.goal} (${Math.round((Date.now() - started) / 1000)} s elapsed)`);
+      if (status !== lastStatus)
+        progress(
+          `service ${spec.serviceId} is ${status}; waiting for ${spec.goal} (${Math.round((Date.now() - started) / 1000)} s elapsed)`,
+        );
       lastStatus = status;
       lastProblem = "";
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new WaitError(`Service ${spec.serviceId} no longer exists (404) while waiting for it to be ${spec.goal}.`, { cause: err });
       }
-      const transient = err instanceof ConnectionError || err instanceof TimeoutError || err instanceof InternalServerError ||
+      const transient =
+        err instanceof ConnectionError ||
+        err instanceof TimeoutError ||
+        err instanceof InternalServerError ||
         (err instanceof ApiError && err.status === 429);
       if (!transient) throw err;
       lastProblem = (err as Error).message;
@@ -244,7 +273,9 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
     }
     if (Date.now() + delay > deadline) {
       const seen = lastProblem ? `the last read failed: ${lastProblem}` : `it is ${lastStatus}`;
-      throw new WaitError(`Timed out after ${Math.round((Date.now() - started) / 1000)} s waiting for service ${spec.serviceId} to be ${spec.goal}; ${seen}. Raise the timeout input, or set waitForReady: false.`);
+      throw new WaitError(
+        `Timed out after ${Math.round((Date.now() - started) / 1000)} s waiting for service ${spec.serviceId} to be ${spec.goal}; ${seen}. Raise the timeout input, or set waitForReady: false.`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(WAIT_DEFAULTS.maxPollMs, delay * WAIT_DEFAULTS.factor);

@@ -6,8 +6,21 @@ import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
 import { BadRequestError, NotFoundError } from "./errors";
 import {
-  type DiffRules, WAIT_DEFAULTS, clientNow, durationSchema, idSchema, onlyStateChanged, parseDuration, partialFailure,
-  plain, progress, serializedProvider, serviceUnlessGone, standardMethods, waitForService, withoutProvider,
+  type DiffRules,
+  WAIT_DEFAULTS,
+  clientNow,
+  durationSchema,
+  idSchema,
+  onlyStateChanged,
+  parseDuration,
+  partialFailure,
+  plain,
+  progress,
+  serializedProvider,
+  serviceUnlessGone,
+  standardMethods,
+  waitForService,
+  withoutProvider,
 } from "./resource-kit";
 
 export interface ServiceForkArgs {
@@ -35,7 +48,10 @@ export interface ServiceForkArgs {
   deleteTimeout?: pulumi.Input<string>;
 }
 
-export interface Endpoint { host?: string; port?: number }
+export interface Endpoint {
+  host?: string;
+  port?: number;
+}
 
 export class ServiceFork extends pulumi.dynamic.Resource {
   /** The fork's service ID (also the resource ID). */
@@ -57,52 +73,88 @@ export class ServiceFork extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ServiceForkArgs, opts?: pulumi.CustomResourceOptions) {
     const outputs = {
-      serviceId: undefined, status: undefined, serviceType: undefined, regionCode: undefined, created: undefined,
-      endpoint: undefined, connectionPooler: undefined, forkedFrom: undefined, haReplicas: undefined,
-      resources: undefined, environment: undefined, initialPassword: undefined,
+      serviceId: undefined,
+      status: undefined,
+      serviceType: undefined,
+      regionCode: undefined,
+      created: undefined,
+      endpoint: undefined,
+      connectionPooler: undefined,
+      forkedFrom: undefined,
+      haReplicas: undefined,
+      resources: undefined,
+      environment: undefined,
+      initialPassword: undefined,
     };
-    super(serializedProvider("ServiceFork"), name, { ...outputs, name: undefined, ...args }, {
-      ...opts,
-      additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "initialPassword"],
-    }, "tigercloud", "ServiceFork");
+    super(
+      serializedProvider("ServiceFork"),
+      name,
+      { ...outputs, name: undefined, ...args },
+      {
+        ...opts,
+        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "initialPassword"],
+      },
+      "tigercloud",
+      "ServiceFork",
+    );
   }
 }
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
-const size = z.union([
-  z.number().positive("must be positive"),
-  z.string().regex(/^(\d+(\.\d+)?|shared)$/, 'must be a number, a numeric string, or "shared"'),
-], { error: 'must be a number, a numeric string, or "shared"' }).transform((v) => String(v));
+const size = z
+  .union(
+    [
+      z.number().positive("must be positive"),
+      z.string().regex(/^(\d+(\.\d+)?|shared)$/, 'must be a number, a numeric string, or "shared"'),
+    ],
+    { error: 'must be a number, a numeric string, or "shared"' },
+  )
+  .transform((v) => String(v));
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-export const ForkInputsSchema = z.strictObject({
-  projectId: idSchema,
-  sourceServiceId: idSchema,
-  forkStrategy: z.enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` }),
-  targetTime: z.string().regex(RFC3339, { message: "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z", abort: true })
-    .refine((t) => Date.parse(t) <= Date.now(), "must not be in the future").optional(),
-  cpuMillis: size.optional(),
-  memoryGbs: size.optional(),
-  environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
-  name: z.string().min(1, "must be 1 to 128 characters").max(128, "must be 1 to 128 characters").optional(),
-  waitForReady: z.boolean({ error: "must be true or false" }).default(true),
-  createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
-  deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
-}).superRefine((v, ctx) => {
-  const involves = ["forkStrategy", "targetTime"];
-  if (v.forkStrategy === "PITR" && v.targetTime === undefined) {
-    ctx.addIssue({ code: "custom", path: ["targetTime"], message: "is required when forkStrategy is PITR", params: { involves } });
-  }
-  if (v.forkStrategy !== "PITR" && v.targetTime !== undefined) {
-    ctx.addIssue({ code: "custom", path: ["targetTime"], message: `is allowed only when forkStrategy is PITR (it is ${v.forkStrategy})`, params: { involves } });
-  }
-  const shared = [v.cpuMillis === "shared", v.memoryGbs === "shared"];
-  if (shared[0] !== shared[1]) {
-    ctx.addIssue({ code: "custom", path: [shared[0] ? "memoryGbs" : "cpuMillis"], message: 'must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither', params: { involves: ["cpuMillis", "memoryGbs"] } });
-  }
-});
+export const ForkInputsSchema = z
+  .strictObject({
+    projectId: idSchema,
+    sourceServiceId: idSchema,
+    forkStrategy: z.enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` }),
+    targetTime: z
+      .string()
+      .regex(RFC3339, { message: "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z", abort: true })
+      .refine((t) => Date.parse(t) <= Date.now(), "must not be in the future")
+      .optional(),
+    cpuMillis: size.optional(),
+    memoryGbs: size.optional(),
+    environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
+    name: z.string().min(1, "must be 1 to 128 characters").max(128, "must be 1 to 128 characters").optional(),
+    waitForReady: z.boolean({ error: "must be true or false" }).default(true),
+    createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
+    deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
+  })
+  .superRefine((v, ctx) => {
+    const involves = ["forkStrategy", "targetTime"];
+    if (v.forkStrategy === "PITR" && v.targetTime === undefined) {
+      ctx.addIssue({ code: "custom", path: ["targetTime"], message: "is required when forkStrategy is PITR", params: { involves } });
+    }
+    if (v.forkStrategy !== "PITR" && v.targetTime !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["targetTime"],
+        message: `is allowed only when forkStrategy is PITR (it is ${v.forkStrategy})`,
+        params: { involves },
+      });
+    }
+    const shared = [v.cpuMillis === "shared", v.memoryGbs === "shared"];
+    if (shared[0] !== shared[1]) {
+      ctx.addIssue({
+        code: "custom",
+        path: [shared[0] ? "memoryGbs" : "cpuMillis"],
+        message: 'must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither',
+        params: { involves: ["cpuMillis", "memoryGbs"] },
+      });
+    }
+  });
 type ForkInputs = z.output<typeof ForkInputsSchema>;
 
 const RULES: DiffRules = {
@@ -123,20 +175,37 @@ function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPasswor
     regionCode: s.region_code,
     created: s.created,
     endpoint: s.endpoint && { host: s.endpoint.host, port: s.endpoint.port },
-    connectionPooler: s.connection_pooler && { endpoint: s.connection_pooler.endpoint && { host: s.connection_pooler.endpoint.host, port: s.connection_pooler.endpoint.port } },
-    forkedFrom: s.forked_from && { isStandby: s.forked_from.is_standby, projectId: s.forked_from.project_id, serviceId: s.forked_from.service_id },
+    connectionPooler: s.connection_pooler && {
+      endpoint: s.connection_pooler.endpoint && { host: s.connection_pooler.endpoint.host, port: s.connection_pooler.endpoint.port },
+    },
+    forkedFrom: s.forked_from && {
+      isStandby: s.forked_from.is_standby,
+      projectId: s.forked_from.project_id,
+      serviceId: s.forked_from.service_id,
+    },
     haReplicas: s.ha_replicas && { replicaCount: s.ha_replicas.replica_count, syncReplicaCount: s.ha_replicas.sync_replica_count },
-    resources: s.resources?.map((r) => ({ id: r.id, cpuMillis: r.spec?.cpu_millis, memoryGbs: r.spec?.memory_gbs, volumeType: r.spec?.volume_type })),
+    resources: s.resources?.map((r) => ({
+      id: r.id,
+      cpuMillis: r.spec?.cpu_millis,
+      memoryGbs: r.spec?.memory_gbs,
+      volumeType: r.spec?.volume_type,
+    })),
     environment: s.metadata?.environment,
     // GET does not return the password: keep the one the fork answered with.
     initialPassword: s.initial_password ?? initialPassword,
   });
 }
 
-const waitReady = (inputs: ForkInputs, serviceId: string) => waitForService({
-  client: clientNow(), projectId: inputs.projectId, serviceId, goal: "READY",
-  done: (s) => s.status === "READY", hopeless: ["DELETING", "DELETED"], timeoutMs: parseDuration(inputs.createTimeout),
-});
+const waitReady = (inputs: ForkInputs, serviceId: string) =>
+  waitForService({
+    client: clientNow(),
+    projectId: inputs.projectId,
+    serviceId,
+    goal: "READY",
+    done: (s) => s.status === "READY",
+    hopeless: ["DELETING", "DELETED"],
+    timeoutMs: parseDuration(inputs.createTimeout),
+  });
 
 export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
   ...standardMethods(ForkInputsSchema, RULES),
@@ -152,7 +221,10 @@ export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
     progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
     const forked = await clientNow().forkService(inputs.projectId, inputs.sourceServiceId, body);
     const id = forked.service_id;
-    if (!id) throw new Error(`forkService answered without a service_id; the fork may exist: look in project ${inputs.projectId} for a service forked from ${inputs.sourceServiceId}.`);
+    if (!id)
+      throw new Error(
+        `forkService answered without a service_id; the fork may exist: look in project ${inputs.projectId} for a service forked from ${inputs.sourceServiceId}.`,
+      );
     let outs = forkOutputs(inputs, forked, undefined);
     progress(`fork ${id} created, status ${forked.status ?? "unknown"}`);
     // From here on the fork exists: any failure must hand its ID to the engine.
@@ -214,8 +286,12 @@ export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
     }
     if (!waitForReady) return;
     await waitForService({
-      client, projectId, serviceId: id, goal: "PAUSED",
-      done: (s) => s.status === "PAUSED", hopeless: ["DELETING", "DELETED"],
+      client,
+      projectId,
+      serviceId: id,
+      goal: "PAUSED",
+      done: (s) => s.status === "PAUSED",
+      hopeless: ["DELETING", "DELETED"],
       timeoutMs: parseDuration(typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout),
     });
     progress(`fork ${id} is PAUSED`);

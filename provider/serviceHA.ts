@@ -5,8 +5,21 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
 import {
-  type DiffRules, WAIT_DEFAULTS, clientNow, durationSchema, idSchema, onlyStateChanged, parseDuration, partialFailure,
-  plain, progress, serializedProvider, serviceUnlessGone, standardMethods, waitForService, withoutProvider,
+  type DiffRules,
+  WAIT_DEFAULTS,
+  clientNow,
+  durationSchema,
+  idSchema,
+  onlyStateChanged,
+  parseDuration,
+  partialFailure,
+  plain,
+  progress,
+  serializedProvider,
+  serviceUnlessGone,
+  standardMethods,
+  waitForService,
+  withoutProvider,
 } from "./resource-kit";
 
 export interface ServiceHAArgs {
@@ -35,7 +48,14 @@ export class ServiceHA extends pulumi.dynamic.Resource {
   declare readonly status: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ServiceHAArgs, opts?: pulumi.CustomResourceOptions) {
-    super(serializedProvider("ServiceHA"), name, { status: undefined, replicaCount: undefined, syncReplicaCount: undefined, ...args }, opts, "tigercloud", "ServiceHA");
+    super(
+      serializedProvider("ServiceHA"),
+      name,
+      { status: undefined, replicaCount: undefined, syncReplicaCount: undefined, ...args },
+      opts,
+      "tigercloud",
+      "ServiceHA",
+    );
   }
 }
 
@@ -43,23 +63,35 @@ export class ServiceHA extends pulumi.dynamic.Resource {
 
 const count = z.number({ error: "must be an integer >= 0" }).int("must be an integer >= 0").min(0, "must be an integer >= 0").optional();
 
-export const HAInputsSchema = z.strictObject({
-  projectId: idSchema,
-  serviceId: idSchema,
-  replicaCount: count,
-  syncReplicaCount: count,
-  waitForReady: z.boolean({ error: "must be true or false" }).default(true),
-  updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
-  deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
-}).superRefine((v, ctx) => {
-  const involves = ["replicaCount", "syncReplicaCount"];
-  if (v.replicaCount === undefined && v.syncReplicaCount === undefined) {
-    ctx.addIssue({ code: "custom", path: ["replicaCount"], message: "or syncReplicaCount must be set: at least one count", params: { involves } });
-  }
-  if (v.replicaCount !== undefined && v.syncReplicaCount !== undefined && v.syncReplicaCount > v.replicaCount) {
-    ctx.addIssue({ code: "custom", path: ["syncReplicaCount"], message: `must not exceed replicaCount (${v.syncReplicaCount} > ${v.replicaCount})`, params: { involves } });
-  }
-});
+export const HAInputsSchema = z
+  .strictObject({
+    projectId: idSchema,
+    serviceId: idSchema,
+    replicaCount: count,
+    syncReplicaCount: count,
+    waitForReady: z.boolean({ error: "must be true or false" }).default(true),
+    updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
+    deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
+  })
+  .superRefine((v, ctx) => {
+    const involves = ["replicaCount", "syncReplicaCount"];
+    if (v.replicaCount === undefined && v.syncReplicaCount === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["replicaCount"],
+        message: "or syncReplicaCount must be set: at least one count",
+        params: { involves },
+      });
+    }
+    if (v.replicaCount !== undefined && v.syncReplicaCount !== undefined && v.syncReplicaCount > v.replicaCount) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["syncReplicaCount"],
+        message: `must not exceed replicaCount (${v.syncReplicaCount} > ${v.replicaCount})`,
+        params: { involves },
+      });
+    }
+  });
 type HAInputs = z.output<typeof HAInputsSchema>;
 
 const RULES: DiffRules = {
@@ -84,7 +116,9 @@ const matches = (inputs: { replicaCount?: number | undefined; syncReplicaCount?:
   (inputs.syncReplicaCount === undefined || (s.ha_replicas?.sync_replica_count ?? 0) === inputs.syncReplicaCount);
 
 const describeCounts = (i: { replicaCount?: number | undefined; syncReplicaCount?: number | undefined }) =>
-  [i.replicaCount !== undefined && `${i.replicaCount} replica(s)`, i.syncReplicaCount !== undefined && `${i.syncReplicaCount} synchronous`].filter(Boolean).join(", ");
+  [i.replicaCount !== undefined && `${i.replicaCount} replica(s)`, i.syncReplicaCount !== undefined && `${i.syncReplicaCount} synchronous`]
+    .filter(Boolean)
+    .join(", ");
 
 /** What setting HA needs: the service, the counts, whether to wait, and for how long. */
 type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & { timeoutMs: number };
@@ -97,7 +131,15 @@ async function setHAWhenReady(inputs: HATarget): Promise<Service> {
   // waitForReady false, say) refuses setHA: wait for READY first.
   const service = await client.getService(projectId, serviceId);
   if (service.status !== "READY") {
-    await waitForService({ client, projectId, serviceId, goal: "READY before changing HA", done: (s) => s.status === "READY", hopeless: UNREACHABLE, timeoutMs: inputs.timeoutMs });
+    await waitForService({
+      client,
+      projectId,
+      serviceId,
+      goal: "READY before changing HA",
+      done: (s) => s.status === "READY",
+      hopeless: UNREACHABLE,
+      timeoutMs: inputs.timeoutMs,
+    });
   }
   const body: SetHARequest = {};
   if (inputs.replicaCount !== undefined) body.replica_count = inputs.replicaCount;
@@ -110,8 +152,13 @@ async function setHAWhenReady(inputs: HATarget): Promise<Service> {
 async function awaitHA(inputs: HATarget, answer: Service): Promise<Service> {
   if (!inputs.waitForReady) return answer;
   const done = await waitForService({
-    client: clientNow(), projectId: inputs.projectId, serviceId: inputs.serviceId, goal: `READY with ${describeCounts(inputs)}`,
-    done: (s) => s.status === "READY" && matches(inputs)(s), hopeless: UNREACHABLE, timeoutMs: inputs.timeoutMs,
+    client: clientNow(),
+    projectId: inputs.projectId,
+    serviceId: inputs.serviceId,
+    goal: `READY with ${describeCounts(inputs)}`,
+    done: (s) => s.status === "READY" && matches(inputs)(s),
+    hopeless: UNREACHABLE,
+    timeoutMs: inputs.timeoutMs,
   });
   progress(`service ${inputs.serviceId} is READY with ${describeCounts(inputs)}`);
   return done;
@@ -164,7 +211,10 @@ export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
       return;
     }
     const noHA: HATarget = {
-      projectId, serviceId: id, replicaCount: 0, syncReplicaCount: 0,
+      projectId,
+      serviceId: id,
+      replicaCount: 0,
+      syncReplicaCount: 0,
       waitForReady: props.waitForReady !== false,
       timeoutMs: parseDuration(typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout),
     };

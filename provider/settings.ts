@@ -21,9 +21,7 @@ export const SETTING_SOURCES = {
   projectId: { config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" },
 } as const satisfies Record<keyof ConnectionSettings, { config: string; env: string }>;
 
-export type Credentials =
-  | { kind: "bearer"; apiKey: string }
-  | { kind: "basic"; publicKey: string; secretKey: string };
+export type Credentials = { kind: "bearer"; apiKey: string } | { kind: "basic"; publicKey: string; secretKey: string };
 
 export interface ResolvedSettings {
   apiUrl: string;
@@ -34,18 +32,31 @@ export interface ResolvedSettings {
 /** Reads a `key -> value` lookup such as the dynamic provider's `configure()` config. */
 export type ConfigLookup = (key: string) => string | undefined;
 
-function pick(explicit: ConnectionSettings, config: ConfigLookup, env: NodeJS.ProcessEnv, name: keyof ConnectionSettings): string | undefined {
+function pick(
+  explicit: ConnectionSettings,
+  config: ConfigLookup,
+  env: NodeJS.ProcessEnv,
+  name: keyof ConnectionSettings,
+): string | undefined {
   const source = SETTING_SOURCES[name];
   const value = explicit[name] ?? config(source.config) ?? env[source.env];
   return value === undefined || value === "" ? undefined : value;
 }
 
 /** The project ID alone: resources default it from config or environment at plan time. */
-export function resolveProjectId(explicit: string | undefined, config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function resolveProjectId(
+  explicit: string | undefined,
+  config: ConfigLookup,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   return pick({ projectId: explicit }, config, env, "projectId");
 }
 
-export function resolveSettings(explicit: ConnectionSettings = {}, config: ConfigLookup = () => undefined, env: NodeJS.ProcessEnv = process.env): ResolvedSettings {
+export function resolveSettings(
+  explicit: ConnectionSettings = {},
+  config: ConfigLookup = () => undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedSettings {
   const apiKey = pick(explicit, config, env, "apiKey");
   const publicKey = pick(explicit, config, env, "publicKey");
   const secretKey = pick(explicit, config, env, "secretKey");
@@ -58,7 +69,9 @@ export function resolveSettings(explicit: ConnectionSettings = {}, config: Confi
     credentials = { kind: "basic", publicKey, secretKey };
   } else if (publicKey || secretKey) {
     const missing = publicKey ? SETTING_SOURCES.secretKey : SETTING_SOURCES.publicKey;
-    throw new ConfigurationError(`Tiger Cloud credentials are incomplete: a public/secret key pair needs both; set ${missing.config} (stack config, secret) or ${missing.env}.`);
+    throw new ConfigurationError(
+      `Tiger Cloud credentials are incomplete: a public/secret key pair needs both; set ${missing.config} (stack config, secret) or ${missing.env}.`,
+    );
   } else {
     throw new ConfigurationError(
       "No Tiger Cloud credentials. Set an API key with `pulumi config set --secret tigercloud:apiKey ...` or TIGER_API_KEY, " +

@@ -5,9 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Vpc } from "./api-schemas";
 import { NotFoundError } from "./errors";
-import {
-  type DiffRules, clientNow, idSchema, plain, progress, serializedProvider, standardMethods, withoutProvider,
-} from "./resource-kit";
+import { type DiffRules, clientNow, idSchema, plain, progress, serializedProvider, standardMethods, withoutProvider } from "./resource-kit";
 
 export interface VpcNameArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */

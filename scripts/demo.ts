@@ -65,15 +65,21 @@ async function main(): Promise<void> {
 
     heading("outputs");
     for (const [name, { value, secret }] of Object.entries(up.outputs)) {
-      console.log(`  ${name.padEnd(16)} ${secret ? "[secret] (stored encrypted; `pulumi stack output --show-secrets` reveals it)" : JSON.stringify(value)}`);
+      console.log(
+        `  ${name.padEnd(16)} ${secret ? "[secret] (stored encrypted; `pulumi stack output --show-secrets` reveals it)" : JSON.stringify(value)}`,
+      );
     }
     const fork = sim.services(projectId).find((s) => s.service_id === up.outputs.forkServiceId?.value);
-    console.log(`\n  simulator now has fork ${fork?.service_id}: ${fork?.status}, ${fork?.ha_replicas.replica_count} HA replica(s); VPC named "${sim.vpc(projectId, vpcId)?.name}"`);
+    console.log(
+      `\n  simulator now has fork ${fork?.service_id}: ${fork?.status}, ${fork?.ha_replicas.replica_count} HA replica(s); VPC named "${sim.vpc(projectId, vpcId)?.name}"`,
+    );
 
     heading("pulumi destroy");
     await stack.destroy(stream);
     const after = sim.service(projectId, String(up.outputs.forkServiceId?.value));
-    console.log(`\n  the fork is ${after?.status} (destroy stops a fork; it is not deleted), HA replicas ${after?.ha_replicas.replica_count}`);
+    console.log(
+      `\n  the fork is ${after?.status} (destroy stops a fork; it is not deleted), HA replicas ${after?.ha_replicas.replica_count}`,
+    );
     console.log(`\n${bold("Demo complete.")} Nothing is left running; temporary state is removed.`);
   } finally {
     await cleanUp();

@@ -11,7 +11,9 @@ const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
 
 const started = Date.now();
 const pulumiBin = execFileSync(path.join(__dirname, "ensure-pulumi"), { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
-  .trim().split("\n").pop();
+  .trim()
+  .split("\n")
+  .pop();
 step(`Pulumi CLI ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${pulumiBin}`);
 
 step("building the package (tsc -p tsconfig.build.json)");
@@ -26,7 +28,9 @@ const env = {
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
 };
 const version = execFileSync(path.join(pulumiBin, "pulumi"), ["version"], { env, encoding: "utf8" }).trim();
-step(`engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${require("@pulumi/pulumi/package.json").version}`);
+step(
+  `engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${require("@pulumi/pulumi/package.json").version}`,
+);
 env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
 
 const [command, ...args] = process.argv.slice(2);

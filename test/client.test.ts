@@ -3,17 +3,31 @@
 import { inspect } from "util";
 import { CLIENT_DEFAULTS, apiPath, createClient, parseRetryAfter } from "../provider/client";
 import {
-  ApiError, AuthenticationError, BadRequestError, ConfigurationError, ConflictError, ConnectionError,
-  ForkOutcomeUnknownError, InternalServerError, NotFoundError, PermissionDeniedError, RateLimitError,
-  SchemaValidationError, TimeoutError,
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConfigurationError,
+  ConflictError,
+  ConnectionError,
+  ForkOutcomeUnknownError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  SchemaValidationError,
+  TimeoutError,
 } from "../provider/errors";
 import { resolveSettings } from "../provider/settings";
 import { Simulator } from "./simulator/server";
 import { rejectionOf, startSimulator, type SimAndClient } from "./helpers";
 
 let t: SimAndClient;
-beforeEach(async () => { t = await startSimulator(); });
-afterEach(async () => { await t.sim.stop(); });
+beforeEach(async () => {
+  t = await startSimulator();
+});
+afterEach(async () => {
+  await t.sim.stop();
+});
 
 describe("operations", () => {
   test("forkService answers 202 with the new fork, which inherits from its parent", async () => {
@@ -136,8 +150,15 @@ describe("settings", () => {
 
 describe("errors", () => {
   test.each([
-    [400, BadRequestError], [401, AuthenticationError], [403, PermissionDeniedError], [404, NotFoundError],
-    [409, ConflictError], [429, RateLimitError], [500, InternalServerError], [503, InternalServerError], [418, ApiError],
+    [400, BadRequestError],
+    [401, AuthenticationError],
+    [403, PermissionDeniedError],
+    [404, NotFoundError],
+    [409, ConflictError],
+    [429, RateLimitError],
+    [500, InternalServerError],
+    [503, InternalServerError],
+    [418, ApiError],
   ])("status %i is a %p carrying status, method and path", async (status, kind) => {
     t.sim.injectFault("getVpc", { kind: "status", status }, 10);
     const err = await rejectionOf(t.client.getVpc(t.ids.projectId, t.ids.vpcId));
@@ -149,7 +170,9 @@ describe("errors", () => {
     const err = await rejectionOf(t.client.setHA(t.ids.projectId, t.ids.serviceId, { replica_count: 5 }));
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err).toMatchObject({ code: "INVALID_HA", apiMessage: "replica_count: 0, 1 or 2" });
-    expect(err.message).toBe(`Request failed with status code 400 INVALID_HA: POST /projects/${t.ids.projectId}/services/${t.ids.serviceId}/setHA: replica_count: 0, 1 or 2`);
+    expect(err.message).toBe(
+      `Request failed with status code 400 INVALID_HA: POST /projects/${t.ids.projectId}/services/${t.ids.serviceId}/setHA: replica_count: 0, 1 or 2`,
+    );
   });
 
   test("wrong credentials: 401 AuthenticationError", async () => {
@@ -224,7 +247,10 @@ describe("retries", () => {
     await t.client.stop(t.ids.projectId, t.ids.serviceId);
     expect(t.sim.requests("stop")).toHaveLength(2);
     t.sim.injectFault("renameVpc", { kind: "hang" });
-    const fast = createClient({ apiUrl: t.sim.url, apiKey: t.sim.apiKey }, () => undefined, { requestTimeoutMs: 200, sleep: async () => {} });
+    const fast = createClient({ apiUrl: t.sim.url, apiKey: t.sim.apiKey }, () => undefined, {
+      requestTimeoutMs: 200,
+      sleep: async () => {},
+    });
     await fast.renameVpc(t.ids.projectId, t.ids.vpcId, "after-timeout");
     expect(t.sim.requests("renameVpc")).toHaveLength(2);
     expect(t.sim.vpc(t.ids.projectId, t.ids.vpcId)?.name).toBe("after-timeout");
@@ -283,7 +309,10 @@ describe("forkService is never retried when a fork may exist", () => {
 
   test("after a timeout: exactly one request", async () => {
     t.sim.injectFault("forkService", { kind: "hang" }, 5);
-    const client = createClient({ apiUrl: t.sim.url, apiKey: t.sim.apiKey }, () => undefined, { requestTimeoutMs: 150, sleep: async () => {} });
+    const client = createClient({ apiUrl: t.sim.url, apiKey: t.sim.apiKey }, () => undefined, {
+      requestTimeoutMs: 150,
+      sleep: async () => {},
+    });
     const err = await rejectionOf(client.forkService(t.ids.projectId, t.ids.serviceId, { fork_strategy: "NOW" }));
     expect(err).toBeInstanceOf(ForkOutcomeUnknownError);
     expect((err as Error & { cause: unknown }).cause).toBeInstanceOf(TimeoutError);
@@ -307,7 +336,10 @@ describe("forkService is never retried when a fork may exist", () => {
   test("connection refused (nothing sent) is retried", async () => {
     await t.sim.stop();
     const retries: number[] = [];
-    const client = createClient({ apiUrl: t.sim.url, apiKey: "k" }, () => undefined, { sleep: async () => {}, onRetry: (e) => retries.push(e.attempt) });
+    const client = createClient({ apiUrl: t.sim.url, apiKey: "k" }, () => undefined, {
+      sleep: async () => {},
+      onRetry: (e) => retries.push(e.attempt),
+    });
     const err = await rejectionOf(client.forkService("p", "s", { fork_strategy: "NOW" }));
     expect(err).toBeInstanceOf(ConnectionError);
     expect(retries).toEqual([2, 3, 4, 5]);
@@ -324,33 +356,54 @@ describe("redaction: no credential in any error", () => {
     sim = new Simulator({ apiKey: KEY, keyPair: { publicKey: PUBLIC, secretKey: SECRET } });
     await sim.start();
   });
-  afterEach(async () => { await sim.stop(); });
+  afterEach(async () => {
+    await sim.stop();
+  });
 
   const everything = (err: unknown) => {
     const e = err as Error & { cause?: unknown };
-    return [e.message, e.stack, JSON.stringify(e), inspect(e, { depth: 20, showHidden: true }), String(e.cause), inspect(e.cause, { depth: 20, showHidden: true })].join("\n");
+    return [
+      e.message,
+      e.stack,
+      JSON.stringify(e),
+      inspect(e, { depth: 20, showHidden: true }),
+      String(e.cause),
+      inspect(e.cause, { depth: 20, showHidden: true }),
+    ].join("\n");
   };
   const basic = Buffer.from(`${PUBLIC}:${SECRET}`).toString("base64");
 
   const echo = `<pre>Authorization: Bearer ${KEY}\nBasic ${basic}\n${PUBLIC}:${SECRET}</pre>`;
   test.each([
     ["401 (server rejects the key)", () => sim.injectFault("getVpc", { kind: "status", status: 401 }, 10), "getVpc"],
-    ["5xx whose HTML echoes the Authorization header", () => sim.injectFault("getVpc", { kind: "status", status: 500, body: echo }, 10), "getVpc"],
+    [
+      "5xx whose HTML echoes the Authorization header",
+      () => sim.injectFault("getVpc", { kind: "status", status: 500, body: echo }, 10),
+      "getVpc",
+    ],
     ["dropped connection", () => sim.injectFault("getVpc", { kind: "drop" }, 10), "getVpc"],
     ["timeout", () => sim.injectFault("getVpc", { kind: "hang" }, 10), "getVpc"],
     ["malformed JSON", () => sim.injectFault("getVpc", { kind: "malformed" }, 10), "getVpc"],
     ["fork of unknown outcome", () => sim.injectFault("forkService", { kind: "status", status: 500, body: echo }, 10), "fork"],
     ["connection refused", () => sim.stop(), "getVpc"],
   ])("%s", async (_what, arrange, op) => {
-    await arrange();
+    await Promise.resolve(arrange());
     // Each client can only know, and so must hide, its own credentials.
     const cases = [
       { auth: { apiKey: KEY }, secrets: [KEY] },
       { auth: { publicKey: PUBLIC, secretKey: SECRET }, secrets: [SECRET, basic] },
     ];
     for (const { auth, secrets } of cases) {
-      const client = createClient({ apiUrl: sim.url, ...auth }, () => undefined, { requestTimeoutMs: 100, maxAttempts: 2, sleep: async () => {} });
-      const err = await rejectionOf(op === "fork" ? client.forkService("proj-demo01", "svc-parent1", { fork_strategy: "NOW" }) : client.getVpc("proj-demo01", "1234567"));
+      const client = createClient({ apiUrl: sim.url, ...auth }, () => undefined, {
+        requestTimeoutMs: 100,
+        maxAttempts: 2,
+        sleep: async () => {},
+      });
+      const err = await rejectionOf(
+        op === "fork"
+          ? client.forkService("proj-demo01", "svc-parent1", { fork_strategy: "NOW" })
+          : client.getVpc("proj-demo01", "1234567"),
+      );
       const text = everything(err);
       for (const secret of secrets) expect(text).not.toContain(secret);
       expect(inspect(client, { depth: 20, showHidden: true })).not.toContain(secrets[0]);

@@ -24,7 +24,9 @@ test("the configuration table names every stack config key and variable, and the
 });
 
 test("the error table names every error class", () => {
-  const classes = Object.entries(errors).filter(([, v]) => typeof v === "function" && /^[A-Z]/.test(v.name)).map(([k]) => k);
+  const classes = Object.entries(errors)
+    .filter(([, v]) => typeof v === "function" && /^[A-Z]/.test(v.name))
+    .map(([k]) => k);
   for (const name of classes.filter((n) => n !== "TigerCloudError")) expect(readme).toContain(`| \`${name}\` |`);
 });
 
@@ -39,7 +41,10 @@ test("the retry and waiting numbers are the code's", () => {
 });
 
 test("the Pulumi version the README explains is the one tested and built", () => {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string>; peerDependencies: Record<string, string> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+    devDependencies: Record<string, string>;
+    peerDependencies: Record<string, string>;
+  };
   const sdk = pkg.devDependencies["@pulumi/pulumi"] as string;
   const script = fs.readFileSync(path.join(ROOT, "scripts", "ensure-pulumi"), "utf8");
   expect(script).toContain(`PULUMI_VERSION="\${PULUMI_VERSION:-${sdk}}"`);

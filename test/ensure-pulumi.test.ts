@@ -32,8 +32,12 @@ function run(pathDirs: string[], cache: string) {
 }
 
 let tmp: string;
-beforeEach(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ensure-pulumi-")); });
-afterEach(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ensure-pulumi-"));
+});
+afterEach(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
 
 test("a pulumi on PATH at a supported version is used", () => {
   const onPath = fakePulumi(path.join(tmp, "path"), "3.260.1");

@@ -15,7 +15,9 @@ export async function startSimulator(options: SimulatorOptions = {}, clientOptio
   const url = await sim.start();
   const sleeps: number[] = [];
   const client = createClient({ apiUrl: url, apiKey: sim.apiKey }, () => undefined, {
-    sleep: async (ms) => { sleeps.push(ms); },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
     requestTimeoutMs: 2000,
     ...clientOptions,
   });

@@ -17,7 +17,9 @@ const saved = { ...CLIENT_DEFAULTS, ...WAIT_DEFAULTS };
 
 /** What configure() receives from the engine: stack config by full key. */
 function configure(values: Record<string, string>) {
-  const req = { config: { get: (k: string) => values[k], require: (k: string) => values[k] as string } } as unknown as pulumi.dynamic.ConfigureRequest;
+  const req = {
+    config: { get: (k: string) => values[k], require: (k: string) => values[k] as string },
+  } as unknown as pulumi.dynamic.ConfigureRequest;
   return Promise.all([fork.configure(req), ha.configure(req), vpc.configure(req)]);
 }
 
@@ -46,22 +48,36 @@ describe("ServiceFork", () => {
       const { inputs, failures } = await fork.check({}, { __provider: P, ...base, cpuMillis: 2000, memoryGbs: "8" });
       expect(failures).toEqual([]);
       expect(inputs).toEqual({
-        __provider: P, projectId: ids.projectId, sourceServiceId: "svc-parent1", forkStrategy: "NOW", cpuMillis: "2000", memoryGbs: "8",
-        environmentTag: "DEV", waitForReady: true, createTimeout: "30m", deleteTimeout: "10m",
+        __provider: P,
+        projectId: ids.projectId,
+        sourceServiceId: "svc-parent1",
+        forkStrategy: "NOW",
+        cpuMillis: "2000",
+        memoryGbs: "8",
+        environmentTag: "DEV",
+        waitForReady: true,
+        createTimeout: "30m",
+        deleteTimeout: "10m",
       });
     });
 
     test.each([
       [{ forkStrategy: "PITR" }, "targetTime: targetTime is required when forkStrategy is PITR"],
       [{ targetTime: "2026-01-01T00:00:00Z" }, "targetTime: targetTime is allowed only when forkStrategy is PITR (it is NOW)"],
-      [{ forkStrategy: "PITR", targetTime: "yesterday" }, "targetTime: targetTime must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z"],
+      [
+        { forkStrategy: "PITR", targetTime: "yesterday" },
+        "targetTime: targetTime must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z",
+      ],
       [{ forkStrategy: "PITR", targetTime: "2999-01-01T00:00:00Z" }, "targetTime: targetTime must not be in the future"],
       [{ forkStrategy: "TOMORROW" }, "forkStrategy: forkStrategy must be one of LAST_SNAPSHOT, NOW, PITR"],
       [{ name: "" }, "name: name must be 1 to 128 characters"],
       [{ name: "n".repeat(129) }, "name: name must be 1 to 128 characters"],
       [{ cpuMillis: "lots" }, 'cpuMillis: cpuMillis must be a number, a numeric string, or "shared"'],
       [{ memoryGbs: -1 }, "memoryGbs: memoryGbs must be positive"],
-      [{ cpuMillis: "shared", memoryGbs: "8" }, 'memoryGbs: memoryGbs must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither'],
+      [
+        { cpuMillis: "shared", memoryGbs: "8" },
+        'memoryGbs: memoryGbs must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither',
+      ],
       [{ environmentTag: "STAGING" }, "environmentTag: environmentTag must be DEV or PROD"],
       [{ createTimeout: "soon" }, 'createTimeout: createTimeout must be a duration such as "90s", "30m" or "1h30m"'],
       [{ waitForReady: "yes" }, "waitForReady: waitForReady must be true or false"],
@@ -72,7 +88,15 @@ describe("ServiceFork", () => {
     });
 
     test("PITR with a past RFC 3339 time, and shared on both, pass", async () => {
-      expect(await failuresOf(fork, { ...base, forkStrategy: "PITR", targetTime: "2026-01-01T00:00:00+02:00", cpuMillis: "shared", memoryGbs: "shared" })).toEqual([]);
+      expect(
+        await failuresOf(fork, {
+          ...base,
+          forkStrategy: "PITR",
+          targetTime: "2026-01-01T00:00:00+02:00",
+          cpuMillis: "shared",
+          memoryGbs: "shared",
+        }),
+      ).toEqual([]);
     });
 
     test("unknown values (preview) are not judged, alone or in cross-field rules", async () => {
@@ -89,18 +113,41 @@ describe("ServiceFork", () => {
       const env = process.env.TIGER_PROJECT_ID;
       delete process.env.TIGER_PROJECT_ID;
       try {
-        expect(await failuresOf(fork, base)).toEqual(["projectId: projectId is required: set it on the resource, or set tigercloud:projectId (stack config) or TIGER_PROJECT_ID"]);
+        expect(await failuresOf(fork, base)).toEqual([
+          "projectId: projectId is required: set it on the resource, or set tigercloud:projectId (stack config) or TIGER_PROJECT_ID",
+        ]);
         process.env.TIGER_PROJECT_ID = "proj-from-env";
         expect((await fork.check({}, { __provider: P, ...base })).inputs.projectId).toBe("proj-from-env");
       } finally {
-        if (env === undefined) delete process.env.TIGER_PROJECT_ID; else process.env.TIGER_PROJECT_ID = env;
+        if (env === undefined) delete process.env.TIGER_PROJECT_ID;
+        else process.env.TIGER_PROJECT_ID = env;
       }
     });
   });
 
   describe("diff", () => {
-    const olds = { __provider: P, projectId: "p", ...base, environmentTag: "DEV", name: "pr-1", waitForReady: true, createTimeout: "30m", deleteTimeout: "10m", status: "READY", serviceId: "svc-x" };
-    const news = { __provider: P, projectId: "p", ...base, environmentTag: "DEV", name: "pr-1", waitForReady: true, createTimeout: "30m", deleteTimeout: "10m" };
+    const olds = {
+      __provider: P,
+      projectId: "p",
+      ...base,
+      environmentTag: "DEV",
+      name: "pr-1",
+      waitForReady: true,
+      createTimeout: "30m",
+      deleteTimeout: "10m",
+      status: "READY",
+      serviceId: "svc-x",
+    };
+    const news = {
+      __provider: P,
+      projectId: "p",
+      ...base,
+      environmentTag: "DEV",
+      name: "pr-1",
+      waitForReady: true,
+      createTimeout: "30m",
+      deleteTimeout: "10m",
+    };
 
     test("nothing changed: no changes", async () => {
       expect(await fork.diff("svc-x", olds, news)).toMatchObject({ changes: false, replaces: [] });
@@ -108,7 +155,11 @@ describe("ServiceFork", () => {
     test.each(["projectId", "sourceServiceId", "forkStrategy", "environmentTag", "name"])("a change to %s is a replace", async (key) => {
       expect(await fork.diff("svc-x", olds, { ...news, [key]: "other" })).toMatchObject({ changes: true, replaces: [key] });
     });
-    test.each([["targetTime", "2026-01-01T00:00:00Z"], ["cpuMillis", "4000"], ["memoryGbs", "16"]])("adding %s is a replace", async (key, value) => {
+    test.each([
+      ["targetTime", "2026-01-01T00:00:00Z"],
+      ["cpuMillis", "4000"],
+      ["memoryGbs", "16"],
+    ])("adding %s is a replace", async (key, value) => {
       expect(await fork.diff("svc-x", olds, { ...news, [key]: value })).toMatchObject({ changes: true, replaces: [key] });
     });
     test("an unknown value where a replace key stands is a replace", async () => {
@@ -126,14 +177,24 @@ describe("ServiceFork", () => {
   });
 
   describe("create", () => {
-    const inputs = async (extra: Record<string, unknown> = {}) => (await fork.check({}, { __provider: P, ...base, name: "pr-9", ...extra })).inputs;
+    const inputs = async (extra: Record<string, unknown> = {}) =>
+      (await fork.check({}, { __provider: P, ...base, name: "pr-9", ...extra })).inputs;
 
     test("one forkService call with the body the API expects, waits until READY, password in outputs", async () => {
       sim.delays = { ...sim.delays, forkQueuedMs: 60, forkConfiguringMs: 60 };
       const { id, outs } = await fork.create(await inputs({ cpuMillis: 1000, memoryGbs: 4, environmentTag: "PROD" }));
-      expect(sim.requests("forkService").map((r) => r.body)).toEqual([{ fork_strategy: "NOW", environment_tag: "PROD", cpu_millis: "1000", memory_gbs: "4", name: "pr-9" }]);
+      expect(sim.requests("forkService").map((r) => r.body)).toEqual([
+        { fork_strategy: "NOW", environment_tag: "PROD", cpu_millis: "1000", memory_gbs: "4", name: "pr-9" },
+      ]);
       expect(sim.requests("getService").length).toBeGreaterThan(0);
-      expect(outs).toMatchObject({ serviceId: id, status: "READY", name: "pr-9", environment: "PROD", forkedFrom: { serviceId: "svc-parent1" }, haReplicas: { replicaCount: 0, syncReplicaCount: 0 } });
+      expect(outs).toMatchObject({
+        serviceId: id,
+        status: "READY",
+        name: "pr-9",
+        environment: "PROD",
+        forkedFrom: { serviceId: "svc-parent1" },
+        haReplicas: { replicaCount: 0, syncReplicaCount: 0 },
+      });
       expect(outs.initialPassword).toBe(sim.service(ids.projectId, id)?.initial_password);
       expect(outs).not.toHaveProperty("metrics");
       expect(JSON.stringify(outs)).not.toContain("undefined");
@@ -153,7 +214,7 @@ describe("ServiceFork", () => {
       await new Promise((r) => setTimeout(r, 50));
       const forkId = sim.services(ids.projectId).find((s) => s.name === "pr-9")?.service_id as string;
       sim.outOfBand.setStatus(ids.projectId, forkId, "DELETING");
-      const err = await rejectionOf(pending) as Error & { id?: string; properties?: Record<string, unknown>; reasons?: string[] };
+      const err = (await rejectionOf(pending)) as Error & { id?: string; properties?: Record<string, unknown>; reasons?: string[] };
       expect(err.id).toBe(forkId);
       expect(err.properties).toMatchObject({ serviceId: forkId, __provider: P, name: "pr-9" });
       expect(err.properties?.initialPassword).toEqual(expect.any(String));
@@ -166,14 +227,14 @@ describe("ServiceFork", () => {
       await new Promise((r) => setTimeout(r, 50));
       const forkId = sim.services(ids.projectId).find((s) => s.name === "pr-9")?.service_id as string;
       sim.outOfBand.deleteService(ids.projectId, forkId);
-      const err = await rejectionOf(pending) as Error & { id?: string };
+      const err = (await rejectionOf(pending)) as Error & { id?: string };
       expect(err.id).toBe(forkId);
       expect(err.message).toBe(`Service ${forkId} no longer exists (404) while waiting for it to be READY.`);
     });
 
     test("an API refusal is a plain error: nothing was created", async () => {
       const news = { ...(await inputs()), sourceServiceId: "svc-missing" };
-      const err = await rejectionOf(fork.create(news)) as Error & { id?: string };
+      const err = (await rejectionOf(fork.create(news))) as Error & { id?: string };
       expect(err.message).toMatch(/404 NOT_FOUND/);
       expect(err.id).toBeUndefined();
     });
@@ -268,8 +329,25 @@ describe("ServiceHA", () => {
   });
 
   test("diff: counts update in place; project or service replace; an unset count has no opinion", async () => {
-    const olds = { __provider: P, projectId: "p", serviceId: "s", replicaCount: 2, syncReplicaCount: 1, waitForReady: true, updateTimeout: "30m", deleteTimeout: "10m" };
-    const news = { __provider: P, projectId: "p", serviceId: "s", replicaCount: 2, waitForReady: true, updateTimeout: "30m", deleteTimeout: "10m" };
+    const olds = {
+      __provider: P,
+      projectId: "p",
+      serviceId: "s",
+      replicaCount: 2,
+      syncReplicaCount: 1,
+      waitForReady: true,
+      updateTimeout: "30m",
+      deleteTimeout: "10m",
+    };
+    const news = {
+      __provider: P,
+      projectId: "p",
+      serviceId: "s",
+      replicaCount: 2,
+      waitForReady: true,
+      updateTimeout: "30m",
+      deleteTimeout: "10m",
+    };
     expect(await ha.diff("s", olds, news)).toMatchObject({ changes: false });
     expect(await ha.diff("s", olds, { ...news, replicaCount: 1 })).toMatchObject({ changes: true, replaces: [] });
     expect(await ha.diff("s", olds, { ...news, serviceId: "t" })).toMatchObject({ replaces: ["serviceId"] });
@@ -340,7 +418,9 @@ test("without credentials the provider fails with a ConfigurationError before an
   const key = process.env.TIGER_API_KEY;
   delete process.env.TIGER_API_KEY;
   try {
-    expect(await rejectionOf(vpc.create({ __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "x" }))).toBeInstanceOf(ConfigurationError);
+    expect(await rejectionOf(vpc.create({ __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "x" }))).toBeInstanceOf(
+      ConfigurationError,
+    );
     expect(sim.requests()).toEqual([]);
   } finally {
     if (key !== undefined) process.env.TIGER_API_KEY = key;

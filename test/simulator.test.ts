@@ -7,10 +7,14 @@ import { Simulator } from "./simulator/server";
 
 describe("npm run simulator", () => {
   let child: ChildProcess;
-  afterEach(() => { child?.kill("SIGTERM"); });
+  afterEach(() => {
+    child?.kill("SIGTERM");
+  });
 
   test("prints one JSON line, then serves the seeded VPC to the printed key and 401 to a wrong one", async () => {
-    child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "simulator", "main.ts"), "--fast"], { cwd: path.join(__dirname, "..") });
+    child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "simulator", "main.ts"), "--fast"], {
+      cwd: path.join(__dirname, ".."),
+    });
     const firstLine = await new Promise<string>((resolve, reject) => {
       readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
       child.once("exit", (code) => reject(new Error(`simulator exited with ${code}`)));
@@ -32,8 +36,14 @@ describe("npm run simulator", () => {
 describe("validation like the real service", () => {
   let sim: Simulator;
   let ids: { projectId: string; serviceId: string; vpcId: string };
-  beforeEach(async () => { sim = new Simulator(); await sim.start(); ids = sim.defaults(); });
-  afterEach(async () => { await sim.stop(); });
+  beforeEach(async () => {
+    sim = new Simulator();
+    await sim.start();
+    ids = sim.defaults();
+  });
+  afterEach(async () => {
+    await sim.stop();
+  });
 
   const post = async (suffix: string, body?: unknown) => {
     const res = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/${suffix}`, {
@@ -63,7 +73,13 @@ describe("validation like the real service", () => {
     sim.delays = { ...sim.delays, forkQueuedMs: 60, forkConfiguringMs: 60 };
     const res = await post("forkService", { fork_strategy: "NOW" });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ status: "QUEUED", name: "production-db-fork", service_type: "TIMESCALEDB", region_code: "us-east-1", ha_replicas: { replica_count: 0, sync_replica_count: 0 } });
+    expect(res.body).toMatchObject({
+      status: "QUEUED",
+      name: "production-db-fork",
+      service_type: "TIMESCALEDB",
+      region_code: "us-east-1",
+      ha_replicas: { replica_count: 0, sync_replica_count: 0 },
+    });
     const id = res.body.service_id as string;
     await new Promise((r) => setTimeout(r, 80));
     expect(sim.service(ids.projectId, id)?.status).toBe("CONFIGURING");
@@ -95,7 +111,9 @@ describe("validation like the real service", () => {
     await new Promise((r) => setTimeout(r, 70));
     expect(sim.service(ids.projectId, ids.serviceId)?.status).toBe("PAUSED");
     expect((await post("stop")).status).toBe(400);
-    const missing = await fetch(`${sim.url}/projects/${ids.projectId}/services/svc-nope`, { headers: { Authorization: `Bearer ${sim.apiKey}` } });
+    const missing = await fetch(`${sim.url}/projects/${ids.projectId}/services/svc-nope`, {
+      headers: { Authorization: `Bearer ${sim.apiKey}` },
+    });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
   });

@@ -7,8 +7,12 @@ import { type EngineHarness, startEngine } from "./harness";
 jest.setTimeout(240_000);
 const EXAMPLES = path.join(__dirname, "..", "..", "examples");
 let h: EngineHarness;
-beforeAll(async () => { h = await startEngine(); });
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startEngine();
+});
+afterAll(async () => {
+  await h?.close();
+});
 
 /** The example's project name, from its Pulumi.yaml (the root one for the demo). */
 function projectOf(example: string): string {
@@ -43,9 +47,11 @@ test.each(Object.keys(config))("examples/%s: preview (no API call), up, destroy"
   const forkId = (up.outputs.serviceId ?? up.outputs.forkServiceId)?.value as string;
   expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("READY");
   for (const { value, secret } of Object.values(up.outputs)) {
-    if (typeof value === "string" && value.includes(h.sim.service(h.ids.projectId, forkId)?.initial_password as string)) expect(secret).toBe(true);
+    if (typeof value === "string" && value.includes(h.sim.service(h.ids.projectId, forkId)?.initial_password as string))
+      expect(secret).toBe(true);
   }
-  if (example === "pr-fork") expect(up.outputs.databaseUrl).toMatchObject({ secret: true, value: expect.stringMatching(/^postgres:\/\/tsdbadmin:.+@svc-/) });
+  if (example === "pr-fork")
+    expect(up.outputs.databaseUrl).toMatchObject({ secret: true, value: expect.stringMatching(/^postgres:\/\/tsdbadmin:.+@svc-/) });
   expect((await s.preview()).changes.create ?? 0).toBe(0);
 
   await s.destroy();

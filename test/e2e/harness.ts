@@ -34,7 +34,9 @@ export interface Scenario {
   /** `pulumi stack export` as a person runs it (no --show-secrets). */
   exportWithCli(): string;
   /** The Automation API's export, which runs `stack export --show-secrets`: secrets in plaintext. */
-  exportState(): Promise<{ resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[] }>;
+  exportState(): Promise<{
+    resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[];
+  }>;
 }
 
 export interface Outcome {
@@ -65,7 +67,11 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
     PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "false",
   };
 
-  async function stack(name: string, program: PulumiFn, options: { env?: Record<string, string | undefined>; project?: string } = {}): Promise<Scenario> {
+  async function stack(
+    name: string,
+    program: PulumiFn,
+    options: { env?: Record<string, string | undefined>; project?: string } = {},
+  ): Promise<Scenario> {
     const env = options.env ?? {};
     const project = options.project ?? "e2e";
     const workDir = path.join(dir, name);
@@ -84,7 +90,11 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
     const s = await Stack.create(name, ws);
     const during = async <T>(op: () => Promise<T>): Promise<T> => {
       for (const k of removed) delete process.env[k];
-      try { return await op(); } finally { for (const [k, v] of saved) if (v !== undefined) process.env[k] = v; }
+      try {
+        return await op();
+      } finally {
+        for (const [k, v] of saved) if (v !== undefined) process.env[k] = v;
+      }
     };
     const logged = async <T>(op: () => Promise<T>): Promise<[T, LoggedRequest[]]> => {
       sim.clearLog();
@@ -93,7 +103,9 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
     };
     return {
       stack: s,
-      setProgram: (p) => { ws.program = p; },
+      setProgram: (p) => {
+        ws.program = p;
+      },
       async preview() {
         const [r, requests] = await logged(() => s.preview());
         return { stdout: r.stdout, changes: r.changeSummary as Record<string, number>, requests };
@@ -116,7 +128,9 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
       },
       exportWithCli() {
         return execFileSync("pulumi", ["stack", "export", "--stack", name], {
-          cwd: workDir, encoding: "utf8", env: { ...process.env, ...envVars, PULUMI_HOME: home },
+          cwd: workDir,
+          encoding: "utf8",
+          env: { ...process.env, ...envVars, PULUMI_HOME: home },
         });
       },
       async exportState() {
@@ -126,7 +140,10 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
   }
 
   return {
-    sim, ids, dir, stack,
+    sim,
+    ids,
+    dir,
+    stack,
     async close() {
       await sim.stop();
       fs.rmSync(dir, { recursive: true, force: true });

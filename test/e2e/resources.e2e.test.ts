@@ -4,8 +4,12 @@ import { type EngineHarness, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(240_000);
 let h: EngineHarness;
-beforeAll(async () => { h = await startEngine(); });
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startEngine();
+});
+afterAll(async () => {
+  await h?.close();
+});
 
 test("HA on a fork from the same program: create, change counts in place, out-of-band drift, destroy resets HA then stops", async () => {
   const { ServiceFork, ServiceHA } = tigercloud();
@@ -48,13 +52,21 @@ test("HA on a fork from the same program: create, change counts in place, out-of
 
   const destroy = await s.destroy();
   const destroyOps = destroy.requests.filter((r) => r.method === "POST").map((r) => [r.operation, r.body]);
-  expect(destroyOps).toEqual([["setHA", { replica_count: 0, sync_replica_count: 0 }], ["stop", undefined]]);
-  expect(h.sim.service(h.ids.projectId, forkId)).toMatchObject({ status: "PAUSED", ha_replicas: { replica_count: 0, sync_replica_count: 0 } });
+  expect(destroyOps).toEqual([
+    ["setHA", { replica_count: 0, sync_replica_count: 0 }],
+    ["stop", undefined],
+  ]);
+  expect(h.sim.service(h.ids.projectId, forkId)).toMatchObject({
+    status: "PAUSED",
+    ha_replicas: { replica_count: 0, sync_replica_count: 0 },
+  });
 });
 
 test("ServiceHA on a service the program does not own: destroy removes HA and never stops it", async () => {
   const { ServiceHA } = tigercloud();
-  const s = await h.stack("ha-parent", async () => { new ServiceHA("parent-ha", { serviceId: h.ids.serviceId, replicaCount: 2 }); });
+  const s = await h.stack("ha-parent", async () => {
+    new ServiceHA("parent-ha", { serviceId: h.ids.serviceId, replicaCount: 2 });
+  });
   await s.up();
   expect(h.sim.service(h.ids.projectId, h.ids.serviceId)?.ha_replicas.replica_count).toBe(2);
   const destroy = await s.destroy();
@@ -106,7 +118,10 @@ test.each([
     if (kind === "ServiceHA") new ServiceHA("bad", { serviceId: h.ids.serviceId, replicaCount: 1, syncReplicaCount: 2 });
     if (kind === "VpcName") new VpcName("bad", { vpcId: "vpc-12", name: "" });
   });
-  const err = await s.preview().then(() => undefined, (e: Error) => e);
+  const err = await s.preview().then(
+    () => undefined,
+    (e: Error) => e,
+  );
   const text = String(err?.message);
   for (const pattern of expected) expect(text).toMatch(pattern);
   expect(h.sim.requests()).toEqual([]);
@@ -118,7 +133,11 @@ test("values unknown during preview are not judged; they are checked once known"
     const fork = new ServiceFork("u-fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW" });
     // serviceId, and a name derived from it, are unknown until the fork exists.
     new ServiceHA("u-ha", { serviceId: fork.serviceId, replicaCount: 1 });
-    new ServiceFork("u-fork-of-fork", { sourceServiceId: fork.serviceId, forkStrategy: "NOW", name: pulumi.interpolate`${fork.name}-child` });
+    new ServiceFork("u-fork-of-fork", {
+      sourceServiceId: fork.serviceId,
+      forkStrategy: "NOW",
+      name: pulumi.interpolate`${fork.name}-child`,
+    });
   });
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 4 });
@@ -129,8 +148,13 @@ test("values unknown during preview are not judged; they are checked once known"
 
 test("credentials from stack config (secret) work with no environment key, and stay out of state", async () => {
   const { VpcName } = tigercloud();
-  const s = await h.stack("config-creds", async () => { new VpcName("vpc", { vpcId: h.ids.vpcId, name: "from-config" }); },
-    { env: { TIGER_API_KEY: undefined, TIGER_PROJECT_ID: undefined } });
+  const s = await h.stack(
+    "config-creds",
+    async () => {
+      new VpcName("vpc", { vpcId: h.ids.vpcId, name: "from-config" });
+    },
+    { env: { TIGER_API_KEY: undefined, TIGER_PROJECT_ID: undefined } },
+  );
   await s.stack.setConfig("tigercloud:apiKey", { value: h.sim.apiKey, secret: true });
   await s.stack.setConfig("tigercloud:projectId", { value: h.ids.projectId });
   const up = await s.up();
@@ -142,8 +166,17 @@ test("credentials from stack config (secret) work with no environment key, and s
 
 test("no credentials anywhere: a clear error, and no request", async () => {
   const { VpcName } = tigercloud();
-  const s = await h.stack("no-creds", async () => { new VpcName("vpc", { vpcId: h.ids.vpcId, name: "x" }); }, { env: { TIGER_API_KEY: undefined } });
-  const err = await s.up().then(() => undefined, (e: Error) => e);
+  const s = await h.stack(
+    "no-creds",
+    async () => {
+      new VpcName("vpc", { vpcId: h.ids.vpcId, name: "x" });
+    },
+    { env: { TIGER_API_KEY: undefined } },
+  );
+  const err = await s.up().then(
+    () => undefined,
+    (e: Error) => e,
+  );
   expect(String(err?.message)).toMatch(/No Tiger Cloud credentials.*tigercloud:apiKey.*TIGER_API_KEY/s);
   expect(h.sim.requests()).toEqual([]);
 });

@@ -4,8 +4,12 @@ import { type EngineHarness, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(180_000);
 let h: EngineHarness;
-beforeAll(async () => { h = await startEngine(); });
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startEngine();
+});
+afterAll(async () => {
+  await h?.close();
+});
 
 test("fork lifecycle: preview makes no API call, up forks, second preview is empty, destroy stops", async () => {
   const { ServiceFork } = tigercloud();
@@ -55,7 +59,10 @@ test("a fork that does not become READY in time is still recorded, the next up f
     new ServiceFork("slow", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "slow", createTimeout: "1s" });
   });
   try {
-    const err = await s.up().then(() => undefined, (e: Error) => e);
+    const err = await s.up().then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(String(err?.message)).toMatch(/Timed out after \d+ s waiting for service svc-\w+ to be READY; it is CONFIGURING/);
     const recorded = (await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"));
     expect(recorded?.id).toMatch(/^svc-/);
@@ -80,7 +87,10 @@ test("a fork request that fails after sending is not retried, and the error says
     new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "maybe" });
   });
   h.sim.injectFault("forkService", { kind: "status", status: 503 }, 5);
-  const err = await s.up().then(() => undefined, (e: Error) => e);
+  const err = await s.up().then(
+    () => undefined,
+    (e: Error) => e,
+  );
   h.sim.clearFaults();
   expect(String(err?.message)).toMatch(/a fork may have been created/);
   expect(h.sim.requests("forkService")).toHaveLength(1);
@@ -109,7 +119,9 @@ test("changing only waiting controls, or the package version, updates state with
   try {
     expect((await s.preview()).changes).toMatchObject({ update: 1 });
     expect((await s.up()).requests).toEqual([]);
-    expect(String((await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"))?.outputs?.__provider)).toContain(`${real}-next`);
+    expect(String((await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"))?.outputs?.__provider)).toContain(
+      `${real}-next`,
+    );
   } finally {
     version.PACKAGE_VERSION = real;
   }
@@ -125,7 +137,10 @@ test("refresh: a fork deleted elsewhere leaves state; a failing API keeps it", a
   const forkId = h.sim.services(h.ids.projectId).find((x) => x.name === "refresh-me")?.service_id as string;
 
   h.sim.injectFault("getService", { kind: "status", status: 503 }, 100);
-  const err = await s.refresh().then(() => undefined, (e: Error) => e);
+  const err = await s.refresh().then(
+    () => undefined,
+    (e: Error) => e,
+  );
   h.sim.clearFaults();
   expect(String(err?.message)).toMatch(/503/);
   expect((await s.exportState()).resources?.some((r) => r.id === forkId)).toBe(true);

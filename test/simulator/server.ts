@@ -6,8 +6,7 @@ import * as fs from "fs";
 import * as http from "http";
 import type { AddressInfo } from "net";
 
-export type Status =
-  | "QUEUED" | "CONFIGURING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
+export type Status = "QUEUED" | "CONFIGURING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
 
 export interface SimService {
   service_id: string;
@@ -27,7 +26,12 @@ export interface SimService {
   timeline: { status: Status; at: number }[];
 }
 
-export interface SimVpc { id: string; cidr: string; name: string; region_code: string }
+export interface SimVpc {
+  id: string;
+  cidr: string;
+  name: string;
+  region_code: string;
+}
 
 export interface SeedData {
   projects: { id: string; services: Omit<SimService, "timeline" | "project_id">[]; vpcs: SimVpc[] }[];
@@ -75,26 +79,36 @@ export interface SimulatorOptions {
 }
 
 export const DEFAULT_SEED: SeedData = {
-  projects: [{
-    id: "proj-demo01",
-    services: [{
-      service_id: "svc-parent1",
-      name: "production-db",
-      service_type: "TIMESCALEDB",
-      region_code: "us-east-1",
-      created: "2026-01-15T10:00:00Z",
-      endpoint: { host: "svc-parent1.proj-demo01.tsdb.cloud.timescale.com", port: 34567 },
-      connection_pooler: { endpoint: { host: "svc-parent1.proj-demo01.tsdb.cloud.timescale.com", port: 34568 } },
-      ha_replicas: { replica_count: 1, sync_replica_count: 0 },
-      metadata: { environment: "PROD" },
-      resources: [{ id: "res-parent1", spec: { cpu_millis: 2000, memory_gbs: 8, volume_type: "gp3" } }],
-    }],
-    vpcs: [{ id: "1234567", cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" }],
-  }],
+  projects: [
+    {
+      id: "proj-demo01",
+      services: [
+        {
+          service_id: "svc-parent1",
+          name: "production-db",
+          service_type: "TIMESCALEDB",
+          region_code: "us-east-1",
+          created: "2026-01-15T10:00:00Z",
+          endpoint: { host: "svc-parent1.proj-demo01.tsdb.cloud.timescale.com", port: 34567 },
+          connection_pooler: { endpoint: { host: "svc-parent1.proj-demo01.tsdb.cloud.timescale.com", port: 34568 } },
+          ha_replicas: { replica_count: 1, sync_replica_count: 0 },
+          metadata: { environment: "PROD" },
+          resources: [{ id: "res-parent1", spec: { cpu_millis: 2000, memory_gbs: 8, volume_type: "gp3" } }],
+        },
+      ],
+      vpcs: [{ id: "1234567", cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" }],
+    },
+  ],
 };
 
 class HttpFailure extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 const fail = (status: number, code: string, message: string) => new HttpFailure(status, code, message);
 
@@ -137,7 +151,9 @@ export class Simulator {
     return this.url_;
   }
 
-  get url(): string { return this.url_; }
+  get url(): string {
+    return this.url_;
+  }
 
   async stop(): Promise<void> {
     for (const res of this.hanging) res.destroy();
@@ -150,7 +166,8 @@ export class Simulator {
   loadSeed(seed: SeedData): void {
     for (const p of seed.projects) {
       const services = new Map<string, SimService>();
-      for (const s of p.services) services.set(s.service_id, { ...structuredClone(s), project_id: p.id, timeline: [{ status: "READY", at: 0 }] });
+      for (const s of p.services)
+        services.set(s.service_id, { ...structuredClone(s), project_id: p.id, timeline: [{ status: "READY", at: 0 }] });
       this.projects.set(p.id, { services, vpcs: new Map(p.vpcs.map((v) => [v.id, { ...v }])) });
     }
   }
@@ -181,15 +198,21 @@ export class Simulator {
 
   /** Changes made outside Pulumi, as a person in the console would. */
   outOfBand = {
-    renameVpc: (projectId: string, vpcId: string, name: string) => { this.requireVpc(projectId, vpcId).name = name; },
+    renameVpc: (projectId: string, vpcId: string, name: string) => {
+      this.requireVpc(projectId, vpcId).name = name;
+    },
     setHA: (projectId: string, serviceId: string, replicaCount: number, syncReplicaCount: number) => {
       this.requireService(projectId, serviceId).ha_replicas = { replica_count: replicaCount, sync_replica_count: syncReplicaCount };
     },
     setStatus: (projectId: string, serviceId: string, status: Status) => {
       this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
     },
-    renameService: (projectId: string, serviceId: string, name: string) => { this.requireService(projectId, serviceId).name = name; },
-    deleteService: (projectId: string, serviceId: string) => { this.projects.get(projectId)?.services.delete(serviceId); },
+    renameService: (projectId: string, serviceId: string, name: string) => {
+      this.requireService(projectId, serviceId).name = name;
+    },
+    deleteService: (projectId: string, serviceId: string) => {
+      this.projects.get(projectId)?.services.delete(serviceId);
+    },
   };
 
   // ---- faults and the request log ----------------------------------------------------------
@@ -201,13 +224,17 @@ export class Simulator {
     this.faults.set(operation, list);
   }
 
-  clearFaults(): void { this.faults.clear(); }
+  clearFaults(): void {
+    this.faults.clear();
+  }
 
   requests(operation?: OperationName): LoggedRequest[] {
     return this.log.filter((r) => operation === undefined || r.operation === operation);
   }
 
-  clearLog(): void { this.log.length = 0; }
+  clearLog(): void {
+    this.log.length = 0;
+  }
 
   // ---- HTTP --------------------------------------------------------------------------------
 
@@ -219,9 +246,21 @@ export class Simulator {
     let body: unknown = undefined;
     let bodyError = false;
     if (raw.length > 0) {
-      try { body = JSON.parse(raw); } catch { bodyError = true; body = raw; }
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        bodyError = true;
+        body = raw;
+      }
     }
-    this.log.push({ operation: route?.operation ?? "unknown", method: req.method ?? "", path: url.pathname, headers: req.headers, body, at: Date.now() });
+    this.log.push({
+      operation: route?.operation ?? "unknown",
+      method: req.method ?? "",
+      path: url.pathname,
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    });
 
     try {
       if (!this.authorized(req.headers.authorization)) throw fail(401, "UNAUTHORIZED", "missing or invalid credentials");
@@ -269,19 +308,30 @@ export class Simulator {
         }
         return true;
       }
-      case "drop": res.socket?.destroy(); return true;
-      case "hang": this.hanging.add(res); return true;
-      case "malformed": res.writeHead(200, { "Content-Type": "application/json" }).end('{"service_id": "svc-'); return true;
+      case "drop":
+        res.socket?.destroy();
+        return true;
+      case "hang":
+        this.hanging.add(res);
+        return true;
+      case "malformed":
+        res.writeHead(200, { "Content-Type": "application/json" }).end('{"service_id": "svc-');
+        return true;
     }
   }
 
   private dispatch(op: OperationName, projectId: string, id: string, body: unknown): [number, unknown] {
     switch (op) {
-      case "forkService": return [202, view(this.fork(projectId, id, body), { withPassword: true })];
-      case "setHA": return [202, view(this.setHA(projectId, id, body))];
-      case "stop": return [202, view(this.stopService(projectId, id))];
-      case "getService": return [200, view(this.requireService(projectId, id), { withMetrics: true })];
-      case "getVpc": return [200, this.requireVpc(projectId, id)];
+      case "forkService":
+        return [202, view(this.fork(projectId, id, body), { withPassword: true })];
+      case "setHA":
+        return [202, view(this.setHA(projectId, id, body))];
+      case "stop":
+        return [202, view(this.stopService(projectId, id))];
+      case "getService":
+        return [200, view(this.requireService(projectId, id), { withMetrics: true })];
+      case "getVpc":
+        return [200, this.requireVpc(projectId, id)];
       case "renameVpc": {
         const vpc = this.requireVpc(projectId, id);
         const name = (body as { name?: unknown } | undefined)?.name;
@@ -350,7 +400,16 @@ export class Simulator {
       ha_replicas: { replica_count: 0, sync_replica_count: 0 },
       initial_password: crypto.randomBytes(18).toString("base64url"),
       metadata: { environment: (b.environment_tag as "DEV" | "PROD" | undefined) ?? "DEV" },
-      resources: [{ id: `res-${id}`, spec: { cpu_millis: size(b.cpu_millis, parentSpec.cpu_millis), memory_gbs: size(b.memory_gbs, parentSpec.memory_gbs), volume_type: parentSpec.volume_type } }],
+      resources: [
+        {
+          id: `res-${id}`,
+          spec: {
+            cpu_millis: size(b.cpu_millis, parentSpec.cpu_millis),
+            memory_gbs: size(b.memory_gbs, parentSpec.memory_gbs),
+            volume_type: parentSpec.volume_type,
+          },
+        },
+      ],
       timeline: [
         { status: "QUEUED", at: now },
         { status: "CONFIGURING", at: now + this.delays.forkQueuedMs },
@@ -369,7 +428,8 @@ export class Simulator {
     }
     for (const field of ["replica_count", "sync_replica_count"] as const) {
       const v = b[field];
-      if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 0)) throw fail(400, "INVALID_HA", `${field}: an integer >= 0`);
+      if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 0))
+        throw fail(400, "INVALID_HA", `${field}: an integer >= 0`);
     }
     const replicas = (b.replica_count as number | undefined) ?? s.ha_replicas.replica_count;
     const sync = (b.sync_replica_count as number | undefined) ?? s.ha_replicas.sync_replica_count;
@@ -379,7 +439,10 @@ export class Simulator {
     if (status !== "READY") throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; HA can be changed only when READY`);
     s.ha_replicas = { replica_count: replicas, sync_replica_count: sync };
     const now = Date.now();
-    s.timeline = [{ status: "CONFIGURING", at: now }, { status: "READY", at: now + this.delays.setHAMs }];
+    s.timeline = [
+      { status: "CONFIGURING", at: now },
+      { status: "READY", at: now + this.delays.setHAMs },
+    ];
     return s;
   }
 
@@ -388,7 +451,10 @@ export class Simulator {
     const status = currentStatus(s);
     if (status === "PAUSED" || status === "PAUSING") throw fail(400, "INVALID_STATE", `service ${serviceId} is already ${status}`);
     const now = Date.now();
-    s.timeline = [{ status: "PAUSING", at: now }, { status: "PAUSED", at: now + this.delays.stopMs }];
+    s.timeline = [
+      { status: "PAUSING", at: now },
+      { status: "PAUSED", at: now + this.delays.stopMs },
+    ];
     return s;
   }
 }
