@@ -1,15 +1,57 @@
 // The errors this package throws. None of them ever holds a credential: they are built from
 // plain values (status, code, message, method, path), never from an HTTP library's error object,
-// whose request config carries the Authorization header.
+// whose request config carries the Authorization header. Their messages may quote API text or
+// user-given names, so the base class escapes control characters: no message can forge a line.
+import { printable } from "./text";
 
 /** Base class of every error thrown by this package. */
 export class TigerCloudError extends Error {
   override name = "TigerCloudError";
+  constructor(message: string, options?: ErrorOptions) {
+    super(printable(message), options);
+  }
 }
 
 /** The connection settings are missing or malformed; no request was made. */
 export class ConfigurationError extends TigerCloudError {
   override name = "ConfigurationError";
+}
+
+/** A resource's inputs break a rule; each failure names the property and the rule. No request was made. */
+export class InvalidInputError extends TigerCloudError {
+  override name = "InvalidInputError";
+  constructor(
+    readonly resource: string,
+    readonly failures: readonly { property: string; reason: string }[],
+  ) {
+    super(`Invalid ${resource} inputs: ${failures.map((f) => f.reason).join("; ")}`);
+  }
+}
+
+/** The properties of each PartialFailureError, out of reach of JSON.stringify and util.inspect: they hold the initial password. */
+const partialProperties = new WeakMap<PartialFailureError, Record<string, unknown>>();
+
+/**
+ * The remote object exists but a later step failed. Thrown from create and update with the
+ * object's `id` and `properties` (with `__provider`): the engine records the object in state
+ * instead of orphaning it, and the next `pulumi up` finishes what failed.
+ */
+export class PartialFailureError extends TigerCloudError {
+  override name = "PartialFailureError";
+  readonly reasons: string[];
+  constructor(
+    readonly id: string,
+    properties: Record<string, unknown>,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.reasons = [this.message];
+    partialProperties.set(this, properties);
+  }
+  /** What the engine records in state (read by the dynamic provider host). */
+  get properties(): Record<string, unknown> {
+    return partialProperties.get(this) ?? {};
+  }
 }
 
 export interface ApiErrorFields {
