@@ -1,11 +1,11 @@
-// zod schemas of the API's objects (spec section 2). Every field is optional, as the spec says;
+// zod schemas of the API's objects. Nearly every field is optional, as the API describes them;
 // a null is read as absent; unknown extra fields pass through, and statuses added later are kept
 // as plain strings, so that a newer API does not break an older provider.
 import { z } from "zod";
 
 const opt = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => (v === null ? undefined : v));
 
-// Service statuses (spec section 3): QUEUED, DELETING, CONFIGURING, READY, DELETED, UNSTABLE,
+// Service statuses: QUEUED, DELETING, CONFIGURING, READY, DELETED, UNSTABLE,
 // PAUSING, PAUSED, RESUMING, UPGRADING, OPTIMIZING; kept as strings, see above.
 
 export const EndpointSchema = z.looseObject({ host: opt(z.string()), port: opt(z.number()) });
@@ -24,12 +24,13 @@ export const ReadReplicaSetSchema = z.looseObject({
   metadata: opt(z.looseObject({ environment: opt(z.string()) })),
 });
 
+// Without an ID and a status an answer cannot be tracked or waited on, so it is not a service.
 export const ServiceSchema = z.looseObject({
-  service_id: opt(z.string()),
+  service_id: z.string().min(1),
   project_id: opt(z.string()),
   name: opt(z.string()),
   service_type: opt(z.string()),
-  status: opt(z.string()),
+  status: z.string().min(1),
   created: opt(z.string()),
   region_code: opt(z.string()),
   endpoint: opt(EndpointSchema),
@@ -83,7 +84,7 @@ export const VpcSchema = z.looseObject({
 });
 export type Vpc = z.infer<typeof VpcSchema>;
 
-/** Today's rename answers `{"message": "..."}`; earlier it answered a Vpc (API-NOTES). */
+/** Today's rename answers `{"message": "..."}`; earlier it answered a Vpc. */
 export const RenameResponseSchema = z.union([
   z.looseObject({ message: z.string() }).transform((m) => ({ message: m.message as string, vpc: undefined })),
   VpcSchema.transform((vpc) => ({ message: undefined, vpc })),
@@ -102,7 +103,7 @@ export type ForkStrategy = (typeof FORK_STRATEGIES)[number];
 export const ENVIRONMENT_TAGS = ["DEV", "PROD"] as const;
 export type EnvironmentTag = (typeof ENVIRONMENT_TAGS)[number];
 
-/** Request body of forkService (spec 4.1). */
+/** Request body of forkService. */
 export interface ForkServiceRequest {
   fork_strategy: ForkStrategy;
   target_time?: string;
@@ -112,7 +113,7 @@ export interface ForkServiceRequest {
   name?: string;
 }
 
-/** Request body of setHA (spec 4.2); at least one field (API-NOTES). */
+/** Request body of setHA; at least one field. */
 export interface SetHARequest {
   replica_count?: number;
   sync_replica_count?: number;

@@ -4,7 +4,6 @@
 import axios, { type AxiosResponse } from "axios";
 import { z } from "zod";
 import {
-  ErrorBodySchema,
   RenameResponseSchema,
   ServiceSchema,
   VpcSchema,
@@ -24,31 +23,59 @@ import {
   TimeoutError,
   apiErrorFor,
 } from "./errors";
-import { type ConfigLookup, type ConnectionSettings, type ResolvedSettings, resolveSettings, secretsOf } from "./settings";
+import { type ConfigLookup, type ConnectionSettings, type ResolvedSettings, SETTING_SOURCES, resolveSettings, secretsOf } from "./settings";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
-/** Every timing and retry number of the client, in one place. */
-export const CLIENT_DEFAULTS = {
-  /** Per-request timeout: a request with no answer by then fails with TimeoutError. */
-  requestTimeoutMs: 30_000,
+/** Every timing, size and retry number of the client. */
+export interface ClientTuning {
+  /** Per-request timeout, body included: a request not complete by then fails with TimeoutError. */
+  readonly requestTimeoutMs: number;
   /** Attempts per call, the first included. */
-  maxAttempts: 5,
+  readonly maxAttempts: number;
   /** Backoff before retry n is a random delay in [d/2, d], d = min(maxDelayMs, baseDelayMs * 2^(n-1)). */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** No retry starts after this much time since the first attempt (Retry-After included). */
+  readonly maxTotalMs: number;
+  /** Statuses retried for every retryable operation. */
+  readonly retryStatuses: readonly number[];
+  /** Statuses retried for GETs only: a POST that failed with 500 may have half-happened, and
+   *  nothing says the API's POSTs are idempotent. */
+  readonly retryStatusesForGet: readonly number[];
+  /** Larger response bodies are refused as they arrive, never buffered whole. */
+  readonly maxResponseBytes: number;
+}
+
+/** The defaults, in one place. Frozen: tests and callers pass options instead of changing them. */
+export const CLIENT_DEFAULTS: ClientTuning = Object.freeze({
+  requestTimeoutMs: 30_000,
+  maxAttempts: 5,
   baseDelayMs: 500,
   maxDelayMs: 15_000,
-  /** No retry starts after this much time since the first attempt (Retry-After included). */
   maxTotalMs: 120_000,
-  /** Statuses retried for every retryable operation. 500 is retried for GETs only: a POST that
-   *  failed with 500 may have half-happened, and the spec says nothing of idempotency. */
-  retryStatuses: [408, 429, 502, 503, 504] as readonly number[],
-  retryStatusesForGet: [500] as readonly number[],
-};
-export type ClientOptions = typeof CLIENT_DEFAULTS & {
+  retryStatuses: Object.freeze([408, 429, 502, 503, 504]),
+  retryStatusesForGet: Object.freeze([500]),
+  maxResponseBytes: 10 * 1024 * 1024,
+});
+export type ClientOptions = ClientTuning & {
   /** Called before each retry, for progress messages. */
   onRetry?: (event: RetryEvent) => void;
   /** Replaces setTimeout for backoff waits (tests). */
   sleep?: (ms: number) => Promise<void>;
 };
+
+/** Per-call limits, given by callers that wait against a clock of their own. */
+export interface CallOptions {
+  /**
+   * Epoch ms. No retry starts whose backoff would end after it, and each attempt's timeout
+   * shrinks to the time left (but never below MIN_ATTEMPT_TIMEOUT_MS): a wait that polls with it
+   * ends within its own timeout plus at most one request timeout.
+   */
+  deadline?: number | undefined;
+}
+
+/** An attempt shorter than this could not get an answer even from a healthy API. */
+export const MIN_ATTEMPT_TIMEOUT_MS = 1000;
 
 export interface RetryEvent {
   operation: string;
@@ -73,6 +100,8 @@ interface Operation<T> {
   schema: z.ZodType<T>;
   expected: string;
   retry: RetryPolicy;
+  /** False when a successful answer may hold a password: errors then describe it by field paths and types only. */
+  quoteBody?: boolean;
 }
 
 /** Builds a path from a template, URL-encoding every parameter: the one way paths are made. */
@@ -82,118 +111,174 @@ export function apiPath(strings: TemplateStringsArray, ...params: string[]): str
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How much of a body an error quotes, and of an API error message it keeps. */
+const QUOTED_BODY_CHARS = 200;
+const API_MESSAGE_CHARS = 1000;
+/** No run of this many characters of a credential may survive redaction. */
+const SECRET_FRAGMENT_CHARS = 6;
+const REDACTED = "[REDACTED]";
+
 export class TigerCloudClient {
   readonly apiUrl: string;
-  readonly projectId: string | undefined;
   private readonly options: ClientOptions;
 
   constructor(settings: ResolvedSettings, options: Partial<ClientOptions> = {}) {
     this.apiUrl = settings.apiUrl;
-    this.projectId = settings.projectId;
     this.options = { ...CLIENT_DEFAULTS, ...options };
     // Credentials live only in this closure: not a property, so that no serializer, logger or
     // error formatter that walks the client can reach them.
-    const authorization =
+    const token =
       settings.credentials.kind === "bearer"
-        ? `Bearer ${settings.credentials.apiKey}`
-        : `Basic ${Buffer.from(`${settings.credentials.publicKey}:${settings.credentials.secretKey}`).toString("base64")}`;
-    const secrets = [...secretsOf(settings.credentials), authorization, authorization.split(" ")[1] as string];
+        ? settings.credentials.apiKey
+        : Buffer.from(`${settings.credentials.publicKey}:${settings.credentials.secretKey}`).toString("base64");
+    const authorization = `${settings.credentials.kind === "bearer" ? "Bearer" : "Basic"} ${token}`;
+    const redactWhole = wholeRedactor([...secretsOf(settings.credentials), token]);
+    const redactFragments = fragmentRedactor([...secretsOf(settings.credentials), token]);
     this.authorize = () => authorization;
-    this.redact = (text) => secrets.reduce((t, s) => t.split(s).join("[REDACTED]"), text);
+    this.redactWhole = redactWhole;
+    this.redact = (text) => redactFragments(redactWhole(text));
   }
 
   private readonly authorize: () => string;
-  /** Removes every credential from a text that came from outside (an error body, a system message). */
+  /** Removes every whole credential: cheap on a large text, so it runs before any cut. */
+  private readonly redactWhole: (text: string) => string;
+  /** Removes every credential, and every run of 6 or more of its characters, from a text that came from outside. */
   readonly redact: (text: string) => string;
 
-  forkService(projectId: string, serviceId: string, body: ForkServiceRequest): Promise<Service> {
-    return this.call({
-      name: "forkService",
-      method: "POST",
-      path: apiPath`/projects/${projectId}/services/${serviceId}/forkService`,
-      body,
-      schema: ServiceSchema,
-      expected: "a Service",
-      retry: "fork",
-    }).catch((err: unknown) => {
+  forkService(projectId: string, serviceId: string, body: ForkServiceRequest, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "forkService",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/forkService`,
+        body,
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "fork",
+        // The answer carries the fork's initial password.
+        quoteBody: false,
+      },
+      call,
+    ).catch((err: unknown) => {
       throw forkFailure(err, projectId, serviceId, body.name);
     });
   }
 
-  setHA(projectId: string, serviceId: string, body: SetHARequest): Promise<Service> {
-    return this.call({
-      name: "setHA",
-      method: "POST",
-      path: apiPath`/projects/${projectId}/services/${serviceId}/setHA`,
-      body,
-      schema: ServiceSchema,
-      expected: "a Service",
-      retry: "safe",
-    });
+  setHA(projectId: string, serviceId: string, body: SetHARequest, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "setHA",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/setHA`,
+        body,
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
   }
 
-  stop(projectId: string, serviceId: string): Promise<Service> {
-    return this.call({
-      name: "stop",
-      method: "POST",
-      path: apiPath`/projects/${projectId}/services/${serviceId}/stop`,
-      schema: ServiceSchema,
-      expected: "a Service",
-      retry: "safe",
-    });
+  stop(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "stop",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/stop`,
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
   }
 
-  getService(projectId: string, serviceId: string): Promise<Service> {
-    return this.call({
-      name: "getService",
-      method: "GET",
-      path: apiPath`/projects/${projectId}/services/${serviceId}`,
-      schema: ServiceSchema,
-      expected: "a Service",
-      retry: "safe",
-    });
+  getService(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "getService",
+        method: "GET",
+        path: apiPath`/projects/${projectId}/services/${serviceId}`,
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
   }
 
-  getVpc(projectId: string, vpcId: string): Promise<Vpc> {
-    return this.call({
-      name: "getVpc",
-      method: "GET",
-      path: apiPath`/projects/${projectId}/vpcs/${vpcId}`,
-      schema: VpcSchema,
-      expected: "a Vpc",
-      retry: "safe",
-    });
+  /** Every service of the project, with no filter and no paging. */
+  listServices(projectId: string, call?: CallOptions): Promise<Service[]> {
+    return this.call(
+      {
+        name: "listServices",
+        method: "GET",
+        path: apiPath`/projects/${projectId}/services`,
+        schema: z.array(ServiceSchema),
+        expected: "an array of Service",
+        retry: "safe",
+      },
+      call,
+    );
   }
 
-  renameVpc(projectId: string, vpcId: string, name: string): Promise<RenameResponse> {
-    return this.call({
-      name: "renameVpc",
-      method: "POST",
-      path: apiPath`/projects/${projectId}/vpcs/${vpcId}/rename`,
-      body: { name },
-      schema: RenameResponseSchema,
-      expected: "a Vpc or {message}",
-      retry: "safe",
-    });
+  getVpc(projectId: string, vpcId: string, call?: CallOptions): Promise<Vpc> {
+    return this.call(
+      {
+        name: "getVpc",
+        method: "GET",
+        path: apiPath`/projects/${projectId}/vpcs/${vpcId}`,
+        schema: VpcSchema,
+        expected: "a Vpc",
+        retry: "safe",
+      },
+      call,
+    );
   }
 
-  private async call<T>(op: Operation<T>): Promise<T> {
+  renameVpc(projectId: string, vpcId: string, name: string, call?: CallOptions): Promise<RenameResponse> {
+    return this.call(
+      {
+        name: "renameVpc",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/vpcs/${vpcId}/rename`,
+        body: { name },
+        schema: RenameResponseSchema,
+        expected: "a Vpc or {message}",
+        retry: "safe",
+      },
+      call,
+    );
+  }
+
+  private async call<T>(op: Operation<T>, call: CallOptions = {}): Promise<T> {
     const { maxAttempts, maxTotalMs } = this.options;
+    const { deadline } = call;
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       let failure: TigerCloudError;
       try {
-        return await this.send(op);
+        return await this.send(op, this.attemptTimeout(deadline));
       } catch (err) {
-        if (!(err instanceof TigerCloudError)) throw err;
+        // Only a bug of this module lands here; its message goes through redaction like any other text.
+        if (!(err instanceof TigerCloudError)) throw new TigerCloudError(`${op.method} ${op.path} failed: ${this.redact(String(err))}`);
         failure = err;
       }
       const delayMs = this.retryDelay(op, failure, attempt);
-      const withinBudget = delayMs !== undefined && Date.now() - started + delayMs <= maxTotalMs;
+      const now = Date.now();
+      const withinBudget =
+        delayMs !== undefined && now - started + delayMs <= maxTotalMs && (deadline === undefined || now + delayMs <= deadline);
       if (attempt >= maxAttempts || !withinBudget) throw failure;
       this.options.onRetry?.({ operation: op.name, attempt: attempt + 1, maxAttempts, delayMs, reason: failure.message });
       await (this.options.sleep ?? sleepFor)(delayMs);
     }
+  }
+
+  /** The request timeout, cut to the time left before the caller's deadline. */
+  private attemptTimeout(deadline: number | undefined): number {
+    const { requestTimeoutMs } = this.options;
+    if (deadline === undefined) return requestTimeoutMs;
+    return Math.min(requestTimeoutMs, Math.max(MIN_ATTEMPT_TIMEOUT_MS, deadline - Date.now()));
   }
 
   /** The wait before the next attempt, or undefined when this failure must not be retried. */
@@ -212,7 +297,7 @@ export class TigerCloudClient {
     return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
   }
 
-  private async send<T>(op: Operation<T>): Promise<T> {
+  private async send<T>(op: Operation<T>, timeoutMs: number): Promise<T> {
     const headers: Record<string, string | false> = {
       Authorization: this.authorize(),
       Accept: "application/json",
@@ -221,6 +306,14 @@ export class TigerCloudClient {
       "Content-Type": op.body === undefined ? false : "application/json",
     };
 
+    // A wall clock over the whole exchange: axios's own timeout stops at the headers, so a body
+    // that trickles in would keep the call open forever.
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, timeoutMs);
     let response: AxiosResponse<string>;
     try {
       response = await axios.request<string>({
@@ -228,64 +321,201 @@ export class TigerCloudClient {
         url: this.apiUrl + op.path,
         headers,
         data: op.body === undefined ? undefined : JSON.stringify(op.body),
-        timeout: this.options.requestTimeoutMs,
+        signal: abort.signal,
+        maxContentLength: this.options.maxResponseBytes,
         responseType: "text",
         transformResponse: (raw: unknown) => raw,
         validateStatus: () => true,
         maxRedirects: 0,
-        transitional: { clarifyTimeoutError: true },
         proxy: false,
       });
     } catch (err) {
       // Never rethrow or wrap the axios error: its config holds the Authorization header.
-      throw this.transportError(op, err);
+      throw timedOut ? new TimeoutError(op.method, op.path, timeoutMs) : this.transportError(op, err, timeoutMs);
+    } finally {
+      clearTimeout(timer);
     }
 
     const text = typeof response.data === "string" ? response.data : "";
-    if (response.status < 200 || response.status > 299) throw this.httpError(op, response.status, text, response.headers["retry-after"]);
+    const contentType = response.headers["content-type"];
+    if (response.status < 200 || response.status > 299) {
+      throw this.httpError(op, response.status, text, contentType, response.headers["retry-after"]);
+    }
 
+    const received = () =>
+      op.quoteBody === false ? `${Buffer.byteLength(text)} bytes, not quoted: this answer may hold a password` : this.quote(text);
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      throw new SchemaValidationError(op.method, op.path, op.expected, "the body is not JSON", describeBody(this.redact(text)));
+      throw new SchemaValidationError(op.method, op.path, op.expected, "the body is not JSON", received());
     }
     const parsed = op.schema.safeParse(json);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
-      throw new SchemaValidationError(op.method, op.path, op.expected, problems, describeBody(this.redact(text)));
+      throw new SchemaValidationError(op.method, op.path, op.expected, describeIssues(parsed.error.issues, json), received());
     }
     return parsed.data;
   }
 
-  private httpError(op: Operation<unknown>, status: number, text: string, retryAfter: unknown): ApiError {
-    let code: string | undefined;
-    let message: string | undefined;
-    let details: string | undefined;
-    try {
-      const body = ErrorBodySchema.safeParse(JSON.parse(text));
-      if (body.success) ({ code, message, details } = body.data);
-    } catch {
-      // Not JSON (an HTML page from a proxy, or nothing): summarised below.
+  private httpError(op: Operation<unknown>, status: number, text: string, contentType: unknown, retryAfter: unknown): ApiError {
+    const retryAfterMs = parseRetryAfter(retryAfter);
+    const answer = apiErrorBody(text);
+    if (answer) {
+      return apiErrorFor({
+        status,
+        method: op.method,
+        path: op.path,
+        retryAfterMs,
+        code: answer.code && this.keep(answer.code, API_MESSAGE_CHARS),
+        apiMessage:
+          answer.message === undefined
+            ? `HTTP ${status} with ${this.describeBody(text, contentType)}`
+            : this.keep(answer.message, API_MESSAGE_CHARS),
+        details: answer.details && this.keep(answer.details, API_MESSAGE_CHARS),
+        apiAnswered: true,
+      });
     }
+    // Not the API's own error object: a gateway, a proxy, or a wrong base URL answered. For a
+    // refusal such as a 404 that matters: it says nothing about the object asked for.
+    const refusal = status >= 400 && status < 500 && status !== 408 && status !== 429;
+    const { config, env } = SETTING_SOURCES.apiUrl;
+    const hint = refusal ? `: not the API's own answer; the API URL (${config} / ${env}) may be wrong, or a proxy answered` : "";
     return apiErrorFor({
       status,
       method: op.method,
       path: op.path,
-      retryAfterMs: parseRetryAfter(retryAfter),
-      code: code && this.redact(code),
-      apiMessage: this.redact(message ?? `HTTP ${status}${text.trim() ? `, body ${describeBody(text)}` : ", empty body"}`),
-      details: details && this.redact(details),
+      retryAfterMs,
+      apiMessage: `HTTP ${status} with ${this.describeBody(text, contentType)}${hint}`,
+      apiAnswered: false,
     });
   }
 
-  private transportError(op: Operation<unknown>, err: unknown): TigerCloudError {
+  private transportError(op: Operation<unknown>, err: unknown, timeoutMs: number): TigerCloudError {
     const e = err as { code?: unknown; message?: unknown };
     const code = typeof e.code === "string" ? e.code : undefined;
-    if (code === "ETIMEDOUT" || code === "ECONNABORTED") return new TimeoutError(op.method, op.path, this.options.requestTimeoutMs);
-    const detail = this.redact(typeof e.message === "string" ? e.message : String(err));
-    return new ConnectionError(op.method, op.path, code, detail);
+    const message = typeof e.message === "string" ? e.message : String(err);
+    if (code === "ETIMEDOUT" || code === "ECONNABORTED") return new TimeoutError(op.method, op.path, timeoutMs);
+    if (code === "ERR_BAD_RESPONSE" && message.startsWith("maxContentLength")) {
+      const cap = formatBytes(this.options.maxResponseBytes);
+      return new SchemaValidationError(
+        op.method,
+        op.path,
+        op.expected,
+        `the body is larger than ${cap}, the most this client reads`,
+        undefined,
+      );
+    }
+    return new ConnectionError(op.method, op.path, code, this.redact(message));
   }
+
+  /** Outside text kept in an error: credentials removed first, then cut, so no cut can leave part of one. */
+  private keep(text: string, maxChars: number): string {
+    const whole = this.redactWhole(text);
+    return this.redact(whole.length > maxChars ? `${whole.slice(0, maxChars)}…` : whole);
+  }
+
+  /** A body as an error quotes it: one line, redacted, cut. */
+  private quote(text: string): string {
+    const flat = this.redactWhole(text).replace(/\s+/g, " ").trim();
+    if (!flat) return "an empty body";
+    return JSON.stringify(this.keep(flat, QUOTED_BODY_CHARS));
+  }
+
+  /** "an HTML body "<html>…"", "an empty body": what kind of body came, and its start. */
+  private describeBody(text: string, contentType: unknown): string {
+    if (!text.trim()) return "an empty body";
+    const type = typeof contentType === "string" ? contentType.toLowerCase() : "";
+    const kind = type.includes("html") || /^\s*</.test(text) ? "an HTML body" : type.includes("json") ? "a JSON body" : "a body";
+    return `${kind} ${this.quote(text)}`;
+  }
+}
+
+/** The API's own error object (`{code, message, details}`, a string code or message at least), or undefined. */
+function apiErrorBody(text: string): { code: string | undefined; message: string | undefined; details: string | undefined } | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  const o = json as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const answer = { code: str(o.code), message: str(o.message), details: str(o.details) };
+  return answer.code === undefined && answer.message === undefined ? undefined : answer;
+}
+
+/** What is wrong with a body, by field path and type only: never a value, which could be a password. */
+function describeIssues(issues: readonly z.core.$ZodIssue[], json: unknown): string {
+  return issues
+    .map((issue) => {
+      const where = issue.path.map(String).join(".") || "(body)";
+      const value = valueAt(json, issue.path);
+      const got = typeName(value);
+      if (issue.code === "invalid_type") return `${where}: expected ${issue.expected}, got ${got}`;
+      if (issue.code === "too_small" && typeof value === "string")
+        return `${where}: expected at least ${issue.minimum} characters, got ${value.length}`;
+      if (issue.code === "invalid_union") return `${where}: matches none of the accepted forms, got ${got}`;
+      return `${where}: ${issue.code.replace(/_/g, " ")}, got ${got}`;
+    })
+    .join("; ");
+}
+
+function valueAt(json: unknown, path: readonly PropertyKey[]): unknown {
+  let here = json;
+  for (const key of path) {
+    if (typeof here !== "object" || here === null) return undefined;
+    here = (here as Record<PropertyKey, unknown>)[key];
+  }
+  return here;
+}
+
+function typeName(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function formatBytes(bytes: number): string {
+  const MiB = 1024 * 1024;
+  if (bytes >= MiB && bytes % MiB === 0) return `${bytes / MiB} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** Replaces every whole occurrence of each secret, longest first. */
+function wholeRedactor(secrets: string[]): (text: string) => string {
+  const ordered = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
+  return (text) => ordered.reduce((t, s) => t.split(s).join(REDACTED), text);
+}
+
+/** Replaces every run of characters made of overlapping 6-character pieces of a secret: a secret cut short by whoever echoed it still goes. */
+function fragmentRedactor(secrets: string[]): (text: string) => string {
+  const pieces = new Set<string>();
+  for (const s of secrets) for (let i = 0; i + SECRET_FRAGMENT_CHARS <= s.length; i++) pieces.add(s.slice(i, i + SECRET_FRAGMENT_CHARS));
+  return (text) => {
+    if (pieces.size === 0) return text;
+    const hidden = new Uint8Array(text.length);
+    let found = false;
+    for (let i = 0; i + SECRET_FRAGMENT_CHARS <= text.length; i++) {
+      if (pieces.has(text.slice(i, i + SECRET_FRAGMENT_CHARS))) {
+        hidden.fill(1, i, i + SECRET_FRAGMENT_CHARS);
+        found = true;
+      }
+    }
+    if (!found) return text;
+    let out = "";
+    let i = 0;
+    while (i < text.length) {
+      let j = i;
+      const flag = hidden[i];
+      while (j < text.length && hidden[j] === flag) j++;
+      out += flag ? REDACTED : text.slice(i, j);
+      i = j;
+    }
+    return out;
+  };
 }
 
 /** Retry-After: delta-seconds or an HTTP date. */
@@ -294,12 +524,6 @@ export function parseRetryAfter(value: unknown): number | undefined {
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-function describeBody(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (!flat) return "an empty body";
-  return JSON.stringify(flat.length > 200 ? `${flat.slice(0, 200)}…` : flat);
 }
 
 /** A fork that failed after it was sent might exist: say so, unless the API surely refused it. */

@@ -65,6 +65,8 @@ export interface ApiErrorFields {
   details?: string | undefined;
   /** From a Retry-After header, when the API sent one. */
   retryAfterMs?: number | undefined;
+  /** The body was the API's own JSON error object; default false. */
+  apiAnswered?: boolean | undefined;
 }
 
 /** The API answered with a status outside 2xx. */
@@ -77,6 +79,11 @@ export class ApiError extends TigerCloudError {
   readonly apiMessage: string;
   readonly details: string | undefined;
   readonly retryAfterMs: number | undefined;
+  /**
+   * True when the body was the API's own JSON error object. A 404 without it came from a wrong
+   * URL or a proxy and says nothing about whether the object exists.
+   */
+  readonly apiAnswered: boolean;
 
   constructor(fields: ApiErrorFields) {
     const code = fields.code ? ` ${fields.code}` : "";
@@ -89,6 +96,7 @@ export class ApiError extends TigerCloudError {
     this.apiMessage = fields.apiMessage;
     this.details = fields.details;
     this.retryAfterMs = fields.retryAfterMs;
+    this.apiAnswered = fields.apiAnswered ?? false;
   }
 
   toJSON(): Record<string, unknown> {
@@ -100,6 +108,7 @@ export class ApiError extends TigerCloudError {
       method: this.method,
       path: this.path,
       details: this.details,
+      apiAnswered: this.apiAnswered,
     };
   }
 }
@@ -168,7 +177,7 @@ export class TimeoutError extends TigerCloudError {
   }
 }
 
-/** The request worked but the response body is not what the API describes. */
+/** The request worked but the response body is not what the API describes (or is larger than the client accepts). */
 export class SchemaValidationError extends TigerCloudError {
   override name = "SchemaValidationError";
   constructor(
@@ -176,9 +185,12 @@ export class SchemaValidationError extends TigerCloudError {
     readonly path: string,
     expected: string,
     problems: string,
-    received: string,
+    /** A description of the body, or undefined when it must not be quoted. */
+    received: string | undefined,
   ) {
-    super(`Unexpected response to ${method} ${path}: expected ${expected}; ${problems}; received ${received}`);
+    super(
+      `Unexpected response to ${method} ${path}: expected ${expected}; ${problems}${received === undefined ? "" : `; received ${received}`}`,
+    );
   }
 }
 
@@ -198,6 +210,11 @@ export class ForkOutcomeUnknownError extends TigerCloudError {
       { cause },
     );
   }
+}
+
+/** The API answered 404, but not in a way that confirms the object is gone (see provider/kit/gone.ts). */
+export class NotConfirmedGoneError extends TigerCloudError {
+  override name = "NotConfirmedGoneError";
 }
 
 /** A service did not reach the awaited status in time, or reached a status it cannot leave. */

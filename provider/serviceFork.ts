@@ -4,24 +4,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
-import { BadRequestError, NotFoundError } from "./errors";
-import {
-  type DiffRules,
-  WAIT_DEFAULTS,
-  clientNow,
-  durationSchema,
-  idSchema,
-  onlyStateChanged,
-  parseDuration,
-  partialFailure,
-  plain,
-  progress,
-  serializedProvider,
-  serviceUnlessGone,
-  standardMethods,
-  waitForService,
-  withoutProvider,
-} from "./resource-kit";
+import { BadRequestError, NotFoundError, TigerCloudError } from "./errors";
+import { defineProvider } from "./kit/define";
+import { serviceUnlessGone } from "./kit/gone";
+import { clientNow, progress } from "./kit/host";
+import { booleanSchema, type DiffRules, durationSchema, idSchema, nameSchema, parseDuration, textSchema } from "./kit/inputs";
+import { partialFailure, plain } from "./kit/outputs";
+import { serializedProvider } from "./kit/serialized-provider";
+import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
 export interface ServiceForkArgs {
   /** Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -32,19 +22,22 @@ export interface ServiceForkArgs {
   forkStrategy: pulumi.Input<"LAST_SNAPSHOT" | "NOW" | "PITR">;
   /** RFC 3339 time to fork at; required with PITR and only with PITR; not in the future. */
   targetTime?: pulumi.Input<string>;
-  /** Millicores (a number or numeric string), or "shared". Default: the parent's. */
+  /** Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's. */
   cpuMillis?: pulumi.Input<number | string>;
-  /** Gigabytes (a number or numeric string), or "shared". Default: the parent's. */
+  /** Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's. */
   memoryGbs?: pulumi.Input<number | string>;
   /** DEV (default) or PROD. */
   environmentTag?: pulumi.Input<"DEV" | "PROD">;
-  /** 1 to 128 characters. Default: "<parent name>-fork". */
+  /** 1 to 128 characters, not blank, no control characters. Default: "<parent name>-fork". */
   name?: pulumi.Input<string>;
-  /** Wait until the fork is READY after create, and PAUSED after destroy. Default true. */
+  /**
+   * Wait for the API's work to finish: until the fork is READY after create, and until it is
+   * PAUSED after destroy. Default true.
+   */
   waitForReady?: pulumi.Input<boolean>;
-  /** How long create waits for READY, e.g. "30m" (default). */
+  /** How long create waits for READY, e.g. "30m" (default); at most "24h". */
   createTimeout?: pulumi.Input<string>;
-  /** How long destroy waits for PAUSED, e.g. "10m" (default). */
+  /** How long destroy waits for PAUSED, e.g. "10m" (default); at most "24h". */
   deleteTimeout?: pulumi.Input<string>;
 }
 
@@ -102,33 +95,56 @@ export class ServiceFork extends pulumi.dynamic.Resource {
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
-const size = z
-  .union(
-    [
-      z.number().positive("must be positive"),
-      z.string().regex(/^(\d+(\.\d+)?|shared)$/, 'must be a number, a numeric string, or "shared"'),
-    ],
-    { error: 'must be a number, a numeric string, or "shared"' },
-  )
-  .transform((v) => String(v));
+const SIZE_RULE = {
+  cpuMillis: 'must be a whole number of millicores >= 1 (a number, or a string of digits), or "shared"',
+  memoryGbs: 'must be a positive plain decimal number of gigabytes such as 4 or 0.5 (a number or a string), or "shared"',
+};
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/;
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** Sizes travel as strings: what check returns is the exact text create sends. */
+const cpuMillisSchema = z
+  .union([z.number(), z.string()], { error: SIZE_RULE.cpuMillis })
+  .transform(String)
+  .refine((v) => /^([1-9][0-9]{0,8}|shared)$/.test(v), SIZE_RULE.cpuMillis);
+const memoryGbsSchema = z
+  .union([z.number(), z.string()], { error: SIZE_RULE.memoryGbs })
+  .transform(String)
+  .refine((v) => v === "shared" || (PLAIN_DECIMAL.test(v) && Number(v) > 0), SIZE_RULE.memoryGbs);
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** What is wrong with a date-time, each kind of mistake with its own reason; undefined when right. */
+export function dateTimeProblem(text: string): string | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z";
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 8, 9].map((i) =>
+    Number(m[i] ?? 0),
+  ) as number[];
+  if (month! < 1 || month! > 12) return `has month ${m[2]}: months are 01 to 12`;
+  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  if (day! < 1 || day! > days) return `has day ${m[3]}, and ${MONTHS[month! - 1]} ${m[1]} has ${days} days`;
+  if (hour! > 23) return `has hour ${m[4]}: hours are 00 to 23`;
+  if (minute! > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
+  if (second! > 59) return `has second ${m[6]}: seconds are 00 to 59`;
+  if (offsetHours! > 23 || offsetMinutes! > 59) return `has offset ${text.slice(-6)}: offsets are -23:59 to +23:59`;
+  if (Date.parse(text) > Date.now()) return "must not be in the future";
+  return undefined;
+}
+
+const targetTimeSchema = textSchema(dateTimeProblem);
 
 export const ForkInputsSchema = z
   .strictObject({
     projectId: idSchema,
     sourceServiceId: idSchema,
     forkStrategy: z.enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` }),
-    targetTime: z
-      .string()
-      .regex(RFC3339, { message: "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z", abort: true })
-      .refine((t) => Date.parse(t) <= Date.now(), "must not be in the future")
-      .optional(),
-    cpuMillis: size.optional(),
-    memoryGbs: size.optional(),
+    targetTime: targetTimeSchema.optional(),
+    cpuMillis: cpuMillisSchema.optional(),
+    memoryGbs: memoryGbsSchema.optional(),
     environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
-    name: z.string().min(1, "must be 1 to 128 characters").max(128, "must be 1 to 128 characters").optional(),
-    waitForReady: z.boolean({ error: "must be true or false" }).default(true),
+    name: nameSchema(128).optional(),
+    waitForReady: booleanSchema.default(true),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
   })
@@ -205,28 +221,30 @@ const waitReady = (inputs: ForkInputs, serviceId: string) =>
     done: (s) => s.status === "READY",
     hopeless: ["DELETING", "DELETED"],
     timeoutMs: parseDuration(inputs.createTimeout),
+    timeoutInput: "createTimeout",
   });
 
-export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
-  ...standardMethods(ForkInputsSchema, RULES),
+/** The forkService body: the checked inputs, unchanged. */
+function forkRequest(inputs: ForkInputs): ForkServiceRequest {
+  const body: ForkServiceRequest = { fork_strategy: inputs.forkStrategy, environment_tag: inputs.environmentTag };
+  if (inputs.targetTime !== undefined) body.target_time = inputs.targetTime;
+  if (inputs.cpuMillis !== undefined) body.cpu_millis = inputs.cpuMillis;
+  if (inputs.memoryGbs !== undefined) body.memory_gbs = inputs.memoryGbs;
+  if (inputs.name !== undefined) body.name = inputs.name;
+  return body;
+}
 
-  async create(news) {
-    const inputs = ForkInputsSchema.parse(withoutProvider(news));
-    const body: ForkServiceRequest = { fork_strategy: inputs.forkStrategy, environment_tag: inputs.environmentTag };
-    if (inputs.targetTime !== undefined) body.target_time = inputs.targetTime;
-    if (inputs.cpuMillis !== undefined) body.cpu_millis = inputs.cpuMillis;
-    if (inputs.memoryGbs !== undefined) body.memory_gbs = inputs.memoryGbs;
-    if (inputs.name !== undefined) body.name = inputs.name;
+export const serviceForkProvider = defineProvider({
+  kind: "ServiceFork",
+  schema: ForkInputsSchema,
+  rules: RULES,
 
+  async create(inputs, news) {
     progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
-    const forked = await clientNow().forkService(inputs.projectId, inputs.sourceServiceId, body);
+    const forked = await clientNow().forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
     const id = forked.service_id;
-    if (!id)
-      throw new Error(
-        `forkService answered without a service_id; the fork may exist: look in project ${inputs.projectId} for a service forked from ${inputs.sourceServiceId}.`,
-      );
     let outs = forkOutputs(inputs, forked, undefined);
-    progress(`fork ${id} created, status ${forked.status ?? "unknown"}`);
+    progress(`fork ${id} created, status ${forked.status}`);
     // From here on the fork exists: any failure must hand its ID to the engine.
     try {
       if (inputs.waitForReady && forked.status !== "READY") {
@@ -242,49 +260,50 @@ export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
   async read(id, props) {
     const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
     if (!service) return {};
-    const outs = forkOutputs(withoutProvider(props), service, props.initialPassword);
+    const { __provider: _provider, ...state } = props;
+    const outs = forkOutputs(state, service, props.initialPassword);
     // `name` stays the name the fork was made with: this API cannot rename a service, so a
     // rename made elsewhere could only be "fixed" by replacing the fork, data and all.
     if (typeof props.name === "string") outs.name = props.name;
     return { id, props: outs };
   },
 
-  async update(id, olds, news) {
-    const inputs = ForkInputsSchema.parse(withoutProvider(news));
-    const outs = { ...withoutProvider(olds), ...inputs };
-    if (!onlyStateChanged(olds, news, RULES)) {
-      throw new Error("ServiceFork.update was asked to change a property that needs a replacement; this is a bug in pulumi-tigercloud.");
+  async update() {
+    // Every input of a fork either replaces it or is a waiting control; diff never asks for this.
+    throw new TigerCloudError(
+      "ServiceFork.update was asked to change a property that needs a replacement; this is a bug in pulumi-tigercloud.",
+    );
+  },
+
+  /** A create recorded before the fork was READY (a partial failure) is finished here. */
+  async finishPending(id, outs, inputs, news) {
+    if (!inputs.waitForReady || outs.status === "READY") return outs;
+    try {
+      return forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
+    } catch (err) {
+      throw partialFailure(id, outs, news, err);
     }
-    // A create that failed to become READY (recorded by partialFailure) is finished here.
-    if (inputs.waitForReady && olds.status !== "READY") {
-      try {
-        return { outs: forkOutputs(outs, await waitReady(inputs, id), olds.initialPassword) };
-      } catch (err) {
-        throw partialFailure(id, outs, news, err);
-      }
-    }
-    return { outs: plain(outs) };
   },
 
   async delete(id, props) {
     const projectId = String(props.projectId);
-    const waitForReady = props.waitForReady !== false;
     const client = clientNow();
     progress(`stopping fork ${id} (destroy stops a fork; it is not deleted)`);
     try {
       await client.stop(projectId, id);
     } catch (err) {
-      if (err instanceof NotFoundError) {
+      // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
+      // are confirmed by reading the fork; any other answer is a real refusal.
+      if (!(err instanceof BadRequestError || err instanceof NotFoundError)) throw err;
+      const service = await serviceUnlessGone(client, projectId, id);
+      if (!service) {
         progress(`fork ${id} no longer exists; nothing to stop`);
         return;
       }
-      if (!(err instanceof BadRequestError)) throw err;
-      // 400 is the answer for a service already PAUSED; anything else is a real refusal.
-      const status = (await client.getService(projectId, id)).status;
-      if (status !== "PAUSED" && status !== "PAUSING") throw err;
-      progress(`fork ${id} is already ${status}`);
+      if (service.status !== "PAUSED" && service.status !== "PAUSING") throw err;
+      progress(`fork ${id} is already ${service.status}`);
     }
-    if (!waitForReady) return;
+    if (props.waitForReady === false) return;
     await waitForService({
       client,
       projectId,
@@ -293,7 +312,8 @@ export const serviceForkProvider: Required<pulumi.dynamic.ResourceProvider> = {
       done: (s) => s.status === "PAUSED",
       hopeless: ["DELETING", "DELETED"],
       timeoutMs: parseDuration(typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout),
+      timeoutInput: "deleteTimeout",
     });
     progress(`fork ${id} is PAUSED`);
   },
-};
+});

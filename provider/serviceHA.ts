@@ -4,23 +4,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
-import {
-  type DiffRules,
-  WAIT_DEFAULTS,
-  clientNow,
-  durationSchema,
-  idSchema,
-  onlyStateChanged,
-  parseDuration,
-  partialFailure,
-  plain,
-  progress,
-  serializedProvider,
-  serviceUnlessGone,
-  standardMethods,
-  waitForService,
-  withoutProvider,
-} from "./resource-kit";
+import { defineProvider } from "./kit/define";
+import { serviceUnlessGone } from "./kit/gone";
+import { clientNow, progress } from "./kit/host";
+import { booleanSchema, type DiffRules, durationSchema, idSchema, parseDuration } from "./kit/inputs";
+import { partialFailure, plain } from "./kit/outputs";
+import { serializedProvider } from "./kit/serialized-provider";
+import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
 export interface ServiceHAArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -31,11 +21,11 @@ export interface ServiceHAArgs {
   replicaCount?: pulumi.Input<number>;
   /** Synchronous HA replicas; not more than replicaCount. */
   syncReplicaCount?: pulumi.Input<number>;
-  /** Wait until the service is READY with the counts. Default true. */
+  /** Wait until the service is READY with the counts, after create, update and destroy. Default true. */
   waitForReady?: pulumi.Input<boolean>;
-  /** How long create and update wait, e.g. "30m" (default). */
+  /** How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h". */
   updateTimeout?: pulumi.Input<string>;
-  /** How long destroy waits for HA to be removed, e.g. "10m" (default). */
+  /** How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h". */
   deleteTimeout?: pulumi.Input<string>;
 }
 
@@ -69,7 +59,7 @@ export const HAInputsSchema = z
     serviceId: idSchema,
     replicaCount: count,
     syncReplicaCount: count,
-    waitForReady: z.boolean({ error: "must be true or false" }).default(true),
+    waitForReady: booleanSchema.default(true),
     updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
   })
@@ -120,53 +110,53 @@ const describeCounts = (i: { replicaCount?: number | undefined; syncReplicaCount
     .filter(Boolean)
     .join(", ");
 
-/** What setting HA needs: the service, the counts, whether to wait, and for how long. */
-type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & { timeoutMs: number };
+/** What setting HA needs: the service, the counts, whether to wait, and by when. */
+type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
+  /** One deadline for the whole change: waiting for READY, setHA, waiting for the counts. */
+  deadline: number;
+  timeoutInput: "updateTimeout" | "deleteTimeout";
+};
+
+const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
+
+const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
+  waitForService({
+    client: clientNow(),
+    projectId: target.projectId,
+    serviceId: target.serviceId,
+    goal,
+    done,
+    hopeless: UNREACHABLE,
+    timeoutMs: Math.max(0, target.deadline - Date.now()),
+    timeoutInput: target.timeoutInput,
+  });
 
 /** setHA once the service can take it. */
-async function setHAWhenReady(inputs: HATarget): Promise<Service> {
+async function setHAWhenReady(target: HATarget): Promise<Service> {
   const client = clientNow();
-  const { projectId, serviceId } = inputs;
+  const { projectId, serviceId } = target;
   // A service still being created or reconfigured (a fork from the same program with
   // waitForReady false, say) refuses setHA: wait for READY first.
-  const service = await client.getService(projectId, serviceId);
-  if (service.status !== "READY") {
-    await waitForService({
-      client,
-      projectId,
-      serviceId,
-      goal: "READY before changing HA",
-      done: (s) => s.status === "READY",
-      hopeless: UNREACHABLE,
-      timeoutMs: inputs.timeoutMs,
-    });
-  }
+  const service = await client.getService(projectId, serviceId, { deadline: target.deadline });
+  if (service.status !== "READY") await waitUntil(target, "READY before changing HA", (s) => s.status === "READY");
   const body: SetHARequest = {};
-  if (inputs.replicaCount !== undefined) body.replica_count = inputs.replicaCount;
-  if (inputs.syncReplicaCount !== undefined) body.sync_replica_count = inputs.syncReplicaCount;
-  progress(`setting HA of service ${serviceId} to ${describeCounts(inputs)}`);
+  if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
+  if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
+  progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
   return client.setHA(projectId, serviceId, body);
 }
 
 /** Unless told not to, wait until the service is READY with the counts. */
-async function awaitHA(inputs: HATarget, answer: Service): Promise<Service> {
-  if (!inputs.waitForReady) return answer;
-  const done = await waitForService({
-    client: clientNow(),
-    projectId: inputs.projectId,
-    serviceId: inputs.serviceId,
-    goal: `READY with ${describeCounts(inputs)}`,
-    done: (s) => s.status === "READY" && matches(inputs)(s),
-    hopeless: UNREACHABLE,
-    timeoutMs: inputs.timeoutMs,
-  });
-  progress(`service ${inputs.serviceId} is READY with ${describeCounts(inputs)}`);
+async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
+  if (!target.waitForReady) return answer;
+  const done = await waitUntil(target, `READY with ${describeCounts(target)}`, (s) => s.status === "READY" && matches(target)(s));
+  progress(`service ${target.serviceId} is READY with ${describeCounts(target)}`);
   return done;
 }
 
 /** setHA then wait; once setHA succeeded, a failure still records the resource. */
 async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const target = { ...inputs, timeoutMs: parseDuration(inputs.updateTimeout) };
+  const target: HATarget = { ...inputs, deadline: Date.now() + parseDuration(inputs.updateTimeout), timeoutInput: "updateTimeout" };
   const answer = await setHAWhenReady(target);
   try {
     return haOutputs(inputs, await awaitHA(target, answer));
@@ -175,25 +165,23 @@ async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknow
   }
 }
 
-const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
+export const serviceHAProvider = defineProvider({
+  kind: "ServiceHA",
+  schema: HAInputsSchema,
+  rules: RULES,
 
-export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
-  ...standardMethods(HAInputsSchema, RULES),
-
-  async create(news) {
-    const inputs = HAInputsSchema.parse(withoutProvider(news));
+  async create(inputs, news) {
     return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
   },
 
   async read(id, props) {
     const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
     if (!service) return {};
-    return { id, props: haOutputs(withoutProvider(props), service) };
+    const { __provider: _provider, ...state } = props;
+    return { id, props: haOutputs(state, service) };
   },
 
-  async update(id, olds, news) {
-    const inputs = HAInputsSchema.parse(withoutProvider(news));
-    if (onlyStateChanged(olds, news, RULES)) return { outs: plain({ ...withoutProvider(olds), ...inputs }) };
+  async update(id, _olds, inputs, news) {
     return { outs: await applyHA(id, inputs, news) };
   },
 
@@ -206,18 +194,20 @@ export const serviceHAProvider: Required<pulumi.dynamic.ResourceProvider> = {
     }
     const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
     if (replica_count === 0 && sync_replica_count === 0) return;
-    if (UNREACHABLE.includes(service.status ?? "")) {
+    if (UNREACHABLE.includes(service.status)) {
       progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
       return;
     }
+    const deleteTimeout = typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout;
     const noHA: HATarget = {
       projectId,
       serviceId: id,
       replicaCount: 0,
       syncReplicaCount: 0,
       waitForReady: props.waitForReady !== false,
-      timeoutMs: parseDuration(typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout),
+      deadline: Date.now() + parseDuration(deleteTimeout),
+      timeoutInput: "deleteTimeout",
     };
     await awaitHA(noHA, await setHAWhenReady(noHA));
   },
-};
+});

@@ -9,7 +9,8 @@ export interface ConnectionSettings {
   apiKey?: string | undefined;
   publicKey?: string | undefined;
   secretKey?: string | undefined;
-  projectId?: string | undefined;
+  /** Lets the credentials travel over plain `http://` to a host that is not loopback. */
+  allowInsecureHttp?: boolean | undefined;
 }
 
 /** Stack config keys and environment variables, one row per setting (the README's table). */
@@ -18,28 +19,29 @@ export const SETTING_SOURCES = {
   publicKey: { config: "tigercloud:publicKey", env: "TIGER_PUBLIC_KEY" },
   secretKey: { config: "tigercloud:secretKey", env: "TIGER_SECRET_KEY" },
   apiUrl: { config: "tigercloud:apiUrl", env: "TIGER_API_URL" },
+  allowInsecureHttp: { config: "tigercloud:allowInsecureHttp", env: "TIGER_ALLOW_INSECURE_HTTP" },
+  // Read by the resources when they check their inputs, not by the client.
   projectId: { config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" },
-} as const satisfies Record<keyof ConnectionSettings, { config: string; env: string }>;
+} as const satisfies Record<keyof ConnectionSettings | "projectId", { config: string; env: string }>;
 
 export type Credentials = { kind: "bearer"; apiKey: string } | { kind: "basic"; publicKey: string; secretKey: string };
 
 export interface ResolvedSettings {
   apiUrl: string;
   credentials: Credentials;
-  projectId: string | undefined;
 }
 
 /** Reads a `key -> value` lookup such as the dynamic provider's `configure()` config. */
 export type ConfigLookup = (key: string) => string | undefined;
 
 function pick(
-  explicit: ConnectionSettings,
+  explicit: string | undefined,
   config: ConfigLookup,
   env: NodeJS.ProcessEnv,
-  name: keyof ConnectionSettings,
+  name: keyof typeof SETTING_SOURCES,
 ): string | undefined {
   const source = SETTING_SOURCES[name];
-  const value = explicit[name] ?? config(source.config) ?? env[source.env];
+  const value = explicit ?? config(source.config) ?? env[source.env];
   return value === undefined || value === "" ? undefined : value;
 }
 
@@ -49,7 +51,7 @@ export function resolveProjectId(
   config: ConfigLookup,
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
-  return pick({ projectId: explicit }, config, env, "projectId");
+  return pick(explicit, config, env, "projectId");
 }
 
 export function resolveSettings(
@@ -57,10 +59,10 @@ export function resolveSettings(
   config: ConfigLookup = () => undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedSettings {
-  const apiKey = pick(explicit, config, env, "apiKey");
-  const publicKey = pick(explicit, config, env, "publicKey");
-  const secretKey = pick(explicit, config, env, "secretKey");
-  const apiUrl = pick(explicit, config, env, "apiUrl") ?? DEFAULT_API_URL;
+  const apiKey = pick(explicit.apiKey, config, env, "apiKey");
+  const publicKey = pick(explicit.publicKey, config, env, "publicKey");
+  const secretKey = pick(explicit.secretKey, config, env, "secretKey");
+  const apiUrl = pick(explicit.apiUrl, config, env, "apiUrl") ?? DEFAULT_API_URL;
 
   let credentials: Credentials;
   if (apiKey) {
@@ -88,8 +90,29 @@ export function resolveSettings(
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new ConfigurationError(`tigercloud:apiUrl / TIGER_API_URL must be http(s), got "${url.protocol}".`);
   }
+  if (url.protocol === "http:" && !isLoopback(url.hostname) && !insecureHttpAllowed(explicit, config, env)) {
+    const { config: key, env: variable } = SETTING_SOURCES.allowInsecureHttp;
+    throw new ConfigurationError(
+      `tigercloud:apiUrl / TIGER_API_URL is plain http to ${url.host}: the API key would travel in clear, readable by anyone on the way. ` +
+        `Use https, or, knowing that, opt in with \`pulumi config set ${key} true\` or ${variable}=true.`,
+    );
+  }
 
-  return { apiUrl: apiUrl.replace(/\/+$/, ""), credentials, projectId: pick(explicit, config, env, "projectId") };
+  return { apiUrl: apiUrl.replace(/\/+$/, ""), credentials };
+}
+
+/** Traffic to these hosts never leaves the machine, so plain http exposes nothing. */
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+function insecureHttpAllowed(explicit: ConnectionSettings, config: ConfigLookup, env: NodeJS.ProcessEnv): boolean {
+  if (explicit.allowInsecureHttp !== undefined) return explicit.allowInsecureHttp;
+  const value = pick(undefined, config, env, "allowInsecureHttp")?.trim().toLowerCase();
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  const { config: key, env: variable } = SETTING_SOURCES.allowInsecureHttp;
+  throw new ConfigurationError(`${key} / ${variable} must be "true" or "false".`);
 }
 
 /** The values that must never appear in an error, a log line or state. */

@@ -4,15 +4,19 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Vpc } from "./api-schemas";
-import { NotFoundError } from "./errors";
-import { type DiffRules, clientNow, idSchema, plain, progress, serializedProvider, standardMethods, withoutProvider } from "./resource-kit";
+import { defineProvider } from "./kit/define";
+import { vpcUnlessGone } from "./kit/gone";
+import { clientNow, progress } from "./kit/host";
+import { type DiffRules, idSchema, nameSchema, textSchema } from "./kit/inputs";
+import { plain } from "./kit/outputs";
+import { serializedProvider } from "./kit/serialized-provider";
 
 export interface VpcNameArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */
   projectId?: pulumi.Input<string>;
   /** The VPC's ID: digits. */
   vpcId: pulumi.Input<string>;
-  /** The name to give it: not empty. */
+  /** The name to give it: 1 to 128 characters, not blank, no control characters. */
   name: pulumi.Input<string>;
 }
 
@@ -31,11 +35,18 @@ export class VpcName extends pulumi.dynamic.Resource {
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
+/** The API publishes no limit on a VPC's name; 128 matches a service's name. */
+export const VPC_NAME_MAX = 128;
+
 export const VpcInputsSchema = z.strictObject({
   projectId: idSchema,
-  vpcId: z.string({ error: "must be a string of digits" }).regex(/^[0-9]+$/, "must be a string of digits"),
-  name: z.string({ error: "must be a string" }).min(1, "must not be empty"),
+  vpcId: textSchema(
+    (s) => (!/^[0-9]+$/.test(s) ? "must be a string of digits" : s.length > 64 ? "must be at most 64 digits" : undefined),
+    "must be a string of digits",
+  ),
+  name: nameSchema(VPC_NAME_MAX),
 });
+type VpcInputs = z.output<typeof VpcInputsSchema>;
 
 const RULES: DiffRules = { replaceKeys: ["projectId", "vpcId"], updateKeys: ["name"] };
 
@@ -44,36 +55,34 @@ function vpcOutputs(inputs: Record<string, unknown>, vpc: Vpc): Record<string, u
 }
 
 /** rename, then GET: today's rename answers only a message, and GET is the truth either way. */
-async function rename(news: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const inputs = VpcInputsSchema.parse(withoutProvider(news));
+async function rename(inputs: VpcInputs): Promise<Record<string, unknown>> {
   const client = clientNow();
   progress(`renaming VPC ${inputs.vpcId} to "${inputs.name}"`);
   await client.renameVpc(inputs.projectId, inputs.vpcId, inputs.name);
   return vpcOutputs(inputs, await client.getVpc(inputs.projectId, inputs.vpcId));
 }
 
-export const vpcNameProvider: Required<pulumi.dynamic.ResourceProvider> = {
-  ...standardMethods(VpcInputsSchema, RULES),
+export const vpcNameProvider = defineProvider({
+  kind: "VpcName",
+  schema: VpcInputsSchema,
+  rules: RULES,
 
-  async create(news) {
-    const outs = await rename(news);
-    return { id: String(outs.vpcId), outs };
+  async create(inputs) {
+    return { id: inputs.vpcId, outs: await rename(inputs) };
   },
 
   async read(id, props) {
-    try {
-      return { id, props: vpcOutputs(withoutProvider(props), await clientNow().getVpc(String(props.projectId), id)) };
-    } catch (err) {
-      if (err instanceof NotFoundError) return {};
-      throw err;
-    }
+    const vpc = await vpcUnlessGone(clientNow(), String(props.projectId), id);
+    if (!vpc) return {};
+    const { __provider: _provider, ...state } = props;
+    return { id, props: vpcOutputs(state, vpc) };
   },
 
-  async update(_id, _olds, news) {
-    return { outs: await rename(news) };
+  async update(_id, _olds, inputs) {
+    return { outs: await rename(inputs) };
   },
 
   async delete(id) {
     progress(`VPC ${id} keeps its name: a VPC cannot be unnamed, so destroy makes no API call`);
   },
-};
+});

@@ -1,7 +1,8 @@
 // The API client against the simulator over real HTTP: operations, headers, errors, retries,
 // and that no credential ever leaks into an error.
+import * as crypto from "crypto";
 import { inspect } from "util";
-import { CLIENT_DEFAULTS, apiPath, createClient, parseRetryAfter } from "../provider/client";
+import { CLIENT_DEFAULTS, apiPath, createClient, parseRetryAfter, type ClientOptions } from "../provider/client";
 import {
   ApiError,
   AuthenticationError,
@@ -15,11 +16,12 @@ import {
   PermissionDeniedError,
   RateLimitError,
   SchemaValidationError,
+  TigerCloudError,
   TimeoutError,
 } from "../provider/errors";
-import { resolveSettings } from "../provider/settings";
+import { SETTING_SOURCES, resolveProjectId, resolveSettings } from "../provider/settings";
 import { Simulator } from "./simulator/server";
-import { rejectionOf, startSimulator, type SimAndClient } from "./helpers";
+import { errorTexts, expectNoSecretFragments, rejectionOf, startSimulator, type SimAndClient } from "./helpers";
 
 let t: SimAndClient;
 beforeEach(async () => {
@@ -114,14 +116,25 @@ describe("settings", () => {
   const config = (values: Record<string, string>) => (key: string) => values[key];
 
   test("explicit settings win over stack config, which wins over the environment", () => {
-    const env = { TIGER_API_KEY: "env-key", TIGER_API_URL: "http://env", TIGER_PROJECT_ID: "env-proj" };
+    const env = { TIGER_API_KEY: "env-key", TIGER_API_URL: "https://env", TIGER_PROJECT_ID: "env-proj" };
     const fromEnv = resolveSettings({}, config({}), env);
-    expect(fromEnv).toEqual({ apiUrl: "http://env", credentials: { kind: "bearer", apiKey: "env-key" }, projectId: "env-proj" });
+    expect(fromEnv).toEqual({ apiUrl: "https://env", credentials: { kind: "bearer", apiKey: "env-key" } });
+    expect(resolveProjectId(undefined, config({}), env)).toBe("env-proj");
     const fromConfig = resolveSettings({}, config({ "tigercloud:apiKey": "cfg-key", "tigercloud:projectId": "cfg-proj" }), env);
     expect(fromConfig.credentials).toEqual({ kind: "bearer", apiKey: "cfg-key" });
-    expect(fromConfig.projectId).toBe("cfg-proj");
-    const explicit = resolveSettings({ apiKey: "x-key", apiUrl: "http://x/" }, config({ "tigercloud:apiKey": "cfg-key" }), env);
-    expect(explicit).toMatchObject({ apiUrl: "http://x", credentials: { apiKey: "x-key" } });
+    expect(resolveProjectId(undefined, config({ "tigercloud:projectId": "cfg-proj" }), env)).toBe("cfg-proj");
+    expect(resolveProjectId("x-proj", config({ "tigercloud:projectId": "cfg-proj" }), env)).toBe("x-proj");
+    const explicit = resolveSettings({ apiKey: "x-key", apiUrl: "https://x/" }, config({ "tigercloud:apiKey": "cfg-key" }), env);
+    expect(explicit).toMatchObject({ apiUrl: "https://x", credentials: { apiKey: "x-key" } });
+  });
+
+  test("the project ID has one road, resolveProjectId: neither the settings nor the client carry it", () => {
+    const env = { TIGER_API_KEY: "k", TIGER_PROJECT_ID: "env-proj" };
+    const settings = resolveSettings({}, config({ "tigercloud:projectId": "cfg-proj" }), env);
+    expect(settings).not.toHaveProperty("projectId");
+    const client = createClient({ apiUrl: t.sim.url, apiKey: "k" }, config({ "tigercloud:projectId": "cfg-proj" }));
+    expect(client).not.toHaveProperty("projectId");
+    expect(SETTING_SOURCES.projectId).toEqual({ config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" });
   });
 
   test("the default URL is the real API's", () => {
@@ -189,10 +202,10 @@ describe("errors", () => {
   test("an HTML or empty 5xx body still gives a readable message", async () => {
     t.sim.injectFault("getVpc", { kind: "status", status: 502, body: "<html><body>Bad gateway</body></html>" }, 10);
     const html = await rejectionOf(t.client.getVpc(t.ids.projectId, t.ids.vpcId));
-    expect(html.message).toMatch(/502.*HTTP 502, body "<html><body>Bad gateway<\/body><\/html>"/);
+    expect(html.message).toMatch(/502.*HTTP 502 with an HTML body "<html><body>Bad gateway<\/body><\/html>"$/);
     t.sim.clearFaults();
     t.sim.injectFault("getVpc", { kind: "status", status: 504 }, 10);
-    expect((await rejectionOf(t.client.getVpc(t.ids.projectId, t.ids.vpcId))).message).toMatch(/HTTP 504, empty body/);
+    expect((await rejectionOf(t.client.getVpc(t.ids.projectId, t.ids.vpcId))).message).toMatch(/HTTP 504 with an empty body$/);
   });
 
   test("malformed JSON in a 2xx: a SchemaValidationError saying what was expected and what came", async () => {
@@ -360,17 +373,6 @@ describe("redaction: no credential in any error", () => {
     await sim.stop();
   });
 
-  const everything = (err: unknown) => {
-    const e = err as Error & { cause?: unknown };
-    return [
-      e.message,
-      e.stack,
-      JSON.stringify(e),
-      inspect(e, { depth: 20, showHidden: true }),
-      String(e.cause),
-      inspect(e.cause, { depth: 20, showHidden: true }),
-    ].join("\n");
-  };
   const basic = Buffer.from(`${PUBLIC}:${SECRET}`).toString("base64");
 
   const echo = `<pre>Authorization: Bearer ${KEY}\nBasic ${basic}\n${PUBLIC}:${SECRET}</pre>`;
@@ -394,19 +396,308 @@ describe("redaction: no credential in any error", () => {
       { auth: { publicKey: PUBLIC, secretKey: SECRET }, secrets: [SECRET, basic] },
     ];
     for (const { auth, secrets } of cases) {
+      const reasons: string[] = [];
       const client = createClient({ apiUrl: sim.url, ...auth }, () => undefined, {
         requestTimeoutMs: 100,
         maxAttempts: 2,
         sleep: async () => {},
+        onRetry: (e) => reasons.push(e.reason),
       });
       const err = await rejectionOf(
         op === "fork"
           ? client.forkService("proj-demo01", "svc-parent1", { fork_strategy: "NOW" })
           : client.getVpc("proj-demo01", "1234567"),
       );
-      const text = everything(err);
-      for (const secret of secrets) expect(text).not.toContain(secret);
-      expect(inspect(client, { depth: 20, showHidden: true })).not.toContain(secrets[0]);
+      expectNoSecretFragments([...errorTexts(err), ...reasons, inspect(client, { depth: 20, showHidden: true })], secrets);
     }
+  });
+});
+
+describe("listServices", () => {
+  test("answers every service of the project, without passwords", async () => {
+    const { projectId, serviceId } = t.ids;
+    const fork = await t.client.forkService(projectId, serviceId, { fork_strategy: "NOW", name: "listed" });
+    const services = await t.client.listServices(projectId);
+    expect(services.map((s) => s.service_id).sort()).toEqual([serviceId, fork.service_id].sort());
+    expect(services.find((s) => s.service_id === fork.service_id)).toMatchObject({
+      name: "listed",
+      forked_from: { service_id: serviceId },
+    });
+    expect(services.every((s) => s.initial_password === undefined)).toBe(true);
+    expect(t.sim.requests("listServices")[0]).toMatchObject({ method: "GET", path: `/projects/${projectId}/services` });
+  });
+
+  test("an unknown project is the API's 404; faults can be injected and a 503 is retried", async () => {
+    const err = await rejectionOf(t.client.listServices("proj-nope"));
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err).toMatchObject({ code: "NOT_FOUND", apiAnswered: true });
+    t.sim.injectFault("listServices", { kind: "status", status: 503 });
+    expect(await t.client.listServices(t.ids.projectId)).toHaveLength(1);
+    expect(t.sim.requests("listServices")).toHaveLength(3);
+  });
+});
+
+describe("time limits", () => {
+  const slowClient = (options: Partial<ClientOptions> = {}) =>
+    createClient({ apiUrl: t.sim.url, apiKey: t.sim.apiKey }, () => undefined, { sleep: async () => {}, ...options });
+
+  test("the request timeout covers the body: a body trickling one byte every 500 ms fails in time", async () => {
+    t.sim.injectFault("getVpc", { kind: "trickle", intervalMs: 500 });
+    const started = Date.now();
+    const err = await rejectionOf(slowClient({ requestTimeoutMs: 1000, maxAttempts: 1 }).getVpc(t.ids.projectId, t.ids.vpcId));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err.message).toBe(`Request timed out after 1000 ms: GET /projects/${t.ids.projectId}/vpcs/${t.ids.vpcId}`);
+    expect(Date.now() - started).toBeLessThan(2500);
+  }, 10_000);
+
+  test("no retry starts whose backoff would end after the deadline", async () => {
+    t.sim.injectFault("getService", { kind: "status", status: 429, retryAfterSeconds: 2 }, 10);
+    const client = slowClient();
+    const err = await rejectionOf(client.getService(t.ids.projectId, t.ids.serviceId, { deadline: Date.now() + 1000 }));
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect(t.sim.requests("getService")).toHaveLength(1);
+    t.sim.clearFaults();
+    t.sim.injectFault("getService", { kind: "status", status: 429, retryAfterSeconds: 2 });
+    const retries: number[] = [];
+    const patient = slowClient({ onRetry: (e) => retries.push(e.delayMs) });
+    await patient.getService(t.ids.projectId, t.ids.serviceId, { deadline: Date.now() + 60_000 });
+    expect(retries).toEqual([2000]);
+  });
+
+  test("each attempt's timeout is cut to the time left before the deadline, never below 1 s", async () => {
+    t.sim.injectFault("getVpc", { kind: "hang" }, 10);
+    const client = slowClient({ requestTimeoutMs: 30_000 });
+    let started = Date.now();
+    const err = await rejectionOf(client.getVpc(t.ids.projectId, t.ids.vpcId, { deadline: started + 1500 }));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).timeoutMs).toBeGreaterThanOrEqual(1400);
+    expect((err as TimeoutError).timeoutMs).toBeLessThanOrEqual(1500);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(t.sim.requests("getVpc")).toHaveLength(1);
+
+    started = Date.now();
+    const late = await rejectionOf(client.getVpc(t.ids.projectId, t.ids.vpcId, { deadline: started - 5000 }));
+    expect(late).toMatchObject({ name: "TimeoutError", timeoutMs: 1000 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(t.sim.requests("getVpc")).toHaveLength(2);
+  }, 15_000);
+
+  test("a body over the cap is refused as it arrives, not buffered whole", async () => {
+    t.sim.injectFault("getVpc", { kind: "huge", bytes: 200 * 1024 * 1024 });
+    const started = Date.now();
+    const err = await rejectionOf(slowClient({ maxAttempts: 1 }).getVpc(t.ids.projectId, t.ids.vpcId));
+    expect(err).toBeInstanceOf(SchemaValidationError);
+    expect(err.message).toBe(
+      `Unexpected response to GET /projects/${t.ids.projectId}/vpcs/${t.ids.vpcId}: expected a Vpc; the body is larger than 10 MiB, the most this client reads`,
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(t.sim.hugeBytesWritten).toBeGreaterThan(CLIENT_DEFAULTS.maxResponseBytes);
+    expect(t.sim.hugeBytesWritten).toBeLessThan(50 * 1024 * 1024);
+  }, 20_000);
+});
+
+describe("CLIENT_DEFAULTS", () => {
+  test("is frozen, its lists too; options are the way to change a client", () => {
+    expect(Object.isFrozen(CLIENT_DEFAULTS)).toBe(true);
+    expect(Object.isFrozen(CLIENT_DEFAULTS.retryStatuses)).toBe(true);
+    expect(Object.isFrozen(CLIENT_DEFAULTS.retryStatusesForGet)).toBe(true);
+    expect(() => {
+      (CLIENT_DEFAULTS as { maxAttempts: number }).maxAttempts = 1;
+    }).toThrow(TypeError);
+    expect(() => (CLIENT_DEFAULTS.retryStatuses as number[]).push(500)).toThrow(TypeError);
+    createClient({ apiUrl: t.sim.url, apiKey: "k" }, () => undefined, { maxAttempts: 1, retryStatuses: [] });
+    expect(CLIENT_DEFAULTS.maxAttempts).toBe(5);
+    expect(CLIENT_DEFAULTS.retryStatuses).toEqual([408, 429, 502, 503, 504]);
+  });
+});
+
+describe("plain http only to loopback, unless opted in", () => {
+  const settings = (apiUrl: string, config: Record<string, string> = {}, env: Record<string, string> = {}, allowInsecureHttp?: boolean) =>
+    resolveSettings({ apiKey: "k", apiUrl, ...(allowInsecureHttp === undefined ? {} : { allowInsecureHttp }) }, (key) => config[key], env);
+
+  test.each([
+    "http://api.example.com/public/api/v1",
+    "http://10.0.0.5:8080",
+    "http://127.0.0.1.example.com",
+    "http://localhost.example.com",
+  ])("%s is refused, naming the opt-in and why", (url) => {
+    const err = (() => {
+      try {
+        settings(url);
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error("accepted");
+    })();
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect(err.message).toMatch(/tigercloud:allowInsecureHttp/);
+    expect(err.message).toMatch(/TIGER_ALLOW_INSECURE_HTTP=true/);
+    expect(err.message).toMatch(/the API key would travel in clear/);
+  });
+
+  test("the opt-in: stack config, environment or explicit setting", () => {
+    const url = "http://api.example.com";
+    expect(settings(url, { "tigercloud:allowInsecureHttp": "true" }).apiUrl).toBe(url);
+    expect(settings(url, {}, { TIGER_ALLOW_INSECURE_HTTP: "true" }).apiUrl).toBe(url);
+    expect(settings(url, {}, {}, true).apiUrl).toBe(url);
+    expect(() => settings(url, { "tigercloud:allowInsecureHttp": "false" }, { TIGER_ALLOW_INSECURE_HTTP: "true" })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => settings(url, {}, { TIGER_ALLOW_INSECURE_HTTP: "yes" })).toThrow(/must be "true" or "false"/);
+    expect(SETTING_SOURCES.allowInsecureHttp).toEqual({ config: "tigercloud:allowInsecureHttp", env: "TIGER_ALLOW_INSECURE_HTTP" });
+  });
+
+  test.each(["http://127.0.0.1:4000", "http://127.8.9.10", "http://localhost:3000/api", "http://[::1]:8080", "https://api.example.com"])(
+    "%s is allowed without opting in",
+    (url) => {
+      expect(settings(url).apiUrl).toBe(url);
+    },
+  );
+});
+
+describe("a service answer with no service_id or no status is not a service", () => {
+  const answer = (fields: Record<string, unknown>) => ({
+    kind: "status" as const,
+    status: 200,
+    contentType: "application/json",
+    body: JSON.stringify({ name: "x", created: "2026-01-01T00:00:00Z", ...fields }),
+  });
+
+  test.each([
+    [{ status: "READY" }, "service_id: expected string, got nothing"],
+    [{ service_id: "", status: "READY" }, "service_id: expected at least 1 characters, got 0"],
+    [{ service_id: "svc-1" }, "status: expected string, got nothing"],
+    [{ service_id: "svc-1", status: null }, "status: expected string, got null"],
+  ])("getService answering %j: SchemaValidationError (%s)", async (fields, problem) => {
+    t.sim.injectFault("getService", answer(fields));
+    const err = await rejectionOf(t.client.getService(t.ids.projectId, t.ids.serviceId));
+    expect(err).toBeInstanceOf(SchemaValidationError);
+    expect(err.message).toContain(problem);
+  });
+
+  test.each([
+    ["without service_id", { status: "QUEUED" }],
+    ["without status", { service_id: "svc-new" }],
+  ])("a fork answer %s is a ForkOutcomeUnknownError: the fork may exist", async (_what, fields) => {
+    t.sim.injectFault("forkService", { ...answer(fields), status: 202 });
+    const err = await rejectionOf(t.client.forkService(t.ids.projectId, t.ids.serviceId, { fork_strategy: "NOW", name: "pr-9" }));
+    expect(err).toBeInstanceOf(ForkOutcomeUnknownError);
+    expect(err.cause).toBeInstanceOf(SchemaValidationError);
+    expect(err.message).toMatch(/a fork may have been created/);
+    expect(t.sim.requests("forkService")).toHaveLength(1);
+  });
+});
+
+describe("a 404 is the API's only when its own JSON says so", () => {
+  test("a wrong base path meets the gateway's HTML 404: not the API's answer, and the message names the URL setting", async () => {
+    const client = createClient({ apiUrl: `${t.sim.url}/wrong/base`, apiKey: t.sim.apiKey }, () => undefined, { sleep: async () => {} });
+    const err = await rejectionOf(client.getService(t.ids.projectId, t.ids.serviceId));
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect((err as NotFoundError).apiAnswered).toBe(false);
+    expect(err.message).toMatch(/HTTP 404 with an HTML body "<html>.*": not the API's own answer/);
+    expect(err.message).toMatch(/the API URL \(tigercloud:apiUrl \/ TIGER_API_URL\) may be wrong, or a proxy answered/);
+    expect(t.sim.service(t.ids.projectId, t.ids.serviceId)?.status).toBe("READY");
+  });
+
+  test.each([
+    ["an empty body", { kind: "status", status: 404 } as const, /HTTP 404 with an empty body: not the API's own answer/],
+    [
+      "JSON that is not the API's error object",
+      { kind: "status", status: 404, body: '{"error":"no such thing"}', contentType: "application/json" } as const,
+      /HTTP 404 with a JSON body "\{\\"error\\":\\"no such thing\\"\}": not the API's own answer/,
+    ],
+  ])("a 404 with %s is not the API's answer either", async (_what, fault, message) => {
+    t.sim.injectFault("getVpc", fault);
+    const err = await rejectionOf(t.client.getVpc(t.ids.projectId, t.ids.vpcId));
+    expect(err).toMatchObject({ name: "NotFoundError", apiAnswered: false });
+    expect(err.message).toMatch(message);
+  });
+
+  test("a service that does not exist: the API's own 404, apiAnswered true", async () => {
+    const err = await rejectionOf(t.client.getService(t.ids.projectId, "svc-nope"));
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err).toMatchObject({ apiAnswered: true, code: "NOT_FOUND", apiMessage: "service svc-nope not found" });
+    expect(err.message).not.toMatch(/proxy/);
+    expect(JSON.parse(JSON.stringify(err))).toMatchObject({ apiAnswered: true });
+  });
+});
+
+describe("nothing from outside reaches the terminal raw", () => {
+  test("an API message with a newline and escape codes is escaped in the error", async () => {
+    const message = "busy\n[tigercloud] fork x is READY\u001b[2J";
+    t.sim.injectFault("setHA", {
+      kind: "status",
+      status: 409,
+      contentType: "application/json",
+      body: JSON.stringify({ code: "CONFLICT", message }),
+    });
+    const err = await rejectionOf(t.client.setHA(t.ids.projectId, t.ids.serviceId, { replica_count: 1 }));
+    expect(err).toBeInstanceOf(TigerCloudError);
+    expect(err.message).toContain("busy\\n[tigercloud] fork x is READY\\x1b[2J");
+    expect([...err.message].filter((c) => c < " " || c === "\u007f")).toEqual([]);
+  });
+});
+
+describe("no fragment of a secret in any error or retry line", () => {
+  const KEY = "tc-live-Kq7ZpX2mWv9RtLb4Nc";
+  const PUBLIC = "pub-Hy3JwQ8sDf5Ge";
+  const SECRET = "sec-Vb6TnM1zXc4Lk9Pq";
+  const BASIC = Buffer.from(`${PUBLIC}:${SECRET}`).toString("base64");
+  let sim: Simulator;
+  beforeEach(async () => {
+    sim = new Simulator({ apiKey: KEY, keyPair: { publicKey: PUBLIC, secretKey: SECRET } });
+    await sim.start();
+  });
+  afterEach(async () => {
+    await sim.stop();
+  });
+
+  /** An HTML page echoing `line`, placed so that `secret` starts 10 characters before the 200th. */
+  const straddling = (line: string, secret: string) => {
+    const head = "<html><body><pre>";
+    const padding = "x".repeat(190 - head.length - line.indexOf(secret));
+    return `${head}${padding}${line}</pre><p>request logged</p></body></html>`;
+  };
+
+  test.each([
+    ["the API key", { apiKey: KEY }, `Authorization: Bearer ${KEY}`, KEY, [KEY]],
+    ["the secret key of a pair", { publicKey: PUBLIC, secretKey: SECRET }, `secret=${SECRET}`, SECRET, [SECRET, BASIC]],
+    ["the Basic credential", { publicKey: PUBLIC, secretKey: SECRET }, `Authorization: Basic ${BASIC}`, BASIC, [SECRET, BASIC]],
+  ])("an error body echoing %s across the 200-character cut", async (_what, auth, line, secret, secrets) => {
+    const body = straddling(line, secret);
+    expect(body.indexOf(secret)).toBe(190);
+    sim.injectFault("getVpc", { kind: "status", status: 500, body }, 10);
+    const reasons: string[] = [];
+    const client = createClient({ apiUrl: sim.url, ...auth }, () => undefined, {
+      maxAttempts: 3,
+      sleep: async () => {},
+      onRetry: (e) => reasons.push(e.reason),
+    });
+    const err = await rejectionOf(client.getVpc("proj-demo01", "1234567"));
+    expect(err).toBeInstanceOf(InternalServerError);
+    expect(err.message).toContain("[REDACTED]");
+    expect(reasons).toHaveLength(2);
+    expectNoSecretFragments([...errorTexts(err), ...reasons], secrets);
+  });
+
+  test("a secret the echoing server itself cut short is still removed", async () => {
+    sim.injectFault("getVpc", { kind: "status", status: 502, body: `<pre>Authorization: Bearer ${KEY.slice(0, 15)}…</pre>` });
+    const client = createClient({ apiUrl: sim.url, apiKey: KEY }, () => undefined, { maxAttempts: 1 });
+    const err = await rejectionOf(client.getVpc("proj-demo01", "1234567"));
+    expect(err.message).toContain("Bearer [REDACTED]");
+    expectNoSecretFragments(errorTexts(err), [KEY]);
+  });
+
+  test("a fork answer with the password and one field of the wrong type: the error names the field, never a value", async () => {
+    const password = crypto.randomBytes(20).toString("base64url");
+    const body = JSON.stringify({ service_id: "svc-new1", status: "QUEUED", name: "pr-5", created: 5, initial_password: password });
+    sim.injectFault("forkService", { kind: "status", status: 202, contentType: "application/json", body });
+    const client = createClient({ apiUrl: sim.url, apiKey: KEY }, () => undefined, { sleep: async () => {} });
+    const err = await rejectionOf(client.forkService("proj-demo01", "svc-parent1", { fork_strategy: "NOW", name: "pr-5" }));
+    expect(err).toBeInstanceOf(ForkOutcomeUnknownError);
+    expect(err.message).toContain("created: expected string, got number");
+    expect(err.message).toContain("not quoted");
+    expectNoSecretFragments(errorTexts(err), [password, KEY]);
   });
 });

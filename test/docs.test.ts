@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { CLIENT_DEFAULTS } from "../provider/client";
 import * as errors from "../provider/errors";
-import { WAIT_DEFAULTS } from "../provider/resource-kit";
+import { WAIT_DEFAULTS } from "../provider/kit/waiting";
 import { DEFAULT_API_URL, SETTING_SOURCES } from "../provider/settings";
 
 const ROOT = path.join(__dirname, "..");

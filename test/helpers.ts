@@ -1,4 +1,6 @@
-// Shared test set-up: a simulator on loopback and a client pointed at it with fast retries.
+// Shared test set-up: a simulator on loopback and a client pointed at it with fast retries; and the
+// scan that proves no part of a secret reaches any text a person or a log could see.
+import { inspect } from "util";
 import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/client";
 import { Simulator, type SimulatorOptions } from "./simulator/server";
 
@@ -32,4 +34,46 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
     return err as Error;
   }
   throw new Error("expected the promise to reject, but it resolved");
+}
+
+/** How many consecutive characters of a secret count as a leak. */
+export const SECRET_FRAGMENT_CHARS = 6;
+
+/**
+ * Fails, naming the text and the fragment, if any run of 6 consecutive characters of any secret
+ * appears in any of the texts. Secrets shorter than that must not appear whole.
+ */
+export function expectNoSecretFragments(texts: readonly string[], secrets: readonly string[]): void {
+  for (const secret of secrets) {
+    const size = Math.min(SECRET_FRAGMENT_CHARS, secret.length);
+    for (let i = 0; i + size <= secret.length; i++) {
+      const fragment = secret.slice(i, i + size);
+      const leaking = texts.findIndex((text) => text.includes(fragment));
+      if (leaking >= 0) {
+        const text = texts[leaking] as string;
+        const at = text.indexOf(fragment);
+        throw new Error(
+          `text ${leaking} holds "${fragment}", ${size} characters of a secret, at ${at}: …${text.slice(Math.max(0, at - 60), at + 60)}…`,
+        );
+      }
+    }
+  }
+}
+
+/** Every form an error takes when printed or logged: message, stack, JSON, util.inspect; the same for each error in its cause chain. */
+export function errorTexts(err: unknown): string[] {
+  const texts: string[] = [];
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e !== undefined && e !== null && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    if (e instanceof Error) texts.push(e.message, e.stack ?? "");
+    texts.push(String(e));
+    try {
+      texts.push(JSON.stringify(e) ?? "");
+    } catch (jsonError) {
+      texts.push(`JSON.stringify threw: ${String(jsonError)}`);
+    }
+    texts.push(inspect(e, { depth: 20, showHidden: true }));
+  }
+  return texts;
 }

@@ -1,9 +1,9 @@
 // Each resource's provider methods called directly, as the engine calls them, against the
 // simulator over loopback: every rule of check, diff, create, read, update and delete.
 import type * as pulumi from "@pulumi/pulumi";
-import { CLIENT_DEFAULTS } from "../provider/client";
 import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
-import { UNKNOWN, WAIT_DEFAULTS } from "../provider/resource-kit";
+import { setHostOptions } from "../provider/kit/host";
+import { UNKNOWN } from "../provider/kit/inputs";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
@@ -13,7 +13,6 @@ import { Simulator } from "./simulator/server";
 const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
-const saved = { ...CLIENT_DEFAULTS, ...WAIT_DEFAULTS };
 
 /** What configure() receives from the engine: stack config by full key. */
 function configure(values: Record<string, string>) {
@@ -28,13 +27,11 @@ beforeEach(async () => {
   await sim.start();
   ids = sim.defaults();
   await configure({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
-  Object.assign(CLIENT_DEFAULTS, { baseDelayMs: 1, maxDelayMs: 5 });
-  Object.assign(WAIT_DEFAULTS, { firstPollMs: 20, maxPollMs: 50 });
+  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
 });
 afterEach(async () => {
   await sim.stop();
-  Object.assign(CLIENT_DEFAULTS, saved);
-  Object.assign(WAIT_DEFAULTS, saved);
+  setHostOptions({});
 });
 
 const failuresOf = async (provider: typeof fork, news: Record<string, unknown>) =>
@@ -72,8 +69,14 @@ describe("ServiceFork", () => {
       [{ forkStrategy: "TOMORROW" }, "forkStrategy: forkStrategy must be one of LAST_SNAPSHOT, NOW, PITR"],
       [{ name: "" }, "name: name must be 1 to 128 characters"],
       [{ name: "n".repeat(129) }, "name: name must be 1 to 128 characters"],
-      [{ cpuMillis: "lots" }, 'cpuMillis: cpuMillis must be a number, a numeric string, or "shared"'],
-      [{ memoryGbs: -1 }, "memoryGbs: memoryGbs must be positive"],
+      [
+        { cpuMillis: "lots" },
+        'cpuMillis: cpuMillis must be a whole number of millicores >= 1 (a number, or a string of digits), or "shared"',
+      ],
+      [
+        { memoryGbs: -1 },
+        'memoryGbs: memoryGbs must be a positive plain decimal number of gigabytes such as 4 or 0.5 (a number or a string), or "shared"',
+      ],
       [
         { cpuMillis: "shared", memoryGbs: "8" },
         'memoryGbs: memoryGbs must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither',
@@ -229,7 +232,9 @@ describe("ServiceFork", () => {
       sim.outOfBand.deleteService(ids.projectId, forkId);
       const err = (await rejectionOf(pending)) as Error & { id?: string };
       expect(err.id).toBe(forkId);
-      expect(err.message).toBe(`Service ${forkId} no longer exists (404) while waiting for it to be READY.`);
+      expect(err.message).toBe(
+        `Service ${forkId} could not be read while waiting for it to be READY: the API answers that it does not exist (404)`,
+      );
     });
 
     test("an API refusal is a plain error: nothing was created", async () => {
@@ -381,7 +386,7 @@ describe("VpcName", () => {
   test.each([
     [{ vpcId: "vpc-1", name: "n" }, "vpcId: vpcId must be a string of digits"],
     [{ vpcId: 1234567, name: "n" }, "vpcId: vpcId must be a string of digits"],
-    [{ vpcId: "1234567", name: "" }, "name: name must not be empty"],
+    [{ vpcId: "1234567", name: "" }, "name: name must be 1 to 128 characters"],
     [{ vpcId: "1234567" }, "name: name must be a string"],
   ])("check %j fails with %s", async (news, expected) => {
     expect(await failuresOf(vpc, news)).toEqual([expected]);

@@ -1,5 +1,5 @@
-// The simulator as `npm run simulator` serves it (a child process), and its validation rules,
-// which mirror the real service's (API-NOTES).
+// The simulator as `npm run simulator` serves it (a child process), its validation rules, which
+// mirror the real service's, and its routing and faults, which mirror a real gateway's.
 import { spawn, type ChildProcess } from "child_process";
 import * as path from "path";
 import * as readline from "readline";
@@ -116,5 +116,82 @@ describe("validation like the real service", () => {
     });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("routes and faults like the real service", () => {
+  let sim: Simulator;
+  let ids: { projectId: string; serviceId: string; vpcId: string };
+  beforeEach(async () => {
+    sim = new Simulator();
+    await sim.start();
+    ids = sim.defaults();
+  });
+  afterEach(async () => {
+    await sim.stop();
+  });
+  const get = (path: string, apiKey = sim.apiKey) => fetch(`${sim.url}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } });
+
+  test("GET /projects/{id}/services: 200, every service of the project, no password; an unknown project is the API's JSON 404", async () => {
+    const fork = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/forkService`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${sim.apiKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ fork_strategy: "NOW" }),
+    });
+    const forkId = ((await fork.json()) as { service_id: string }).service_id;
+    const res = await get(`/projects/${ids.projectId}/services`);
+    expect(res.status).toBe(200);
+    const list = (await res.json()) as Record<string, unknown>[];
+    expect(list.map((s) => s.service_id).sort()).toEqual([ids.serviceId, forkId].sort());
+    expect(list.every((s) => typeof s.status === "string" && !("initial_password" in s) && !("timeline" in s))).toBe(true);
+    expect(sim.requests("listServices")).toHaveLength(1);
+
+    const missing = await get("/projects/proj-nope/services");
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toMatch(/application\/json/);
+    expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  test("a path no route matches gets the gateway's HTML 404, whatever the credentials; a missing object under a route the API's JSON 404", async () => {
+    for (const path of [`/wrong/base/projects/${ids.projectId}/services/${ids.serviceId}`, `/projects/${ids.projectId}/nothing`]) {
+      for (const key of [sim.apiKey, "wrong"]) {
+        const res = await get(path, key);
+        expect(res.status).toBe(404);
+        expect(res.headers.get("content-type")).toMatch(/text\/html/);
+        expect(await res.text()).toMatch(/^<html>/);
+      }
+    }
+    const missing = await get(`/projects/${ids.projectId}/vpcs/999`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ code: "NOT_FOUND", message: "vpc 999 not found" });
+  });
+
+  test("trickle: 200 headers, then one byte at a time; its timer ends when the client closes, and at stop", async () => {
+    const trickles = () => (sim as unknown as { trickles: Set<unknown> }).trickles.size;
+    sim.injectFault("getVpc", { kind: "trickle", intervalMs: 20 }, 2);
+    const res = await get(`/projects/${ids.projectId}/vpcs/${ids.vpcId}`);
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).value?.length).toBeGreaterThanOrEqual(1);
+    expect(trickles()).toBe(1);
+    await reader.cancel();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(trickles()).toBe(0);
+
+    const open = await get(`/projects/${ids.projectId}/vpcs/${ids.vpcId}`);
+    expect(trickles()).toBe(1);
+    await sim.stop();
+    expect(trickles()).toBe(0);
+    await open.body?.cancel().catch(() => undefined);
+    sim = new Simulator();
+    await sim.start();
+  });
+
+  test("huge: streams as fast as the client reads and counts what it wrote", async () => {
+    sim.injectFault("getVpc", { kind: "huge", bytes: 1_000_000 });
+    const res = await get(`/projects/${ids.projectId}/vpcs/${ids.vpcId}`);
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBe(1_000_000);
+    expect(sim.hugeBytesWritten).toBe(1_000_000);
   });
 });

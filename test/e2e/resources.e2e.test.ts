@@ -110,7 +110,7 @@ test("VpcName: rename previews as an update; an out-of-band rename shows on refr
 test.each([
   ["ServiceFork", [/targetTime is required when forkStrategy is PITR/, /name must be 1 to 128 characters/]],
   ["ServiceHA", [/syncReplicaCount must not exceed replicaCount \(2 > 1\)/]],
-  ["VpcName", [/property vpcId value \{vpc-12\} has a problem: vpcId must be a string of digits/, /name must not be empty/]],
+  ["VpcName", [/property vpcId value \{vpc-12\} has a problem: vpcId must be a string of digits/, /name must be 1 to 128 characters/]],
 ] as const)("bad %s inputs fail during preview, naming the property and the rule, with no API call", async (kind, expected) => {
   const { ServiceFork, ServiceHA, VpcName } = tigercloud();
   const s = await h.stack(`invalid-${kind}`, async () => {

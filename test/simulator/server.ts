@@ -1,6 +1,6 @@
-// A real HTTP server on loopback that plays the Tiger Cloud API (spec + API-NOTES): in-memory
-// projects, services and VPCs; the real status codes and status sequences over time; the real
-// validation; fault injection and a request log for tests.
+// A real HTTP server on loopback that plays the Tiger Cloud API: in-memory projects, services and
+// VPCs; the real status codes and status sequences over time; the real validation; a gateway's
+// HTML 404 for paths that match no route; fault injection and a request log for tests.
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as http from "http";
@@ -50,13 +50,20 @@ export interface Delays {
 export const REALISTIC_DELAYS: Delays = { forkQueuedMs: 1500, forkConfiguringMs: 2500, stopMs: 1500, setHAMs: 1500 };
 export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, setHAMs: 0 };
 
-export type OperationName = "forkService" | "setHA" | "stop" | "getService" | "getVpc" | "renameVpc";
+export type OperationName = "forkService" | "setHA" | "stop" | "getService" | "listServices" | "getVpc" | "renameVpc";
 
 export type Fault =
-  | { kind: "status"; status: number; retryAfterSeconds?: number; body?: string }
+  /** This status; with `body`, that body as text/html unless `contentType` says otherwise. */
+  | { kind: "status"; status: number; retryAfterSeconds?: number; body?: string; contentType?: string }
   | { kind: "drop" }
   | { kind: "hang" }
-  | { kind: "malformed" };
+  | { kind: "malformed" }
+  /** 200 headers, then one byte every `intervalMs`, never ending, until the client closes. */
+  | { kind: "trickle"; intervalMs: number }
+  /** 200 and a body of `bytes` bytes, streamed in 64 KiB chunks as fast as the client reads. */
+  | { kind: "huge"; bytes: number };
+
+const HUGE_CHUNK = Buffer.alloc(64 * 1024, " ");
 
 export interface LoggedRequest {
   operation: OperationName | "unknown";
@@ -117,6 +124,7 @@ const ROUTES: { operation: OperationName; method: string; pattern: RegExp }[] = 
   { operation: "setHA", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setHA$/ },
   { operation: "stop", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/stop$/ },
   { operation: "getService", method: "GET", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)$/ },
+  { operation: "listServices", method: "GET", pattern: /^\/projects\/([^/]+)\/services$/ },
   { operation: "getVpc", method: "GET", pattern: /^\/projects\/([^/]+)\/vpcs\/([^/]+)$/ },
   { operation: "renameVpc", method: "POST", pattern: /^\/projects\/([^/]+)\/vpcs\/([^/]+)\/rename$/ },
 ];
@@ -131,6 +139,9 @@ export class Simulator {
   private readonly log: LoggedRequest[] = [];
   private readonly server: http.Server;
   private readonly hanging = new Set<http.ServerResponse>();
+  private readonly trickles = new Set<NodeJS.Timeout>();
+  /** Bytes the last `huge` fault wrote before the client closed (or it finished). */
+  hugeBytesWritten = 0;
   delays: Delays;
   renameAnswersVpc: boolean;
   private url_ = "";
@@ -156,6 +167,8 @@ export class Simulator {
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.trickles) clearInterval(timer);
+    this.trickles.clear();
     for (const res of this.hanging) res.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -262,16 +275,23 @@ export class Simulator {
       at: Date.now(),
     });
 
+    // In front of the API sits a gateway: a path it does not route never reaches the API, and
+    // gets the gateway's own HTML page, whatever the credentials.
+    if (!route) {
+      res
+        .writeHead(404, { "Content-Type": "text/html" })
+        .end("<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>");
+      return;
+    }
     try {
       if (!this.authorized(req.headers.authorization)) throw fail(401, "UNAUTHORIZED", "missing or invalid credentials");
-      if (!route) throw fail(404, "NOT_FOUND", `no route for ${req.method} ${url.pathname}`);
       if (this.applyFault(route.operation, res)) return;
       if (raw.length > 0 && !String(req.headers["content-type"] ?? "").startsWith("application/json")) {
         throw fail(415, "UNSUPPORTED_MEDIA_TYPE", "requests with a body must be application/json");
       }
       if (bodyError) throw fail(400, "INVALID_JSON", "the request body is not valid JSON");
       const match = route.pattern.exec(basePath) as RegExpExecArray;
-      const [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] as string)];
+      const [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] ?? "")];
       const [status, answer] = this.dispatch(route.operation, projectId, id, body);
       send(res, status, answer);
     } catch (err) {
@@ -300,7 +320,7 @@ export class Simulator {
         const headers: Record<string, string> = {};
         if (f.retryAfterSeconds !== undefined) headers["Retry-After"] = String(f.retryAfterSeconds);
         if (f.body !== undefined) {
-          res.writeHead(f.status, { ...headers, "Content-Type": "text/html" }).end(f.body);
+          res.writeHead(f.status, { ...headers, "Content-Type": f.contentType ?? "text/html" }).end(f.body);
         } else if (f.status === 429) {
           send(res, 429, { code: "RATE_LIMITED", message: "too many requests" }, headers);
         } else {
@@ -317,7 +337,45 @@ export class Simulator {
       case "malformed":
         res.writeHead(200, { "Content-Type": "application/json" }).end('{"service_id": "svc-');
         return true;
+      case "trickle": {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.flushHeaders();
+        const timer = setInterval(() => res.write(" "), f.intervalMs);
+        this.trickles.add(timer);
+        res.on("close", () => {
+          clearInterval(timer);
+          this.trickles.delete(timer);
+        });
+        return true;
+      }
+      case "huge":
+        void this.streamHuge(res, f.bytes);
+        return true;
     }
+  }
+
+  /** Writes `bytes` bytes, waiting for the client to drain each full buffer, and stops when it closes. */
+  private async streamHuge(res: http.ServerResponse, bytes: number): Promise<void> {
+    this.hugeBytesWritten = 0;
+    let closed = false;
+    let wake: (() => void) | undefined;
+    res.on("close", () => {
+      closed = true;
+      wake?.();
+    });
+    res.writeHead(200, { "Content-Type": "application/json" });
+    while (!closed && this.hugeBytesWritten < bytes) {
+      const chunk = HUGE_CHUNK.subarray(0, Math.min(HUGE_CHUNK.length, bytes - this.hugeBytesWritten));
+      const more = res.write(chunk);
+      this.hugeBytesWritten += chunk.length;
+      if (!more && !closed) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          res.once("drain", resolve);
+        });
+      }
+    }
+    if (!closed) res.end();
   }
 
   private dispatch(op: OperationName, projectId: string, id: string, body: unknown): [number, unknown] {
@@ -330,6 +388,10 @@ export class Simulator {
         return [202, view(this.stopService(projectId, id))];
       case "getService":
         return [200, view(this.requireService(projectId, id), { withMetrics: true })];
+      case "listServices": {
+        const live = [...this.requireProject(projectId).services.values()].filter((s) => currentStatus(s) !== "DELETED");
+        return [200, live.map((s) => view(s, { withMetrics: true }))];
+      }
       case "getVpc":
         return [200, this.requireVpc(projectId, id)];
       case "renameVpc": {

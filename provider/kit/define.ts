@@ -1,0 +1,59 @@
+// A resource's provider from its schema, its diff rules and its API work. The parts every
+// resource shares are here, once: configure, check, diff, and the rule that an update with
+// nothing for the API (a new package version, a waiting control) calls no API.
+import type * as pulumi from "@pulumi/pulumi";
+import type { z } from "zod";
+import { configureFromStack } from "./host";
+import { checkInputs, type DiffRules, diffInputs, onlyStateChanged, readInputs } from "./inputs";
+import { plain, withoutProvider } from "./outputs";
+
+export interface ResourceDefinition<T extends z.ZodType> {
+  kind: string;
+  schema: T;
+  rules: DiffRules;
+  create(inputs: z.output<T>, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult>;
+  read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult>;
+  /** Applies a change to an update key through the API. */
+  update(
+    id: string,
+    olds: Record<string, unknown>,
+    inputs: z.output<T>,
+    news: Record<string, unknown>,
+  ): Promise<pulumi.dynamic.UpdateResult>;
+  delete(id: string, props: Record<string, unknown>): Promise<void>;
+  /**
+   * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
+   * fork recorded before it was READY). Called with the state it would write.
+   */
+  finishPending?(
+    id: string,
+    outs: Record<string, unknown>,
+    inputs: z.output<T>,
+    news: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
+}
+
+export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>): Required<pulumi.dynamic.ResourceProvider> {
+  return {
+    async configure(req) {
+      configureFromStack(req);
+    },
+    async check(_olds, news) {
+      return checkInputs(def.schema, news);
+    },
+    async diff(_id, olds, news) {
+      return diffInputs(olds, news, def.rules);
+    },
+    async create(news) {
+      return def.create(readInputs(def.kind, def.schema, news), news);
+    },
+    read: (id, props) => def.read(id, props ?? {}),
+    async update(id, olds, news) {
+      const inputs = readInputs(def.kind, def.schema, news);
+      if (!onlyStateChanged(olds, news, def.rules)) return def.update(id, olds, inputs, news);
+      const outs = plain({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
+      return { outs: def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs };
+    },
+    delete: (id, props) => def.delete(id, props),
+  };
+}

@@ -1,0 +1,84 @@
+// Waiting for a service to reach a status: polling with backoff, within a deadline.
+import type { Service } from "../api-schemas";
+import type { TigerCloudClient } from "../client";
+import { ApiError, ConnectionError, InternalServerError, NotFoundError, TimeoutError, WaitError } from "../errors";
+import { hostOptions, progress } from "./host";
+
+/** Polling and the default timeouts of every resource: every number in one place. */
+export const WAIT_DEFAULTS = Object.freeze({
+  firstPollMs: 1000,
+  maxPollMs: 15_000,
+  factor: 1.5,
+  createTimeout: "30m",
+  updateTimeout: "30m",
+  deleteTimeout: "10m",
+});
+
+export interface WaitSpec {
+  client: TigerCloudClient;
+  projectId: string;
+  serviceId: string;
+  /** What is awaited, for messages: "READY", "PAUSED with 2 replicas"… */
+  goal: string;
+  done: (s: Service) => boolean;
+  /** Statuses from which the goal cannot be reached. */
+  hopeless: readonly string[];
+  timeoutMs: number;
+  /** The input that sets timeoutMs, named in the timeout error. */
+  timeoutInput: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls GET service with backoff until `done`. Transient failures (connection, timeout, 5xx, 429)
+ * keep polling; a 404 or a hopeless status fails at once. Each poll gets only the time left, so
+ * the wait ends within its timeout plus at most one request's timeout.
+ */
+export async function waitForService(spec: WaitSpec): Promise<Service> {
+  const poll = { ...WAIT_DEFAULTS, ...hostOptions().poll };
+  const started = Date.now();
+  const deadline = started + spec.timeoutMs;
+  let delay = poll.firstPollMs;
+  let lastStatus = "";
+  let lastProblem: string;
+  for (;;) {
+    try {
+      const service = await spec.client.getService(spec.projectId, spec.serviceId, { deadline });
+      if (spec.done(service)) return service;
+      const status = service.status;
+      if (spec.hopeless.includes(status)) {
+        throw new WaitError(`Service ${spec.serviceId} is ${status} while waiting for it to be ${spec.goal}; it will not get there.`);
+      }
+      if (status !== lastStatus)
+        progress(`service ${spec.serviceId} is ${status}; waiting for ${spec.goal} (${elapsed(started)} s elapsed)`);
+      lastStatus = status;
+      lastProblem = "";
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        const why = err.apiAnswered ? "the API answers that it does not exist (404)" : err.message;
+        throw new WaitError(`Service ${spec.serviceId} could not be read while waiting for it to be ${spec.goal}: ${why}`, { cause: err });
+      }
+      const transient =
+        err instanceof ConnectionError ||
+        err instanceof TimeoutError ||
+        err instanceof InternalServerError ||
+        (err instanceof ApiError && err.status === 429);
+      if (!transient) throw err;
+      lastProblem = (err as Error).message;
+      progress(`reading service ${spec.serviceId} failed, still waiting: ${lastProblem}`);
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      const seen = lastProblem ? `the last read failed: ${lastProblem}` : `it is ${lastStatus}`;
+      throw new WaitError(
+        `Timed out after ${elapsed(started)} s waiting for service ${spec.serviceId} to be ${spec.goal}; ${seen}. ` +
+          `Raise ${spec.timeoutInput}, or set waitForReady: false.`,
+      );
+    }
+    await sleep(Math.min(delay, left));
+    delay = Math.min(poll.maxPollMs, delay * poll.factor);
+  }
+}
+
+const elapsed = (since: number) => Math.round((Date.now() - since) / 1000);

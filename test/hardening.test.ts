@@ -1,0 +1,242 @@
+// Faults a careless network, a wrong setting or a hostile API can cause, tried on the provider
+// methods as the engine calls them, against the simulator over loopback: nothing live is taken
+// for gone, no wait overruns its timeout, no secret leaks, no API text reaches the terminal raw.
+import type * as pulumi from "@pulumi/pulumi";
+import { ForkOutcomeUnknownError, NotFoundError, PartialFailureError, TigerCloudError } from "../provider/errors";
+import { setHostOptions } from "../provider/kit/host";
+import { serviceForkProvider as fork } from "../provider/serviceFork";
+import { serviceHAProvider as ha } from "../provider/serviceHA";
+import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { errorTexts, expectNoSecretFragments, rejectionOf } from "./helpers";
+import { Simulator } from "./simulator/server";
+
+const P = "serialized-provider-text";
+const HTML_404 = "<html><body><h1>404 Not Found</h1>nginx</body></html>";
+let sim: Simulator;
+let ids: { projectId: string; serviceId: string; vpcId: string };
+
+function configure(values: Record<string, string>) {
+  const req = {
+    config: { get: (k: string) => values[k], require: (k: string) => values[k] as string },
+  } as unknown as pulumi.dynamic.ConfigureRequest;
+  return fork.configure(req);
+}
+const configureFor = (apiUrl: string) =>
+  configure({ "tigercloud:apiUrl": apiUrl, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
+
+/** Everything the provider writes to stderr (its progress lines) while `run` runs. */
+async function stderrOf(run: () => Promise<unknown>): Promise<{ text: string; error: unknown }> {
+  const chunks: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  let error: unknown;
+  try {
+    await run();
+  } catch (err) {
+    error = err;
+  } finally {
+    process.stderr.write = write;
+  }
+  return { text: chunks.join(""), error };
+}
+
+beforeEach(async () => {
+  sim = new Simulator();
+  await sim.start();
+  ids = sim.defaults();
+  await configureFor(sim.url);
+  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+});
+afterEach(async () => {
+  setHostOptions({});
+  await sim.stop();
+});
+
+async function newFork(extra: Record<string, unknown> = {}) {
+  const { inputs } = await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-7", ...extra });
+  const { id, outs } = await fork.create(inputs);
+  return { id, props: { ...outs, __provider: P } };
+}
+
+describe('"gone" only when the API says so, confirmed', () => {
+  test("a wrong base path (the gateway's HTML 404 everywhere): read and delete fail for all three, and nothing live is lost", async () => {
+    const { id, props } = await newFork();
+    await ha.create((await ha.check({}, { __provider: P, serviceId: id, replicaCount: 2 })).inputs);
+    const vpcProps = { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "main-vpc" };
+    const haProps = { __provider: P, projectId: ids.projectId, serviceId: id, replicaCount: 2 };
+    await configureFor(`${sim.url}/wrong/base/path`);
+
+    const attempts = [
+      () => fork.read(id, props),
+      () => ha.read(id, haProps),
+      () => vpc.read(ids.vpcId, vpcProps),
+      () => fork.delete(id, props),
+      () => ha.delete(id, haProps),
+    ];
+    for (const attempt of attempts) {
+      const err = await rejectionOf(attempt());
+      expect(err).toBeInstanceOf(NotFoundError);
+      expect((err as NotFoundError).apiAnswered).toBe(false);
+      expect(err.message).toMatch(/TIGER_API_URL/);
+    }
+    expect(sim.service(ids.projectId, id)).toMatchObject({ status: "READY", ha_replicas: { replica_count: 2 } });
+  });
+
+  test("one HTML 404 from a proxy on GET does not drop a live fork from state", async () => {
+    const { id, props } = await newFork();
+    sim.injectFault("getService", { kind: "status", status: 404, body: HTML_404 });
+    expect(await rejectionOf(fork.read(id, props))).toBeInstanceOf(NotFoundError);
+    expect(sim.requests("listServices")).toEqual([]);
+    expect((await fork.read(id, props)).props).toMatchObject({ serviceId: id, status: "READY" });
+  });
+
+  test("one 404 on stop (HTML or the API's own) does not make destroy succeed while the fork runs", async () => {
+    const { id, props } = await newFork();
+    sim.injectFault("stop", { kind: "status", status: 404, body: HTML_404 });
+    expect(await rejectionOf(fork.delete(id, props))).toBeInstanceOf(NotFoundError);
+    sim.injectFault("stop", { kind: "status", status: 404, body: JSON.stringify({ code: "NOT_FOUND", message: "stray" }) });
+    expect(await rejectionOf(fork.delete(id, props))).toBeInstanceOf(NotFoundError);
+    expect(sim.service(ids.projectId, id)?.status).toBe("READY");
+  });
+
+  test("the API's 404 on GET while the project's list still holds the service is not gone", async () => {
+    const { id, props } = await newFork();
+    sim.injectFault("getService", { kind: "status", status: 404, body: JSON.stringify({ code: "NOT_FOUND", message: "flaky" }) });
+    const err = await rejectionOf(fork.read(id, props));
+    expect(err).toBeInstanceOf(TigerCloudError);
+    expect(err.message).toMatch(/service list still holds it/);
+  });
+
+  test("the API's 404 while the list cannot be read is not gone", async () => {
+    const { id, props } = await newFork();
+    sim.outOfBand.deleteService(ids.projectId, id);
+    sim.injectFault("listServices", { kind: "status", status: 503 }, 10);
+    const err = await rejectionOf(fork.read(id, props));
+    expect(err.message).toMatch(/not taken for gone/);
+    sim.clearFaults();
+    expect(await fork.read(id, props)).toEqual({});
+  });
+
+  test("a fork deleted elsewhere: read says gone, destroy succeeds, also when stop answers 400 first", async () => {
+    const { id, props } = await newFork();
+    sim.outOfBand.deleteService(ids.projectId, id);
+    expect(await fork.read(id, props)).toEqual({});
+    await fork.delete(id, props);
+    sim.injectFault("stop", { kind: "status", status: 400, body: JSON.stringify({ code: "INVALID_STATE", message: "cannot stop" }) });
+    sim.clearLog();
+    await fork.delete(id, props);
+    expect(sim.requests().map((r) => r.operation)).toEqual(["stop", "getService", "listServices"]);
+  });
+
+  test("VpcName: a stray API 404 is read again; two 404s with the service list answering mean gone", async () => {
+    const props = { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "main-vpc" };
+    sim.injectFault("getVpc", { kind: "status", status: 404, body: JSON.stringify({ code: "NOT_FOUND", message: "flaky" }) });
+    expect((await vpc.read(ids.vpcId, props)).props).toMatchObject({ name: "main-vpc" });
+    expect(await vpc.read("999", { ...props, vpcId: "999" })).toEqual({});
+    expect(sim.requests().map((r) => r.operation)).toEqual(["getVpc", "listServices", "getVpc", "getVpc", "listServices", "getVpc"]);
+  });
+
+  test("ServiceHA: a service deleted elsewhere is gone; an HTML 404 is an error", async () => {
+    const haProps = { __provider: P, projectId: ids.projectId, serviceId: ids.serviceId, replicaCount: 1 };
+    sim.injectFault("getService", { kind: "status", status: 404, body: "" });
+    expect(await rejectionOf(ha.read(ids.serviceId, haProps))).toBeInstanceOf(NotFoundError);
+    sim.outOfBand.deleteService(ids.projectId, ids.serviceId);
+    expect(await ha.read(ids.serviceId, haProps)).toEqual({});
+  });
+});
+
+describe("time limits are limits", () => {
+  test("a createTimeout of 2 s ends within it plus one request timeout, though every read hangs", async () => {
+    setHostOptions({ client: { requestTimeoutMs: 1500, baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+    sim.delays = { ...sim.delays, forkQueuedMs: 60_000 };
+    sim.injectFault("getService", { kind: "hang" }, 1000);
+    const started = Date.now();
+    const err = await rejectionOf(newFork({ createTimeout: "2s" }));
+    const took = Date.now() - started;
+    expect(err).toBeInstanceOf(PartialFailureError);
+    expect(err.message).toMatch(/Timed out after \d+ s waiting for service svc-\w+ to be READY.*Raise createTimeout/);
+    expect(took).toBeLessThan(2000 + 1500 + 700);
+  });
+});
+
+describe("errors", () => {
+  test("a partial failure is a TigerCloudError carrying the fork, its password out of every printed form", async () => {
+    sim.delays = { ...sim.delays, forkQueuedMs: 60_000 };
+    const err = await rejectionOf(newFork({ createTimeout: "1s" }));
+    expect(err).toBeInstanceOf(PartialFailureError);
+    expect(err).toBeInstanceOf(TigerCloudError);
+    const partial = err as PartialFailureError;
+    const password = partial.properties.initialPassword as string;
+    expect(password).toEqual(expect.any(String));
+    expect(partial.properties).toMatchObject({ serviceId: partial.id, __provider: P });
+    expect(partial.reasons).toEqual([partial.message]);
+    expectNoSecretFragments(errorTexts(err), [password]);
+  });
+
+  test("a fork answer without service_id is a ForkOutcomeUnknownError; its password is not quoted", async () => {
+    const password = "Pw-4f8e2a91c0d7b3e6a5f4c2d1";
+    sim.injectFault("forkService", { kind: "status", status: 202, body: JSON.stringify({ status: "QUEUED", initial_password: password }) });
+    const err = await rejectionOf(newFork());
+    expect(err).toBeInstanceOf(ForkOutcomeUnknownError);
+    expectNoSecretFragments(errorTexts(err), [password]);
+  });
+});
+
+describe("nothing from outside reaches the terminal raw", () => {
+  test("a status with a newline and escape codes cannot forge a progress line", async () => {
+    sim.delays = { ...sim.delays, forkQueuedMs: 60_000 };
+    const forged = "CONFIGURING\n[tigercloud] fork svc-forged is READY\u001b[2J";
+    const { text, error } = await stderrOf(async () => {
+      const pending = newFork({ createTimeout: "3s" });
+      await new Promise((r) => setTimeout(r, 100));
+      const id = sim.services(ids.projectId).find((s) => s.name === "pr-7")?.service_id as string;
+      sim.outOfBand.setStatus(ids.projectId, id, forged as never);
+      await new Promise((r) => setTimeout(r, 200));
+      sim.outOfBand.setStatus(ids.projectId, id, "READY");
+      await pending;
+    });
+    expect(error).toBeUndefined();
+    expect(text).toContain("CONFIGURING\\n[tigercloud] fork svc-forged is READY\\x1b[2J");
+    expect(text.split("\n").filter((line) => line.startsWith("[tigercloud] fork svc-forged"))).toEqual([]);
+    expect(text).not.toContain("\u001b");
+  });
+});
+
+describe("a new package version is an update with no API call", () => {
+  const made: Record<string, () => Promise<[Required<pulumi.dynamic.ResourceProvider>, Record<string, unknown>]>> = {
+    ServiceFork: async () => [fork, { sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-7" }],
+    ServiceHA: async () => [ha, { serviceId: ids.serviceId, replicaCount: 2 }],
+    VpcName: async () => [vpc, { vpcId: ids.vpcId, name: "declared" }],
+  };
+  test.each(Object.keys(made))("%s", async (kind) => {
+    const [provider, args] = await (made[kind] as () => Promise<[Required<pulumi.dynamic.ResourceProvider>, Record<string, unknown>]>)();
+    const { id, outs } = await provider.create((await provider.check({}, { __provider: P, ...args })).inputs);
+    const olds = { ...outs, __provider: P };
+    // A change made in the console that nobody refreshed must not be undone by a version bump.
+    if (kind === "VpcName") sim.outOfBand.renameVpc(ids.projectId, ids.vpcId, "console-name");
+    if (kind === "ServiceHA") sim.outOfBand.setHA(ids.projectId, ids.serviceId, 1, 0);
+    const news = (await provider.check(olds, { __provider: "the next release", ...args })).inputs;
+    expect(await provider.diff(id, olds, news)).toMatchObject({ changes: true, replaces: [] });
+    sim.clearLog();
+    const update = await provider.update(id, olds, news);
+    expect(sim.requests()).toEqual([]);
+    expect(update.outs).toEqual(outs);
+  });
+});
+
+describe("secrets never leak, not even in part", () => {
+  test("an API that echoes the Authorization header in every error: no fragment in errors or progress lines", async () => {
+    const echo = `<html><pre>Authorization: Bearer ${sim.apiKey}</pre>${"x".repeat(116)}Bearer ${sim.apiKey}</html>`;
+    sim.injectFault("getService", { kind: "status", status: 503, body: echo }, 1000);
+    sim.injectFault("getVpc", { kind: "status", status: 503, body: echo }, 1000);
+    const { id, props } = await newFork({ waitForReady: false });
+    const { text, error } = await stderrOf(() => fork.read(id, props));
+    expect(error).toBeInstanceOf(TigerCloudError);
+    const vpcRun = await stderrOf(() => vpc.read(ids.vpcId, { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "n" }));
+    expectNoSecretFragments([text, vpcRun.text, ...errorTexts(error), ...errorTexts(vpcRun.error)], [sim.apiKey]);
+    expect(text).toMatch(/retrying/);
+  });
+});
