@@ -33,6 +33,7 @@ test("the error table names every error class", () => {
 test("the retry and waiting numbers are the code's", () => {
   expect(readme).toContain(`${CLIENT_DEFAULTS.requestTimeoutMs / 1000} s per request`);
   expect(readme).toContain(`up to ${CLIENT_DEFAULTS.maxAttempts} attempts`);
+  expect(readme).toContain(`bodies over\n  ${CLIENT_DEFAULTS.maxResponseBytes / 1024 / 1024} MiB are refused`);
   expect(readme).toContain(`exponential from ${CLIENT_DEFAULTS.baseDelayMs} ms (capped at ${CLIENT_DEFAULTS.maxDelayMs / 1000} s)`);
   expect(readme).toContain(`more than ${CLIENT_DEFAULTS.maxTotalMs / 1000} s after the first attempt`);
   expect(readme).toContain(`on ${CLIENT_DEFAULTS.retryStatuses.slice(0, -1).join(", ")} and ${CLIENT_DEFAULTS.retryStatuses.at(-1)}`);

@@ -228,15 +228,51 @@ describe("a new package version is an update with no API call", () => {
 });
 
 describe("secrets never leak, not even in part", () => {
-  test("an API that echoes the Authorization header in every error: no fragment in errors or progress lines", async () => {
-    const echo = `<html><pre>Authorization: Bearer ${sim.apiKey}</pre>${"x".repeat(116)}Bearer ${sim.apiKey}</html>`;
-    sim.injectFault("getService", { kind: "status", status: 503, body: echo }, 1000);
-    sim.injectFault("getVpc", { kind: "status", status: 503, body: echo }, 1000);
-    const { id, props } = await newFork({ waitForReady: false });
-    const { text, error } = await stderrOf(() => fork.read(id, props));
-    expect(error).toBeInstanceOf(TigerCloudError);
-    const vpcRun = await stderrOf(() => vpc.read(ids.vpcId, { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "n" }));
-    expectNoSecretFragments([text, vpcRun.text, ...errorTexts(error), ...errorTexts(vpcRun.error)], [sim.apiKey]);
-    expect(text).toMatch(/retrying/);
-  });
+  test.each(["an API key", "a public/secret key pair"])(
+    "with %s, an API that echoes the Authorization header in every error: no 6-character fragment of a credential or the password in errors or progress lines",
+    async (credential) => {
+      const keyPair = { publicKey: "pk-7Hq2Lx9Wm4Rt", secretKey: "sk-Zp3Vn8Ke1Yb6Jd5Uc0" };
+      const basic = Buffer.from(`${keyPair.publicKey}:${keyPair.secretKey}`).toString("base64");
+      if (credential !== "an API key") {
+        await sim.stop();
+        sim = new Simulator({ keyPair });
+        await sim.start();
+        await configure({
+          "tigercloud:apiUrl": sim.url,
+          "tigercloud:publicKey": keyPair.publicKey,
+          "tigercloud:secretKey": keyPair.secretKey,
+          "tigercloud:projectId": ids.projectId,
+        });
+      }
+      const authorization = credential === "an API key" ? `Bearer ${sim.apiKey}` : `Basic ${basic}`;
+      // The credential straddles the 200th character, where a quoted body is cut.
+      const echo = `<html><pre>Authorization: ${authorization}</pre>${"x".repeat(116)}${authorization}</html>`;
+      const secrets = credential === "an API key" ? [sim.apiKey] : [keyPair.secretKey, basic];
+      const runs = [
+        await stderrOf(async () => {
+          const { id, props } = await newFork({ waitForReady: false });
+          secrets.push(props.initialPassword as string);
+          sim.injectFault("getService", { kind: "status", status: 503, body: echo }, 1000);
+          sim.injectFault("stop", { kind: "status", status: 500, body: echo }, 1000);
+          await Promise.allSettled([fork.read(id, props), fork.delete(id, props)]);
+          await fork.read(id, props);
+        }),
+        await stderrOf(() => {
+          sim.injectFault("getVpc", { kind: "status", status: 503, body: echo }, 1000);
+          return vpc.read(ids.vpcId, { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "n" });
+        }),
+        await stderrOf(() => {
+          sim.injectFault("forkService", { kind: "status", status: 502, body: echo });
+          return newFork();
+        }),
+      ];
+      for (const run of runs) expect(run.error).toBeInstanceOf(TigerCloudError);
+      expect(runs[0]?.text).toMatch(/retrying/);
+      expect(secrets).toHaveLength(credential === "an API key" ? 2 : 3);
+      expectNoSecretFragments(
+        runs.flatMap((run) => [run.text, ...errorTexts(run.error)]),
+        secrets,
+      );
+    },
+  );
 });
