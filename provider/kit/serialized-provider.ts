@@ -12,6 +12,20 @@ export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
  * no API.
  */
 export function serializedProvider(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
+  // One object per kind and process: the SDK caches a provider's serialized text by the object,
+  // so every instance after the first costs nothing to serialize (about 12 ms each otherwise).
+  let provider = providersByKind.get(kind);
+  if (!provider) {
+    provider = providerFor(kind);
+    providersByKind.set(kind, provider);
+  }
+  return provider;
+}
+
+const providersByKind = new Map<ResourceKind, pulumi.dynamic.ResourceProvider>();
+
+/** The object itself: what it captures (two strings and the kind) is all that goes into state. */
+function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
   const packageName = PACKAGE_NAME;
   const version = PACKAGE_VERSION;
   const implementation = (): Required<pulumi.dynamic.ResourceProvider> => {
