@@ -10,11 +10,14 @@ const root = path.join(__dirname, "..");
 const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
 
 const started = Date.now();
-const pulumiBin = execFileSync(path.join(__dirname, "ensure-pulumi"), { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
+// ensure-pulumi's last line: the directories to put first on PATH, the CLI's first.
+const toolDirs = execFileSync(path.join(__dirname, "ensure-pulumi"), { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
   .trim()
   .split("\n")
-  .pop();
-step(`Pulumi CLI ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${pulumiBin}`);
+  .pop()
+  .split(path.delimiter);
+const pulumiBin = toolDirs[0];
+step(`Pulumi CLI ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${toolDirs.join(path.delimiter)}`);
 
 step("building the package (tsc -p tsconfig.build.json)");
 execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
@@ -23,7 +26,9 @@ require("./link-self");
 const pluginDir = path.dirname(require.resolve("@pulumi/pulumi/package.json", { paths: [root] }));
 const env = {
   ...process.env,
-  PATH: [pulumiBin, pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(path.delimiter),
+  // The plugin shipped in @pulumi/pulumi comes after the CLI's own directory, where a normal
+  // install (and ensure-pulumi's build) keeps a copy the engine prefers.
+  PATH: [...toolDirs, pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(path.delimiter),
   PULUMI_SKIP_UPDATE_CHECK: "true",
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
 };

@@ -15,8 +15,9 @@ function fakePulumi(dir: string, version: string): string {
 
 /** A PATH folder with only the tools the script itself uses: no pulumi, go, node or npx. */
 function basicTools(dir: string): string {
+  if (fs.existsSync(dir)) return dir;
   fs.mkdirSync(dir);
-  for (const tool of ["bash", "env", "dirname", "sort", "head", "tr", "sed", "date", "mkdir", "rm", "mv", "cat"]) {
+  for (const tool of ["bash", "env", "dirname", "sort", "head", "tr", "sed", "date", "mkdir", "rm", "mv", "cat", "cp", "chmod", "cut"]) {
     const found = ["/usr/bin", "/bin"].map((d) => path.join(d, tool)).find((p) => fs.existsSync(p));
     if (found) fs.symlinkSync(found, path.join(dir, tool));
   }
@@ -29,6 +30,12 @@ function run(pathDirs: string[], cache: string) {
     env: { PATH: [...pathDirs, basicTools(path.join(tmp, "tools"))].join(":"), HOME: tmp, PULUMI_TIGERCLOUD_CACHE: cache },
   });
   return { status: result.status, dir: result.stdout.trim().split("\n").pop(), stderr: result.stderr };
+}
+
+function fakeHost(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "pulumi-language-nodejs"), "#!/bin/sh\n", { mode: 0o755 });
+  return dir;
 }
 
 let tmp: string;
@@ -60,4 +67,22 @@ test("with no CLI, no Go and no npx, it fails saying what to install", () => {
   expect(r.status).not.toBe(0);
   expect(r.stderr).toMatch(/no Go toolchain/);
   expect(r.stderr).toMatch(/Install one of:[\s\S]*Pulumi CLI >= 3\.248\.0[\s\S]*Go >= 1\.25/);
+});
+
+test("the language host beside the CLI is preferred; without one, a cached host is added to PATH; with none, a note", () => {
+  const onPath = fakePulumi(path.join(tmp, "path"), "3.260.1");
+  const cache = path.join(tmp, "cache");
+  let r = run([onPath], cache);
+  expect(r).toMatchObject({ status: 0, dir: onPath });
+  expect(r.stderr).toMatch(/no Go toolchain to build the language host/);
+  expect(r.stderr).toMatch(/note: no Node\.js language host/);
+
+  const cachedHost = fakeHost(path.join(cache, "pulumi-language-nodejs-sdk-v3.68.0", "bin"));
+  r = run([onPath], cache);
+  expect(r).toMatchObject({ status: 0, dir: `${onPath}:${cachedHost}` });
+
+  fakeHost(onPath);
+  r = run([onPath], cache);
+  expect(r).toMatchObject({ status: 0, dir: onPath });
+  expect(r.stderr).toMatch(/using the language host beside the CLI/);
 });
