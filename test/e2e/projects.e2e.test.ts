@@ -1,0 +1,211 @@
+// Every example, and the root program, run as a user runs them: the `pulumi` CLI in the project's
+// directory, with the package installed from the tarball `npm pack` makes (what npm would serve),
+// against the simulator. The PR pipeline's script runs verbatim. The Automation API suites assert
+// details; these are the proof that the product works as shipped.
+import { execFileSync, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { NO_DELAYS, Simulator } from "../simulator/server";
+
+jest.setTimeout(600_000);
+const ROOT = path.join(__dirname, "..", "..");
+const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
+  .devDependencies["@pulumi/pulumi"] as string;
+
+let sim: Simulator;
+let work: string;
+let tarball: string;
+
+beforeAll(async () => {
+  sim = new Simulator({ delays: { ...NO_DELAYS, forkQueuedMs: 300, forkConfiguringMs: 300, stopMs: 300, setHAMs: 300 } });
+  await sim.start();
+  // Outside the repository, so that nothing resolves from its node_modules.
+  work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-projects-"));
+  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop();
+  tarball = path.join(work, packed as string);
+});
+afterAll(async () => {
+  await sim?.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+interface Run {
+  status: number | null;
+  output: string;
+}
+
+/** The environment a person's shell would have: the CLI on PATH, a file backend, no TIGER_*. */
+function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    PULUMI_HOME: path.join(work, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "projects-e2e",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    ...extra,
+  };
+  for (const key of Object.keys(env)) if (key.startsWith("TIGER_") && !(key in extra)) delete env[key];
+  return env;
+}
+
+/** Runs a command without blocking: the simulator answers from this same process. */
+function run(cwd: string, command: string, args: string[], env = cliEnv()): Promise<Run> {
+  fs.mkdirSync(path.join(work, "state"), { recursive: true });
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, output }));
+  });
+}
+
+async function ok(cwd: string, command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const r = await run(cwd, command, args, env);
+  if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}:\n${r.output}`);
+  return r.output;
+}
+
+/** A copy of examples/<name> with its dependencies installed from the tarball, as a user has it. */
+async function installExample(name: string): Promise<string> {
+  const dir = path.join(work, name);
+  fs.cpSync(path.join(ROOT, "examples", name), dir, { recursive: true });
+  await ok(dir, "npm", [
+    "install",
+    "--prefer-offline",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+    tarball,
+    `@pulumi/pulumi@${SDK_VERSION}`,
+  ]);
+  return dir;
+}
+
+const EXAMPLE_CONFIG: Record<string, (ids: ReturnType<Simulator["defaults"]>) => Record<string, string>> = {
+  demo: (ids) => ({ sourceServiceId: ids.serviceId, vpcId: ids.vpcId }),
+  "pr-fork": (ids) => ({ sourceServiceId: ids.serviceId, prNumber: "1234" }),
+  "pitr-investigation": (ids) => ({ sourceServiceId: ids.serviceId, targetTime: "2026-11-01T03:15:00Z" }),
+};
+
+test("every example is a project: Pulumi.yaml, package.json depending on the package, a test configuration", () => {
+  const dirs = fs.readdirSync(path.join(ROOT, "examples"));
+  expect(dirs.sort()).toEqual(Object.keys(EXAMPLE_CONFIG).sort());
+  for (const d of dirs) {
+    expect(fs.readFileSync(path.join(ROOT, "examples", d, "Pulumi.yaml"), "utf8")).toMatch(/^runtime:\n {2}name: nodejs/m);
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "examples", d, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(["@pulumi/pulumi", "pulumi-tigercloud"]);
+  }
+});
+
+test.each(Object.keys(EXAMPLE_CONFIG))(
+  "examples/%s in its directory: stack init, config, preview, up, no changes after, output as [secret], destroy, stack rm",
+  async (name) => {
+    const dir = await installExample(name);
+    const { projectId } = sim.defaults();
+    const stack = `e2e-${name}`;
+    const transcript: string[] = [];
+    const pulumi = async (...args: string[]) => {
+      const out = await ok(dir, "pulumi", [...args, "--non-interactive"]);
+      transcript.push(out);
+      return out;
+    };
+    await pulumi("stack", "init", stack);
+    await pulumi("config", "set", "--secret", "tigercloud:apiKey", sim.apiKey);
+    await pulumi("config", "set", "tigercloud:apiUrl", sim.url);
+    await pulumi("config", "set", "tigercloud:projectId", projectId);
+    for (const [key, value] of Object.entries(EXAMPLE_CONFIG[name]?.(sim.defaults()) ?? {})) await pulumi("config", "set", key, value);
+    sim.clearLog();
+
+    expect(await pulumi("preview")).toMatch(/\+ \d+ to create/);
+    expect(sim.requests()).toEqual([]);
+
+    await pulumi("up", "--yes");
+    const forks = sim.services(projectId).filter((s) => s.forked_from);
+    expect(forks).toHaveLength(1);
+    const fork = forks[0] as (typeof forks)[number];
+    expect(fork.status).toBe("READY");
+
+    await pulumi("preview", "--expect-no-changes");
+    await pulumi("refresh", "--expect-no-changes", "--yes");
+    const outputs = await pulumi("stack", "output");
+    expect(outputs).toContain(fork.service_id);
+    if (name !== "pitr-investigation") expect(outputs).toMatch(/\[secret\]/);
+
+    await pulumi("destroy", "--yes");
+    expect(sim.service(projectId, fork.service_id)?.status).toBe("PAUSED");
+    await pulumi("stack", "rm", "--yes");
+
+    const all = transcript.join("\n");
+    expect(all).not.toContain(fork.initial_password as string);
+    expect(all).not.toContain(sim.apiKey);
+    // The host and the plugin sit beside the CLI, as in a normal install.
+    expect(all).not.toMatch(/from \$PATH/);
+    sim.outOfBand.deleteService(projectId, fork.service_id);
+  },
+);
+
+test("the root Pulumi.yaml previews in the repository, as a person runs it", async () => {
+  const configFile = path.join(work, "root-config.yaml");
+  const pulumi = (...args: string[]) => ok(ROOT, "pulumi", [...args, "--non-interactive"]);
+  await pulumi("stack", "init", "e2e-root");
+  try {
+    await pulumi("config", "set", "--config-file", configFile, "--secret", "tigercloud:apiKey", sim.apiKey);
+    for (const [key, value] of Object.entries({
+      "tigercloud:apiUrl": sim.url,
+      "tigercloud:projectId": sim.defaults().projectId,
+      ...EXAMPLE_CONFIG.demo?.(sim.defaults()),
+    }))
+      await pulumi("config", "set", "--config-file", configFile, key, value);
+    sim.clearLog();
+    const preview = await pulumi("preview", "--config-file", configFile);
+    expect(preview).toMatch(/\+ 4 to create/);
+    expect(preview).not.toMatch(/from \$PATH/);
+    expect(sim.requests()).toEqual([]);
+  } finally {
+    await pulumi("stack", "rm", "--yes", "e2e-root");
+  }
+});
+
+test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, destroy", async () => {
+  const dir = await installExample("pr-fork");
+  const { projectId, serviceId } = sim.defaults();
+  const githubEnv = path.join(work, "github-env");
+  fs.writeFileSync(githubEnv, "");
+  const env = cliEnv({
+    TIGER_API_KEY: sim.apiKey,
+    TIGER_API_URL: sim.url,
+    TIGER_PROJECT_ID: projectId,
+    SOURCE_SERVICE_ID: serviceId,
+    GITHUB_ACTIONS: "true",
+    GITHUB_ENV: githubEnv,
+  });
+  const before = sim.services(projectId).length;
+
+  const first = await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
+  const fork = sim.services(projectId).find((s) => s.name === "pr-4321");
+  expect(fork?.status).toBe("READY");
+  const password = fork?.initial_password as string;
+  const url = `postgres://tsdbadmin:${password}@${fork?.endpoint.host}:${fork?.endpoint.port}/tsdb?sslmode=require`;
+  expect(fs.readFileSync(githubEnv, "utf8")).toBe(`DATABASE_URL=${url}\n`);
+  // The URL is printed once, in the line that tells GitHub to mask it, and nowhere else.
+  expect(first.split("\n").filter((line) => line.includes(password))).toEqual([`::add-mask::${url}`]);
+  expect(first).not.toContain(sim.apiKey);
+
+  const second = await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
+  expect(second).toMatch(/4 unchanged|2 unchanged/);
+  expect(sim.services(projectId).length).toBe(before + 1);
+
+  await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env);
+  expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("PAUSED");
+  expect((await run(dir, "pulumi", ["stack", "select", "pr-4321", "--non-interactive"], env)).status).not.toBe(0);
+  expect(await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env)).toMatch(/No stack pr-4321: nothing to destroy/);
+  expect(await run(dir, "./pr-stack.sh", ["up", "12; rm -rf /"], env)).toMatchObject({ status: 2 });
+});
