@@ -4,7 +4,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
-import { BadRequestError, NotFoundError, TigerCloudError } from "./errors";
+import type { TigerCloudClient } from "./client";
+import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError } from "./errors";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
 import { clientNow, progress } from "./kit/host";
@@ -39,6 +40,12 @@ export interface ServiceForkArgs {
   createTimeout?: pulumi.Input<string>;
   /** How long destroy waits for PAUSED, e.g. "10m" (default); at most "24h". */
   deleteTimeout?: pulumi.Input<string>;
+  /**
+   * With a `name`: before forking, take over a running fork of the same source with that name
+   * (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second
+   * one. Default true. Two stacks that declare the same name from the same source share a fork.
+   */
+  adoptExisting?: pulumi.Input<boolean>;
 }
 
 export interface Endpoint {
@@ -61,8 +68,10 @@ export class ServiceFork extends pulumi.dynamic.Resource {
   declare readonly haReplicas: pulumi.Output<{ replicaCount?: number; syncReplicaCount?: number } | undefined>;
   declare readonly resources: pulumi.Output<{ id?: string; cpuMillis?: number; memoryGbs?: number; volumeType?: string }[] | undefined>;
   declare readonly environment: pulumi.Output<string | undefined>;
-  /** The initial password of the fork's database. Always secret. */
+  /** The initial password of the fork's database. Always secret. Empty for an adopted fork. */
   declare readonly initialPassword: pulumi.Output<string | undefined>;
+  /** When the fork was taken over instead of made (see adoptExisting), and why. */
+  declare readonly adopted: pulumi.Output<{ at: string; reason: string } | undefined>;
 
   constructor(name: string, args: ServiceForkArgs, opts?: pulumi.CustomResourceOptions) {
     const outputs = {
@@ -78,6 +87,7 @@ export class ServiceFork extends pulumi.dynamic.Resource {
       resources: undefined,
       environment: undefined,
       initialPassword: undefined,
+      adopted: undefined,
     };
     super(
       serializedProvider("ServiceFork"),
@@ -145,6 +155,7 @@ export const ForkInputsSchema = z
     environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
     name: nameSchema(128).optional(),
     waitForReady: booleanSchema.default(true),
+    adoptExisting: booleanSchema.default(true),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
   })
@@ -175,7 +186,7 @@ type ForkInputs = z.output<typeof ForkInputsSchema>;
 
 const RULES: DiffRules = {
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime", "cpuMillis", "memoryGbs", "environmentTag", "name"],
-  stateOnlyKeys: ["waitForReady", "createTimeout", "deleteTimeout"],
+  stateOnlyKeys: ["waitForReady", "createTimeout", "deleteTimeout", "adoptExisting"],
   // `name` is also the fork's actual name; left unset, any name (the default one) will do.
   optionalDeclared: ["name"],
 };
@@ -234,27 +245,97 @@ function forkRequest(inputs: ForkInputs): ForkServiceRequest {
   return body;
 }
 
+/** Statuses of a fork that is stopped or going away: never adopted. */
+const NOT_ADOPTABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
+/** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** The running forks with this resource's identity: (project, source service, name). */
+async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): Promise<Service[]> {
+  const services = await client.listServices(inputs.projectId);
+  return services.filter(
+    (s) =>
+      s.name === inputs.name &&
+      s.forked_from?.service_id === inputs.sourceServiceId &&
+      (s.forked_from.project_id ?? inputs.projectId) === inputs.projectId &&
+      !NOT_ADOPTABLE.includes(s.status),
+  );
+}
+
+/** Takes over the one fork found; several are an error that names them, and nothing is made. */
+async function adopt(
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+  found: Service[],
+  reason: string,
+): Promise<pulumi.dynamic.CreateResult> {
+  if (found.length > 1) {
+    const list = found.map((s) => `${s.service_id} (created ${s.created ?? "at an unknown time"}, ${s.status})`).join(", ");
+    throw new TigerCloudError(
+      `${found.length} running forks of service ${inputs.sourceServiceId} are named "${inputs.name}" in project ${inputs.projectId}: ${list}. ` +
+        `Pulumi cannot tell which one is this resource's, so it made none. Stop or delete all but one, or give this fork another name, ` +
+        `or set adoptExisting: false to make a new one.`,
+    );
+  }
+  const fork = found[0] as Service;
+  progress(
+    `adopting fork ${fork.service_id} ("${inputs.name}", ${fork.status}) instead of forking again: ${reason}. ` +
+      `Its initial password is not known (only the answer that made it held it): set a new one in the Tiger Cloud console or with the tiger CLI.`,
+  );
+  return finishCreate(inputs, news, fork, { at: new Date().toISOString(), reason });
+}
+
+/** From a fork that exists: wait for it unless told not to; any failure still records it. */
+async function finishCreate(
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+  fork: Service,
+  adopted: { at: string; reason: string } | undefined,
+): Promise<pulumi.dynamic.CreateResult> {
+  const id = fork.service_id;
+  let outs: Record<string, unknown> = { ...forkOutputs(inputs, fork, undefined), ...(adopted ? { adopted } : {}) };
+  if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
+  // From here on the fork exists: any failure must hand its ID to the engine.
+  try {
+    if (inputs.waitForReady && fork.status !== "READY") {
+      outs = forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
+      progress(`fork ${id} is READY`);
+    }
+  } catch (err) {
+    throw partialFailure(id, outs, news, err);
+  }
+  return { id, outs };
+}
+
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
   rules: RULES,
 
   async create(inputs, news) {
-    progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
-    const forked = await clientNow().forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
-    const id = forked.service_id;
-    let outs = forkOutputs(inputs, forked, undefined);
-    progress(`fork ${id} created, status ${forked.status}`);
-    // From here on the fork exists: any failure must hand its ID to the engine.
-    try {
-      if (inputs.waitForReady && forked.status !== "READY") {
-        outs = forkOutputs(inputs, await waitReady(inputs, id), outs.initialPassword);
-        progress(`fork ${id} is READY`);
-      }
-    } catch (err) {
-      throw partialFailure(id, outs, news, err);
+    const client = clientNow();
+    const adoptable = inputs.name !== undefined && inputs.adoptExisting;
+    if (adoptable) {
+      const existing = await forksWithIdentity(client, inputs);
+      if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
     }
-    return { id, outs };
+    progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
+    const sentAt = Date.now();
+    let forked: Service;
+    try {
+      forked = await client.forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
+    } catch (err) {
+      // The answer was lost, but the fork may have been made: look for it rather than let the
+      // next `up` make a second one. Never a second forkService here.
+      if (!(err instanceof ForkOutcomeUnknownError) || !adoptable) throw err;
+      progress(
+        `forkService's answer was lost (${err.cause instanceof Error ? err.cause.message : "unknown"}); looking for the fork it may have made`,
+      );
+      const made = (await forksWithIdentity(client, inputs)).filter((s) => Date.parse(s.created ?? "") >= sentAt - CLOCK_SKEW_MS);
+      if (made.length === 0) throw err;
+      return adopt(inputs, news, made, "forkService's answer was lost, and the fork it made was found");
+    }
+    return finishCreate(inputs, news, forked, undefined);
   },
 
   async read(id, props) {
@@ -266,6 +347,15 @@ export const serviceForkProvider = defineProvider({
     // rename made elsewhere could only be "fixed" by replacing the fork, data and all.
     if (typeof props.name === "string") outs.name = props.name;
     return { id, props: outs };
+  },
+
+  /**
+   * A replacement that keeps the name and the source would find the old fork running and adopt
+   * it, then stop it: so the old one is stopped first, and the new one is forked afresh.
+   */
+  deleteBeforeReplace(olds, news) {
+    const sameIdentity = ["projectId", "sourceServiceId", "name"].every((k) => news[k] !== undefined && olds[k] === news[k]);
+    return sameIdentity && news.adoptExisting !== false;
   },
 
   async update() {

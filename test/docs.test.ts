@@ -37,7 +37,9 @@ test("the retry and waiting numbers are the code's", () => {
   expect(readme).toContain(`exponential from ${CLIENT_DEFAULTS.baseDelayMs} ms (capped at ${CLIENT_DEFAULTS.maxDelayMs / 1000} s)`);
   expect(readme).toContain(`more than ${CLIENT_DEFAULTS.maxTotalMs / 1000} s after the first attempt`);
   expect(readme).toContain(`on ${CLIENT_DEFAULTS.retryStatuses.slice(0, -1).join(", ")} and ${CLIENT_DEFAULTS.retryStatuses.at(-1)}`);
-  expect(readme).toContain(`${WAIT_DEFAULTS.firstPollMs / 1000} s growing to ${WAIT_DEFAULTS.maxPollMs / 1000} s`);
+  expect(readme).toContain(
+    `every ${WAIT_DEFAULTS.firstPollMs / 1000} s at first, then every ${WAIT_DEFAULTS.pollShare * 100}% of the time waited so far, at\nmost every ${WAIT_DEFAULTS.maxPollMs / 1000} s`,
+  );
   expect(readme).toContain(`(defaults \`${WAIT_DEFAULTS.createTimeout}\` and \`${WAIT_DEFAULTS.deleteTimeout}\`)`);
 });
 

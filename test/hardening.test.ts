@@ -88,6 +88,7 @@ describe('"gone" only when the API says so, confirmed', () => {
   test("one HTML 404 from a proxy on GET does not drop a live fork from state", async () => {
     const { id, props } = await newFork();
     sim.injectFault("getService", { kind: "status", status: 404, body: HTML_404 });
+    sim.clearLog();
     expect(await rejectionOf(fork.read(id, props))).toBeInstanceOf(NotFoundError);
     expect(sim.requests("listServices")).toEqual([]);
     expect((await fork.read(id, props)).props).toMatchObject({ serviceId: id, status: "READY" });
@@ -263,7 +264,7 @@ describe("secrets never leak, not even in part", () => {
         }),
         await stderrOf(() => {
           sim.injectFault("forkService", { kind: "status", status: 502, body: echo });
-          return newFork();
+          return newFork({ name: "pr-8" });
         }),
       ];
       for (const run of runs) expect(run.error).toBeInstanceOf(TigerCloudError);

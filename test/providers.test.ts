@@ -53,6 +53,7 @@ describe("ServiceFork", () => {
         memoryGbs: "8",
         environmentTag: "DEV",
         waitForReady: true,
+        adoptExisting: true,
         createTimeout: "30m",
         deleteTimeout: "10m",
       });

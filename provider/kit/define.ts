@@ -21,6 +21,8 @@ export interface ResourceDefinition<T extends z.ZodType> {
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.UpdateResult>;
   delete(id: string, props: Record<string, unknown>): Promise<void>;
+  /** Optional: when a replacement must remove the old object before making the new one. */
+  deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
    * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
    * fork recorded before it was READY). Called with the state it would write.
@@ -42,7 +44,9 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       return checkInputs(def.schema, news);
     },
     async diff(_id, olds, news) {
-      return diffInputs(olds, news, def.rules);
+      const result = diffInputs(olds, news, def.rules);
+      const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
+      return { ...result, deleteBeforeReplace: deleteFirst };
     },
     async create(news) {
       return def.create(readInputs(def.kind, def.schema, news), news);

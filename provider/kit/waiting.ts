@@ -2,13 +2,14 @@
 import type { Service } from "../api-schemas";
 import type { TigerCloudClient } from "../client";
 import { ApiError, ConnectionError, InternalServerError, NotFoundError, TimeoutError, WaitError } from "../errors";
-import { hostOptions, progress } from "./host";
+import { hostOptions, type PollOptions, progress } from "./host";
 
 /** Polling and the default timeouts of every resource: every number in one place. */
 export const WAIT_DEFAULTS = Object.freeze({
   firstPollMs: 1000,
   maxPollMs: 15_000,
-  factor: 1.5,
+  /** Between polls, this share of the time waited so far: a status change is seen within 1 s + 5%. */
+  pollShare: 0.05,
   createTimeout: "30m",
   updateTimeout: "30m",
   deleteTimeout: "10m",
@@ -39,7 +40,6 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
   const poll = { ...WAIT_DEFAULTS, ...hostOptions().poll };
   const started = Date.now();
   const deadline = started + spec.timeoutMs;
-  let delay = poll.firstPollMs;
   let lastStatus = "";
   let lastProblem: string;
   for (;;) {
@@ -76,9 +76,17 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
           `Raise ${spec.timeoutInput}, or set waitForReady: false.`,
       );
     }
-    await sleep(Math.min(delay, left));
-    delay = Math.min(poll.maxPollMs, delay * poll.factor);
+    await sleep(Math.min(nextPollDelay(Date.now() - started, poll), left));
   }
+}
+
+/**
+ * The pause before the next poll, after `elapsedMs` of waiting: every second at first, then 5% of
+ * the time waited so far, at most 15 s. So a wait that ends after T notices within 1 s + 5% of T,
+ * and a 10-minute wait costs about 90 reads.
+ */
+export function nextPollDelay(elapsedMs: number, poll: PollOptions = WAIT_DEFAULTS): number {
+  return Math.min(poll.maxPollMs, Math.max(poll.firstPollMs, poll.pollShare * elapsedMs));
 }
 
 const elapsed = (since: number) => Math.round((Date.now() - since) / 1000);

@@ -61,7 +61,10 @@ export type Fault =
   /** 200 headers, then one byte every `intervalMs`, never ending, until the client closes. */
   | { kind: "trickle"; intervalMs: number }
   /** 200 and a body of `bytes` bytes, streamed in 64 KiB chunks as fast as the client reads. */
-  | { kind: "huge"; bytes: number };
+  | { kind: "huge"; bytes: number }
+  /** The operation IS carried out, then the answer is lost: this status with an empty body, or
+   *  with status 0 a dropped connection (a fork made, its 202 never seen). */
+  | { kind: "afterApplying"; status: number };
 
 const HUGE_CHUNK = Buffer.alloc(64 * 1024, " ");
 
@@ -285,7 +288,8 @@ export class Simulator {
     }
     try {
       if (!this.authorized(req.headers.authorization)) throw fail(401, "UNAUTHORIZED", "missing or invalid credentials");
-      if (this.applyFault(route.operation, res)) return;
+      const lostAnswer = this.nextFaultIs(route.operation, "afterApplying");
+      if (!lostAnswer && this.applyFault(route.operation, res)) return;
       if (raw.length > 0 && !String(req.headers["content-type"] ?? "").startsWith("application/json")) {
         throw fail(415, "UNSUPPORTED_MEDIA_TYPE", "requests with a body must be application/json");
       }
@@ -293,6 +297,12 @@ export class Simulator {
       const match = route.pattern.exec(basePath) as RegExpExecArray;
       const [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] ?? "")];
       const [status, answer] = this.dispatch(route.operation, projectId, id, body);
+      if (lostAnswer) {
+        const fault = this.takeFault(route.operation) as { status: number };
+        if (fault.status === 0) res.socket?.destroy();
+        else res.writeHead(fault.status).end();
+        return;
+      }
       send(res, status, answer);
     } catch (err) {
       if (err instanceof HttpFailure) send(res, err.status, { code: err.code, message: err.message });
@@ -309,12 +319,22 @@ export class Simulator {
     return false;
   }
 
-  private applyFault(operation: OperationName, res: http.ServerResponse): boolean {
+  private nextFaultIs(operation: OperationName, kind: Fault["kind"]): boolean {
+    return this.faults.get(operation)?.[0]?.fault.kind === kind;
+  }
+
+  /** Takes the next fault of an operation off its list. */
+  private takeFault(operation: OperationName): Fault | undefined {
     const list = this.faults.get(operation);
     const next = list?.[0];
-    if (!list || !next) return false;
+    if (!list || !next) return undefined;
     if (--next.remaining <= 0) list.shift();
-    const f = next.fault;
+    return next.fault;
+  }
+
+  private applyFault(operation: OperationName, res: http.ServerResponse): boolean {
+    const f = this.takeFault(operation);
+    if (!f) return false;
     switch (f.kind) {
       case "status": {
         const headers: Record<string, string> = {};
@@ -351,6 +371,8 @@ export class Simulator {
       case "huge":
         void this.streamHuge(res, f.bytes);
         return true;
+      case "afterApplying":
+        return false; // handled once the operation is carried out
     }
   }
 

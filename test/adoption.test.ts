@@ -1,0 +1,120 @@
+// One fork per declared ServiceFork: a running fork with the same identity (project, source,
+// name) is adopted instead of forked again, and a fork whose forkService answer was lost is
+// found and recorded. Provider methods against the simulator, as the engine calls them.
+import type * as pulumi from "@pulumi/pulumi";
+import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
+import { setHostOptions } from "../provider/kit/host";
+import { serviceForkProvider as fork } from "../provider/serviceFork";
+import { rejectionOf } from "./helpers";
+import { Simulator } from "./simulator/server";
+
+const P = "serialized-provider-text";
+let sim: Simulator;
+let ids: { projectId: string; serviceId: string; vpcId: string };
+
+beforeEach(async () => {
+  sim = new Simulator();
+  await sim.start();
+  ids = sim.defaults();
+  const config: Record<string, string> = {
+    "tigercloud:apiUrl": sim.url,
+    "tigercloud:apiKey": sim.apiKey,
+    "tigercloud:projectId": ids.projectId,
+  };
+  await fork.configure({ config: { get: (k: string) => config[k] } } as unknown as pulumi.dynamic.ConfigureRequest);
+  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+});
+afterEach(async () => {
+  setHostOptions({});
+  await sim.stop();
+});
+
+const inputsFor = async (extra: Record<string, unknown> = {}) =>
+  (await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-5", ...extra })).inputs;
+/** A fork made elsewhere (or by a create whose answer never came back), through the API. */
+async function makeFork(name: string): Promise<string> {
+  const res = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/forkService`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${sim.apiKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ fork_strategy: "NOW", name }),
+  });
+  return ((await res.json()) as { service_id: string }).service_id;
+}
+
+test("a running fork with the same name and source is adopted: no second forkService, outputs say so, no password", async () => {
+  const existing = await makeFork("pr-5");
+  sim.clearLog();
+  const { id, outs } = await fork.create(await inputsFor());
+  expect(id).toBe(existing);
+  expect(sim.requests("forkService")).toEqual([]);
+  expect(outs).toMatchObject({ serviceId: existing, status: "READY", adopted: { reason: expect.stringMatching(/already existed/) } });
+  expect(Date.parse((outs.adopted as { at: string }).at)).toBeGreaterThan(Date.now() - 60_000);
+  expect(outs.initialPassword).toBeUndefined();
+});
+
+test("several running forks with the identity: fails at once naming them, and makes none", async () => {
+  const [a, b] = [await makeFork("pr-5"), await makeFork("pr-5")];
+  sim.clearLog();
+  const err = await rejectionOf(fork.create(await inputsFor()));
+  expect(err).toBeInstanceOf(TigerCloudError);
+  expect(err.message).toMatch(/2 running forks of service svc-parent1 are named "pr-5"/);
+  expect(err.message).toContain(a);
+  expect(err.message).toContain(b);
+  expect(err.message).toMatch(/created \d{4}-/);
+  expect(sim.requests("forkService")).toEqual([]);
+});
+
+test("never adopted: a paused fork or a fork of another name; nor anything with adoptExisting false", async () => {
+  const paused = await makeFork("pr-5");
+  sim.outOfBand.setStatus(ids.projectId, paused, "PAUSED");
+  await makeFork("pr-6");
+  const created = await fork.create(await inputsFor());
+  expect(created.id).not.toBe(paused);
+  expect(created.outs.adopted).toBeUndefined();
+  expect(created.outs.initialPassword).toEqual(expect.any(String));
+
+  const again = await fork.create(await inputsFor({ adoptExisting: false }));
+  expect(again.id).not.toBe(created.id);
+  expect(sim.requests("forkService")).toHaveLength(4);
+});
+
+test("two forks of one source with different names are never adopted into each other", async () => {
+  const a = await fork.create(await inputsFor({ name: "pr-a" }));
+  const b = await fork.create(await inputsFor({ name: "pr-b" }));
+  expect(a.id).not.toBe(b.id);
+  expect([a.outs.adopted, b.outs.adopted]).toEqual([undefined, undefined]);
+});
+
+test.each([
+  ["a 500", 500],
+  ["a dropped connection", 0],
+])(
+  "forkService made the fork but its answer was lost (%s): the fork is found and recorded; one forkService only",
+  async (_what, status) => {
+    sim.delays = { ...sim.delays, forkQueuedMs: 100 };
+    sim.injectFault("forkService", { kind: "afterApplying", status });
+    const { id, outs } = await fork.create(await inputsFor());
+    expect(sim.requests("forkService")).toHaveLength(1);
+    const forks = sim.services(ids.projectId).filter((s) => s.name === "pr-5");
+    expect(forks.map((s) => s.service_id)).toEqual([id]);
+    expect(outs).toMatchObject({ status: "READY", adopted: { reason: expect.stringMatching(/answer was lost/) } });
+  },
+);
+
+test("an ambiguous failure with no fork made, or with no name to match, is still ForkOutcomeUnknownError", async () => {
+  sim.injectFault("forkService", { kind: "status", status: 500 });
+  expect(await rejectionOf(fork.create(await inputsFor()))).toBeInstanceOf(ForkOutcomeUnknownError);
+  sim.injectFault("forkService", { kind: "afterApplying", status: 500 });
+  const unnamed = { ...(await inputsFor()) };
+  delete unnamed.name;
+  expect(await rejectionOf(fork.create(unnamed))).toBeInstanceOf(ForkOutcomeUnknownError);
+  expect(sim.requests("forkService")).toHaveLength(2);
+});
+
+test("a replacement that keeps the name and source stops the old fork first, so the new one is not the old one adopted", async () => {
+  const olds = { ...(await inputsFor()), serviceId: "svc-old" };
+  const news = await inputsFor({ environmentTag: "PROD" });
+  expect(await fork.diff("svc-old", olds, news)).toMatchObject({ replaces: ["environmentTag"], deleteBeforeReplace: true });
+  expect(await fork.diff("svc-old", olds, { ...news, name: "pr-6" })).toMatchObject({ deleteBeforeReplace: false });
+  expect(await fork.diff("svc-old", olds, { ...news, adoptExisting: false })).toMatchObject({ deleteBeforeReplace: false });
+});

@@ -1,0 +1,217 @@
+// `pulumi up` killed (SIGKILL, its whole process group) at many moments of a fork's creation, then
+// what a user runs next: one fork per declared name, in state, READY, with its HA; no provider
+// process left behind. A project directory inside the repository, run with the CLI as a person does.
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { PROVIDER_PROCESS_TITLE } from "../../provider/kit/host";
+import { NO_DELAYS, Simulator } from "../simulator/server";
+
+jest.setTimeout(900_000);
+const ROOT = path.join(__dirname, "..", "..");
+let sim: Simulator;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+const PROGRAM = `import * as pulumi from "@pulumi/pulumi";
+import { ServiceFork, ServiceHA } from "pulumi-tigercloud";
+const config = new pulumi.Config();
+const fork = new ServiceFork("fork", { sourceServiceId: config.require("source"), forkStrategy: "NOW", name: config.require("forkName") });
+const ha = new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount: 1 });
+export const serviceId = fork.serviceId;
+export const replicas = ha.replicaCount;
+`;
+
+beforeAll(async () => {
+  sim = new Simulator({ delays: { ...NO_DELAYS, forkQueuedMs: 1500, forkConfiguringMs: 1500, setHAMs: 1500, stopMs: 500 } });
+  await sim.start();
+  fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
+  // Inside the repository, so that the program and the provider find this package in ./node_modules.
+  dir = fs.mkdtempSync(path.join(ROOT, ".tmp", "kill-"));
+  fs.writeFileSync(
+    path.join(dir, "Pulumi.yaml"),
+    "name: kill-e2e\nmain: index.ts\nruntime:\n  name: nodejs\n  options:\n    typescript: true\n",
+  );
+  fs.writeFileSync(path.join(dir, "index.ts"), PROGRAM);
+  fs.mkdirSync(path.join(dir, "state"));
+  env = {
+    ...process.env,
+    PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
+    PULUMI_HOME: path.join(dir, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "kill-e2e",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    TIGER_API_URL: sim.url,
+    TIGER_API_KEY: sim.apiKey,
+    TIGER_PROJECT_ID: sim.defaults().projectId,
+  };
+});
+afterAll(async () => {
+  await sim?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  status: number | null;
+  output: string;
+}
+
+/** Starts `pulumi ...` in a process group of its own; `kill()` SIGKILLs the whole group. */
+function start(args: string[]): { done: Promise<Run>; kill: () => void } {
+  const child = spawn("pulumi", [...args, "--non-interactive"], { cwd: dir, env, detached: true });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const done = new Promise<Run>((resolve) => child.on("close", (status) => resolve({ status, output })));
+  return { done, kill: () => process.kill(-(child.pid as number), "SIGKILL") };
+}
+const pulumi = (...args: string[]) => start(args).done;
+async function ok(...args: string[]): Promise<string> {
+  const r = await pulumi(...args);
+  if (r.status !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${r.status}:\n${r.output}`);
+  return r.output;
+}
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+async function until(what: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!what()) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for a moment to kill; requests so far: ${sim
+          .requests()
+          .map((r) => r.operation)
+          .join(", ")}`,
+      );
+    await sleep(20);
+  }
+}
+
+/**
+ * Dynamic-provider processes of this test's engine still running: `ours` had loaded this package
+ * (it renames its process, see provider/kit/host.ts); `idle` never got a request, so never ran
+ * our code: the SDK's provider process, killed with its engine before its first resource call.
+ */
+function providersLeft(): { ours: number[]; idle: number[] } {
+  const left = { ours: [] as number[], idle: [] as number[] };
+  for (const pid of fs
+    .readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (cmdline.startsWith(PROVIDER_PROCESS_TITLE) && fs.readlinkSync(`/proc/${pid}/cwd`) === dir) left.ours.push(pid);
+      else if (cmdline.includes("cmd/dynamic-provider") && fs.readlinkSync(`/proc/${pid}/cwd`) === dir) left.idle.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return left;
+}
+
+/** What a user runs after a cancelled pipeline: `up`; where the engine refuses, refresh then `up`. */
+async function recover(stack: string): Promise<string> {
+  let again = await pulumi("up", "--yes", "--stack", stack);
+  if (again.status === 0) return again.output;
+  // A killed update leaves the file backend's lock behind: `pulumi cancel` removes it.
+  if (/currently locked/.test(again.output)) {
+    await ok("cancel", "--yes", "--stack", stack);
+    again = await pulumi("up", "--yes", "--stack", stack);
+    if (again.status === 0) return again.output;
+  }
+  await ok("refresh", "--yes", "--clear-pending-creates", "--stack", stack);
+  return ok("up", "--yes", "--stack", stack);
+}
+
+const forksNamed = (name: string) => sim.services(sim.defaults().projectId).filter((s) => s.name === name);
+const sent = (operation: "forkService" | "setHA", name?: string) =>
+  sim.requests(operation).some((r) => name === undefined || (r.body as { name?: string } | undefined)?.name === name);
+
+// The moments: four chosen ones, then random times across the whole create.
+const MOMENTS: [string, (name: string) => Promise<void>][] = [
+  ["before forkService is sent", () => sleep(800)],
+  ["just after forkService was sent", (name) => until(() => sent("forkService", name))],
+  [
+    "while waiting for READY",
+    async (name) => {
+      await until(() => sent("forkService", name));
+      await sleep(1200);
+    },
+  ],
+  [
+    "while ServiceHA waits",
+    async () => {
+      const before = sim.requests("setHA").length;
+      await until(() => sim.requests("setHA").length > before);
+      await sleep(300);
+    },
+  ],
+  ...Array.from({ length: 6 }, (_, i): [string, (name: string) => Promise<void>] => {
+    const ms = 1000 + Math.round(Math.random() * 7000);
+    return [`at a random moment (${i + 1}: ${ms} ms)`, () => sleep(ms)];
+  }),
+];
+
+const tally = { kills: 0, duplicates: 0, missingFromState: 0, providersLeft: 0, idleSdkProvidersLeft: 0 };
+
+test.each(MOMENTS.map(([label], i) => [label, i] as const))(
+  "killed %s: the next up ends with one fork, in state, READY, HA set",
+  async (_label, i) => {
+    const stack = `kill-${i}`;
+    const forkName = `kill-fork-${i}`;
+    await ok("stack", "init", stack);
+    await ok("config", "set", "--stack", stack, "source", sim.defaults().serviceId);
+    await ok("config", "set", "--stack", stack, "forkName", forkName);
+
+    const run = start(["up", "--yes", "--stack", stack]);
+    const moment = (MOMENTS[i]?.[1] as (name: string) => Promise<void>)(forkName);
+    const ended = await Promise.race([moment.then(() => false), run.done.then(() => true)]).catch(async (err: Error) => {
+      run.kill();
+      throw new Error(`${err.message}\npulumi up said:\n${(await run.done).output}`);
+    });
+    if (ended) throw new Error(`pulumi up ended before the moment to kill it:\n${(await run.done).output}`);
+    run.kill();
+    await run.done;
+    tally.kills++;
+    // The provider process notices its engine is gone within seconds, and exits.
+    await sleep(4000);
+    const left = providersLeft();
+    tally.providersLeft += left.ours.length;
+    tally.idleSdkProvidersLeft += left.idle.length;
+    for (const pid of left.idle) process.kill(pid, "SIGKILL");
+    expect(left.ours).toEqual([]);
+
+    await recover(stack);
+    const live = forksNamed(forkName).filter((s) => s.status !== "PAUSED");
+    tally.duplicates += Math.max(0, live.length - 1);
+    expect(live).toHaveLength(1);
+    const fork = live[0] as (typeof live)[number];
+    expect(fork).toMatchObject({ status: "READY", ha_replicas: { replica_count: 1 } });
+    const state = await ok("stack", "export", "--stack", stack);
+    if (!state.includes(fork.service_id)) tally.missingFromState++;
+    expect(state).toContain(fork.service_id);
+
+    // Destroy after recovery stops the one fork.
+    await ok("destroy", "--yes", "--stack", stack);
+    expect(forksNamed(forkName).map((s) => s.status)).toEqual(["PAUSED"]);
+  },
+);
+
+test("an ambiguous 500 after the fork was made: one fork in state, one forkService request", async () => {
+  const stack = "ambiguous";
+  await ok("stack", "init", stack);
+  await ok("config", "set", "--stack", stack, "source", sim.defaults().serviceId);
+  await ok("config", "set", "--stack", stack, "forkName", "ambiguous-fork");
+  sim.clearLog();
+  sim.injectFault("forkService", { kind: "afterApplying", status: 500 });
+  const out = await ok("up", "--yes", "--stack", stack);
+  expect(out).toMatch(/adopting fork svc-\w+/);
+  expect(sim.requests("forkService")).toHaveLength(1);
+  const [fork] = forksNamed("ambiguous-fork");
+  expect(forksNamed("ambiguous-fork")).toHaveLength(1);
+  expect(await ok("stack", "export", "--stack", stack)).toContain(fork?.service_id);
+  await ok("destroy", "--yes", "--stack", stack);
+});
+
+afterAll(() => {
+  // The figures for the closing note.
+  process.stdout.write(`kill test: ${JSON.stringify(tally)}\n`);
+});
