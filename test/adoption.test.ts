@@ -1,11 +1,9 @@
 // One fork per declared ServiceFork: a running fork with the same identity (project, source,
 // name) is adopted instead of forked again, and a fork whose forkService answer was lost is
 // found and recorded. Provider methods against the simulator, as the engine calls them.
-import type * as pulumi from "@pulumi/pulumi";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
-import { setHostOptions } from "../provider/kit/host";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { rejectionOf } from "./helpers";
+import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
@@ -13,21 +11,9 @@ let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 
 beforeEach(async () => {
-  sim = new Simulator();
-  await sim.start();
-  ids = sim.defaults();
-  const config: Record<string, string> = {
-    "tigercloud:apiUrl": sim.url,
-    "tigercloud:apiKey": sim.apiKey,
-    "tigercloud:projectId": ids.projectId,
-  };
-  await fork.configure({ config: { get: (k: string) => config[k] } } as unknown as pulumi.dynamic.ConfigureRequest);
-  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+  ({ sim, ids } = await startProviderSim());
 });
-afterEach(async () => {
-  setHostOptions({});
-  await sim.stop();
-});
+afterEach(() => stopProviderSim(sim));
 
 const inputsFor = async (extra: Record<string, unknown> = {}) =>
   (await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-5", ...extra })).inputs;

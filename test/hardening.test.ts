@@ -7,7 +7,7 @@ import { setHostOptions } from "../provider/kit/host";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
-import { errorTexts, expectNoSecretFragments, rejectionOf } from "./helpers";
+import { configureProviders, errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
@@ -15,14 +15,8 @@ const HTML_404 = "<html><body><h1>404 Not Found</h1>nginx</body></html>";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 
-function configure(values: Record<string, string>) {
-  const req = {
-    config: { get: (k: string) => values[k], require: (k: string) => values[k] as string },
-  } as unknown as pulumi.dynamic.ConfigureRequest;
-  return fork.configure(req);
-}
 const configureFor = (apiUrl: string) =>
-  configure({ "tigercloud:apiUrl": apiUrl, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
+  configureProviders({ "tigercloud:apiUrl": apiUrl, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
 
 /** Everything the provider writes to stderr (its progress lines) while `run` runs. */
 async function stderrOf(run: () => Promise<unknown>): Promise<{ text: string; error: unknown }> {
@@ -44,16 +38,9 @@ async function stderrOf(run: () => Promise<unknown>): Promise<{ text: string; er
 }
 
 beforeEach(async () => {
-  sim = new Simulator();
-  await sim.start();
-  ids = sim.defaults();
-  await configureFor(sim.url);
-  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+  ({ sim, ids } = await startProviderSim());
 });
-afterEach(async () => {
-  setHostOptions({});
-  await sim.stop();
-});
+afterEach(() => stopProviderSim(sim));
 
 async function newFork(extra: Record<string, unknown> = {}) {
   const { inputs } = await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-7", ...extra });
@@ -238,7 +225,7 @@ describe("secrets never leak, not even in part", () => {
         await sim.stop();
         sim = new Simulator({ keyPair });
         await sim.start();
-        await configure({
+        await configureProviders({
           "tigercloud:apiUrl": sim.url,
           "tigercloud:publicKey": keyPair.publicKey,
           "tigercloud:secretKey": keyPair.secretKey,

@@ -1,5 +1,8 @@
 // Shared test set-up: a simulator on loopback and a client pointed at it with fast retries; and the
 // scan that proves no part of a secret reaches any text a person or a log could see.
+import type * as pulumi from "@pulumi/pulumi";
+import { setHostOptions } from "../provider/kit/host";
+import { serviceForkProvider } from "../provider/serviceFork";
 import { inspect } from "util";
 import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/client";
 import { Simulator, type SimulatorOptions } from "./simulator/server";
@@ -76,4 +79,27 @@ export function errorTexts(err: unknown): string[] {
     texts.push(inspect(e, { depth: 20, showHidden: true }));
   }
   return texts;
+}
+
+/** Stack config as configure() receives it from the engine, by full key; every resource shares it. */
+export async function configureProviders(values: Record<string, string>): Promise<void> {
+  const req = { config: { get: (k: string) => values[k], require: (k: string) => values[k] as string } };
+  await serviceForkProvider.configure(req as unknown as pulumi.dynamic.ConfigureRequest);
+}
+
+/** A simulator on loopback, the providers configured for it, and fast backoff and polling. */
+export async function startProviderSim(
+  options: SimulatorOptions = {},
+): Promise<{ sim: Simulator; ids: ReturnType<Simulator["defaults"]> }> {
+  const sim = new Simulator(options);
+  await sim.start();
+  const ids = sim.defaults();
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
+  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+  return { sim, ids };
+}
+
+export async function stopProviderSim(sim: Simulator | undefined): Promise<void> {
+  setHostOptions({});
+  await sim?.stop();
 }

@@ -3,11 +3,10 @@
 // or accepted, and then sent to the API exactly as check returned it.
 import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError } from "../provider/errors";
-import { setHostOptions } from "../provider/kit/host";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
-import { rejectionOf } from "./helpers";
+import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
@@ -15,23 +14,9 @@ const P = "serialized-provider-text";
 let sim: Simulator;
 
 beforeAll(async () => {
-  sim = new Simulator();
-  await sim.start();
-  const { projectId } = sim.defaults();
-  const config: Record<string, string> = {
-    "tigercloud:apiUrl": sim.url,
-    "tigercloud:apiKey": sim.apiKey,
-    "tigercloud:projectId": projectId,
-  };
-  await fork.configure({
-    config: { get: (k: string) => config[k], require: (k: string) => config[k] },
-  } as unknown as pulumi.dynamic.ConfigureRequest);
-  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+  ({ sim } = await startProviderSim());
 });
-afterAll(async () => {
-  setHostOptions({});
-  await sim.stop();
-});
+afterAll(() => stopProviderSim(sim));
 beforeEach(() => sim.clearLog());
 
 const FORK = { sourceServiceId: "svc-parent1", forkStrategy: "NOW" };

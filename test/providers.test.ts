@@ -1,38 +1,23 @@
 // Each resource's provider methods called directly, as the engine calls them, against the
 // simulator over loopback: every rule of check, diff, create, read, update and delete.
-import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
-import { setHostOptions } from "../provider/kit/host";
 import { UNKNOWN } from "../provider/kit/inputs";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
-import { rejectionOf } from "./helpers";
+import { configureProviders, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 
-/** What configure() receives from the engine: stack config by full key. */
-function configure(values: Record<string, string>) {
-  const req = {
-    config: { get: (k: string) => values[k], require: (k: string) => values[k] as string },
-  } as unknown as pulumi.dynamic.ConfigureRequest;
-  return Promise.all([fork.configure(req), ha.configure(req), vpc.configure(req)]);
-}
+const configure = configureProviders;
 
 beforeEach(async () => {
-  sim = new Simulator();
-  await sim.start();
-  ids = sim.defaults();
-  await configure({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
-  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+  ({ sim, ids } = await startProviderSim());
 });
-afterEach(async () => {
-  await sim.stop();
-  setHostOptions({});
-});
+afterEach(() => stopProviderSim(sim));
 
 const failuresOf = async (provider: typeof fork, news: Record<string, unknown>) =>
   ((await provider.check({}, { __provider: P, ...news })).failures ?? []).map((f) => `${f.property}: ${f.reason}`);
