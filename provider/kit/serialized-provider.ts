@@ -14,15 +14,17 @@ export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
 export function serializedProvider(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
   // One object per kind and process: the SDK caches a provider's serialized text by the object,
   // so every instance after the first costs nothing to serialize (about 12 ms each otherwise).
-  let provider = providersByKind.get(kind);
+  // Keyed by version too: the text must follow the package version (a no-API-call update).
+  const key = `${kind}@${PACKAGE_VERSION}`;
+  let provider = providersByKind.get(key);
   if (!provider) {
     provider = providerFor(kind);
-    providersByKind.set(kind, provider);
+    providersByKind.set(key, provider);
   }
   return provider;
 }
 
-const providersByKind = new Map<ResourceKind, pulumi.dynamic.ResourceProvider>();
+const providersByKind = new Map<string, pulumi.dynamic.ResourceProvider>();
 
 /** The object itself: what it captures (two strings and the kind) is all that goes into state. */
 function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
