@@ -1,5 +1,5 @@
-// `npm run bench`: what a program pays per resource (part A, issue 14) and what forks cost through
-// the real engine (part B, issue 9), each figure printed beside its goal with PASS or MISS. A
+// `npm run bench`: what a program pays per resource (part A) and what forks cost through
+// the real engine (part B), each figure printed beside its goal with PASS or MISS. A
 // script, not a test: a MISS is reported, not failed on; the exit code is non-zero only when the
 // benchmark itself could not run. Run it through scripts/with-pulumi.js (npm run bench), which
 // puts the Pulumi CLI, the language host and the dynamic-provider plugin on PATH and builds dist/.
