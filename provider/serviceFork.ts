@@ -6,10 +6,20 @@ import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
 import type { TigerCloudClient } from "./client";
 import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError } from "./errors";
+import { declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
 import { clientNow, progress } from "./kit/host";
-import { booleanSchema, type DiffRules, durationSchema, idSchema, nameSchema, parseDuration, textSchema } from "./kit/inputs";
+import {
+  booleanSchema,
+  type DiffRules,
+  durationSchema,
+  idSchema,
+  nameSchema,
+  parseDuration,
+  resourceNameOf,
+  textSchema,
+} from "./kit/inputs";
 import { partialFailure, plain } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
@@ -92,7 +102,7 @@ export class ServiceFork extends pulumi.dynamic.Resource {
     super(
       serializedProvider("ServiceFork"),
       name,
-      { ...outputs, name: undefined, ...args },
+      { ...outputs, name: undefined, ...args, __resourceName: name },
       {
         ...opts,
         additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "initialPassword"],
@@ -262,6 +272,26 @@ async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): 
   );
 }
 
+/** Claims keys (kit/claims): the fork a resource holds, and the identity it declares. */
+const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
+const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
+
+/**
+ * Two resources of one program with the same identity would be adopted into one fork (or race
+ * to make two): the second to be checked fails, naming both.
+ */
+function declareIdentity(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[] {
+  const { projectId, sourceServiceId, name } = inputs;
+  if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
+  const others = declare(forkIdentity(projectId, sourceServiceId, name), resource, true);
+  return others.map((other) => ({
+    property: "name",
+    reason:
+      `ServiceFork "${resource}" and ServiceFork "${other.resource}" both declare a fork named "${name}" of service ${sourceServiceId}: ` +
+      `a fork's identity is its project, source and name, so they would be one fork. Give each its own name.`,
+  }));
+}
+
 /** Takes over the one fork found; several are an error that names them, and nothing is made. */
 async function adopt(
   inputs: ForkInputs,
@@ -295,7 +325,9 @@ async function finishCreate(
   const id = fork.service_id;
   let outs: Record<string, unknown> = { ...forkOutputs(inputs, fork, undefined), ...(adopted ? { adopted } : {}) };
   if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
-  // From here on the fork exists: any failure must hand its ID to the engine.
+  // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
+  // this run being deleted must not stop it (see delete).
+  declare(forkHeld(inputs.projectId, id), resourceNameOf(news), true);
   try {
     if (inputs.waitForReady && fork.status !== "READY") {
       outs = forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
@@ -311,6 +343,11 @@ export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
   rules: RULES,
+
+  declare: declareIdentity,
+  stillDeclared(id, olds, resource) {
+    declare(forkHeld(String(olds.projectId), id), resource, true);
+  },
 
   async create(inputs, news) {
     const client = clientNow();
@@ -377,6 +414,13 @@ export const serviceForkProvider = defineProvider({
 
   async delete(id, props) {
     const projectId = String(props.projectId);
+    // Renamed without an alias, this resource is deleted after its successor adopted its fork.
+    const holders = declaredBy(forkHeld(projectId, id), resourceNameOf(props));
+    if (holders.length > 0) {
+      const names = holders.map((h) => `"${h.resource}"`).join(" and ");
+      progress(`fork ${id} is now held by ServiceFork ${names} of this program; leaving it running`);
+      return;
+    }
     const client = clientNow();
     progress(`stopping fork ${id} (destroy stops a fork; it is not deleted)`);
     try {

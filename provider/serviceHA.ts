@@ -4,10 +4,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
+import { type Claim, declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
 import { clientNow, progress } from "./kit/host";
-import { booleanSchema, type DiffRules, durationSchema, idSchema, parseDuration } from "./kit/inputs";
+import { booleanSchema, type DiffRules, durationSchema, idSchema, isUnknown, parseDuration, resourceNameOf } from "./kit/inputs";
 import { partialFailure, plain } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
@@ -41,7 +42,7 @@ export class ServiceHA extends pulumi.dynamic.Resource {
     super(
       serializedProvider("ServiceHA"),
       name,
-      { status: undefined, replicaCount: undefined, syncReplicaCount: undefined, ...args },
+      { status: undefined, replicaCount: undefined, syncReplicaCount: undefined, ...args, __resourceName: name },
       opts,
       "tigercloud",
       "ServiceHA",
@@ -119,6 +120,46 @@ type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syn
 
 const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
 
+/** The claims key of a service's HA (kit/claims): one declaration per service is the rule. */
+const haOf = (projectId: string, serviceId: string) => `ServiceHA ${projectId}/${serviceId}`;
+type DeclaredCounts = { replicaCount?: unknown; syncReplicaCount?: unknown };
+const COUNT_KEYS = ["replicaCount", "syncReplicaCount"] as const;
+
+/**
+ * Two ServiceHA of one service with different counts would flip it on every `up`: the second to
+ * be checked fails, naming both. The same counts are allowed, with a warning.
+ */
+function declareHA(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[] {
+  const { projectId, serviceId } = inputs;
+  if (typeof projectId !== "string" || typeof serviceId !== "string") return []; // unknown until apply
+  const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };
+  const others = declare<DeclaredCounts>(haOf(projectId, serviceId), resource, counts);
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  for (const other of others) {
+    const differ = COUNT_KEYS.filter((k) => {
+      const [mine, theirs] = [counts[k], other.value[k]];
+      return mine !== undefined && theirs !== undefined && !isUnknown(mine) && !isUnknown(theirs) && mine !== theirs;
+    });
+    if (differ.length > 0) {
+      const k = differ[0] as (typeof COUNT_KEYS)[number];
+      failures.push({
+        property: k,
+        reason:
+          `ServiceHA "${resource}" and ServiceHA "${other.resource}" both set the HA of service ${serviceId} (project ${projectId}), ` +
+          `with ${k} ${String(counts[k])} and ${String(other.value[k])}: each \`up\` would undo the other. Keep one ServiceHA per service.`,
+      });
+    } else {
+      progress(
+        `warning: ServiceHA "${resource}" and ServiceHA "${other.resource}" both set the HA of service ${serviceId}, to the same counts; ` +
+          `keep one. While both are declared, removing either leaves the HA as the other declares it.`,
+      );
+    }
+  }
+  return failures;
+}
+
+const describeClaims = (claims: Claim<unknown>[]) => claims.map((c) => `"${c.resource}"`).join(" and ");
+
 const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
   waitForService({
     client: clientNow(),
@@ -169,6 +210,7 @@ export const serviceHAProvider = defineProvider({
   kind: "ServiceHA",
   schema: HAInputsSchema,
   rules: RULES,
+  declare: declareHA,
 
   async create(inputs, news) {
     return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
@@ -194,6 +236,15 @@ export const serviceHAProvider = defineProvider({
     }
     const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
     if (replica_count === 0 && sync_replica_count === 0) return;
+    // Renamed without an alias, this resource is deleted after its successor set the same HA.
+    const successors = declaredBy(haOf(projectId, id), resourceNameOf(props));
+    if (successors.length > 0) {
+      progress(
+        `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +
+          `${describeCounts({ replicaCount: replica_count, syncReplicaCount: sync_replica_count })}`,
+      );
+      return;
+    }
     if (UNREACHABLE.includes(service.status)) {
       progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
       return;

@@ -4,8 +4,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { configureFromStack } from "./host";
-import { checkInputs, type DiffRules, diffInputs, onlyStateChanged, readInputs } from "./inputs";
-import { plain, withoutProvider } from "./outputs";
+import { checkInputs, type DiffRules, diffInputs, onlyStateChanged, readInputs, resourceNameOf } from "./inputs";
+import { plain, withoutProvider, withResourceName } from "./outputs";
 
 export interface ResourceDefinition<T extends z.ZodType> {
   kind: string;
@@ -21,6 +21,13 @@ export interface ResourceDefinition<T extends z.ZodType> {
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.UpdateResult>;
   delete(id: string, props: Record<string, unknown>): Promise<void>;
+  /**
+   * Optional: records what the resource declares for this run (kit/claims), from its checked
+   * inputs (unknown values included); a conflict with another resource's declaration is a failure.
+   */
+  declare?(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[];
+  /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
+  stillDeclared?(id: string, olds: Record<string, unknown>, resource: string): void;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
@@ -41,22 +48,30 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       configureFromStack(req);
     },
     async check(_olds, news) {
-      return checkInputs(def.schema, news);
+      const outcome = checkInputs(def.schema, news);
+      if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, resourceNameOf(news)));
+      return outcome;
     },
-    async diff(_id, olds, news) {
+    async diff(id, olds, news) {
       const result = diffInputs(olds, news, def.rules);
+      // A replaced object is not kept: its delete must go ahead.
+      if (!result.replaces?.length) def.stillDeclared?.(id, olds, resourceNameOf(news));
       const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
       return { ...result, deleteBeforeReplace: deleteFirst };
     },
     async create(news) {
-      return def.create(readInputs(def.kind, def.schema, news), news);
+      const made = await def.create(readInputs(def.kind, def.schema, news), news);
+      return { ...made, outs: withResourceName(made.outs, news) };
     },
     read: (id, props) => def.read(id, props ?? {}),
     async update(id, olds, news) {
       const inputs = readInputs(def.kind, def.schema, news);
-      if (!onlyStateChanged(olds, news, def.rules)) return def.update(id, olds, inputs, news);
+      if (!onlyStateChanged(olds, news, def.rules)) {
+        const changed = await def.update(id, olds, inputs, news);
+        return { ...changed, outs: withResourceName(changed.outs ?? {}, news) };
+      }
       const outs = plain({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
-      return { outs: def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs };
+      return { outs: withResourceName(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
     },
     delete: (id, props) => def.delete(id, props),
   };

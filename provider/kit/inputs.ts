@@ -7,6 +7,14 @@ import { SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
 import { defaultProjectId } from "./host";
 
+/**
+ * The resource's name in the program, which its constructor adds to the inputs as `__resourceName`: the
+ * provider is never told it otherwise. Bookkeeping for messages and claims; never diffed.
+ */
+export function resourceNameOf(news: Record<string, unknown>): string {
+  return typeof news.__resourceName === "string" ? news.__resourceName : "(unnamed)";
+}
+
 /** The sentinel that stands for a value not known until apply. */
 export const UNKNOWN = pulumi.runtime.unknownValue;
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
@@ -23,7 +31,7 @@ export interface CheckOutcome {
  * stack config or the environment, and checked by the same rules.
  */
 export function checkInputs(schema: z.ZodType, news: Record<string, unknown>): CheckOutcome {
-  const { __provider, ...raw } = news;
+  const { __provider, __resourceName, ...raw } = news;
   const unknownKeys = new Set(Object.keys(raw).filter((k) => isUnknown(raw[k])));
   const known = Object.fromEntries(Object.entries(raw).filter(([k, v]) => !unknownKeys.has(k) && v !== undefined && v !== null));
 
@@ -57,7 +65,7 @@ export function checkInputs(schema: z.ZodType, news: Record<string, unknown>): C
     }
   }
   for (const k of unknownKeys) inputs[k] = UNKNOWN;
-  return { inputs: { ...inputs, __provider }, failures };
+  return { inputs: { ...inputs, __provider, ...(__resourceName === undefined ? {} : { __resourceName }) }, failures };
 }
 
 /**
@@ -73,7 +81,7 @@ export function readInputs<T extends z.ZodType>(resource: string, schema: T, new
       resource,
       failures.map((f) => ({ property: f.property ?? "", reason: f.reason })),
     );
-  const { __provider: _provider, ...rest } = inputs;
+  const { __provider: _provider, __resourceName: _name, ...rest } = inputs;
   return rest as z.output<T>;
 }
 

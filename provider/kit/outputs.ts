@@ -19,5 +19,10 @@ export function partialFailure(
   news: Record<string, unknown>,
   cause: unknown,
 ): PartialFailureError {
-  return new PartialFailureError(id, plain({ ...properties, __provider: news.__provider }), cause);
+  return new PartialFailureError(id, plain({ ...withResourceName(properties, news), __provider: news.__provider }), cause);
+}
+
+/** State keeps the resource's name in the program (`__resourceName`), so its delete can tell itself apart. */
+export function withResourceName(outs: Record<string, unknown>, news: Record<string, unknown>): Record<string, unknown> {
+  return news.__resourceName === undefined ? outs : { ...outs, __resourceName: news.__resourceName };
 }

@@ -1,0 +1,178 @@
+// Refactoring a program under the real engine: a resource renamed without an alias is a create of
+// the new name and a delete of the old, and the delete must not undo what the new one declares.
+import type { UpOptions } from "@pulumi/pulumi/automation";
+import type { LoggedRequest } from "../simulator/server";
+import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
+
+jest.setTimeout(300_000);
+let h: EngineHarness;
+beforeAll(async () => {
+  h = await startEngine();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** `up` with options the harness's `up` does not take; returns what it printed and requested. */
+async function upWith(s: Scenario, options: UpOptions): Promise<{ stdout: string; requests: LoggedRequest[] }> {
+  h.sim.clearLog();
+  const r = await s.stack.up(options);
+  return { stdout: r.stdout, requests: h.sim.requests() };
+}
+const haOfParent = () => h.sim.service(h.ids.projectId, h.ids.serviceId)?.ha_replicas;
+const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "POST").map((r) => r.operation);
+const failureOf = async (op: () => Promise<unknown>): Promise<string> => {
+  try {
+    await op();
+  } catch (err) {
+    return String((err as Error).message);
+  }
+  throw new Error("expected the operation to fail");
+};
+
+test("ServiceHA renamed without an alias: the old one's delete leaves the HA the new one declares (default and --parallel 1)", async () => {
+  const { ServiceHA } = tigercloud();
+  const program = (name: string, aliases?: string[]) => async () => {
+    new ServiceHA(name, { serviceId: h.ids.serviceId, replicaCount: 1 }, { aliases: aliases?.map((a) => ({ name: a })) });
+  };
+  const s = await h.stack("ha-rename", program("ha-a"));
+  await s.up();
+  expect(haOfParent()).toEqual({ replica_count: 1, sync_replica_count: 0 });
+
+  s.setProgram(program("ha-b"));
+  const renamed = await s.up();
+  expect(writes(renamed.requests)).toEqual(["setHA"]); // the new one's, to 1; no reset to 0
+  expect(renamed.requests.find((r) => r.operation === "setHA")?.body).toEqual({ replica_count: 1 });
+  expect(renamed.stdout).toContain('HA of service svc-parent1 is now declared by ServiceHA "ha-b"; leaving it at 1 replica(s)');
+  expect(haOfParent()).toEqual({ replica_count: 1, sync_replica_count: 0 });
+  await s.stack.refresh({ expectNoChanges: true });
+
+  // The same with one step at a time.
+  s.setProgram(program("ha-c"));
+  const serial = await upWith(s, { parallel: 1 });
+  expect(writes(serial.requests)).toEqual(["setHA"]);
+  expect(haOfParent()).toEqual({ replica_count: 1, sync_replica_count: 0 });
+
+  // With an alias a rename is neither a create nor a delete: no HA request at all.
+  s.setProgram(program("ha-d", ["ha-c"]));
+  const aliased = await upWith(s, {});
+  expect(aliased.requests.filter((r) => r.operation === "setHA")).toEqual([]);
+  expect(aliased.stdout).not.toMatch(/created|deleted/);
+
+  // Removing the only ServiceHA of a service still resets it, as documented.
+  s.setProgram(async () => {});
+  const removed = await s.up();
+  expect(removed.requests.filter((r) => r.operation === "setHA").map((r) => r.body)).toEqual([{ replica_count: 0, sync_replica_count: 0 }]);
+  expect(haOfParent()).toEqual({ replica_count: 0, sync_replica_count: 0 });
+});
+
+test("two ServiceHA of one service: different counts fail naming both; the same counts warn, and removing one keeps the HA", async () => {
+  const { ServiceHA } = tigercloud();
+  const two = (a: number, b: number) => async () => {
+    new ServiceHA("ha-x", { serviceId: h.ids.serviceId, replicaCount: a });
+    new ServiceHA("ha-y", { serviceId: h.ids.serviceId, replicaCount: b });
+  };
+  const s = await h.stack("ha-two", two(1, 2));
+  const previewFailure = await failureOf(() => s.preview());
+  expect(previewFailure).toMatch(/ServiceHA "ha-[xy]" and ServiceHA "ha-[xy]" both set the HA of service svc-parent1/);
+  expect(previewFailure).toContain("Keep one ServiceHA per service.");
+  const upFailure = await failureOf(() => s.up());
+  expect(upFailure).toMatch(/ServiceHA "ha-[xy]" and ServiceHA "ha-[xy]" both set the HA of service svc-parent1/);
+  expect([0, 1]).toContain(haOfParent()?.replica_count); // never flipped to the other's 2
+  await s.destroy();
+
+  s.setProgram(two(2, 2));
+  const both = await s.up();
+  expect(both.stdout).toMatch(
+    /warning: ServiceHA "ha-[xy]" and ServiceHA "ha-[xy]" both set the HA of service svc-parent1, to the same counts/,
+  );
+  expect(haOfParent()?.replica_count).toBe(2);
+
+  s.setProgram(async () => {
+    new ServiceHA("ha-x", { serviceId: h.ids.serviceId, replicaCount: 2 });
+  });
+  const oneLeft = await s.up();
+  expect(writes(oneLeft.requests)).toEqual([]);
+  expect(oneLeft.stdout).toContain('HA of service svc-parent1 is now declared by ServiceHA "ha-x"; leaving it at 2 replica(s)');
+  expect(haOfParent()?.replica_count).toBe(2);
+  await s.destroy();
+  expect(haOfParent()?.replica_count).toBe(0);
+});
+
+test("pulumi up --target: the delete spares HA only when the new declaration is targeted too (the engine checks only targets)", async () => {
+  const { ServiceHA } = tigercloud();
+  const program =
+    (...names: string[]) =>
+    async () => {
+      for (const n of names) new ServiceHA(n, { serviceId: h.ids.serviceId, replicaCount: 1 });
+    };
+  const urn = (name: string) => `urn:pulumi:ha-target::e2e::pulumi-nodejs:dynamic/tigercloud:ServiceHA::${name}`;
+  const s = await h.stack("ha-target", program("ha-old", "ha-new"));
+  await s.up();
+
+  // Both targeted: the new one is checked, so the old one's delete sees it.
+  s.setProgram(program("ha-new"));
+  const both = await upWith(s, { target: [urn("ha-old"), urn("ha-new")] });
+  expect(writes(both.requests)).toEqual([]);
+  expect(haOfParent()?.replica_count).toBe(1);
+
+  // Only the old one targeted: the engine does not check the new one, so nothing tells the
+  // provider it exists, and the delete resets HA (the README says so). `up --refresh` repairs it.
+  s.setProgram(program("ha-old", "ha-new"));
+  await s.up();
+  s.setProgram(program("ha-new"));
+  const onlyOld = await upWith(s, { target: [urn("ha-old")] });
+  expect(onlyOld.requests.filter((r) => r.operation === "setHA").map((r) => r.body)).toEqual([{ replica_count: 0, sync_replica_count: 0 }]);
+  expect(haOfParent()?.replica_count).toBe(0);
+  const repaired = await upWith(s, { refresh: true });
+  expect(repaired.requests.filter((r) => r.operation === "setHA").map((r) => r.body)).toEqual([{ replica_count: 1 }]);
+  expect(haOfParent()?.replica_count).toBe(1);
+  await s.destroy();
+});
+
+test("ServiceFork renamed without an alias: the new resource adopts the running fork and the old one's delete leaves it running", async () => {
+  const { ServiceFork } = tigercloud();
+  const program = (name: string) => async () => {
+    const f = new ServiceFork(name, { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-7" });
+    return { id: f.serviceId };
+  };
+  const s = await h.stack("fork-rename", program("fork-a"));
+  const first = await s.up();
+  const forkId = first.outputs.id?.value as string;
+
+  s.setProgram(program("fork-b"));
+  const renamed = await s.up();
+  expect(writes(renamed.requests)).toEqual([]); // neither forkService nor stop
+  expect(renamed.outputs.id?.value).toBe(forkId);
+  expect(renamed.stdout).toContain(`fork ${forkId} is now held by ServiceFork "fork-b" of this program; leaving it running`);
+  expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("READY");
+  const running = h.sim.services(h.ids.projectId).filter((x) => x.name === "pr-7" && x.status === "READY");
+  expect(running.map((x) => x.service_id)).toEqual([forkId]);
+
+  // Two resources declaring one identity in one program would be one fork: refused at preview.
+  s.setProgram(async () => {
+    new ServiceFork("fork-b", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-7" });
+    new ServiceFork("fork-c", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-7" });
+  });
+  const failure = await failureOf(() => s.preview());
+  expect(failure).toMatch(/ServiceFork "fork-[bc]" and ServiceFork "fork-[bc]" both declare a fork named "pr-7" of service svc-parent1/);
+
+  s.setProgram(program("fork-b"));
+  const destroy = await s.destroy();
+  expect(writes(destroy.requests)).toEqual(["stop"]);
+  expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("PAUSED");
+});
+
+test("VpcName renamed without an alias: the new one names the VPC again, the old one's delete calls nothing", async () => {
+  const { VpcName } = tigercloud();
+  const program = (name: string) => async () => {
+    new VpcName(name, { vpcId: h.ids.vpcId, name: "shared-vpc" });
+  };
+  const s = await h.stack("vpc-rename", program("vpc-a"));
+  await s.up();
+  s.setProgram(program("vpc-b"));
+  const renamed = await s.up();
+  expect(writes(renamed.requests)).toEqual(["renameVpc"]);
+  expect(h.sim.vpc(h.ids.projectId, h.ids.vpcId)?.name).toBe("shared-vpc");
+  await s.destroy();
+});
