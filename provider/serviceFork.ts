@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
 import type { TigerCloudClient } from "./client";
 import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError } from "./errors";
+import { sendWhenSettled } from "./kit/busy";
 import { declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
@@ -46,9 +47,9 @@ export interface ServiceForkArgs {
    * PAUSED after destroy. Default true.
    */
   waitForReady?: pulumi.Input<boolean>;
-  /** How long create waits for READY, e.g. "30m" (default); at most "24h". */
+  /** How long create waits, for a busy source and then for READY, e.g. "30m" (default); at most "24h". */
   createTimeout?: pulumi.Input<string>;
-  /** How long destroy waits for PAUSED, e.g. "10m" (default); at most "24h". */
+  /** How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h". */
   deleteTimeout?: pulumi.Input<string>;
   /**
    * With a `name`: before forking, take over a running fork of the same source with that name
@@ -233,7 +234,10 @@ function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPasswor
   });
 }
 
-const waitReady = (inputs: ForkInputs, serviceId: string) =>
+/** createTimeout bounds the whole create: waiting for a busy source, then for the fork. */
+const createDeadline = (inputs: ForkInputs) => Date.now() + parseDuration(inputs.createTimeout);
+
+const waitReady = (inputs: ForkInputs, serviceId: string, deadline = createDeadline(inputs)) =>
   waitForService({
     client: clientNow(),
     projectId: inputs.projectId,
@@ -241,7 +245,7 @@ const waitReady = (inputs: ForkInputs, serviceId: string) =>
     goal: "READY",
     done: (s) => s.status === "READY",
     hopeless: ["DELETING", "DELETED"],
-    timeoutMs: parseDuration(inputs.createTimeout),
+    timeoutMs: Math.max(0, deadline - Date.now()),
     timeoutInput: "createTimeout",
   });
 
@@ -321,6 +325,7 @@ async function finishCreate(
   news: Record<string, unknown>,
   fork: Service,
   adopted: { at: string; reason: string } | undefined,
+  deadline = createDeadline(inputs),
 ): Promise<pulumi.dynamic.CreateResult> {
   const id = fork.service_id;
   let outs: Record<string, unknown> = { ...forkOutputs(inputs, fork, undefined), ...(adopted ? { adopted } : {}) };
@@ -330,7 +335,7 @@ async function finishCreate(
   declare(forkHeld(inputs.projectId, id), resourceNameOf(news), true);
   try {
     if (inputs.waitForReady && fork.status !== "READY") {
-      outs = forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
+      outs = forkOutputs(outs, await waitReady(inputs, id, deadline), outs.initialPassword);
       progress(`fork ${id} is READY`);
     }
   } catch (err) {
@@ -357,10 +362,25 @@ export const serviceForkProvider = defineProvider({
       if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
     }
     progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
-    const sentAt = Date.now();
+    const deadline = createDeadline(inputs);
+    // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
+    const busy = {
+      client,
+      projectId: inputs.projectId,
+      serviceId: inputs.sourceServiceId,
+      role: "source",
+      action: "fork",
+      accepts: ["READY", "PAUSED"],
+      deadline,
+      timeoutInput: "createTimeout",
+    };
+    let sentAt = Date.now();
     let forked: Service;
     try {
-      forked = await client.forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
+      forked = await sendWhenSettled(busy, () => {
+        sentAt = Date.now();
+        return client.forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
+      });
     } catch (err) {
       // The answer was lost, but the fork may have been made: look for it rather than let the
       // next `up` make a second one. Never a second forkService here.
@@ -372,7 +392,7 @@ export const serviceForkProvider = defineProvider({
       if (made.length === 0) throw err;
       return adopt(inputs, news, made, "forkService's answer was lost, and the fork it made was found");
     }
-    return finishCreate(inputs, news, forked, undefined);
+    return finishCreate(inputs, news, forked, undefined, deadline);
   },
 
   async read(id, props) {
@@ -422,9 +442,12 @@ export const serviceForkProvider = defineProvider({
       return;
     }
     const client = clientNow();
+    const deleteTimeout = typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout;
+    const deadline = Date.now() + parseDuration(deleteTimeout);
     progress(`stopping fork ${id} (destroy stops a fork; it is not deleted)`);
     try {
-      await client.stop(projectId, id);
+      const busy = { client, projectId, serviceId: id, role: "fork", action: "stop", accepts: ["READY", "PAUSED"], deadline };
+      await sendWhenSettled({ ...busy, timeoutInput: "deleteTimeout" }, () => client.stop(projectId, id));
     } catch (err) {
       // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
       // are confirmed by reading the fork; any other answer is a real refusal.
@@ -445,7 +468,7 @@ export const serviceForkProvider = defineProvider({
       goal: "PAUSED",
       done: (s) => s.status === "PAUSED",
       hopeless: ["DELETING", "DELETED"],
-      timeoutMs: parseDuration(typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout),
+      timeoutMs: Math.max(0, deadline - Date.now()),
       timeoutInput: "deleteTimeout",
     });
     progress(`fork ${id} is PAUSED`);

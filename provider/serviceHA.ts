@@ -4,6 +4,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
+import { sendWhenSettled } from "./kit/busy";
 import { type Claim, declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
@@ -184,7 +185,10 @@ async function setHAWhenReady(target: HATarget): Promise<Service> {
   if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
   if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
   progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
-  return client.setHA(projectId, serviceId, body);
+  const busy = { client, projectId, serviceId, role: "service", action: "change HA", accepts: ["READY"] };
+  return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, () =>
+    client.setHA(projectId, serviceId, body),
+  );
 }
 
 /** Unless told not to, wait until the service is READY with the counts. */

@@ -33,7 +33,7 @@ const failureOf = async (op: () => Promise<unknown>): Promise<string> => {
 test("ServiceHA renamed without an alias: the old one's delete leaves the HA the new one declares (default and --parallel 1)", async () => {
   const { ServiceHA } = tigercloud();
   const program = (name: string, aliases?: string[]) => async () => {
-    new ServiceHA(name, { serviceId: h.ids.serviceId, replicaCount: 1 }, { aliases: aliases?.map((a) => ({ name: a })) });
+    new ServiceHA(name, { serviceId: h.ids.serviceId, replicaCount: 1 }, aliases ? { aliases: aliases.map((a) => ({ name: a })) } : {});
   };
   const s = await h.stack("ha-rename", program("ha-a"));
   await s.up();

@@ -6,7 +6,10 @@ import * as fs from "fs";
 import * as http from "http";
 import type { AddressInfo } from "net";
 
-export type Status = "QUEUED" | "CONFIGURING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
+export type Status =
+  "QUEUED" | "CONFIGURING" | "RESUMING" | "UPGRADING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
+/** A service in one of these is busy with an operation, and refuses another with 409. */
+const BUSY: readonly Status[] = ["QUEUED", "CONFIGURING", "RESUMING", "UPGRADING", "PAUSING", "UNSTABLE"];
 
 export interface SimService {
   service_id: string;
@@ -64,7 +67,9 @@ export type Fault =
   | { kind: "huge"; bytes: number }
   /** The operation IS carried out, then the answer is lost: this status with an empty body, or
    *  with status 0 a dropped connection (a fork made, its 202 never seen). */
-  | { kind: "afterApplying"; status: number };
+  | { kind: "afterApplying"; status: number }
+  /** The request waits this long, then is carried out and answered as usual (a slow network). */
+  | { kind: "slow"; ms: number };
 
 const HUGE_CHUNK = Buffer.alloc(64 * 1024, " ");
 
@@ -223,6 +228,16 @@ export class Simulator {
     setStatus: (projectId: string, serviceId: string, status: Status) => {
       this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
     },
+    /** An operation started elsewhere (an HA change or a resize in the console): `status` for `ms`, then as before. */
+    holdBusy: (projectId: string, serviceId: string, status: Status, ms: number) => {
+      const s = this.requireService(projectId, serviceId);
+      const before = currentStatus(s);
+      const now = Date.now();
+      s.timeline = [
+        { status, at: now },
+        { status: before, at: now + ms },
+      ];
+    },
     renameService: (projectId: string, serviceId: string, name: string) => {
       this.requireService(projectId, serviceId).name = name;
     },
@@ -288,6 +303,10 @@ export class Simulator {
     }
     try {
       if (!this.authorized(req.headers.authorization)) throw fail(401, "UNAUTHORIZED", "missing or invalid credentials");
+      if (this.nextFaultIs(route.operation, "slow")) {
+        const { ms } = this.takeFault(route.operation) as { ms: number };
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
       const lostAnswer = this.nextFaultIs(route.operation, "afterApplying");
       if (!lostAnswer && this.applyFault(route.operation, res)) return;
       if (raw.length > 0 && !String(req.headers["content-type"] ?? "").startsWith("application/json")) {
@@ -372,7 +391,8 @@ export class Simulator {
         void this.streamHuge(res, f.bytes);
         return true;
       case "afterApplying":
-        return false; // handled once the operation is carried out
+      case "slow":
+        return false; // handled in handle()
     }
   }
 
@@ -448,6 +468,9 @@ export class Simulator {
   private fork(projectId: string, parentId: string, body: unknown): SimService {
     const parent = this.requireService(projectId, parentId);
     const b = (body ?? {}) as Record<string, unknown>;
+    const parentStatus = currentStatus(parent);
+    // The product forks a service only when it is running or paused.
+    if (parentStatus !== "READY" && parentStatus !== "PAUSED") throw fail(409, "CONFLICT", "source service is not ready");
     if (!["LAST_SNAPSHOT", "NOW", "PITR"].includes(b.fork_strategy as string)) {
       throw fail(400, "INVALID_FORK_STRATEGY", "fork_strategy: required, one of LAST_SNAPSHOT, NOW, PITR");
     }
@@ -534,6 +557,7 @@ export class Simulator {
     const s = this.requireService(projectId, serviceId);
     const status = currentStatus(s);
     if (status === "PAUSED" || status === "PAUSING") throw fail(400, "INVALID_STATE", `service ${serviceId} is already ${status}`);
+    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
     const now = Date.now();
     s.timeline = [
       { status: "PAUSING", at: now },

@@ -1,0 +1,82 @@
+// The busy rule, once for every operation on a service: a service in the middle of an operation
+// (its own, or one started elsewhere) refuses a new one with 409, and does nothing. That refusal
+// is not a failure: wait until the service settles, then send the request again, all within the
+// caller's deadline. Only the API's own 409 (its JSON error body) counts, because it proves that
+// nothing was done; so even forkService may be sent again after it, and only after it.
+import type { Service } from "../api-schemas";
+import type { TigerCloudClient } from "../client";
+import { ConflictError, WaitError } from "../errors";
+import { hostOptions, progress } from "./host";
+import { WAIT_DEFAULTS, waitForService } from "./waiting";
+
+/** Statuses of a service busy with an operation: they pass by themselves. */
+export const IN_TRANSITION: readonly string[] = Object.freeze(["QUEUED", "CONFIGURING", "RESUMING", "UPGRADING", "PAUSING", "UNSTABLE"]);
+
+export interface BusySpec {
+  client: TigerCloudClient;
+  projectId: string;
+  serviceId: string;
+  /** The service's part, for messages: "source" (of a fork) or "service". */
+  role: string;
+  /** What the request does, for messages: "fork", "change HA", "stop". */
+  action: string;
+  /** Statuses in which the service takes the request. */
+  accepts: readonly string[];
+  deadline: number;
+  /** The input that sets the deadline, named in the timeout error. */
+  timeoutInput: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Sends the request; on the API's 409 from a busy service, waits until it settles and sends again. */
+export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const who = `${spec.role} ${spec.serviceId}`;
+  for (;;) {
+    let refusal: ConflictError;
+    try {
+      return await send();
+    } catch (err) {
+      if (!(err instanceof ConflictError) || !err.apiAnswered) throw err;
+      refusal = err;
+    }
+    const service = await spec.client.getService(spec.projectId, spec.serviceId, { deadline: spec.deadline });
+    const settled = spec.accepts.includes(service.status);
+    // A 409 from a settled service (but for one that just settled) is a real refusal.
+    if (!IN_TRANSITION.includes(service.status) && !settled) throw refusal;
+    if (Date.now() >= spec.deadline) throw stillBusy(spec, service, started, refusal);
+    if (settled) {
+      // The refusal raced with the end of an operation: pause a poll's length, then send again.
+      await sleep(Math.min(hostOptions().poll?.firstPollMs ?? WAIT_DEFAULTS.firstPollMs, spec.deadline - Date.now()));
+      continue;
+    }
+    progress(`${who} is ${service.status}; waiting to ${spec.action} (the API refused: it is busy with another operation)`);
+    try {
+      await waitForService({
+        client: spec.client,
+        projectId: spec.projectId,
+        serviceId: spec.serviceId,
+        goal: spec.accepts.join(" or "),
+        done: (s) => spec.accepts.includes(s.status),
+        hopeless: ["DELETING", "DELETED"],
+        timeoutMs: Math.max(0, spec.deadline - Date.now()),
+        timeoutInput: spec.timeoutInput,
+      });
+    } catch (err) {
+      if (Date.now() < spec.deadline) throw err;
+      throw stillBusy(spec, service, started, err);
+    }
+    progress(`${who} has settled; sending the request to ${spec.action} again`);
+  }
+}
+
+function stillBusy(spec: BusySpec, service: Service, started: number, cause: unknown): WaitError {
+  const waited = Math.round((Date.now() - started) / 1000);
+  return new WaitError(
+    `The ${spec.role} service ${spec.serviceId} was still busy (it was ${service.status}) after ${waited} s of waiting, ` +
+      `the whole of ${spec.timeoutInput}; the API refused to ${spec.action} it meanwhile, so nothing was done. ` +
+      `Raise ${spec.timeoutInput}, or run again once the operation on ${spec.serviceId} has finished.`,
+    { cause },
+  );
+}

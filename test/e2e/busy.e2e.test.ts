@@ -1,0 +1,88 @@
+// The busy rule under the real engine: a service busy with another operation refuses a new one
+// with 409 and does nothing; the provider waits until it settles and sends the request again.
+import { type EngineHarness, startEngine, tigercloud } from "./harness";
+
+jest.setTimeout(300_000);
+let h: EngineHarness;
+beforeAll(async () => {
+  // setHA keeps a service CONFIGURING for 3 s: long enough to collide with a fork.
+  h = await startEngine({ setHAMs: 3000 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const parentStatus = () => h.sim.service(h.ids.projectId, h.ids.serviceId)?.status;
+
+test("a fork of a source busy with an operation started elsewhere waits for it, after the API's 409, and succeeds", async () => {
+  const { ServiceFork } = tigercloud();
+  const s = await h.stack("busy-source", async () => {
+    const f = new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW" });
+    return { id: f.serviceId };
+  });
+  h.sim.outOfBand.holdBusy(h.ids.projectId, h.ids.serviceId, "CONFIGURING", 4000);
+  const up = await s.up();
+  const forks = up.requests.filter((r) => r.operation === "forkService");
+  expect(forks).toHaveLength(2); // refused with 409 while CONFIGURING, then accepted
+  expect(up.stdout).toContain(`source ${h.ids.serviceId} is CONFIGURING; waiting to fork`);
+  const made = h.sim.services(h.ids.projectId).filter((x) => x.forked_from?.service_id === h.ids.serviceId && x.status === "READY");
+  expect(made.map((x) => x.service_id)).toEqual([up.outputs.id?.value]);
+
+  // Destroy while the fork itself is busy: stop is refused, waited through, and sent again.
+  h.sim.outOfBand.holdBusy(h.ids.projectId, up.outputs.id?.value as string, "UPGRADING", 3000);
+  const destroy = await s.destroy();
+  expect(destroy.requests.filter((r) => r.operation === "stop")).toHaveLength(2);
+  expect(h.sim.service(h.ids.projectId, up.outputs.id?.value as string)?.status).toBe("PAUSED");
+});
+
+test("HA on P and a fork of P in one program, HA first (the race made certain): 10 ups in a row succeed", async () => {
+  const { ServiceFork, ServiceHA } = tigercloud();
+  const program = (i: number) => async () => {
+    new ServiceHA("ha", { serviceId: h.ids.serviceId, replicaCount: (i % 2) + 1 });
+    // A new name each time: a new fork every up, made while the HA change runs.
+    const f = new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: `race-${i}` });
+    return { id: f.serviceId };
+  };
+  const s = await h.stack("race", program(0));
+  let refusals = 0;
+  for (let i = 0; i < 10; i++) {
+    s.setProgram(program(i));
+    // The fork's first request (the identity lookup) is slowed, so setHA reaches the API first.
+    h.sim.injectFault("listServices", { kind: "slow", ms: 800 });
+    const up = await s.up();
+    const forks = up.requests.filter((r) => r.operation === "forkService");
+    refusals += forks.length - 1;
+    expect(up.outputs.id?.value).toMatch(/^svc-/);
+    expect(h.sim.service(h.ids.projectId, up.outputs.id?.value as string)?.status).toBe("READY");
+    expect(h.sim.service(h.ids.projectId, h.ids.serviceId)?.ha_replicas.replica_count).toBe((i % 2) + 1);
+  }
+  process.stdout.write(`busy race: 10 ups, ${refusals} forkService 409s waited through\n`);
+  expect(refusals).toBeGreaterThanOrEqual(10); // every up met the busy source at least once
+  await s.destroy();
+});
+
+test("a source busy past createTimeout: a clear error naming it, its status and the wait; no fork, nothing in state", async () => {
+  const { ServiceFork } = tigercloud();
+  const s = await h.stack("busy-timeout", async () => {
+    new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", createTimeout: "3s" });
+  });
+  h.sim.outOfBand.holdBusy(h.ids.projectId, h.ids.serviceId, "UPGRADING", 60_000);
+  const before = h.sim.services(h.ids.projectId).length;
+  let message = "";
+  try {
+    await s.up();
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  expect(message).toMatch(
+    new RegExp(
+      `The source service ${h.ids.serviceId} was still busy \\(it was UPGRADING\\) after [34] s of waiting, the whole of createTimeout`,
+    ),
+  );
+  expect(message).toContain("so nothing was done");
+  expect(h.sim.services(h.ids.projectId)).toHaveLength(before);
+  const state = await s.exportState();
+  expect(state.resources?.filter((r) => r.type.endsWith("ServiceFork"))).toEqual([]);
+  h.sim.outOfBand.setStatus(h.ids.projectId, h.ids.serviceId, "READY");
+  expect(parentStatus()).toBe("READY");
+});
