@@ -12,6 +12,7 @@ import { clientNow, progress } from "./kit/host";
 import { booleanSchema, type DiffRules, durationSchema, idSchema, nameSchema, parseDuration, textSchema } from "./kit/inputs";
 import { partialFailure, plain } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
+import { type Judgement, serviceStatusSeen } from "./kit/verify";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
 export interface ServiceForkArgs {
@@ -245,6 +246,43 @@ function forkRequest(inputs: ForkInputs): ForkServiceRequest {
   return body;
 }
 
+/** A source in these statuses can be forked now. */
+const FORKABLE = ["READY", "PAUSED"];
+/** A source in these statuses will never be forkable. */
+const UNFORKABLE = ["DELETING", "DELETED"];
+
+/** What check says of the source service it found (provider/kit/verify.ts). */
+function judgeSource(source: Service): Judgement {
+  if (FORKABLE.includes(source.status)) return {};
+  if (UNFORKABLE.includes(source.status))
+    return { failure: `names service ${source.service_id}, which is ${source.status}: it cannot be forked` };
+  return {
+    warning:
+      `ServiceFork: source service ${source.service_id} is ${source.status}; it can be forked when READY or PAUSED, ` +
+      `so \`up\` will wait for it (within createTimeout) before forking.`,
+  };
+}
+
+/**
+ * A source that check saw busy (CONFIGURING, UPGRADING…) is waited for before forking: what
+ * check's warning promised. One that check saw ready, or did not read, is forked at once.
+ */
+async function waitForBusySource(inputs: ForkInputs): Promise<void> {
+  const seen = serviceStatusSeen(inputs.projectId, inputs.sourceServiceId);
+  if (seen === undefined || FORKABLE.includes(seen)) return;
+  progress(`source service ${inputs.sourceServiceId} was ${seen}; waiting until it is READY or PAUSED before forking`);
+  await waitForService({
+    client: clientNow(),
+    projectId: inputs.projectId,
+    serviceId: inputs.sourceServiceId,
+    goal: "READY or PAUSED before forking",
+    done: (s) => FORKABLE.includes(s.status),
+    hopeless: UNFORKABLE,
+    timeoutMs: parseDuration(inputs.createTimeout),
+    timeoutInput: "createTimeout",
+  });
+}
+
 /** Statuses of a fork that is stopped or going away: never adopted. */
 const NOT_ADOPTABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
 /** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
@@ -312,6 +350,10 @@ export const serviceForkProvider = defineProvider({
   schema: ForkInputsSchema,
   rules: RULES,
 
+  references: (inputs) => [
+    { type: "service", property: "sourceServiceId", projectId: inputs.projectId, id: inputs.sourceServiceId, judge: judgeSource },
+  ],
+
   async create(inputs, news) {
     const client = clientNow();
     const adoptable = inputs.name !== undefined && inputs.adoptExisting;
@@ -319,6 +361,7 @@ export const serviceForkProvider = defineProvider({
       const existing = await forksWithIdentity(client, inputs);
       if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
     }
+    await waitForBusySource(inputs);
     progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
     const sentAt = Date.now();
     let forked: Service;

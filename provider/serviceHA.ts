@@ -170,6 +170,8 @@ export const serviceHAProvider = defineProvider({
   schema: HAInputsSchema,
   rules: RULES,
 
+  references: (inputs) => [{ type: "service", property: "serviceId", projectId: inputs.projectId, id: inputs.serviceId }],
+
   async create(inputs, news) {
     return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
   },

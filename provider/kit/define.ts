@@ -4,8 +4,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { configureFromStack } from "./host";
-import { checkInputs, type DiffRules, diffInputs, onlyStateChanged, readInputs } from "./inputs";
+import { checkInputs, type DiffRules, diffInputs, makesNewObject, onlyStateChanged, readInputs } from "./inputs";
 import { plain, withoutProvider } from "./outputs";
+import { type Reference, verifyReferences } from "./verify";
 
 export interface ResourceDefinition<T extends z.ZodType> {
   kind: string;
@@ -21,6 +22,11 @@ export interface ResourceDefinition<T extends z.ZodType> {
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.UpdateResult>;
   delete(id: string, props: Record<string, unknown>): Promise<void>;
+  /**
+   * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
+   * them when the resource is about to be created or replaced (provider/kit/verify.ts).
+   */
+  references?(inputs: Record<string, unknown>): Reference[];
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
@@ -40,8 +46,11 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
     async configure(req) {
       configureFromStack(req);
     },
-    async check(_olds, news) {
-      return checkInputs(def.schema, news);
+    async check(olds, news) {
+      const outcome = checkInputs(def.schema, news);
+      // Inputs that break a rule fail with no request; an unchanged resource makes none either.
+      if (!def.references || outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return outcome;
+      return { ...outcome, failures: await verifyReferences(def.kind, def.references(outcome.inputs)) };
     },
     async diff(_id, olds, news) {
       const result = diffInputs(olds, news, def.rules);
