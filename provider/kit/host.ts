@@ -1,11 +1,12 @@
 // What a provider method runs with in the engine's provider process: stack config (handed over by
 // configure), a client made from it, progress lines on stderr, which the engine shows, and
 // warnings through the engine's own log.
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../client";
-import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences } from "../settings";
+import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
 
 /** How fast waits poll; a test passes smaller numbers through setHostOptions. */
@@ -24,15 +25,24 @@ export interface HostOptions {
 let stackConfig: ConfigLookup = () => undefined;
 let options: HostOptions = {};
 let configurations = 0;
+let settingsDigest = "";
 
 /** Called from configure(): stack config is read from here on. */
 export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
   endWithEngine();
-  configurations++;
   stackConfig = (key) => {
     const value: unknown = req.config.get(key);
     return typeof value === "string" ? value : undefined;
   };
+  // The engine configures each resource kind's provider object with the same config: only
+  // different settings (a test's) make what was learned under the earlier ones stale. A digest,
+  // so that no credential is kept beyond the config itself.
+  const digest = crypto
+    .createHash("sha256")
+    .update(JSON.stringify(Object.values(SETTING_SOURCES).map((s) => stackConfig(s.config) ?? null)))
+    .digest("hex");
+  if (digest !== settingsDigest) configurations++;
+  settingsDigest = digest;
 }
 
 /** Replaces the host options (tests: fast backoff and polling). The defaults stay frozen. */
@@ -44,7 +54,7 @@ export function hostOptions(): Readonly<HostOptions> {
   return options;
 }
 
-/** Counts configure() calls: what was learned under an earlier configuration is stale. */
+/** Counts the configurations with different settings: what was learned under an earlier one is stale. */
 export function configurationCount(): number {
   return configurations;
 }

@@ -6,7 +6,8 @@ import * as fs from "fs";
 import * as http from "http";
 import type { AddressInfo } from "net";
 
-export type Status = "QUEUED" | "CONFIGURING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
+export type Status =
+  "QUEUED" | "CONFIGURING" | "READY" | "PAUSING" | "PAUSED" | "RESUMING" | "UPGRADING" | "DELETING" | "DELETED" | "UNSTABLE";
 
 export interface SimService {
   service_id: string;
@@ -220,8 +221,11 @@ export class Simulator {
     setHA: (projectId: string, serviceId: string, replicaCount: number, syncReplicaCount: number) => {
       this.requireService(projectId, serviceId).ha_replicas = { replica_count: replicaCount, sync_replica_count: syncReplicaCount };
     },
-    setStatus: (projectId: string, serviceId: string, status: Status) => {
-      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
+    /** This status from now on; with `readyAfterMs`, READY that long from now (a busy service settling). */
+    setStatus: (projectId: string, serviceId: string, status: Status, readyAfterMs?: number) => {
+      const later: { status: Status; at: number }[] =
+        readyAfterMs === undefined ? [] : [{ status: "READY", at: Date.now() + readyAfterMs }];
+      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }, ...later];
     },
     renameService: (projectId: string, serviceId: string, name: string) => {
       this.requireService(projectId, serviceId).name = name;
