@@ -23,6 +23,7 @@ import {
 } from "./kit/inputs";
 import { partialFailure, plain } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
+import type { Judgement } from "./kit/verify";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
 export interface ServiceForkArgs {
@@ -259,6 +260,23 @@ function forkRequest(inputs: ForkInputs): ForkServiceRequest {
   return body;
 }
 
+/** A source in these statuses can be forked now. */
+const FORKABLE = ["READY", "PAUSED"];
+/** A source in these statuses will never be forkable. */
+const UNFORKABLE = ["DELETING", "DELETED"];
+
+/** What check says of the source service it found (provider/kit/verify.ts). */
+function judgeSource(source: Service): Judgement {
+  if (FORKABLE.includes(source.status)) return {};
+  if (UNFORKABLE.includes(source.status))
+    return { failure: `names service ${source.service_id}, which is ${source.status}: it cannot be forked` };
+  return {
+    warning:
+      `ServiceFork: source service ${source.service_id} is ${source.status}; it can be forked when READY or PAUSED, ` +
+      `so \`up\` will wait for it (within createTimeout) before forking.`,
+  };
+}
+
 /** Statuses of a fork that is stopped or going away: never adopted. */
 const NOT_ADOPTABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
 /** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
@@ -353,6 +371,9 @@ export const serviceForkProvider = defineProvider({
   stillDeclared(id, olds, resource) {
     declare(forkHeld(String(olds.projectId), id), resource, true);
   },
+  references: (inputs) => [
+    { type: "service", property: "sourceServiceId", projectId: inputs.projectId, id: inputs.sourceServiceId, judge: judgeSource },
+  ],
 
   async create(inputs, news) {
     const client = clientNow();

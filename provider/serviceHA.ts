@@ -216,6 +216,8 @@ export const serviceHAProvider = defineProvider({
   rules: RULES,
   declare: declareHA,
 
+  references: (inputs) => [{ type: "service", property: "serviceId", projectId: inputs.projectId, id: inputs.serviceId }],
+
   async create(inputs, news) {
     return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
   },

@@ -22,7 +22,8 @@ export const SETTING_SOURCES = {
   allowInsecureHttp: { config: "tigercloud:allowInsecureHttp", env: "TIGER_ALLOW_INSECURE_HTTP" },
   // Read by the resources when they check their inputs, not by the client.
   projectId: { config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" },
-} as const satisfies Record<keyof ConnectionSettings | "projectId", { config: string; env: string }>;
+  verifyReferences: { config: "tigercloud:verifyReferences", env: "TIGER_VERIFY_REFERENCES" },
+} as const satisfies Record<keyof ConnectionSettings | "projectId" | "verifyReferences", { config: string; env: string }>;
 
 export type Credentials = { kind: "bearer"; apiKey: string } | { kind: "basic"; publicKey: string; secretKey: string };
 
@@ -52,6 +53,33 @@ export function resolveProjectId(
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
   return pick(explicit, config, env, "projectId");
+}
+
+/** Whether check reads the objects a resource refers to (default true). */
+export function resolveVerifyReferences(config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = pick(undefined, config, env, "verifyReferences")?.trim().toLowerCase();
+  if (value === undefined || value === "true") return true;
+  if (value === "false") return false;
+  const { config: key, env: variable } = SETTING_SOURCES.verifyReferences;
+  throw new ConfigurationError(`${key} / ${variable} must be "true" or "false".`);
+}
+
+/**
+ * Where the credentials in use come from, by stack config key or environment variable (never the
+ * value), in the order resolveSettings picks them; half a key pair is named too. Undefined when
+ * no credential is set at all.
+ */
+export function credentialSource(config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const from = (name: "apiKey" | "publicKey" | "secretKey") => {
+    const { config: key, env: variable } = SETTING_SOURCES[name];
+    if (pick(undefined, config, {}, name) !== undefined) return `stack config ${key}`;
+    if (pick(undefined, () => undefined, env, name) !== undefined) return `environment variable ${variable}`;
+    return undefined;
+  };
+  const apiKey = from("apiKey");
+  if (apiKey) return apiKey;
+  const [publicKey, secretKey] = [from("publicKey"), from("secretKey")];
+  return publicKey && secretKey ? `${publicKey} with ${secretKey}` : (publicKey ?? secretKey);
 }
 
 export function resolveSettings(

@@ -67,6 +67,8 @@ export const vpcNameProvider = defineProvider({
   schema: VpcInputsSchema,
   rules: RULES,
 
+  references: (inputs) => [{ type: "vpc", property: "vpcId", projectId: inputs.projectId, id: inputs.vpcId }],
+
   async create(inputs) {
     return { id: inputs.vpcId, outs: await rename(inputs) };
   },

@@ -140,9 +140,10 @@ describe("time limits are limits", () => {
   test("a createTimeout of 2 s ends within it plus one request timeout, though every read hangs", async () => {
     setHostOptions({ client: { requestTimeoutMs: 1500, baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
     sim.delays = { ...sim.delays, forkQueuedMs: 60_000 };
+    const { inputs } = await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", createTimeout: "2s" });
     sim.injectFault("getService", { kind: "hang" }, 1000);
     const started = Date.now();
-    const err = await rejectionOf(newFork({ createTimeout: "2s" }));
+    const err = await rejectionOf(fork.create(inputs));
     const took = Date.now() - started;
     expect(err).toBeInstanceOf(PartialFailureError);
     expect(err.message).toMatch(/Timed out after \d+ s waiting for service svc-\w+ to be READY.*Raise createTimeout/);

@@ -166,8 +166,12 @@ describe("ServiceFork", () => {
   });
 
   describe("create", () => {
-    const inputs = async (extra: Record<string, unknown> = {}) =>
-      (await fork.check({}, { __provider: P, ...base, name: "pr-9", ...extra })).inputs;
+    /** Checked inputs; the log then holds create's requests only (check reads the source). */
+    const inputs = async (extra: Record<string, unknown> = {}) => {
+      const checked = (await fork.check({}, { __provider: P, ...base, name: "pr-9", ...extra })).inputs;
+      sim.clearLog();
+      return checked;
+    };
 
     test("one forkService call with the body the API expects, waits until READY, password in outputs", async () => {
       sim.delays = { ...sim.delays, forkQueuedMs: 60, forkConfiguringMs: 60 };
@@ -381,6 +385,8 @@ describe("VpcName", () => {
   test.each([false, true])("create renames then reads back (rename answers a Vpc: %s)", async (answersVpc) => {
     sim.renameAnswersVpc = answersVpc;
     const { inputs } = await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "analytics" });
+    expect(sim.requests().map((r) => r.operation)).toEqual(["getVpc"]); // check verified the VPC
+    sim.clearLog();
     const { id, outs } = await vpc.create(inputs);
     expect(id).toBe(ids.vpcId);
     expect(outs).toEqual({ projectId: ids.projectId, vpcId: ids.vpcId, name: "analytics", cidr: "10.0.0.0/16", regionCode: "us-east-1" });

@@ -4,8 +4,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { configureFromStack } from "./host";
-import { checkInputs, type DiffRules, diffInputs, onlyStateChanged, readInputs, resourceNameOf } from "./inputs";
+import { checkInputs, type DiffRules, diffInputs, makesNewObject, onlyStateChanged, readInputs, resourceNameOf } from "./inputs";
 import { plain, withoutProvider, withResourceName } from "./outputs";
+import { type Reference, verifyReferences } from "./verify";
 
 export interface ResourceDefinition<T extends z.ZodType> {
   kind: string;
@@ -28,6 +29,11 @@ export interface ResourceDefinition<T extends z.ZodType> {
   declare?(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
   stillDeclared?(id: string, olds: Record<string, unknown>, resource: string): void;
+  /**
+   * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
+   * them when the resource is about to be created or replaced (provider/kit/verify.ts).
+   */
+  references?(inputs: Record<string, unknown>): Reference[];
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
@@ -47,10 +53,12 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
     async configure(req) {
       configureFromStack(req);
     },
-    async check(_olds, news) {
+    async check(olds, news) {
       const outcome = checkInputs(def.schema, news);
       if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, resourceNameOf(news)));
-      return outcome;
+      // Inputs that break a rule fail with no request; an unchanged resource makes none either.
+      if (!def.references || outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return outcome;
+      return { ...outcome, failures: await verifyReferences(def.kind, def.references(outcome.inputs)) };
     },
     async diff(id, olds, news) {
       const result = diffInputs(olds, news, def.rules);

@@ -1,9 +1,12 @@
 // What a provider method runs with in the engine's provider process: stack config (handed over by
-// configure), a client made from it, and progress lines on stderr, which the engine shows.
+// configure), a client made from it, progress lines on stderr, which the engine shows, and
+// warnings through the engine's own log.
+import * as crypto from "crypto";
 import * as fs from "fs";
+import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
-import { type ClientOptions, createClient, type TigerCloudClient } from "../client";
-import { type ConfigLookup, resolveProjectId } from "../settings";
+import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../client";
+import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
 
 /** How fast waits poll; a test passes smaller numbers through setHostOptions. */
@@ -21,6 +24,8 @@ export interface HostOptions {
 
 let stackConfig: ConfigLookup = () => undefined;
 let options: HostOptions = {};
+let configurations = 0;
+let settingsDigest = "";
 
 /** Called from configure(): stack config is read from here on. */
 export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
@@ -29,6 +34,15 @@ export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
     const value: unknown = req.config.get(key);
     return typeof value === "string" ? value : undefined;
   };
+  // The engine configures each resource kind's provider object with the same config: only
+  // different settings (a test's) make what was learned under the earlier ones stale. A digest,
+  // so that no credential is kept beyond the config itself.
+  const digest = crypto
+    .createHash("sha256")
+    .update(JSON.stringify(Object.values(SETTING_SOURCES).map((s) => stackConfig(s.config) ?? null)))
+    .digest("hex");
+  if (digest !== settingsDigest) configurations++;
+  settingsDigest = digest;
 }
 
 /** Replaces the host options (tests: fast backoff and polling). The defaults stay frozen. */
@@ -40,15 +54,40 @@ export function hostOptions(): Readonly<HostOptions> {
   return options;
 }
 
-/** A client with settings resolved now: stack config, then the environment. */
-export function clientNow(): TigerCloudClient {
+/** Counts the configurations with different settings: what was learned under an earlier one is stale. */
+export function configurationCount(): number {
+  return configurations;
+}
+
+/**
+ * A client with settings resolved now: stack config, then the environment. `limits` tighten the
+ * client's own numbers (a caller that must answer quickly); they never loosen them.
+ */
+export function clientNow(limits: Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">> = {}): TigerCloudClient {
+  const tightened = Object.fromEntries(
+    Object.entries(limits).map(([key, limit]) => {
+      const own = options.client?.[key as keyof typeof limits] ?? CLIENT_DEFAULTS[key as keyof typeof limits];
+      return [key, Math.min(limit, own)];
+    }),
+  );
   return createClient({}, stackConfig, {
     onRetry: (e) =>
       progress(
         `${e.operation}: retrying (attempt ${e.attempt} of ${e.maxAttempts}) in ${(e.delayMs / 1000).toFixed(1)} s after: ${e.reason}`,
       ),
     ...options.client,
+    ...tightened,
   });
+}
+
+/** Whether check verifies references: stack config, then the environment (default true). */
+export function verifyReferencesNow(): boolean {
+  return resolveVerifyReferences(stackConfig);
+}
+
+/** Where the credentials in use come from (a config key or a variable, never the value). */
+export function credentialSourceNow(): string | undefined {
+  return credentialSource(stackConfig);
 }
 
 /** The project a resource uses when its input leaves it unset: stack config, then the environment. */
@@ -59,6 +98,57 @@ export function defaultProjectId(): string | undefined {
 /** A progress line a person can follow; anything from outside in it is escaped. */
 export function progress(message: string): void {
   process.stderr.write(`[tigercloud] ${printable(message)}\n`);
+}
+
+/** The engine's log service, as the provider process reaches it (see engineLog). */
+interface EngineLog {
+  log(request: unknown, metadata: unknown, options: { deadline: number }, done: (err: Error | null) => void): void;
+}
+let engine: { client: EngineLog; request: (message: string) => unknown; metadata: () => unknown } | null | undefined;
+
+/**
+ * A warning as the engine shows warnings: "warning: …", counted in the summary. A dynamic
+ * provider's check can only return failures, and `pulumi.log.warn` in the provider process has no
+ * engine to talk to (it falls back to console.warn: a plain line). But the engine passes its own
+ * address as the provider process's first argument, and its Log service takes a warning from
+ * anyone. Outside the provider process, or if that fails, the warning is a progress line.
+ */
+export async function warning(message: string): Promise<void> {
+  const text = `[tigercloud] ${printable(message)}`;
+  const log = engineLog();
+  const delivered =
+    log !== null &&
+    (await new Promise<boolean>((resolve) =>
+      log.client.log(log.request(text), log.metadata(), { deadline: Date.now() + 5000 }, (err) => resolve(!err)),
+    ));
+  if (!delivered) process.stderr.write(`warning: ${text}\n`);
+}
+
+function engineLog(): NonNullable<typeof engine> | null {
+  if (engine !== undefined) return engine;
+  engine = null;
+  const address = process.argv[2];
+  if (!/dynamic-provider/.test(process.argv[1] ?? "") || !address || !/^[\w.[\]:-]+:\d+$/.test(address)) return engine;
+  try {
+    // The SDK's own gRPC stubs and library: the ones the provider process already runs on.
+    const sdk = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
+    const grpc = require(require.resolve("@grpc/grpc-js", { paths: [sdk] })) as {
+      credentials: { createInsecure(): unknown };
+      Metadata: new () => unknown;
+    };
+    const stubs = require("@pulumi/pulumi/proto/engine_grpc_pb") as {
+      EngineClient: new (address: string, credentials: unknown) => EngineLog;
+    };
+    const proto = require("@pulumi/pulumi/proto/engine_pb") as typeof import("@pulumi/pulumi/proto/engine_pb");
+    engine = {
+      client: new stubs.EngineClient(address, grpc.credentials.createInsecure()),
+      request: (message) => new proto.LogRequest().setSeverity(proto.LogSeverity.WARNING).setMessage(message),
+      metadata: () => new grpc.Metadata(),
+    };
+  } catch {
+    // An SDK laid out otherwise: warnings stay progress lines.
+  }
+  return engine;
 }
 
 let watching = false;

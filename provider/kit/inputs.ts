@@ -172,6 +172,15 @@ export function diffInputs(olds: Record<string, unknown>, news: Record<string, u
   return { changes: replaces.length > 0 || updates.length > 0 || providerChanged, replaces, deleteBeforeReplace: false };
 }
 
+/**
+ * True when check's inputs will make a new remote object: a create (no old inputs) or a change
+ * to a replace key. A resource that stays, or is updated in place, refers to what it did before.
+ */
+export function makesNewObject(olds: Record<string, unknown>, inputs: Record<string, unknown>, rules: DiffRules): boolean {
+  const { __provider: _provider, ...previous } = olds;
+  return Object.keys(previous).length === 0 || changedKeys(olds, inputs, rules, rules.replaceKeys).length > 0;
+}
+
 /** True when only state-only keys or the provider changed: the update needs no API call. */
 export function onlyStateChanged(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): boolean {
   return changedKeys(olds, news, rules, [...rules.replaceKeys, ...(rules.updateKeys ?? [])]).length === 0;

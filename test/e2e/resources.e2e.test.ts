@@ -22,7 +22,8 @@ test("HA on a fork from the same program: create, change counts in place, out-of
 
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 3 });
-  expect(preview.requests).toEqual([]);
+  // Check verifies the fork's source; the HA target (the fork's ID) is not known yet.
+  expect(preview.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /projects/${h.ids.projectId}/services/${h.ids.serviceId}`]);
 
   const up = await s.up();
   const forkId = up.outputs.forkId?.value as string;
@@ -82,14 +83,19 @@ test("VpcName: rename previews as an update; an out-of-band rename shows on refr
     return { name: vpc.name, cidr: vpc.cidr };
   };
   const s = await h.stack("vpc", program("payments-vpc"));
-  expect((await s.preview()).requests).toEqual([]);
+  expect((await s.preview()).requests.map((r) => r.operation)).toEqual(["getVpc"]); // check verifies the VPC
   const up = await s.up();
   expect(up.outputs).toMatchObject({ name: { value: "payments-vpc" }, cidr: { value: "10.0.0.0/16" } });
-  expect(up.requests.map((r) => r.operation)).toEqual(["renameVpc", "getVpc"]);
-  expect((await s.preview()).changes).toEqual({ same: 2 });
+  // up runs check again in its own provider process: one read, then the rename.
+  expect(up.requests.map((r) => r.operation)).toEqual(["getVpc", "renameVpc", "getVpc"]);
+  const unchanged = await s.preview();
+  expect(unchanged.changes).toEqual({ same: 2 });
+  expect(unchanged.requests).toEqual([]);
 
   s.setProgram(program("payments-vpc-2"));
-  expect((await s.preview()).changes).toMatchObject({ update: 1 });
+  const rename = await s.preview();
+  expect(rename.changes).toMatchObject({ update: 1 });
+  expect(rename.requests).toEqual([]); // an update in place refers to the same VPC: not read again
   await s.up();
   expect(h.sim.vpc(projectId, vpcId)?.name).toBe("payments-vpc-2");
 
@@ -141,7 +147,8 @@ test("values unknown during preview are not judged; they are checked once known"
   });
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 4 });
-  expect(preview.requests).toEqual([]);
+  // Only the first fork's source is known, so only it is read.
+  expect(preview.requests.map((r) => `${r.method} ${r.operation}`)).toEqual(["GET getService"]);
   await s.up();
   await s.destroy();
 });

@@ -11,7 +11,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-test("fork lifecycle: preview makes no API call, up forks, second preview is empty, destroy stops", async () => {
+test("fork lifecycle: preview only reads the source, up forks, second preview makes no request, destroy stops", async () => {
   const { ServiceFork } = tigercloud();
   const program = (name: string) => async () => {
     const fork = new ServiceFork("pr-fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name });
@@ -21,7 +21,7 @@ test("fork lifecycle: preview makes no API call, up forks, second preview is emp
 
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 2 });
-  expect(preview.requests).toEqual([]);
+  expect(preview.requests.map((r) => `${r.method} ${r.operation}`)).toEqual(["GET getService"]);
 
   const up = await s.up();
   const serviceId = up.outputs.serviceId?.value as string;

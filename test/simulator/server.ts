@@ -225,8 +225,11 @@ export class Simulator {
     setHA: (projectId: string, serviceId: string, replicaCount: number, syncReplicaCount: number) => {
       this.requireService(projectId, serviceId).ha_replicas = { replica_count: replicaCount, sync_replica_count: syncReplicaCount };
     },
-    setStatus: (projectId: string, serviceId: string, status: Status) => {
-      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
+    /** This status from now on; with `readyAfterMs`, READY that long from now (a busy service settling). */
+    setStatus: (projectId: string, serviceId: string, status: Status, readyAfterMs?: number) => {
+      const later: { status: Status; at: number }[] =
+        readyAfterMs === undefined ? [] : [{ status: "READY", at: Date.now() + readyAfterMs }];
+      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }, ...later];
     },
     /** An operation started elsewhere (an HA change or a resize in the console): `status` for `ms`, then as before. */
     holdBusy: (projectId: string, serviceId: string, status: Status, ms: number) => {

@@ -1,0 +1,187 @@
+// `pulumi preview` catches what `pulumi up` would fail on: check reads, read-only and once per
+// object, what a new or replaced resource refers to. The real engine, against the simulator.
+import type { PulumiFn } from "@pulumi/pulumi/automation";
+import type { LoggedRequest } from "../simulator/server";
+import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
+
+jest.setTimeout(240_000);
+let h: EngineHarness;
+beforeAll(async () => {
+  h = await startEngine();
+});
+afterAll(async () => {
+  await h?.close();
+});
+afterEach(() => h.sim.clearFaults());
+
+/** The error a failing preview throws (with the engine's whole output), or a test failure. */
+async function previewFailure(s: Scenario): Promise<string> {
+  const err = await s.preview().then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  if (!err) throw new Error("expected the preview to fail, but it passed");
+  return err.message;
+}
+
+const operations = (requests: LoggedRequest[]) => requests.map((r) => `${r.method} ${r.operation}`).sort();
+const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method !== "GET");
+
+const MISSING = {
+  ServiceFork: { property: "sourceServiceId", id: "svc-typo404" },
+  ServiceHA: { property: "serviceId", id: "svc-nohere1" },
+  VpcName: { property: "vpcId", id: "9999999" },
+} as const;
+
+test.each(Object.keys(MISSING) as (keyof typeof MISSING)[])(
+  "%s referring to an object that does not exist: preview fails naming the property and the ID, with reads only",
+  async (kind) => {
+    const { ServiceFork, ServiceHA, VpcName } = tigercloud();
+    const { property, id } = MISSING[kind];
+    const s = await h.stack(`missing-${kind}`, async () => {
+      if (kind === "ServiceFork") new ServiceFork("typo", { sourceServiceId: id, forkStrategy: "NOW" });
+      if (kind === "ServiceHA") new ServiceHA("typo", { serviceId: id, replicaCount: 1 });
+      if (kind === "VpcName") new VpcName("typo", { vpcId: id, name: "x" });
+    });
+    const text = await previewFailure(s);
+    expect(text).toContain(
+      `${property} names ${kind === "VpcName" ? "VPC" : "service"} ${id}, which does not exist in project ${h.ids.projectId}`,
+    );
+    expect(text).toContain(`tigercloud:${kind}`); // the engine names the resource
+    expect(h.sim.requests().length).toBeGreaterThan(0);
+    expect(writes(h.sim.requests())).toEqual([]);
+  },
+);
+
+test.each([
+  ["the environment", "environment variable TIGER_API_KEY", { TIGER_API_KEY: "Env-K3y-N0t-Valid" }, undefined],
+  ["stack config", "stack config tigercloud:apiKey", {}, "Cfg-K3y-N0t-Valid"],
+] as const)(
+  "a wrong API key in %s fails the preview naming where the key came from, never the key",
+  async (_where, source, env, configKey) => {
+    const { ServiceFork } = tigercloud();
+    const s = await h.stack(
+      `wrong-key-${configKey ? "config" : "env"}`,
+      async () => {
+        new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW" });
+      },
+      { env },
+    );
+    if (configKey) await s.stack.setConfig("tigercloud:apiKey", { value: configKey, secret: true });
+    const text = await previewFailure(s);
+    expect(text).toContain(`sourceServiceId could not be verified: the API refused the credentials from ${source} (401`);
+    expect(text).toMatch(/Set a valid key there/);
+    expect(text).not.toContain("K3y-N0t");
+    expect(operations(h.sim.requests())).toEqual(["GET getService"]);
+  },
+);
+
+test("no credentials: the preview passes with one note and no request; verification turned off: no request", async () => {
+  const { ServiceFork, VpcName } = tigercloud();
+  const program: PulumiFn = async () => {
+    new ServiceFork("a", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW" });
+    new ServiceFork("b", { sourceServiceId: "svc-typo404", forkStrategy: "NOW" });
+    new VpcName("v", { vpcId: h.ids.vpcId, name: "x" });
+  };
+  const none = await (await h.stack("no-creds", program, { env: { TIGER_API_KEY: undefined } })).preview();
+  expect(none.changes).toMatchObject({ create: 4 });
+  expect(none.requests).toEqual([]);
+  // Once for the whole preview (the engine prints it in its progress display and under Diagnostics).
+  expect(none.stdout).toMatch(/ 1 warning$/m);
+  expect(none.stdout.match(/warning: \[tigercloud\] references were not verified: no Tiger Cloud credentials/g)).toHaveLength(2);
+
+  const offByEnv = await (await h.stack("off-env", program, { env: { TIGER_VERIFY_REFERENCES: "false" } })).preview();
+  expect(offByEnv.changes).toMatchObject({ create: 4 });
+  expect(offByEnv.requests).toEqual([]);
+
+  const offByConfig = await h.stack("off-config", program);
+  await offByConfig.stack.setConfig("tigercloud:verifyReferences", { value: "false" });
+  expect((await offByConfig.preview()).requests).toEqual([]);
+});
+
+test("a source held busy: preview warns that up will wait, and up waits for it before forking", async () => {
+  const { ServiceFork } = tigercloud();
+  const { projectId, serviceId } = h.ids;
+  const s = await h.stack("busy", async () => {
+    new ServiceFork("busy-1", { sourceServiceId: serviceId, forkStrategy: "NOW", name: "busy-1" });
+    new ServiceFork("busy-2", { sourceServiceId: serviceId, forkStrategy: "NOW", name: "busy-2" });
+  });
+  h.sim.outOfBand.setStatus(projectId, serviceId, "CONFIGURING");
+  try {
+    const preview = await s.preview();
+    expect(preview.changes).toMatchObject({ create: 3 });
+    const warning = `warning: [tigercloud] ServiceFork: source service ${serviceId} is CONFIGURING; it can be forked when READY or PAUSED, so \`up\` will wait for it`;
+    // Said once in the progress display and once under Diagnostics, for both forks together.
+    expect(preview.stdout.split(warning).length - 1).toBeLessThanOrEqual(2);
+    expect(preview.stdout).toContain(warning);
+    expect(operations(preview.requests)).toEqual(["GET getService"]);
+
+    // Busy for 6 s more: longer than the engine takes to start and check, so `up` sees it busy.
+    const readyAt = Date.now() + 6000;
+    h.sim.outOfBand.setStatus(projectId, serviceId, "CONFIGURING", 6000);
+    const up = await s.up();
+    const forks = up.requests.filter((r) => r.operation === "forkService");
+    expect(forks).toHaveLength(2);
+    for (const fork of forks) expect(fork.at).toBeGreaterThanOrEqual(readyAt);
+    expect(up.stdout).toMatch(
+      new RegExp(`source service ${serviceId} was CONFIGURING; waiting until it is READY or PAUSED before forking`),
+    );
+  } finally {
+    h.sim.outOfBand.setStatus(projectId, serviceId, "READY");
+  }
+  await s.destroy();
+});
+
+test("a 503 on the read: preview passes with a warning that up will try", async () => {
+  const { ServiceFork } = tigercloud();
+  const s = await h.stack("unavailable", async () => {
+    new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW" });
+  });
+  h.sim.injectFault("getService", { kind: "status", status: 503 }, 10);
+  const preview = await s.preview();
+  expect(preview.changes).toMatchObject({ create: 2 });
+  expect(preview.stdout).toMatch(
+    new RegExp(
+      `warning: \\[tigercloud\\] ServiceFork: could not verify sourceServiceId \\(service ${h.ids.serviceId}\\): Request failed with status code 503.*; \`up\` will try\\.`,
+    ),
+  );
+  // Two attempts within the short time limit, then the warning.
+  expect(operations(preview.requests)).toEqual(["GET getService", "GET getService"]);
+});
+
+test("100 forks of one source, and HA on it, make one read of it in preview", async () => {
+  const { ServiceFork, ServiceHA } = tigercloud();
+  const s = await h.stack("hundred", async () => {
+    for (let i = 0; i < 100; i++) new ServiceFork(`f${i}`, { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: `f${i}` });
+    new ServiceHA("parent-ha", { serviceId: h.ids.serviceId, replicaCount: 1 });
+  });
+  const preview = await s.preview();
+  expect(preview.changes).toMatchObject({ create: 102 });
+  expect(operations(preview.requests)).toEqual(["GET getService"]);
+});
+
+test("the demo example's program: preview reads the source and the VPC; an unchanged stack makes no request; a replacement reads again", async () => {
+  const { ServiceFork, ServiceHA, VpcName } = tigercloud();
+  const program = (forkName: string) => async () => {
+    const fork = new ServiceFork("demo-fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "LAST_SNAPSHOT", name: forkName });
+    new ServiceHA("demo-fork-ha", { serviceId: fork.serviceId, replicaCount: 1 });
+    new VpcName("demo-vpc", { vpcId: h.ids.vpcId, name: "analytics-vpc" });
+  };
+  const s = await h.stack("demo", program("demo-fork"));
+  const first = await s.preview();
+  expect(first.changes).toMatchObject({ create: 4 });
+  // The HA target is the fork's serviceId, unknown until up: not read in preview.
+  expect(operations(first.requests)).toEqual(["GET getService", "GET getVpc"]);
+
+  await s.up();
+  const unchanged = await s.preview();
+  expect(unchanged.changes).toEqual({ same: 4 });
+  expect(unchanged.requests).toEqual([]);
+
+  // A new name replaces the fork: its source is read again; HA (a replacement too) waits for the new fork's ID.
+  s.setProgram(program("demo-fork-2"));
+  const replace = await s.preview();
+  expect(replace.changes.replace).toBeGreaterThanOrEqual(1);
+  expect(operations(replace.requests)).toEqual(["GET getService"]);
+  await s.destroy();
+});
