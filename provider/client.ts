@@ -193,6 +193,21 @@ export class TigerCloudClient {
     );
   }
 
+  /** Starts a stopped service: PAUSED, then RESUMING, then READY. Idempotent, so retried like stop. */
+  start(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "start",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/start`,
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
+  }
+
   getService(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
     return this.call(
       {

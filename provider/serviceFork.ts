@@ -21,7 +21,7 @@ import {
   resourceNameOf,
   textSchema,
 } from "./kit/inputs";
-import { partialFailure, plain } from "./kit/outputs";
+import { partialFailure, plain, withoutProvider } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
 import type { Judgement } from "./kit/verify";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
@@ -58,6 +58,13 @@ export interface ServiceForkArgs {
    * one. Default true. Two stacks that declare the same name from the same source share a fork.
    */
   adoptExisting?: pulumi.Input<boolean>;
+  /**
+   * Keep the fork stopped (true) or running (false, the default). A change is made in place:
+   * `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork
+   * created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from
+   * the status, so a fork paused elsewhere shows as drift.
+   */
+  paused?: pulumi.Input<boolean>;
 }
 
 export interface Endpoint {
@@ -82,6 +89,8 @@ export class ServiceFork extends pulumi.dynamic.Resource {
   declare readonly environment: pulumi.Output<string | undefined>;
   /** The initial password of the fork's database. Always secret. Empty for an adopted fork. */
   declare readonly initialPassword: pulumi.Output<string | undefined>;
+  /** True when the fork is stopped (PAUSING or PAUSED), as last seen. */
+  declare readonly paused: pulumi.Output<boolean>;
   /** When the fork was taken over instead of made (see adoptExisting), and why. */
   declare readonly adopted: pulumi.Output<{ at: string; reason: string } | undefined>;
 
@@ -104,7 +113,7 @@ export class ServiceFork extends pulumi.dynamic.Resource {
     super(
       serializedProvider("ServiceFork"),
       name,
-      { ...outputs, name: undefined, ...args, __resourceName: name },
+      { ...outputs, name: undefined, paused: undefined, ...args, __resourceName: name },
       {
         ...opts,
         additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "initialPassword"],
@@ -168,6 +177,7 @@ export const ForkInputsSchema = z
     name: nameSchema(128).optional(),
     waitForReady: booleanSchema.default(true),
     adoptExisting: booleanSchema.default(true),
+    paused: booleanSchema.default(false),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
   })
@@ -198,10 +208,16 @@ type ForkInputs = z.output<typeof ForkInputsSchema>;
 
 const RULES: DiffRules = {
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime", "cpuMillis", "memoryGbs", "environmentTag", "name"],
+  updateKeys: ["paused"],
   stateOnlyKeys: ["waitForReady", "createTimeout", "deleteTimeout", "adoptExisting"],
   // `name` is also the fork's actual name; left unset, any name (the default one) will do.
   optionalDeclared: ["name"],
 };
+
+/** A fork in these statuses is stopped, or stopping: `paused` reads true. */
+const STOPPED = ["PAUSING", "PAUSED"];
+/** The inputs as state records them, so that refresh can hand back what it read (`paused`). */
+const INPUT_KEYS = [...RULES.replaceKeys, ...(RULES.updateKeys ?? []), ...(RULES.stateOnlyKeys ?? []), "__resourceName"];
 
 /** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
 function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPassword: unknown): Record<string, unknown> {
@@ -230,6 +246,7 @@ function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPasswor
       volumeType: r.spec?.volume_type,
     })),
     environment: s.metadata?.environment,
+    paused: STOPPED.includes(s.status),
     // GET does not return the password: keep the one the fork answered with.
     initialPassword: s.initial_password ?? initialPassword,
   });
@@ -362,6 +379,113 @@ async function finishCreate(
   return { id, outs };
 }
 
+/** Adopts the running fork with this identity, or forks; never sends forkService twice. */
+async function forkOrAdopt(inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  const client = clientNow();
+  const adoptable = inputs.name !== undefined && inputs.adoptExisting;
+  if (adoptable) {
+    const existing = await forksWithIdentity(client, inputs);
+    if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
+  }
+  progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
+  const deadline = createDeadline(inputs);
+  // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
+  const busy = {
+    client,
+    projectId: inputs.projectId,
+    serviceId: inputs.sourceServiceId,
+    role: "source",
+    action: "fork",
+    accepts: ["READY", "PAUSED"],
+    deadline,
+    timeoutInput: "createTimeout",
+  };
+  let sentAt = Date.now();
+  let forked: Service;
+  try {
+    forked = await sendWhenSettled(busy, () => {
+      sentAt = Date.now();
+      return client.forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
+    });
+  } catch (err) {
+    // The answer was lost, but the fork may have been made: look for it rather than let the
+    // next `up` make a second one. Never a second forkService here.
+    if (!(err instanceof ForkOutcomeUnknownError) || !adoptable) throw err;
+    progress(
+      `forkService's answer was lost (${err.cause instanceof Error ? err.cause.message : "unknown"}); looking for the fork it may have made`,
+    );
+    const made = (await forksWithIdentity(client, inputs)).filter((s) => Date.parse(s.created ?? "") >= sentAt - CLOCK_SKEW_MS);
+    if (made.length === 0) throw err;
+    return adopt(inputs, news, made, "forkService's answer was lost, and the fork it made was found");
+  }
+  return finishCreate(inputs, news, forked, undefined, deadline);
+}
+
+const deadlineOf = (timeout: unknown, fallback: string = WAIT_DEFAULTS.deleteTimeout) =>
+  Date.now() + parseDuration(typeof timeout === "string" ? timeout : fallback);
+
+/**
+ * Stops a fork and, unless told not to wait, waits for PAUSED. Idempotent: a fork already stopped
+ * is success. Returns the fork as last read, or undefined when the API confirms it is gone.
+ */
+async function stopFork(id: string, projectId: string, wait: boolean, deadline: number): Promise<Service | undefined> {
+  const client = clientNow();
+  let answer: Service;
+  try {
+    const busy = { client, projectId, serviceId: id, role: "fork", action: "stop", accepts: ["READY", "PAUSED"], deadline };
+    answer = await sendWhenSettled({ ...busy, timeoutInput: "deleteTimeout" }, () => client.stop(projectId, id));
+  } catch (err) {
+    // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
+    // are confirmed by reading the fork; any other answer is a real refusal.
+    if (!(err instanceof BadRequestError || err instanceof NotFoundError)) throw err;
+    const service = await serviceUnlessGone(client, projectId, id);
+    if (!service) {
+      progress(`fork ${id} no longer exists; nothing to stop`);
+      return undefined;
+    }
+    if (!STOPPED.includes(service.status)) throw err;
+    progress(`fork ${id} is already ${service.status}`);
+    answer = service;
+  }
+  if (!wait) return answer;
+  const paused = await waitForService({
+    client,
+    projectId,
+    serviceId: id,
+    goal: "PAUSED",
+    done: (s) => s.status === "PAUSED",
+    hopeless: ["DELETING", "DELETED"],
+    timeoutMs: Math.max(0, deadline - Date.now()),
+    timeoutInput: "deleteTimeout",
+  });
+  progress(`fork ${id} is PAUSED`);
+  return paused;
+}
+
+/** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
+async function startFork(id: string, inputs: ForkInputs): Promise<Service> {
+  const client = clientNow();
+  const { projectId } = inputs;
+  const deadline = createDeadline(inputs);
+  progress(`starting fork ${id} (paused: false)`);
+  let answer: Service;
+  try {
+    // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
+    const busy = { client, projectId, serviceId: id, role: "fork", action: "start", accepts: ["PAUSED", "READY"], deadline };
+    answer = await sendWhenSettled({ ...busy, timeoutInput: "createTimeout" }, () => client.start(projectId, id));
+  } catch (err) {
+    // 400 answers a start of a fork that is not stopped: confirmed by reading it.
+    if (!(err instanceof BadRequestError)) throw err;
+    answer = await client.getService(projectId, id, { deadline });
+    if (STOPPED.includes(answer.status)) throw err;
+    progress(`fork ${id} is already ${answer.status}`);
+  }
+  if (!inputs.waitForReady || answer.status === "READY") return answer;
+  const ready = await waitReady(inputs, id, deadline);
+  progress(`fork ${id} is READY`);
+  return ready;
+}
+
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
@@ -376,44 +500,16 @@ export const serviceForkProvider = defineProvider({
   ],
 
   async create(inputs, news) {
-    const client = clientNow();
-    const adoptable = inputs.name !== undefined && inputs.adoptExisting;
-    if (adoptable) {
-      const existing = await forksWithIdentity(client, inputs);
-      if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
-    }
-    progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
-    const deadline = createDeadline(inputs);
-    // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
-    const busy = {
-      client,
-      projectId: inputs.projectId,
-      serviceId: inputs.sourceServiceId,
-      role: "source",
-      action: "fork",
-      accepts: ["READY", "PAUSED"],
-      deadline,
-      timeoutInput: "createTimeout",
-    };
-    let sentAt = Date.now();
-    let forked: Service;
+    const made = await forkOrAdopt(inputs, news);
+    if (!inputs.paused) return made;
+    // Declared stopped: forked (and waited for) first, then stopped. A failure here still
+    // records the fork, running, so the next `up` stops it.
     try {
-      forked = await sendWhenSettled(busy, () => {
-        sentAt = Date.now();
-        return client.forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
-      });
+      const stopped = await stopFork(made.id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
+      return { id: made.id, outs: stopped ? forkOutputs(made.outs, stopped, made.outs.initialPassword) : made.outs };
     } catch (err) {
-      // The answer was lost, but the fork may have been made: look for it rather than let the
-      // next `up` make a second one. Never a second forkService here.
-      if (!(err instanceof ForkOutcomeUnknownError) || !adoptable) throw err;
-      progress(
-        `forkService's answer was lost (${err.cause instanceof Error ? err.cause.message : "unknown"}); looking for the fork it may have made`,
-      );
-      const made = (await forksWithIdentity(client, inputs)).filter((s) => Date.parse(s.created ?? "") >= sentAt - CLOCK_SKEW_MS);
-      if (made.length === 0) throw err;
-      return adopt(inputs, news, made, "forkService's answer was lost, and the fork it made was found");
+      throw partialFailure(made.id, made.outs, news, err);
     }
-    return finishCreate(inputs, news, forked, undefined, deadline);
   },
 
   async read(id, props) {
@@ -424,7 +520,10 @@ export const serviceForkProvider = defineProvider({
     // `name` stays the name the fork was made with: this API cannot rename a service, so a
     // rename made elsewhere could only be "fixed" by replacing the fork, data and all.
     if (typeof props.name === "string") outs.name = props.name;
-    return { id, props: outs };
+    // The recorded inputs, with `paused` as read: after a refresh, preview shows the update that
+    // puts back what the program declares (a fork paused elsewhere is resumed).
+    const inputs = Object.fromEntries(INPUT_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
+    return { id, props: outs, inputs: { ...inputs, paused: outs.paused } };
   },
 
   /**
@@ -436,16 +535,22 @@ export const serviceForkProvider = defineProvider({
     return sameIdentity && news.adoptExisting !== false;
   },
 
-  async update() {
-    // Every input of a fork either replaces it or is a waiting control; diff never asks for this.
-    throw new TigerCloudError(
-      "ServiceFork.update was asked to change a property that needs a replacement; this is a bug in pulumi-tigercloud.",
-    );
+  /** `paused` is the one input changed in place: stop, or start. */
+  async update(id, olds, inputs) {
+    const recorded = { ...withoutProvider(olds), ...inputs };
+    const wasPaused = olds.paused === true;
+    if (inputs.paused === wasPaused) return { outs: plain(recorded) };
+    const service = inputs.paused
+      ? await stopFork(id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout))
+      : await startFork(id, inputs);
+    if (!service)
+      throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be ${inputs.paused ? "stopped" : "started"}.`);
+    return { outs: forkOutputs(recorded, service, olds.initialPassword) };
   },
 
   /** A create recorded before the fork was READY (a partial failure) is finished here. */
   async finishPending(id, outs, inputs, news) {
-    if (!inputs.waitForReady || outs.status === "READY") return outs;
+    if (!inputs.waitForReady || inputs.paused || outs.status === "READY") return outs;
     try {
       return forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
     } catch (err) {
@@ -462,36 +567,7 @@ export const serviceForkProvider = defineProvider({
       progress(`fork ${id} is now held by ServiceFork ${names} of this program; leaving it running`);
       return;
     }
-    const client = clientNow();
-    const deleteTimeout = typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout;
-    const deadline = Date.now() + parseDuration(deleteTimeout);
     progress(`stopping fork ${id} (destroy stops a fork; it is not deleted)`);
-    try {
-      const busy = { client, projectId, serviceId: id, role: "fork", action: "stop", accepts: ["READY", "PAUSED"], deadline };
-      await sendWhenSettled({ ...busy, timeoutInput: "deleteTimeout" }, () => client.stop(projectId, id));
-    } catch (err) {
-      // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
-      // are confirmed by reading the fork; any other answer is a real refusal.
-      if (!(err instanceof BadRequestError || err instanceof NotFoundError)) throw err;
-      const service = await serviceUnlessGone(client, projectId, id);
-      if (!service) {
-        progress(`fork ${id} no longer exists; nothing to stop`);
-        return;
-      }
-      if (service.status !== "PAUSED" && service.status !== "PAUSING") throw err;
-      progress(`fork ${id} is already ${service.status}`);
-    }
-    if (props.waitForReady === false) return;
-    await waitForService({
-      client,
-      projectId,
-      serviceId: id,
-      goal: "PAUSED",
-      done: (s) => s.status === "PAUSED",
-      hopeless: ["DELETING", "DELETED"],
-      timeoutMs: Math.max(0, deadline - Date.now()),
-      timeoutInput: "deleteTimeout",
-    });
-    progress(`fork ${id} is PAUSED`);
+    await stopFork(id, projectId, props.waitForReady !== false, deadlineOf(props.deleteTimeout));
   },
 });

@@ -4,6 +4,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
+import { WaitError } from "./errors";
 import { sendWhenSettled } from "./kit/busy";
 import { type Claim, declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
@@ -120,6 +121,8 @@ type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syn
 };
 
 const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
+/** A paused service shows no HA to speak of: its recorded counts stand until it runs again. */
+const STOPPED = ["PAUSING", "PAUSED"];
 
 /** The claims key of a service's HA (kit/claims): one declaration per service is the rule. */
 const haOf = (projectId: string, serviceId: string) => `ServiceHA ${projectId}/${serviceId}`;
@@ -180,6 +183,13 @@ async function setHAWhenReady(target: HATarget): Promise<Service> {
   // A service still being created or reconfigured (a fork from the same program with
   // waitForReady false, say) refuses setHA: wait for READY first.
   const service = await client.getService(projectId, serviceId, { deadline: target.deadline });
+  if (STOPPED.includes(service.status)) {
+    // Its HA cannot change until it runs again: say so now rather than wait out the timeout.
+    throw new WaitError(
+      `Service ${serviceId} is ${service.status}: HA cannot be changed while it is paused. ` +
+        `Resume it first (paused: false on its ServiceFork, or start it in the console), then run \`pulumi up\` again.`,
+    );
+  }
   if (service.status !== "READY") await waitUntil(target, "READY before changing HA", (s) => s.status === "READY");
   const body: SetHARequest = {};
   if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
@@ -226,6 +236,10 @@ export const serviceHAProvider = defineProvider({
     const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
     if (!service) return {};
     const { __provider: _provider, ...state } = props;
+    if (STOPPED.includes(service.status)) {
+      progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
+      return { id, props: state };
+    }
     return { id, props: haOutputs(state, service) };
   },
 

@@ -37,6 +37,7 @@ describe("ServiceFork", () => {
         cpuMillis: "2000",
         memoryGbs: "8",
         environmentTag: "DEV",
+        paused: false,
         waitForReady: true,
         adoptExisting: true,
         createTimeout: "30m",

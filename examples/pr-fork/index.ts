@@ -15,6 +15,8 @@ export = async () => {
     memoryGbs: 4,
     environmentTag: "DEV",
     createTimeout: "45m",
+    // Stopped at night by the nightly workflow (`./pr-stack.sh pause`), data kept; `up` starts it.
+    paused: config.getBoolean("paused") ?? false,
   });
 
   return {

@@ -187,7 +187,7 @@ test("the root Pulumi.yaml previews in the repository, as a person runs it", asy
   }
 });
 
-test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, destroy", async () => {
+test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, pause and up again, destroy", async () => {
   const dir = await installExample("pr-fork");
   const { projectId, serviceId } = sim.defaults();
   const githubEnv = path.join(work, "github-env");
@@ -215,6 +215,14 @@ test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the m
   const second = await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
   expect(second).toMatch(/4 unchanged|2 unchanged/);
   expect(sim.services(projectId).length).toBe(before + 1);
+
+  // The nightly workflow's steps: pause keeps the one fork, stopped; the next `up` starts it.
+  await ok(dir, "./pr-stack.sh", ["pause", "4321"], env);
+  expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("PAUSED");
+  await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
+  expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("READY");
+  expect(sim.services(projectId).length).toBe(before + 1);
+  expect(await ok(dir, "./pr-stack.sh", ["pause", "999"], env)).toMatch(/No stack pr-999: nothing to pause/);
 
   await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env);
   expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("PAUSED");

@@ -46,14 +46,16 @@ export interface Delays {
   forkConfiguringMs: number;
   /** Stop: PAUSING for this long, then PAUSED. */
   stopMs: number;
+  /** Start: RESUMING for this long, then READY. */
+  startMs: number;
   /** setHA: CONFIGURING for this long, then READY. */
   setHAMs: number;
 }
 
-export const REALISTIC_DELAYS: Delays = { forkQueuedMs: 1500, forkConfiguringMs: 2500, stopMs: 1500, setHAMs: 1500 };
-export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, setHAMs: 0 };
+export const REALISTIC_DELAYS: Delays = { forkQueuedMs: 1500, forkConfiguringMs: 2500, stopMs: 1500, startMs: 2000, setHAMs: 1500 };
+export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, startMs: 0, setHAMs: 0 };
 
-export type OperationName = "forkService" | "setHA" | "stop" | "getService" | "listServices" | "getVpc" | "renameVpc";
+export type OperationName = "forkService" | "setHA" | "stop" | "start" | "getService" | "listServices" | "getVpc" | "renameVpc";
 
 export type Fault =
   /** This status; with `body`, that body as text/html unless `contentType` says otherwise. */
@@ -131,6 +133,7 @@ const ROUTES: { operation: OperationName; method: string; pattern: RegExp }[] = 
   { operation: "forkService", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/forkService$/ },
   { operation: "setHA", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setHA$/ },
   { operation: "stop", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/stop$/ },
+  { operation: "start", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/start$/ },
   { operation: "getService", method: "GET", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)$/ },
   { operation: "listServices", method: "GET", pattern: /^\/projects\/([^/]+)\/services$/ },
   { operation: "getVpc", method: "GET", pattern: /^\/projects\/([^/]+)\/vpcs\/([^/]+)$/ },
@@ -431,6 +434,8 @@ export class Simulator {
         return [202, view(this.setHA(projectId, id, body))];
       case "stop":
         return [202, view(this.stopService(projectId, id))];
+      case "start":
+        return [202, view(this.startService(projectId, id))];
       case "getService":
         return [200, view(this.requireService(projectId, id), { withMetrics: true })];
       case "listServices": {
@@ -565,6 +570,19 @@ export class Simulator {
     s.timeline = [
       { status: "PAUSING", at: now },
       { status: "PAUSED", at: now + this.delays.stopMs },
+    ];
+    return s;
+  }
+
+  private startService(projectId: string, serviceId: string): SimService {
+    const s = this.requireService(projectId, serviceId);
+    const status = currentStatus(s);
+    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    if (status !== "PAUSED") throw fail(400, "INVALID_STATE", `service ${serviceId} is ${status}, not PAUSED`);
+    const now = Date.now();
+    s.timeline = [
+      { status: "RESUMING", at: now },
+      { status: "READY", at: now + this.delays.startMs },
     ];
     return s;
   }
