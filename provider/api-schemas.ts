@@ -91,6 +91,16 @@ export const RenameResponseSchema = z.union([
 ]);
 export type RenameResponse = z.infer<typeof RenameResponseSchema>;
 
+/** setEnvironment answers a message only. */
+export const MessageResponseSchema = z.looseObject({ message: opt(z.string()) });
+export type MessageResponse = z.infer<typeof MessageResponseSchema>;
+
+/** Request body of resize: both sizes, strings of digits. */
+export interface ResizeRequest {
+  cpu_millis: string;
+  memory_gbs: string;
+}
+
 /** Error bodies: `{code, message}`, both optional, `details` sometimes. */
 export const ErrorBodySchema = z.looseObject({
   code: opt(z.string()),

@@ -4,6 +4,10 @@
 import axios, { type AxiosResponse } from "axios";
 import { z } from "zod";
 import {
+  type EnvironmentTag,
+  MessageResponseSchema,
+  type MessageResponse,
+  type ResizeRequest,
   RenameResponseSchema,
   ServiceSchema,
   VpcSchema,
@@ -202,6 +206,54 @@ export class TigerCloudClient {
         path: apiPath`/projects/${projectId}/services/${serviceId}/start`,
         schema: ServiceSchema,
         expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
+  }
+
+  /** Renames a service in place. Idempotent (the same name twice is harmless), so retried. */
+  renameService(projectId: string, serviceId: string, name: string, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "renameService",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/rename`,
+        body: { name },
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
+  }
+
+  /** Resizes a service in place (a transition, then READY). The same size twice is harmless, so retried. */
+  resize(projectId: string, serviceId: string, body: ResizeRequest, call?: CallOptions): Promise<Service> {
+    return this.call(
+      {
+        name: "resize",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/resize`,
+        body,
+        schema: ServiceSchema,
+        expected: "a Service",
+        retry: "safe",
+      },
+      call,
+    );
+  }
+
+  /** Tags a service DEV or PROD. Idempotent, so retried. */
+  setEnvironment(projectId: string, serviceId: string, environment: EnvironmentTag, call?: CallOptions): Promise<MessageResponse> {
+    return this.call(
+      {
+        name: "setEnvironment",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/setEnvironment`,
+        body: { environment },
+        schema: MessageResponseSchema,
+        expected: "a message",
         retry: "safe",
       },
       call,

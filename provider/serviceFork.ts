@@ -17,6 +17,7 @@ import {
   durationSchema,
   idSchema,
   nameSchema,
+  isUnknown,
   parseDuration,
   resourceNameOf,
   textSchema,
@@ -50,6 +51,11 @@ export interface ServiceForkArgs {
   waitForReady?: pulumi.Input<boolean>;
   /** How long create waits, for a busy source and then for READY, e.g. "30m" (default); at most "24h". */
   createTimeout?: pulumi.Input<string>;
+  /**
+   * How long an in-place change (rename, resize, environment) waits, for a busy fork and then for
+   * READY with the new size, e.g. "30m" (default); at most "24h".
+   */
+  updateTimeout?: pulumi.Input<string>;
   /** How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h". */
   deleteTimeout?: pulumi.Input<string>;
   /**
@@ -179,6 +185,7 @@ export const ForkInputsSchema = z
     adoptExisting: booleanSchema.default(true),
     paused: booleanSchema.default(false),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
+    updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
   })
   .superRefine((v, ctx) => {
@@ -207,11 +214,13 @@ export const ForkInputsSchema = z
 type ForkInputs = z.output<typeof ForkInputsSchema>;
 
 const RULES: DiffRules = {
-  replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime", "cpuMillis", "memoryGbs", "environmentTag", "name"],
-  updateKeys: ["paused"],
-  stateOnlyKeys: ["waitForReady", "createTimeout", "deleteTimeout", "adoptExisting"],
-  // `name` is also the fork's actual name; left unset, any name (the default one) will do.
-  optionalDeclared: ["name"],
+  // What the fork is a copy of: only a new fork can change it.
+  replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
+  // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
+  updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
+  stateOnlyKeys: ["waitForReady", "createTimeout", "updateTimeout", "deleteTimeout", "adoptExisting"],
+  // Left unset, these have no opinion: any name (the default one), the size the fork has.
+  optionalDeclared: ["name", "cpuMillis", "memoryGbs"],
 };
 
 /** A fork in these statuses is stopped, or stopping: `paused` reads true. */
@@ -486,6 +495,103 @@ async function startFork(id: string, inputs: ForkInputs): Promise<Service> {
   return ready;
 }
 
+const pick = (from: Record<string, unknown>, keys: readonly string[]) =>
+  Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]]));
+
+/** Two sizes are the same when equal as text or as numbers ("4" and "4.0"). */
+const sameSize = (a: unknown, b: unknown) =>
+  a === b || (typeof a === "string" && typeof b === "string" && a !== "shared" && b !== "shared" && Number(a) === Number(b));
+
+/** The fork's size as the API reports it, in the inputs' form (strings). */
+function liveSize(s: Service): { cpuMillis?: string; memoryGbs?: string } {
+  const spec = s.resources?.[0]?.spec;
+  return {
+    ...(spec?.cpu_millis === undefined ? {} : { cpuMillis: String(spec.cpu_millis) }),
+    ...(spec?.memory_gbs === undefined ? {} : { memoryGbs: String(spec.memory_gbs) }),
+  };
+}
+
+const sizeChanged = (before: Record<string, unknown>, inputs: ForkInputs) =>
+  (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
+  (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
+
+const WHOLE = /^[0-9]+$/;
+
+/**
+ * resize takes whole millicores and whole gigabytes, never "shared": a move between "shared" and
+ * a number, or to a fraction of a gigabyte, needs a new fork. Preview says why.
+ */
+function sizeChangesResizeCannotMake(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
+  return (["cpuMillis", "memoryGbs"] as const).filter((k) => {
+    if (!changed.includes(k) || isUnknown(news[k])) return false;
+    const [was, now] = [olds[k], news[k]];
+    let why: string | undefined;
+    if ((was === "shared") !== (now === "shared") && was !== undefined)
+      why = `from ${String(was)} to ${String(now)}: resize cannot move between "shared" and a size`;
+    else if (now === "shared") why = `to "shared": resize cannot make a fork shared`;
+    else if (typeof now === "string" && !WHOLE.test(now)) why = `to ${now}: resize takes whole numbers`;
+    if (why) progress(`${k} changes ${why}, so this fork will be replaced by a new one (its data copied afresh from the source)`);
+    return why !== undefined;
+  });
+}
+
+/** The busy rule for the in-place changes: a fork busy with another operation is waited for. */
+const busyFork = (id: string, inputs: ForkInputs, action: string, deadline: number) => ({
+  client: clientNow(),
+  projectId: inputs.projectId,
+  serviceId: id,
+  role: "fork",
+  action,
+  accepts: ["READY"],
+  deadline,
+  timeoutInput: "updateTimeout",
+});
+
+async function renameFork(id: string, inputs: ForkInputs): Promise<Service> {
+  const name = inputs.name as string;
+  progress(`renaming fork ${id} to "${name}"`);
+  const busy = busyFork(id, inputs, "rename", deadlineOf(inputs.updateTimeout));
+  return sendWhenSettled(busy, () => busy.client.renameService(inputs.projectId, id, name));
+}
+
+async function resizeFork(id: string, inputs: ForkInputs, before: Record<string, unknown>): Promise<Service> {
+  // resize needs both sizes: one left unset keeps the fork's current one.
+  const current = (before.resources as { cpuMillis?: number; memoryGbs?: number }[] | undefined)?.[0];
+  const body = {
+    cpu_millis: inputs.cpuMillis ?? (current?.cpuMillis === undefined ? "" : String(current.cpuMillis)),
+    memory_gbs: inputs.memoryGbs ?? (current?.memoryGbs === undefined ? "" : String(current.memoryGbs)),
+  };
+  const missing = body.cpu_millis === "" ? "cpuMillis" : body.memory_gbs === "" ? "memoryGbs" : undefined;
+  if (missing)
+    throw new TigerCloudError(`Resizing fork ${id} needs both sizes, and its current ${missing} is not known: declare ${missing} too.`);
+  const deadline = deadlineOf(inputs.updateTimeout);
+  const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
+  progress(`resizing fork ${id} to ${what}`);
+  const busy = busyFork(id, inputs, "resize", deadline);
+  const answer = await sendWhenSettled(busy, () => busy.client.resize(inputs.projectId, id, body));
+  if (!inputs.waitForReady) return answer;
+  const resized = await waitForService({
+    client: busy.client,
+    projectId: inputs.projectId,
+    serviceId: id,
+    goal: `READY with ${what}`,
+    done: (s) =>
+      s.status === "READY" && sameSize(liveSize(s).cpuMillis, body.cpu_millis) && sameSize(liveSize(s).memoryGbs, body.memory_gbs),
+    hopeless: ["PAUSING", "PAUSED", "DELETING", "DELETED"],
+    timeoutMs: Math.max(0, deadline - Date.now()),
+    timeoutInput: "updateTimeout",
+  });
+  progress(`fork ${id} is READY with ${what}`);
+  return resized;
+}
+
+async function setForkEnvironment(id: string, inputs: ForkInputs): Promise<undefined> {
+  progress(`tagging fork ${id} ${inputs.environmentTag}`);
+  const busy = busyFork(id, inputs, "set the environment of", deadlineOf(inputs.updateTimeout));
+  await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, inputs.environmentTag));
+  return undefined;
+}
+
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
@@ -516,14 +622,19 @@ export const serviceForkProvider = defineProvider({
     const service = await serviceUnlessGone(clientNow(), String(props.projectId), id);
     if (!service) return {};
     const { __provider: _provider, ...state } = props;
+    // Name, size, environment and running state as they are now: a change made in the console is
+    // drift, which the next `up` puts back in place.
     const outs = forkOutputs(state, service, props.initialPassword);
-    // `name` stays the name the fork was made with: this API cannot rename a service, so a
-    // rename made elsewhere could only be "fixed" by replacing the fork, data and all.
-    if (typeof props.name === "string") outs.name = props.name;
-    // The recorded inputs, with `paused` as read: after a refresh, preview shows the update that
-    // puts back what the program declares (a fork paused elsewhere is resumed).
+    const live = liveSize(service);
+    for (const k of ["cpuMillis", "memoryGbs"] as const) {
+      const declared = props[k];
+      if (typeof declared === "string" && live[k] !== undefined && !sameSize(declared, live[k])) outs[k] = live[k];
+    }
+    if (service.metadata?.environment) outs.environmentTag = service.metadata.environment;
+    // The recorded inputs with what was read: after a refresh, preview shows the update.
     const inputs = Object.fromEntries(INPUT_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
-    return { id, props: outs, inputs: { ...inputs, paused: outs.paused } };
+    for (const k of RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = outs[k];
+    return { id, props: outs, inputs };
   },
 
   /**
@@ -535,17 +646,38 @@ export const serviceForkProvider = defineProvider({
     return sameIdentity && news.adoptExisting !== false;
   },
 
-  /** `paused` is the one input changed in place: stop, or start. */
-  async update(id, olds, inputs) {
-    const recorded = { ...withoutProvider(olds), ...inputs };
-    const wasPaused = olds.paused === true;
-    if (inputs.paused === wasPaused) return { outs: plain(recorded) };
-    const service = inputs.paused
-      ? await stopFork(id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout))
-      : await startFork(id, inputs);
-    if (!service)
-      throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be ${inputs.paused ? "stopped" : "started"}.`);
-    return { outs: forkOutputs(recorded, service, olds.initialPassword) };
+  replacesInstead: sizeChangesResizeCannotMake,
+
+  /**
+   * Name, size, environment and running state change in place, in this order: start (when
+   * resuming), rename, resize, setEnvironment, stop (when pausing). Each is sent only when its
+   * input changed. A failure part-way records what was done, and the next `up` does the rest.
+   */
+  async update(id, olds, inputs, news) {
+    const before = withoutProvider(olds);
+    const password = olds.initialPassword;
+    let done: Record<string, unknown> = { ...before, ...pick(inputs, RULES.stateOnlyKeys ?? []) };
+    let last: Service | undefined;
+    const applied = (keys: string[], service?: Service) => {
+      done = { ...done, ...pick(inputs, keys) };
+      if (service) last = service;
+    };
+    const wasPaused = before.paused === true;
+    try {
+      if (wasPaused && !inputs.paused) applied(["paused"], await startFork(id, inputs));
+      if (inputs.name !== undefined && inputs.name !== before.name) applied(["name"], await renameFork(id, inputs));
+      if (sizeChanged(before, inputs)) applied(["cpuMillis", "memoryGbs"], await resizeFork(id, inputs, before));
+      if (inputs.environmentTag !== before.environmentTag) applied(["environmentTag"], await setForkEnvironment(id, inputs));
+      if (!wasPaused && inputs.paused) {
+        const stopped = await stopFork(id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
+        if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);
+        applied(["paused"], stopped);
+      }
+      const now = await clientNow().getService(inputs.projectId, id);
+      return { outs: forkOutputs({ ...before, ...inputs }, now, password) };
+    } catch (err) {
+      throw partialFailure(id, last ? forkOutputs(done, last, password) : plain(done), news, err);
+    }
   },
 
   /** A create recorded before the fork was READY (a partial failure) is finished here. */

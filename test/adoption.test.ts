@@ -99,8 +99,8 @@ test("an ambiguous failure with no fork made, or with no name to match, is still
 
 test("a replacement that keeps the name and source stops the old fork first, so the new one is not the old one adopted", async () => {
   const olds = { ...(await inputsFor()), serviceId: "svc-old" };
-  const news = await inputsFor({ environmentTag: "PROD" });
-  expect(await fork.diff("svc-old", olds, news)).toMatchObject({ replaces: ["environmentTag"], deleteBeforeReplace: true });
-  expect(await fork.diff("svc-old", olds, { ...news, name: "pr-6" })).toMatchObject({ deleteBeforeReplace: false });
+  const news = await inputsFor({ forkStrategy: "LAST_SNAPSHOT" });
+  expect(await fork.diff("svc-old", olds, news)).toMatchObject({ replaces: ["forkStrategy"], deleteBeforeReplace: true });
+  expect(await fork.diff("svc-old", olds, { ...news, sourceServiceId: "svc-other" })).toMatchObject({ deleteBeforeReplace: false });
   expect(await fork.diff("svc-old", olds, { ...news, adoptExisting: false })).toMatchObject({ deleteBeforeReplace: false });
 });

@@ -41,6 +41,7 @@ describe("ServiceFork", () => {
         waitForReady: true,
         adoptExisting: true,
         createTimeout: "30m",
+        updateTimeout: "30m",
         deleteTimeout: "10m",
       });
     });
@@ -142,15 +143,35 @@ describe("ServiceFork", () => {
     test("nothing changed: no changes", async () => {
       expect(await fork.diff("svc-x", olds, news)).toMatchObject({ changes: false, replaces: [] });
     });
-    test.each(["projectId", "sourceServiceId", "forkStrategy", "environmentTag", "name"])("a change to %s is a replace", async (key) => {
+    test.each(["projectId", "sourceServiceId", "forkStrategy"])("a change to %s (what the fork is a copy of) is a replace", async (key) => {
       expect(await fork.diff("svc-x", olds, { ...news, [key]: "other" })).toMatchObject({ changes: true, replaces: [key] });
     });
+    test("adding targetTime is a replace", async () => {
+      expect(await fork.diff("svc-x", olds, { ...news, targetTime: "2026-01-01T00:00:00Z" })).toMatchObject({
+        changes: true,
+        replaces: ["targetTime"],
+      });
+    });
     test.each([
-      ["targetTime", "2026-01-01T00:00:00Z"],
+      ["name", "other"],
+      ["environmentTag", "PROD"],
       ["cpuMillis", "4000"],
       ["memoryGbs", "16"],
-    ])("adding %s is a replace", async (key, value) => {
-      expect(await fork.diff("svc-x", olds, { ...news, [key]: value })).toMatchObject({ changes: true, replaces: [key] });
+      ["paused", true],
+    ])("a change to %s is an update in place", async (key, value) => {
+      expect(await fork.diff("svc-x", olds, { ...news, [key]: value })).toMatchObject({ changes: true, replaces: [] });
+    });
+    test.each([
+      ["cpuMillis", "1000", "shared"],
+      ["memoryGbs", "shared", "4"],
+      ["memoryGbs", "4", "0.5"],
+    ])("%s from %s to %s is a replace: resize cannot express it", async (key, was, now) => {
+      const other = key === "cpuMillis" ? "memoryGbs" : "cpuMillis";
+      const sharedPair = (v: string) => ({ [key]: v, [other]: v === "shared" ? "shared" : "4" });
+      expect(await fork.diff("svc-x", { ...olds, ...sharedPair(was) }, { ...news, ...sharedPair(now) })).toMatchObject({
+        changes: true,
+        replaces: expect.arrayContaining([key]),
+      });
     });
     test("an unknown value where a replace key stands is a replace", async () => {
       expect(await fork.diff("svc-x", olds, { ...news, sourceServiceId: UNKNOWN })).toMatchObject({ replaces: ["sourceServiceId"] });
@@ -251,13 +272,23 @@ describe("ServiceFork", () => {
       expect(await fork.read(id, { ...outs, __provider: P })).toEqual({});
     });
 
-    test("read keeps the name the fork was made with: a rename elsewhere must not replace the fork", async () => {
+    test("read shows a rename made elsewhere as drift: an update that renames back, never a replacement", async () => {
       const { id, outs } = await created();
       sim.outOfBand.renameService(ids.projectId, id, "renamed-in-console");
       const read = await fork.read(id, { ...outs, __provider: P });
-      expect(read.props?.name).toBe("rud");
+      expect(read.props?.name).toBe("renamed-in-console");
+      expect(read.inputs?.name).toBe("renamed-in-console");
       const news = (await fork.check({}, { __provider: P, ...base, name: "rud" })).inputs;
-      expect(await fork.diff(id, { ...read.props, __provider: P }, news)).toMatchObject({ changes: false });
+      expect(await fork.diff(id, { ...read.props, __provider: P }, news)).toMatchObject({ changes: true, replaces: [] });
+      sim.clearLog();
+      await fork.update(id, { ...read.props, __provider: P }, news);
+      expect(
+        sim
+          .requests()
+          .filter((r) => r.method === "POST")
+          .map((r) => [r.operation, r.body]),
+      ).toEqual([["renameService", { name: "rud" }]]);
+      expect(sim.service(ids.projectId, id)?.name).toBe("rud");
     });
 
     test("update of waiting controls makes no API call", async () => {

@@ -169,8 +169,10 @@ test("only a create or a replacement is verified; unknown IDs and rejected input
   await fork.check(olds, forkNews({ name: "same" }));
   await fork.check(olds, forkNews({ name: "same", createTimeout: "45m" }));
   expect(sim.requests()).toEqual([]);
-  // A replacement (a new name) refers to the source anew.
+  // A rename is made in place: no request. A replacement (a new strategy) refers to the source anew.
   await fork.check(olds, forkNews({ name: "other" }));
+  expect(sim.requests()).toEqual([]);
+  await fork.check(olds, forkNews({ name: "same", forkStrategy: "LAST_SNAPSHOT" }));
   expect(sim.requests().map((r) => r.operation)).toEqual(["getService"]);
   sim.clearLog();
   await fork.check({}, forkNews({ sourceServiceId: UNKNOWN }));

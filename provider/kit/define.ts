@@ -4,7 +4,16 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { configureFromStack } from "./host";
-import { checkInputs, type DiffRules, diffInputs, makesNewObject, onlyStateChanged, readInputs, resourceNameOf } from "./inputs";
+import {
+  changedUpdateKeys,
+  checkInputs,
+  type DiffRules,
+  diffInputs,
+  makesNewObject,
+  onlyStateChanged,
+  readInputs,
+  resourceNameOf,
+} from "./inputs";
 import { plain, withoutProvider, withResourceName } from "./outputs";
 import { type Reference, verifyReferences } from "./verify";
 
@@ -34,6 +43,11 @@ export interface ResourceDefinition<T extends z.ZodType> {
    * them when the resource is about to be created or replaced (provider/kit/verify.ts).
    */
   references?(inputs: Record<string, unknown>): Reference[];
+  /**
+   * Optional: update keys whose change this time cannot be made in place (the API cannot express
+   * it): they replace instead. Called only with keys that changed.
+   */
+  replacesInstead?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): string[];
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
@@ -61,7 +75,9 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       return { ...outcome, failures: await verifyReferences(def.kind, def.references(outcome.inputs)) };
     },
     async diff(id, olds, news) {
-      const result = diffInputs(olds, news, def.rules);
+      const found = diffInputs(olds, news, def.rules);
+      const instead = def.replacesInstead?.(changedUpdateKeys(olds, news, def.rules), olds, news) ?? [];
+      const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
       // A replaced object is not kept: its delete must go ahead.
       if (!result.replaces?.length) def.stillDeclared?.(id, olds, resourceNameOf(news));
       const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);

@@ -181,6 +181,11 @@ export function makesNewObject(olds: Record<string, unknown>, inputs: Record<str
   return Object.keys(previous).length === 0 || changedKeys(olds, inputs, rules, rules.replaceKeys).length > 0;
 }
 
+/** The update keys (changed in place through the API) whose value changed. */
+export function changedUpdateKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): string[] {
+  return changedKeys(olds, news, rules, rules.updateKeys ?? []);
+}
+
 /** True when only state-only keys or the provider changed: the update needs no API call. */
 export function onlyStateChanged(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): boolean {
   return changedKeys(olds, news, rules, [...rules.replaceKeys, ...(rules.updateKeys ?? [])]).length === 0;

@@ -48,6 +48,8 @@ export interface Delays {
   stopMs: number;
   /** Start: RESUMING for this long, then READY. */
   startMs: number;
+  /** Resize: CONFIGURING for this long, then READY with the new size (0 when unset). */
+  resizeMs?: number;
   /** setHA: CONFIGURING for this long, then READY. */
   setHAMs: number;
 }
@@ -55,7 +57,18 @@ export interface Delays {
 export const REALISTIC_DELAYS: Delays = { forkQueuedMs: 1500, forkConfiguringMs: 2500, stopMs: 1500, startMs: 2000, setHAMs: 1500 };
 export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, startMs: 0, setHAMs: 0 };
 
-export type OperationName = "forkService" | "setHA" | "stop" | "start" | "getService" | "listServices" | "getVpc" | "renameVpc";
+export type OperationName =
+  | "forkService"
+  | "setHA"
+  | "stop"
+  | "start"
+  | "renameService"
+  | "resize"
+  | "setEnvironment"
+  | "getService"
+  | "listServices"
+  | "getVpc"
+  | "renameVpc";
 
 export type Fault =
   /** This status; with `body`, that body as text/html unless `contentType` says otherwise. */
@@ -134,6 +147,9 @@ const ROUTES: { operation: OperationName; method: string; pattern: RegExp }[] = 
   { operation: "setHA", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setHA$/ },
   { operation: "stop", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/stop$/ },
   { operation: "start", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/start$/ },
+  { operation: "renameService", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/rename$/ },
+  { operation: "resize", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/resize$/ },
+  { operation: "setEnvironment", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setEnvironment$/ },
   { operation: "getService", method: "GET", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)$/ },
   { operation: "listServices", method: "GET", pattern: /^\/projects\/([^/]+)\/services$/ },
   { operation: "getVpc", method: "GET", pattern: /^\/projects\/([^/]+)\/vpcs\/([^/]+)$/ },
@@ -246,6 +262,14 @@ export class Simulator {
     },
     renameService: (projectId: string, serviceId: string, name: string) => {
       this.requireService(projectId, serviceId).name = name;
+    },
+    resize: (projectId: string, serviceId: string, cpuMillis: number, memoryGbs: number) => {
+      const s = this.requireService(projectId, serviceId);
+      const spec = s.resources[0]?.spec ?? { cpu_millis: 0, memory_gbs: 0, volume_type: "gp3" };
+      s.resources = [{ id: s.resources[0]?.id ?? `res-${serviceId}`, spec: { ...spec, cpu_millis: cpuMillis, memory_gbs: memoryGbs } }];
+    },
+    setEnvironment: (projectId: string, serviceId: string, environment: "DEV" | "PROD") => {
+      this.requireService(projectId, serviceId).metadata = { environment };
     },
     deleteService: (projectId: string, serviceId: string) => {
       this.projects.get(projectId)?.services.delete(serviceId);
@@ -436,6 +460,12 @@ export class Simulator {
         return [202, view(this.stopService(projectId, id))];
       case "start":
         return [202, view(this.startService(projectId, id))];
+      case "renameService":
+        return [200, view(this.renameService(projectId, id, body))];
+      case "resize":
+        return [202, view(this.resize(projectId, id, body))];
+      case "setEnvironment":
+        return [200, { message: this.setEnvironment(projectId, id, body) }];
       case "getService":
         return [200, view(this.requireService(projectId, id), { withMetrics: true })];
       case "listServices": {
@@ -572,6 +602,52 @@ export class Simulator {
       { status: "PAUSED", at: now + this.delays.stopMs },
     ];
     return s;
+  }
+
+  /** The in-place changes refuse a service that is busy, or stopped, as the API is expected to. */
+  private requireSettled(projectId: string, serviceId: string, what: string): SimService {
+    const s = this.requireService(projectId, serviceId);
+    const status = currentStatus(s);
+    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    if (status !== "READY") throw fail(400, "INVALID_STATE", `service ${serviceId} is ${status}: ${what} needs it READY`);
+    return s;
+  }
+
+  private renameService(projectId: string, serviceId: string, body: unknown): SimService {
+    const name = (body as { name?: unknown } | undefined)?.name;
+    if (typeof name !== "string" || name.length < 1 || name.length > 128) throw fail(400, "INVALID_NAME", "name: 1 to 128 characters");
+    const s = this.requireSettled(projectId, serviceId, "rename");
+    s.name = name;
+    return s;
+  }
+
+  private resize(projectId: string, serviceId: string, body: unknown): SimService {
+    const b = (body ?? {}) as Record<string, unknown>;
+    for (const field of ["cpu_millis", "memory_gbs"] as const) {
+      if (typeof b[field] !== "string" || !/^[0-9]+$/.test(b[field] as string))
+        throw fail(400, "INVALID_RESOURCES", `${field}: required, a string of digits`);
+    }
+    const s = this.requireSettled(projectId, serviceId, "resize");
+    const spec = s.resources[0]?.spec ?? { cpu_millis: 0, memory_gbs: 0, volume_type: "gp3" };
+    s.resources = [
+      {
+        id: s.resources[0]?.id ?? `res-${serviceId}`,
+        spec: { ...spec, cpu_millis: Number(b.cpu_millis), memory_gbs: Number(b.memory_gbs) },
+      },
+    ];
+    const now = Date.now();
+    s.timeline = [
+      { status: "CONFIGURING", at: now },
+      { status: "READY", at: now + (this.delays.resizeMs ?? 0) },
+    ];
+    return s;
+  }
+
+  private setEnvironment(projectId: string, serviceId: string, body: unknown): string {
+    const environment = (body as { environment?: unknown } | undefined)?.environment;
+    if (environment !== "DEV" && environment !== "PROD") throw fail(400, "INVALID_ENVIRONMENT", "environment: DEV or PROD");
+    this.requireSettled(projectId, serviceId, "setEnvironment").metadata = { environment };
+    return `environment set to ${environment}`;
   }
 
   private startService(projectId: string, serviceId: string): SimService {
