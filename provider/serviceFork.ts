@@ -10,7 +10,7 @@ import { sendWhenSettled } from "./kit/busy";
 import { declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
-import { clientNow, progress } from "./kit/host";
+import { clientNow, progress, warning } from "./kit/host";
 import {
   booleanSchema,
   type DiffRules,
@@ -213,7 +213,7 @@ export const ForkInputsSchema = z
   });
 type ForkInputs = z.output<typeof ForkInputsSchema>;
 
-const RULES: DiffRules = {
+export const FORK_DIFF_RULES: DiffRules = {
   // What the fork is a copy of: only a new fork can change it.
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
@@ -226,7 +226,12 @@ const RULES: DiffRules = {
 /** A fork in these statuses is stopped, or stopping: `paused` reads true. */
 const STOPPED = ["PAUSING", "PAUSED"];
 /** The inputs as state records them, so that refresh can hand back what it read (`paused`). */
-const INPUT_KEYS = [...RULES.replaceKeys, ...(RULES.updateKeys ?? []), ...(RULES.stateOnlyKeys ?? []), "__resourceName"];
+const INPUT_KEYS = [
+  ...FORK_DIFF_RULES.replaceKeys,
+  ...(FORK_DIFF_RULES.updateKeys ?? []),
+  ...(FORK_DIFF_RULES.stateOnlyKeys ?? []),
+  "__resourceName",
+];
 
 /** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
 function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPassword: unknown): Record<string, unknown> {
@@ -521,18 +526,25 @@ const WHOLE = /^[0-9]+$/;
  * resize takes whole millicores and whole gigabytes, never "shared": a move between "shared" and
  * a number, or to a fraction of a gigabyte, needs a new fork. Preview says why.
  */
-function sizeChangesResizeCannotMake(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
-  return (["cpuMillis", "memoryGbs"] as const).filter((k) => {
-    if (!changed.includes(k) || isUnknown(news[k])) return false;
+async function sizeChangesResizeCannotMake(
+  changed: string[],
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<string[]> {
+  const replaced: string[] = [];
+  for (const k of ["cpuMillis", "memoryGbs"] as const) {
+    if (!changed.includes(k) || isUnknown(news[k])) continue;
     const [was, now] = [olds[k], news[k]];
     let why: string | undefined;
     if ((was === "shared") !== (now === "shared") && was !== undefined)
       why = `from ${String(was)} to ${String(now)}: resize cannot move between "shared" and a size`;
     else if (now === "shared") why = `to "shared": resize cannot make a fork shared`;
     else if (typeof now === "string" && !WHOLE.test(now)) why = `to ${now}: resize takes whole numbers`;
-    if (why) progress(`${k} changes ${why}, so this fork will be replaced by a new one (its data copied afresh from the source)`);
-    return why !== undefined;
-  });
+    if (!why) continue;
+    replaced.push(k);
+    await warning(`${k} changes ${why}, so this fork will be replaced by a new one (its data copied afresh from the source)`);
+  }
+  return replaced;
 }
 
 /** The busy rule for the in-place changes: a fork busy with another operation is waited for. */
@@ -595,7 +607,7 @@ async function setForkEnvironment(id: string, inputs: ForkInputs): Promise<undef
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
-  rules: RULES,
+  rules: FORK_DIFF_RULES,
 
   declare: declareIdentity,
   stillDeclared(id, olds, resource) {
@@ -633,7 +645,7 @@ export const serviceForkProvider = defineProvider({
     if (service.metadata?.environment) outs.environmentTag = service.metadata.environment;
     // The recorded inputs with what was read: after a refresh, preview shows the update.
     const inputs = Object.fromEntries(INPUT_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
-    for (const k of RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = outs[k];
+    for (const k of FORK_DIFF_RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = outs[k];
     return { id, props: outs, inputs };
   },
 
@@ -656,7 +668,7 @@ export const serviceForkProvider = defineProvider({
   async update(id, olds, inputs, news) {
     const before = withoutProvider(olds);
     const password = olds.initialPassword;
-    let done: Record<string, unknown> = { ...before, ...pick(inputs, RULES.stateOnlyKeys ?? []) };
+    let done: Record<string, unknown> = { ...before, ...pick(inputs, FORK_DIFF_RULES.stateOnlyKeys ?? []) };
     let last: Service | undefined;
     const applied = (keys: string[], service?: Service) => {
       done = { ...done, ...pick(inputs, keys) };
@@ -665,9 +677,20 @@ export const serviceForkProvider = defineProvider({
     const wasPaused = before.paused === true;
     try {
       if (wasPaused && !inputs.paused) applied(["paused"], await startFork(id, inputs));
-      if (inputs.name !== undefined && inputs.name !== before.name) applied(["name"], await renameFork(id, inputs));
-      if (sizeChanged(before, inputs)) applied(["cpuMillis", "memoryGbs"], await resizeFork(id, inputs, before));
-      if (inputs.environmentTag !== before.environmentTag) applied(["environmentTag"], await setForkEnvironment(id, inputs));
+      // Independent of each other: one refused does not keep the others from being made.
+      const changes: [string[], () => Promise<Service | undefined>][] = [];
+      if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(id, inputs)]);
+      if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(id, inputs, before)]);
+      if (inputs.environmentTag !== before.environmentTag) changes.push([["environmentTag"], () => setForkEnvironment(id, inputs)]);
+      let refused: unknown;
+      for (const [keys, change] of changes) {
+        try {
+          applied(keys, await change());
+        } catch (err) {
+          refused ??= err;
+        }
+      }
+      if (refused) throw refused;
       if (!wasPaused && inputs.paused) {
         const stopped = await stopFork(id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
         if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);

@@ -2,6 +2,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { CLIENT_DEFAULTS } from "../provider/client";
+import { FORK_DIFF_RULES } from "../provider/serviceFork";
 import * as errors from "../provider/errors";
 import { WAIT_DEFAULTS } from "../provider/kit/waiting";
 import { DEFAULT_API_URL, SETTING_SOURCES } from "../provider/settings";
@@ -40,7 +41,9 @@ test("the retry and waiting numbers are the code's", () => {
   expect(readme).toContain(
     `every ${WAIT_DEFAULTS.firstPollMs / 1000} s at first, then every ${WAIT_DEFAULTS.pollShare * 100}% of the time waited so far, at\nmost every ${WAIT_DEFAULTS.maxPollMs / 1000} s`,
   );
-  expect(readme).toContain(`(defaults \`${WAIT_DEFAULTS.createTimeout}\` and \`${WAIT_DEFAULTS.deleteTimeout}\`)`);
+  expect(readme).toContain(
+    `(defaults \`${WAIT_DEFAULTS.createTimeout}\`, \`${WAIT_DEFAULTS.updateTimeout}\` and \`${WAIT_DEFAULTS.deleteTimeout}\`)`,
+  );
 });
 
 test("the Pulumi version the README explains is the one tested and built", () => {
@@ -55,4 +58,21 @@ test("the Pulumi version the README explains is the one tested and built", () =>
   expect(readme).toContain(`pulumi-v${sdk}`);
   expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(`^${sdk}`);
   expect(readme).toContain(`\`^${sdk}\``);
+});
+
+test("the ServiceFork changes table is the diff's rules: what replaces, what changes in place, what only state records", () => {
+  const from = readme.indexOf("| Input | A change | Why |");
+  const table = readme.slice(from, readme.indexOf("\n\n", from));
+  const rows = table
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("| `"));
+  const keysOf = (kind: RegExp) =>
+    rows
+      .filter((row) => kind.test(row.split("|")[2] ?? ""))
+      .flatMap((row) => [...(row.split("|")[1] ?? "").matchAll(/`(\w+)`/g)].map((m) => m[1]))
+      .sort();
+  expect(keysOf(/^\s*\*\*replaces\*\*/)).toEqual([...FORK_DIFF_RULES.replaceKeys].sort());
+  expect(keysOf(/^\s*in place/)).toEqual([...(FORK_DIFF_RULES.updateKeys ?? [])].sort());
+  expect(keysOf(/^\s*state only/)).toEqual([...(FORK_DIFF_RULES.stateOnlyKeys ?? [])].sort());
 });

@@ -47,7 +47,7 @@ export interface ResourceDefinition<T extends z.ZodType> {
    * Optional: update keys whose change this time cannot be made in place (the API cannot express
    * it): they replace instead. Called only with keys that changed.
    */
-  replacesInstead?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): string[];
+  replacesInstead?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
@@ -76,7 +76,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
     },
     async diff(id, olds, news) {
       const found = diffInputs(olds, news, def.rules);
-      const instead = def.replacesInstead?.(changedUpdateKeys(olds, news, def.rules), olds, news) ?? [];
+      const instead = (await def.replacesInstead?.(changedUpdateKeys(olds, news, def.rules), olds, news)) ?? [];
       const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
       // A replaced object is not kept: its delete must go ahead.
       if (!result.replaces?.length) def.stillDeclared?.(id, olds, resourceNameOf(news));
