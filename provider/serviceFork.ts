@@ -71,6 +71,12 @@ export interface ServiceForkArgs {
    * the status, so a fork paused elsewhere shows as drift.
    */
   paused?: pulumi.Input<boolean>;
+  /**
+   * Take this existing fork under management instead of forking (Pulumi's `import` option cannot
+   * serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if
+   * given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+   */
+  adoptServiceId?: pulumi.Input<string>;
 }
 
 export interface Endpoint {
@@ -184,6 +190,7 @@ export const ForkInputsSchema = z
     waitForReady: booleanSchema.default(true),
     adoptExisting: booleanSchema.default(true),
     paused: booleanSchema.default(false),
+    adoptServiceId: idSchema.optional(),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
@@ -218,9 +225,11 @@ export const FORK_DIFF_RULES: DiffRules = {
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
   updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
-  stateOnlyKeys: ["waitForReady", "createTimeout", "updateTimeout", "deleteTimeout", "adoptExisting"],
-  // Left unset, these have no opinion: any name (the default one), the size the fork has.
-  optionalDeclared: ["name", "cpuMillis", "memoryGbs"],
+  // adoptServiceId is bookkeeping once created; another service's ID replaces (replacesInstead).
+  stateOnlyKeys: ["waitForReady", "createTimeout", "updateTimeout", "deleteTimeout", "adoptExisting", "adoptServiceId"],
+  // Left unset, these have no opinion: any name (the default one), the size the fork has, the
+  // fork already held.
+  optionalDeclared: ["name", "cpuMillis", "memoryGbs", "adoptServiceId"],
 };
 
 /** A fork in these statuses is stopped, or stopping: `paused` reads true. */
@@ -345,6 +354,37 @@ function declareIdentity(inputs: Record<string, unknown>, resource: string): pul
   }));
 }
 
+/**
+ * Why a service cannot be taken under management by adoptServiceId, checked in this order; undefined
+ * when it can. (Existence is checked first, by the caller, with the "gone" rule.)
+ */
+function adoptionProblem(service: Service, inputs: { sourceServiceId: string; name?: string | undefined }): string | undefined {
+  const id = service.service_id;
+  const parent = service.forked_from?.service_id;
+  if (parent !== inputs.sourceServiceId)
+    return parent
+      ? `service ${id} is a fork of ${parent}, not of sourceServiceId ${inputs.sourceServiceId}`
+      : `service ${id} is not a fork (it has no forked_from): adopting the source itself, or another service, is refused`;
+  if (NOT_ADOPTABLE.includes(service.status))
+    return `service ${id} is ${service.status}: only a running fork can be adopted (start it first)`;
+  if (inputs.name !== undefined && service.name !== inputs.name) return `service ${id} is named "${service.name}", not "${inputs.name}"`;
+  return undefined;
+}
+
+/** adoptServiceId: the named fork, checked, taken under management; nothing recorded when a check fails. */
+async function adoptById(inputs: ForkInputs, news: Record<string, unknown>, serviceId: string): Promise<pulumi.dynamic.CreateResult> {
+  const service = await serviceUnlessGone(clientNow(), inputs.projectId, serviceId);
+  if (!service)
+    throw new TigerCloudError(`adoptServiceId ${serviceId}: the API says no such service exists in project ${inputs.projectId}.`);
+  const problem = adoptionProblem(service, inputs);
+  if (problem) throw new TigerCloudError(`adoptServiceId ${serviceId} cannot be taken under management: ${problem}. Nothing was recorded.`);
+  progress(
+    `taking fork ${serviceId} ("${service.name}", ${service.status}) under management (adoptServiceId). ` +
+      `Its initial password is not known: set a new one in the Tiger Cloud console or with the tiger CLI.`,
+  );
+  return finishCreate(inputs, news, service, { at: new Date().toISOString(), reason: "taken under management with adoptServiceId" });
+}
+
 /** Takes over the one fork found; several are an error that names them, and nothing is made. */
 async function adopt(
   inputs: ForkInputs,
@@ -395,6 +435,7 @@ async function finishCreate(
 
 /** Adopts the running fork with this identity, or forks; never sends forkService twice. */
 async function forkOrAdopt(inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  if (inputs.adoptServiceId !== undefined) return adoptById(inputs, news, inputs.adoptServiceId);
   const client = clientNow();
   const adoptable = inputs.name !== undefined && inputs.adoptExisting;
   if (adoptable) {
@@ -526,6 +567,13 @@ const WHOLE = /^[0-9]+$/;
  * resize takes whole millicores and whole gigabytes, never "shared": a move between "shared" and
  * a number, or to a fraction of a gigabyte, needs a new fork. Preview says why.
  */
+/** adoptServiceId set to another service than the one held replaces: that one is adopted, this one stopped. */
+async function replacedOnChange(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]> {
+  const adopting = news.adoptServiceId;
+  const another = typeof adopting === "string" && changed.includes("adoptServiceId") && adopting !== olds.serviceId;
+  return [...(another ? ["adoptServiceId"] : []), ...(await sizeChangesResizeCannotMake(changed, olds, news))];
+}
+
 async function sizeChangesResizeCannotMake(
   changed: string[],
   olds: Record<string, unknown>,
@@ -615,6 +663,27 @@ export const serviceForkProvider = defineProvider({
   },
   references: (inputs) => [
     { type: "service", property: "sourceServiceId", projectId: inputs.projectId, id: inputs.sourceServiceId, judge: judgeSource },
+    ...(inputs.adoptServiceId === undefined
+      ? []
+      : [
+          {
+            type: "service" as const,
+            property: "adoptServiceId",
+            projectId: inputs.projectId,
+            id: inputs.adoptServiceId,
+            // Preview tells now what create would refuse.
+            judge: (service: Service) => {
+              const problem =
+                typeof inputs.sourceServiceId === "string"
+                  ? adoptionProblem(service, {
+                      sourceServiceId: inputs.sourceServiceId,
+                      name: typeof inputs.name === "string" ? inputs.name : undefined,
+                    })
+                  : undefined;
+              return problem ? { failure: `cannot be taken under management: ${problem}` } : {};
+            },
+          },
+        ]),
   ],
 
   async create(inputs, news) {
@@ -658,7 +727,7 @@ export const serviceForkProvider = defineProvider({
     return sameIdentity && news.adoptExisting !== false;
   },
 
-  replacesInstead: sizeChangesResizeCannotMake,
+  replacesInstead: replacedOnChange,
 
   /**
    * Name, size, environment and running state change in place, in this order: start (when

@@ -6,6 +6,8 @@ import { ServiceFork } from "pulumi-tigercloud";
 export = async () => {
   const config = new pulumi.Config();
   const pr = config.requireNumber("prNumber");
+  // A fork made for this PR in the console or with the tiger CLI: manage it instead of forking.
+  const adoptServiceId = config.get("adoptServiceId");
 
   const db = new ServiceFork(`pr-${pr}`, {
     sourceServiceId: config.require("sourceServiceId"),
@@ -17,6 +19,7 @@ export = async () => {
     createTimeout: "45m",
     // Stopped at night by the nightly workflow (`./pr-stack.sh pause`), data kept; `up` starts it.
     paused: config.getBoolean("paused") ?? false,
+    ...(adoptServiceId ? { adoptServiceId } : {}),
   });
 
   return {

@@ -5,7 +5,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { configureFromStack } from "./host";
 import {
-  changedUpdateKeys,
+  changedInPlaceKeys,
   checkInputs,
   type DiffRules,
   diffInputs,
@@ -44,8 +44,8 @@ export interface ResourceDefinition<T extends z.ZodType> {
    */
   references?(inputs: Record<string, unknown>): Reference[];
   /**
-   * Optional: update keys whose change this time cannot be made in place (the API cannot express
-   * it): they replace instead. Called only with keys that changed.
+   * Optional: update or state-only keys whose change this time cannot be made in place (the API
+   * cannot express it): they replace instead. Called only with keys that changed.
    */
   replacesInstead?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
   /** Optional: when a replacement must remove the old object before making the new one. */
@@ -76,7 +76,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
     },
     async diff(id, olds, news) {
       const found = diffInputs(olds, news, def.rules);
-      const instead = (await def.replacesInstead?.(changedUpdateKeys(olds, news, def.rules), olds, news)) ?? [];
+      const instead = (await def.replacesInstead?.(changedInPlaceKeys(olds, news, def.rules), olds, news)) ?? [];
       const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
       // A replaced object is not kept: its delete must go ahead.
       if (!result.replaces?.length) def.stillDeclared?.(id, olds, resourceNameOf(news));

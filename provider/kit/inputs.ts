@@ -181,9 +181,9 @@ export function makesNewObject(olds: Record<string, unknown>, inputs: Record<str
   return Object.keys(previous).length === 0 || changedKeys(olds, inputs, rules, rules.replaceKeys).length > 0;
 }
 
-/** The update keys (changed in place through the API) whose value changed. */
-export function changedUpdateKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): string[] {
-  return changedKeys(olds, news, rules, rules.updateKeys ?? []);
+/** The update and state-only keys (not replace keys) whose value changed. */
+export function changedInPlaceKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): string[] {
+  return changedKeys(olds, news, rules, [...(rules.updateKeys ?? []), ...(rules.stateOnlyKeys ?? [])]);
 }
 
 /** True when only state-only keys or the provider changed: the update needs no API call. */

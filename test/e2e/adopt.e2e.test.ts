@@ -1,0 +1,91 @@
+// adoptServiceId: a fork made elsewhere taken under management (Pulumi's `import` cannot serve a
+// dynamic provider). Real engine, against the simulator; the pr-fork example's own program.
+import * as path from "path";
+import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import type { LoggedRequest } from "../simulator/server";
+
+jest.setTimeout(300_000);
+let h: EngineHarness;
+beforeAll(async () => {
+  h = await startEngine();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "POST").map((r) => r.operation);
+
+/** A fork made through the API directly, as the console or the tiger CLI would. */
+async function forkThroughApi(parent: string, name: string): Promise<string> {
+  const answer = await fetch(`${h.sim.url}/projects/${h.ids.projectId}/services/${parent}/forkService`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${h.sim.apiKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ fork_strategy: "NOW", name }),
+  });
+  return ((await answer.json()) as { service_id: string }).service_id;
+}
+
+test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after, destroy stops it; another ID replaces", async () => {
+  const made = await forkThroughApi(h.ids.serviceId, "pr-77");
+  // The example's program, as `pulumi up` in its directory runs it.
+  const program = require(path.join(__dirname, "..", "..", "examples", "pr-fork", "index.ts")) as () => Promise<Record<string, unknown>>;
+  const s = await h.stack("adopt", program);
+  await s.stack.setAllConfig({
+    "e2e:sourceServiceId": { value: h.ids.serviceId },
+    "e2e:prNumber": { value: "77" },
+    "e2e:adoptServiceId": { value: made },
+  });
+  const up = await s.up();
+  expect(writes(up.requests)).toEqual([]); // no forkService: taken as it is
+  expect(up.outputs.serviceId?.value).toBe(made);
+  expect(up.stdout).toContain(`taking fork ${made} ("pr-77", READY) under management (adoptServiceId)`);
+  const state = (await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"));
+  expect(state?.id).toBe(made);
+  expect(state?.outputs?.adopted).toMatchObject({ reason: "taken under management with adoptServiceId" });
+  await s.stack.preview({ expectNoChanges: true });
+
+  // Removing adoptServiceId changes nothing.
+  await s.stack.removeConfig("e2e:adoptServiceId");
+  await s.stack.preview({ expectNoChanges: true });
+
+  // Another fork's ID: replaced, the old one stopped, the other one adopted.
+  const other = await forkThroughApi(h.ids.serviceId, "pr-77");
+  h.sim.outOfBand.renameService(h.ids.projectId, made, "pr-77-old"); // one running fork per name
+  await s.stack.setConfig("e2e:adoptServiceId", { value: other });
+  const replaced = await s.up();
+  expect(writes(replaced.requests)).toEqual(["stop"]);
+  expect(replaced.outputs.serviceId?.value).toBe(other);
+  expect(h.sim.service(h.ids.projectId, made)?.status).toBe("PAUSED");
+
+  const destroy = await s.destroy();
+  expect(writes(destroy.requests)).toEqual(["stop"]);
+  expect(h.sim.service(h.ids.projectId, other)?.status).toBe("PAUSED");
+});
+
+test.each([
+  ["the source itself", async () => h.ids.serviceId, /is not a fork \(it has no forked_from\)/],
+  [
+    "a fork of another service",
+    async () => forkThroughApi(await forkThroughApi(h.ids.serviceId, "middle"), "grandchild"),
+    /is a fork of svc-\w+, not of sourceServiceId/,
+  ],
+  [
+    "a PAUSED fork",
+    async () => {
+      const id = await forkThroughApi(h.ids.serviceId, "sleeping");
+      h.sim.outOfBand.setStatus(h.ids.projectId, id, "PAUSED");
+      return id;
+    },
+    /is PAUSED: only a running fork can be adopted/,
+  ],
+  ["an unknown ID", async () => "svc-nosuch", /svc-nosuch/],
+])("adopting %s fails with its reason and records nothing", async (_what, target, reason) => {
+  const { ServiceFork } = tigercloud();
+  const adoptServiceId = await target();
+  const s = await h.stack(`refuse-${adoptServiceId}`, async () => {
+    new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", adoptServiceId });
+  });
+  await expect(s.up()).rejects.toThrow(reason);
+  expect(h.sim.requests("forkService")).toEqual([]);
+  expect((await s.exportState()).resources?.filter((r) => r.type.endsWith("ServiceFork"))).toEqual([]);
+});
