@@ -89,3 +89,26 @@ test.each([
   expect(h.sim.requests("forkService")).toEqual([]);
   expect((await s.exportState()).resources?.filter((r) => r.type.endsWith("ServiceFork"))).toEqual([]);
 });
+
+test.each([true, false])(
+  "a replacement that keeps the name and source (forkStrategy changed, adoptExisting %s): a new READY fork in state, the old one stopped, one fork of that name running",
+  async (adoptExisting) => {
+    const { ServiceFork } = tigercloud();
+    const name = `replace-${adoptExisting}`;
+    const program = (forkStrategy: "NOW" | "LAST_SNAPSHOT") => async () => {
+      const f = new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy, name, adoptExisting });
+      return { id: f.serviceId, status: f.status };
+    };
+    const s = await h.stack(name, program("NOW"));
+    const old = (await s.up()).outputs.id?.value;
+    s.setProgram(program("LAST_SNAPSHOT"));
+    const up = await s.up();
+    const now = up.outputs.id?.value;
+    expect(now).not.toBe(old);
+    expect(up.outputs.status?.value).toBe("READY");
+    expect(h.sim.service(h.ids.projectId, old as string)?.status).toBe("PAUSED");
+    const running = h.sim.services(h.ids.projectId).filter((x) => x.name === name && x.status === "READY");
+    expect(running.map((x) => x.service_id)).toEqual([now]);
+    await s.destroy();
+  },
+);
