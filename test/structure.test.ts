@@ -17,7 +17,7 @@ const importsOf = (file: string) =>
 
 const LEAVES = ["api-schemas.ts", "client.ts", "errors.ts", "settings.ts", "text.ts", "version.ts"];
 const RESOURCES = ["serviceFork.ts", "serviceHA.ts", "vpcName.ts"];
-const TOP = ["index.ts", "runtime.ts"];
+const TOP = ["index.ts", "runtime.ts", "watchdog.ts"];
 
 test("every module of the package is in one layer", () => {
   expect([...modules("."), ...modules("kit")].sort()).toEqual([...LEAVES, ...RESOURCES, ...TOP, ...modules("kit")].sort());

@@ -18,6 +18,8 @@ pr="${2:-}"
 case "$pr" in '' | *[!0-9]*) usage ;; esac
 stack="pr-$pr"
 export PULUMI_SKIP_UPDATE_CHECK=true
+# Every provider process watches its engine from its start, so a cancelled run leaves none behind.
+export NODE_OPTIONS="--require=pulumi-tigercloud/watchdog${NODE_OPTIONS:+ $NODE_OPTIONS}"
 
 case "$action" in
   up)

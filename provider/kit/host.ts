@@ -2,12 +2,12 @@
 // configure), a client made from it, progress lines on stderr, which the engine shows, and
 // warnings through the engine's own log.
 import * as crypto from "crypto";
-import * as fs from "fs";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../client";
 import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
+import { endWithEngine } from "./engine-watch";
 
 /** How fast waits poll; a test passes smaller numbers through setHostOptions. */
 export interface PollOptions {
@@ -149,64 +149,4 @@ function engineLog(): NonNullable<typeof engine> | null {
     // An SDK laid out otherwise: warnings stay progress lines.
   }
   return engine;
-}
-
-let watching = false;
-export const PROVIDER_PROCESS_TITLE = "pulumi-tigercloud dynamic-provider";
-
-/**
- * The provider process ends with the engine that started it. The engine starts it in a process
- * group of its own, so a killed `pulumi up` leaves it running: without this it went on polling,
- * and a progress line to the dead engine's pipe raised EPIPE, whose report raised EPIPE again,
- * thousands of times a second. Only in the engine's provider process, not in a program or a test.
- */
-function endWithEngine(): void {
-  if (watching || !/dynamic-provider/.test(process.argv[1] ?? "")) return;
-  watching = true;
-  // Tells `ps` which provider processes run this package's code (and so watch their engine).
-  process.title = PROVIDER_PROCESS_TITLE;
-  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => process.exit(1));
-  // The engine is the parent, or the grandparent when a wrapper script starts node.
-  const engine = ancestors(2);
-  if (engine.length === 0) return;
-  setInterval(() => {
-    if (!engine.every(isAlive)) process.exit(1);
-  }, 1000).unref();
-}
-
-/** This process's parent, grandparent… (Linux: read from /proc; elsewhere only the parent). */
-function ancestors(count: number): number[] {
-  const found = [process.ppid];
-  while (found.length < count) {
-    const ppid = parentOf(found[found.length - 1] as number);
-    if (ppid === undefined || ppid <= 1) break;
-    found.push(ppid);
-  }
-  return found;
-}
-
-function statOf(pid: number): string[] | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // "pid (command) state ppid …": the command may hold spaces and parentheses.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
-}
-
-function parentOf(pid: number): number | undefined {
-  const ppid = Number(statOf(pid)?.[1]);
-  return Number.isInteger(ppid) ? ppid : undefined;
-}
-
-function isAlive(pid: number): boolean {
-  const stat = statOf(pid);
-  if (stat) return stat[0] !== "Z"; // a zombie is dead, only not yet reaped
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

@@ -1,8 +1,7 @@
 // adoptServiceId: a fork made elsewhere taken under management (Pulumi's `import` cannot serve a
 // dynamic provider). Real engine, against the simulator; the pr-fork example's own program.
 import * as path from "path";
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
-import type { LoggedRequest } from "../simulator/server";
+import { type EngineHarness, writes, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;
@@ -12,8 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "POST").map((r) => r.operation);
 
 /** A fork made through the API directly, as the console or the tiger CLI would. */
 async function forkThroughApi(parent: string, name: string): Promise<string> {

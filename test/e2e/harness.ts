@@ -155,3 +155,6 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
 export function tigercloud(): typeof import("pulumi-tigercloud") {
   return require("pulumi-tigercloud");
 }
+
+/** The write requests among `requests` (every POST), by operation: what an operation changed. */
+export const writes = (requests: LoggedRequest[]): string[] => requests.filter((r) => r.method === "POST").map((r) => r.operation);

@@ -1,8 +1,7 @@
 // A fork changed in place where the API can (rename, resize, environment): never a new fork and
 // its data copied afresh. Real engine, against the simulator.
 import type { ServiceForkArgs } from "pulumi-tigercloud";
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
-import type { LoggedRequest } from "../simulator/server";
+import { type EngineHarness, writes, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;
@@ -13,7 +12,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "POST").map((r) => r.operation);
 const program = (args: Partial<ServiceForkArgs>) => async () => {
   const { ServiceFork } = tigercloud();
   const f = new ServiceFork("fork", {

@@ -4,7 +4,7 @@
 import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { PROVIDER_PROCESS_TITLE } from "../../provider/kit/host";
+import { PROVIDER_PROCESS_TITLE } from "../../provider/kit/engine-watch";
 import { NO_DELAYS, Simulator } from "../simulator/server";
 
 jest.setTimeout(900_000);
@@ -14,10 +14,11 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 
 const PROGRAM = `import * as pulumi from "@pulumi/pulumi";
-import { ServiceFork, ServiceHA } from "pulumi-tigercloud";
+import { ServiceFork, ServiceHA, VpcName } from "pulumi-tigercloud";
 const config = new pulumi.Config();
 const fork = new ServiceFork("fork", { sourceServiceId: config.require("source"), forkStrategy: "NOW", name: config.require("forkName") });
 const ha = new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount: 1 });
+new VpcName("vpc", { vpcId: config.require("vpc"), name: config.require("forkName") });
 export const serviceId = fork.serviceId;
 export const replicas = ha.replicaCount;
 `;
@@ -43,6 +44,8 @@ beforeAll(async () => {
     TIGER_API_URL: sim.url,
     TIGER_API_KEY: sim.apiKey,
     TIGER_PROJECT_ID: sim.defaults().projectId,
+    // As the README asks of a pipeline: every provider process watches its engine from its start.
+    NODE_OPTIONS: "--require=pulumi-tigercloud/watchdog",
   };
 });
 afterAll(async () => {
@@ -150,7 +153,7 @@ const MOMENTS: [string, (name: string) => Promise<void>][] = [
   }),
 ];
 
-const tally = { kills: 0, duplicates: 0, missingFromState: 0, providersLeft: 0, idleSdkProvidersLeft: 0 };
+const tally = { kills: 0, destroyKills: 0, duplicates: 0, missingFromState: 0, providersLeft: 0, idleSdkProvidersLeft: 0 };
 
 test.each(MOMENTS.map(([label], i) => [label, i] as const))(
   "killed %s: the next up ends with one fork, in state, READY, HA set",
@@ -160,6 +163,7 @@ test.each(MOMENTS.map(([label], i) => [label, i] as const))(
     await ok("stack", "init", stack);
     await ok("config", "set", "--stack", stack, "source", sim.defaults().serviceId);
     await ok("config", "set", "--stack", stack, "forkName", forkName);
+    await ok("config", "set", "--stack", stack, "vpc", sim.defaults().vpcId);
 
     const run = start(["up", "--yes", "--stack", stack]);
     const moment = (MOMENTS[i]?.[1] as (name: string) => Promise<void>)(forkName);
@@ -178,6 +182,7 @@ test.each(MOMENTS.map(([label], i) => [label, i] as const))(
     tally.idleSdkProvidersLeft += left.idle.length;
     for (const pid of left.idle) process.kill(pid, "SIGKILL");
     expect(left.ours).toEqual([]);
+    expect(left.idle).toEqual([]);
 
     await recover(stack);
     const live = forksNamed(forkName).filter((s) => s.status !== "PAUSED");
@@ -188,10 +193,39 @@ test.each(MOMENTS.map(([label], i) => [label, i] as const))(
     const state = await ok("stack", "export", "--stack", stack);
     if (!state.includes(fork.service_id)) tally.missingFromState++;
     expect(state).toContain(fork.service_id);
+    expect(sim.vpc(sim.defaults().projectId, sim.defaults().vpcId)?.name).toBe(forkName);
 
-    // Destroy after recovery stops the one fork.
-    await ok("destroy", "--yes", "--stack", stack);
+    // Destroy after recovery stops the one fork; every other one is killed once while HA is
+    // being reset or the fork stopped, and destroyed again as a person would.
+    if (i % 2 === 1) {
+      const destroying = start(["destroy", "--yes", "--stack", stack]);
+      const before = sim.requests().length;
+      await until(() =>
+        sim
+          .requests()
+          .slice(before)
+          .some((r) => r.method === "POST"),
+      );
+      await sleep(i % 4 === 1 ? 200 : 900);
+      destroying.kill();
+      await destroying.done;
+      tally.destroyKills++;
+      await sleep(4000);
+      expect(providersLeft()).toEqual({ ours: [], idle: [] });
+      const again = await pulumi("destroy", "--yes", "--stack", stack);
+      if (again.status !== 0) {
+        await ok("cancel", "--yes", "--stack", stack);
+        await ok("destroy", "--yes", "--stack", stack);
+      }
+    } else {
+      await ok("destroy", "--yes", "--stack", stack);
+    }
     expect(forksNamed(forkName).map((s) => s.status)).toEqual(["PAUSED"]);
+    expect(sim.service(sim.defaults().projectId, fork.service_id)?.ha_replicas).toEqual({ replica_count: 0, sync_replica_count: 0 });
+    // No resource left in state. (A killed destroy may leave the engine's note of the delete it
+    // was doing, `pending_operations`: bookkeeping that names the resource, not a resource.)
+    const after = JSON.parse(await ok("stack", "export", "--stack", stack)) as { deployment: { resources?: { type: string }[] } };
+    expect((after.deployment.resources ?? []).filter((r) => r.type.includes("tigercloud"))).toEqual([]);
   },
 );
 
@@ -200,6 +234,7 @@ test("an ambiguous 500 after the fork was made: one fork in state, one forkServi
   await ok("stack", "init", stack);
   await ok("config", "set", "--stack", stack, "source", sim.defaults().serviceId);
   await ok("config", "set", "--stack", stack, "forkName", "ambiguous-fork");
+  await ok("config", "set", "--stack", stack, "vpc", sim.defaults().vpcId);
   sim.clearLog();
   sim.injectFault("forkService", { kind: "afterApplying", status: 500 });
   const out = await ok("up", "--yes", "--stack", stack);

@@ -1,7 +1,6 @@
 // A fork's running state is declared (`paused`), changed in place, and read back: a fork paused
 // elsewhere is drift that refresh shows and `up` puts back. Real engine, against the simulator.
-import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
-import type { LoggedRequest } from "../simulator/server";
+import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;
@@ -12,7 +11,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "POST").map((r) => r.operation);
 const statusOf = (id: unknown) => h.sim.service(h.ids.projectId, id as string)?.status;
 const forkProgram = (paused?: boolean) => async () => {
   const { ServiceFork } = tigercloud();

@@ -2,7 +2,7 @@
 // the new name and a delete of the old, and the delete must not undo what the new one declares.
 import type { UpOptions } from "@pulumi/pulumi/automation";
 import type { LoggedRequest } from "../simulator/server";
-import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;
@@ -20,7 +20,6 @@ async function upWith(s: Scenario, options: UpOptions): Promise<{ stdout: string
   return { stdout: r.stdout, requests: h.sim.requests() };
 }
 const haOfParent = () => h.sim.service(h.ids.projectId, h.ids.serviceId)?.ha_replicas;
-const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "POST").map((r) => r.operation);
 const failureOf = async (op: () => Promise<unknown>): Promise<string> => {
   try {
     await op();
