@@ -10,6 +10,7 @@ import { sendWhenSettled } from "./kit/busy";
 import { declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
+import { connectionUri, DATABASE, USERNAME, waitForLogin } from "./kit/connection";
 import { clientNow, progress } from "./kit/host";
 import {
   booleanSchema,
@@ -48,7 +49,13 @@ export interface ServiceForkArgs {
    * PAUSED after destroy. Default true.
    */
   waitForReady?: pulumi.Input<boolean>;
-  /** How long create waits, for a busy source and then for READY, e.g. "30m" (default); at most "24h". */
+  /**
+   * What "ready" means when create waits (waitForReady): "login" (default), READY and then a
+   * working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to
+   * report READY before its database accepts connections.
+   */
+  readyWhen?: pulumi.Input<"login" | "status">;
+  /** How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h". */
   createTimeout?: pulumi.Input<string>;
   /** How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h". */
   deleteTimeout?: pulumi.Input<string>;
@@ -84,6 +91,18 @@ export class ServiceFork extends pulumi.dynamic.Resource {
   declare readonly initialPassword: pulumi.Output<string | undefined>;
   /** When the fork was taken over instead of made (see adoptExisting), and why. */
   declare readonly adopted: pulumi.Output<{ at: string; reason: string } | undefined>;
+  /** The endpoint's host and port, the database (tsdb) and the admin role (tsdbadmin). */
+  declare readonly host: pulumi.Output<string | undefined>;
+  declare readonly port: pulumi.Output<number | undefined>;
+  declare readonly database: pulumi.Output<string>;
+  declare readonly username: pulumi.Output<string>;
+  /**
+   * `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. Without
+   * the password for an adopted fork.
+   */
+  declare readonly connectionUri: pulumi.Output<string | undefined>;
+  /** The same through the connection pooler, when the service has one. Always secret. */
+  declare readonly poolerConnectionUri: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ServiceForkArgs, opts?: pulumi.CustomResourceOptions) {
     const outputs = {
@@ -100,6 +119,12 @@ export class ServiceFork extends pulumi.dynamic.Resource {
       environment: undefined,
       initialPassword: undefined,
       adopted: undefined,
+      host: undefined,
+      port: undefined,
+      database: undefined,
+      username: undefined,
+      connectionUri: undefined,
+      poolerConnectionUri: undefined,
     };
     super(
       serializedProvider("ServiceFork"),
@@ -107,13 +132,16 @@ export class ServiceFork extends pulumi.dynamic.Resource {
       { ...outputs, name: undefined, ...args, __resourceName: name },
       {
         ...opts,
-        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "initialPassword"],
+        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS],
       },
       "tigercloud",
       "ServiceFork",
     );
   }
 }
+
+/** Outputs that hold the password: secret without the user asking. */
+const SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"];
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
@@ -167,6 +195,9 @@ export const ForkInputsSchema = z
     environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
     name: nameSchema(128).optional(),
     waitForReady: booleanSchema.default(true),
+    readyWhen: z
+      .enum(["login", "status"], { error: 'must be "login" (READY and a working login) or "status" (READY only)' })
+      .default("login"),
     adoptExisting: booleanSchema.default(true),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
@@ -198,13 +229,15 @@ type ForkInputs = z.output<typeof ForkInputsSchema>;
 
 const RULES: DiffRules = {
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime", "cpuMillis", "memoryGbs", "environmentTag", "name"],
-  stateOnlyKeys: ["waitForReady", "createTimeout", "deleteTimeout", "adoptExisting"],
+  stateOnlyKeys: ["waitForReady", "readyWhen", "createTimeout", "deleteTimeout", "adoptExisting"],
   // `name` is also the fork's actual name; left unset, any name (the default one) will do.
   optionalDeclared: ["name"],
 };
 
 /** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
 function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPassword: unknown): Record<string, unknown> {
+  // GET does not return the password: keep the one the fork answered with.
+  const password = s.initial_password ?? (typeof initialPassword === "string" ? initialPassword : undefined);
   return plain({
     ...inputs,
     serviceId: s.service_id,
@@ -230,8 +263,14 @@ function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPasswor
       volumeType: r.spec?.volume_type,
     })),
     environment: s.metadata?.environment,
-    // GET does not return the password: keep the one the fork answered with.
-    initialPassword: s.initial_password ?? initialPassword,
+    initialPassword: password,
+    // Built from the endpoint each read: a refresh follows an endpoint that moved.
+    host: s.endpoint?.host,
+    port: s.endpoint?.port,
+    database: DATABASE,
+    username: USERNAME,
+    connectionUri: connectionUri(s.endpoint, password),
+    poolerConnectionUri: connectionUri(s.connection_pooler?.endpoint, password),
   });
 }
 
@@ -356,10 +395,34 @@ async function finishCreate(
       outs = forkOutputs(outs, await waitReady(inputs, id, deadline), outs.initialPassword);
       progress(`fork ${id} is READY`);
     }
+    if (inputs.waitForReady && inputs.readyWhen === "login") {
+      // Recorded as awaited until a login works: a failure leaves it in state for the next `up`.
+      outs = { ...outs, loginPending: true };
+      outs = await awaitLogin(inputs, id, outs, deadline);
+    }
   } catch (err) {
     throw partialFailure(id, outs, news, err);
   }
   return { id, outs };
+}
+
+/** Waits until the fork's database takes a login (kit/connection.ts); the outputs without `loginPending`. */
+async function awaitLogin(
+  inputs: ForkInputs,
+  id: string,
+  outs: Record<string, unknown>,
+  deadline: number,
+): Promise<Record<string, unknown>> {
+  const { host, port } = outs;
+  if (typeof host !== "string" || typeof port !== "number") {
+    throw new TigerCloudError(
+      `Fork ${id} is READY but the API gives no endpoint to log in to; set readyWhen: "status" to wait for READY only.`,
+    );
+  }
+  const password = typeof outs.initialPassword === "string" && outs.initialPassword !== "" ? outs.initialPassword : undefined;
+  await waitForLogin({ serviceId: id, host, port, password, deadline, timeoutInput: "createTimeout" });
+  const { loginPending: _done, ...rest } = outs;
+  return rest;
 }
 
 export const serviceForkProvider = defineProvider({
@@ -443,13 +506,23 @@ export const serviceForkProvider = defineProvider({
     );
   },
 
-  /** A create recorded before the fork was READY (a partial failure) is finished here. */
+  /** A create recorded before the fork was READY, or before a login worked (a partial failure), is finished here. */
   async finishPending(id, outs, inputs, news) {
-    if (!inputs.waitForReady || outs.status === "READY") return outs;
+    const needsStatus = inputs.waitForReady && outs.status !== "READY";
+    // A fork recorded before READY never had its login tried either.
+    const needsLogin = inputs.waitForReady && inputs.readyWhen === "login" && (needsStatus || outs.loginPending === true);
+    if (!needsStatus && !needsLogin) {
+      const { loginPending: _moot, ...rest } = outs; // no longer awaited (readyWhen or waitForReady changed)
+      return rest;
+    }
+    const deadline = createDeadline(inputs);
+    let current = outs;
     try {
-      return forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
+      if (needsStatus) current = forkOutputs(current, await waitReady(inputs, id, deadline), current.initialPassword);
+      if (needsLogin) current = await awaitLogin(inputs, id, { ...current, loginPending: true }, deadline);
+      return current;
     } catch (err) {
-      throw partialFailure(id, outs, news, err);
+      throw partialFailure(id, current, news, err);
     }
   },
 

@@ -193,6 +193,12 @@ export class Databases {
     if (this.pg) void this.chain(s, () => this.startPostgres(s));
   }
 
+  /** Logins are accepted from `at` on, if not earlier (a status forced to READY by a test). */
+  opensBy(serviceId: string, at: number): void {
+    const s = this.services.get(serviceId);
+    if (s) s.opensAt = Math.min(s.opensAt, at);
+  }
+
   /** Logins are refused until allowLogins (a fork whose login "never" works). */
   holdLogins(serviceId: string): void {
     const s = this.services.get(serviceId);

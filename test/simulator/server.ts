@@ -252,6 +252,9 @@ export class Simulator {
       const later: { status: Status; at: number }[] =
         readyAfterMs === undefined ? [] : [{ status: "READY", at: Date.now() + readyAfterMs }];
       this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }, ...later];
+      // Its database opens a login lag after READY, whenever READY now comes.
+      const readyAt = status === "READY" ? Date.now() : later[0]?.at;
+      if (readyAt !== undefined) this.databases?.opensBy(serviceId, readyAt + this.delays.loginLagMs);
     },
     /** An operation started elsewhere (an HA change or a resize in the console): `status` for `ms`, then as before. */
     holdBusy: (projectId: string, serviceId: string, status: Status, ms: number) => {
