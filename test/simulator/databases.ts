@@ -117,6 +117,11 @@ export class Databases {
     );
   }
 
+  /** The temporary directory holding every server's data (empty for the stand-in). */
+  get directory(): string {
+    return this.root;
+  }
+
   /** The service's password, as its role has it (tests). */
   password(serviceId: string): string | undefined {
     return this.services.get(serviceId)?.password;
