@@ -551,6 +551,13 @@ function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+/** Replaces each secret, whole or in pieces of 6 characters, with [REDACTED]: for any text that may quote one. */
+export function secretRedactor(secrets: string[]): (text: string) => string {
+  const whole = wholeRedactor(secrets);
+  const fragments = fragmentRedactor(secrets);
+  return (text) => fragments(whole(text));
+}
+
 /** Replaces every whole occurrence of each secret, longest first. */
 function wholeRedactor(secrets: string[]): (text: string) => string {
   const ordered = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);

@@ -10,6 +10,7 @@ import { sendWhenSettled } from "./kit/busy";
 import { declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
+import { connectionUri, DATABASE, USERNAME, waitForLogin } from "./kit/connection";
 import { clientNow, progress, warning } from "./kit/host";
 import {
   booleanSchema,
@@ -49,7 +50,13 @@ export interface ServiceForkArgs {
    * PAUSED after destroy. Default true.
    */
   waitForReady?: pulumi.Input<boolean>;
-  /** How long create waits, for a busy source and then for READY, e.g. "30m" (default); at most "24h". */
+  /**
+   * What "ready" means when create waits (waitForReady): "login" (default), READY and then a
+   * working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to
+   * report READY before its database accepts connections.
+   */
+  readyWhen?: pulumi.Input<"login" | "status">;
+  /** How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h". */
   createTimeout?: pulumi.Input<string>;
   /**
    * How long an in-place change (rename, resize, environment) waits, for a busy fork and then for
@@ -105,6 +112,18 @@ export class ServiceFork extends pulumi.dynamic.Resource {
   declare readonly paused: pulumi.Output<boolean>;
   /** When the fork was taken over instead of made (see adoptExisting), and why. */
   declare readonly adopted: pulumi.Output<{ at: string; reason: string } | undefined>;
+  /** The endpoint's host and port, the database (tsdb) and the admin role (tsdbadmin). */
+  declare readonly host: pulumi.Output<string | undefined>;
+  declare readonly port: pulumi.Output<number | undefined>;
+  declare readonly database: pulumi.Output<string>;
+  declare readonly username: pulumi.Output<string>;
+  /**
+   * `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. Without
+   * the password for an adopted fork.
+   */
+  declare readonly connectionUri: pulumi.Output<string | undefined>;
+  /** The same through the connection pooler, when the service has one. Always secret. */
+  declare readonly poolerConnectionUri: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ServiceForkArgs, opts?: pulumi.CustomResourceOptions) {
     const outputs = {
@@ -121,6 +140,12 @@ export class ServiceFork extends pulumi.dynamic.Resource {
       environment: undefined,
       initialPassword: undefined,
       adopted: undefined,
+      host: undefined,
+      port: undefined,
+      database: undefined,
+      username: undefined,
+      connectionUri: undefined,
+      poolerConnectionUri: undefined,
     };
     super(
       serializedProvider("ServiceFork"),
@@ -128,13 +153,16 @@ export class ServiceFork extends pulumi.dynamic.Resource {
       { ...outputs, name: undefined, paused: undefined, ...args, __resourceName: name },
       {
         ...opts,
-        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "initialPassword"],
+        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS],
       },
       "tigercloud",
       "ServiceFork",
     );
   }
 }
+
+/** Outputs that hold the password: secret without the user asking. */
+const SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"];
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
@@ -188,6 +216,9 @@ export const ForkInputsSchema = z
     environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
     name: nameSchema(128).optional(),
     waitForReady: booleanSchema.default(true),
+    readyWhen: z
+      .enum(["login", "status"], { error: 'must be "login" (READY and a working login) or "status" (READY only)' })
+      .default("login"),
     adoptExisting: booleanSchema.default(true),
     paused: booleanSchema.default(false),
     adoptServiceId: idSchema.optional(),
@@ -226,7 +257,7 @@ export const FORK_DIFF_RULES: DiffRules = {
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
   updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
   // adoptServiceId is bookkeeping once created; another service's ID replaces (replacesInstead).
-  stateOnlyKeys: ["waitForReady", "createTimeout", "updateTimeout", "deleteTimeout", "adoptExisting", "adoptServiceId"],
+  stateOnlyKeys: ["waitForReady", "readyWhen", "createTimeout", "updateTimeout", "deleteTimeout", "adoptExisting", "adoptServiceId"],
   // Left unset, these have no opinion: any name (the default one), the size the fork has, the
   // fork already held.
   optionalDeclared: ["name", "cpuMillis", "memoryGbs", "adoptServiceId"],
@@ -244,6 +275,8 @@ const INPUT_KEYS = [
 
 /** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
 function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPassword: unknown): Record<string, unknown> {
+  // GET does not return the password: keep the one the fork answered with.
+  const password = s.initial_password ?? (typeof initialPassword === "string" ? initialPassword : undefined);
   return plain({
     ...inputs,
     serviceId: s.service_id,
@@ -270,8 +303,14 @@ function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPasswor
     })),
     environment: s.metadata?.environment,
     paused: STOPPED.includes(s.status),
-    // GET does not return the password: keep the one the fork answered with.
-    initialPassword: s.initial_password ?? initialPassword,
+    initialPassword: password,
+    // Built from the endpoint each read: a refresh follows an endpoint that moved.
+    host: s.endpoint?.host,
+    port: s.endpoint?.port,
+    database: DATABASE,
+    username: USERNAME,
+    connectionUri: connectionUri(s.endpoint, password),
+    poolerConnectionUri: connectionUri(s.connection_pooler?.endpoint, password),
   });
 }
 
@@ -427,6 +466,11 @@ async function finishCreate(
       outs = forkOutputs(outs, await waitReady(inputs, id, deadline), outs.initialPassword);
       progress(`fork ${id} is READY`);
     }
+    if (inputs.waitForReady && inputs.readyWhen === "login") {
+      // Recorded as awaited until a login works: a failure leaves it in state for the next `up`.
+      outs = { ...outs, loginPending: true };
+      outs = await awaitLogin(inputs, id, outs, deadline);
+    }
   } catch (err) {
     throw partialFailure(id, outs, news, err);
   }
@@ -518,7 +562,7 @@ async function stopFork(id: string, projectId: string, wait: boolean, deadline: 
 }
 
 /** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
-async function startFork(id: string, inputs: ForkInputs): Promise<Service> {
+async function startFork(id: string, inputs: ForkInputs, password: unknown): Promise<Service> {
   const client = clientNow();
   const { projectId } = inputs;
   const deadline = createDeadline(inputs);
@@ -535,9 +579,14 @@ async function startFork(id: string, inputs: ForkInputs): Promise<Service> {
     if (STOPPED.includes(answer.status)) throw err;
     progress(`fork ${id} is already ${answer.status}`);
   }
-  if (!inputs.waitForReady || answer.status === "READY") return answer;
-  const ready = await waitReady(inputs, id, deadline);
+  if (!inputs.waitForReady) return answer;
+  const ready = answer.status === "READY" ? answer : await waitReady(inputs, id, deadline);
   progress(`fork ${id} is READY`);
+  if (inputs.readyWhen === "login") {
+    // A resumed fork is ready as a new one is: when its database takes a login.
+    const endpoint = ready.endpoint;
+    await awaitLogin(inputs, id, { host: endpoint?.host, port: endpoint?.port, initialPassword: password }, deadline);
+  }
   return ready;
 }
 
@@ -652,6 +701,25 @@ async function setForkEnvironment(id: string, inputs: ForkInputs): Promise<undef
   return undefined;
 }
 
+/** Waits until the fork's database takes a login (kit/connection.ts); the outputs without `loginPending`. */
+async function awaitLogin(
+  inputs: ForkInputs,
+  id: string,
+  outs: Record<string, unknown>,
+  deadline: number,
+): Promise<Record<string, unknown>> {
+  const { host, port } = outs;
+  if (typeof host !== "string" || typeof port !== "number") {
+    throw new TigerCloudError(
+      `Fork ${id} is READY but the API gives no endpoint to log in to; set readyWhen: "status" to wait for READY only.`,
+    );
+  }
+  const password = typeof outs.initialPassword === "string" && outs.initialPassword !== "" ? outs.initialPassword : undefined;
+  await waitForLogin({ serviceId: id, host, port, password, deadline, timeoutInput: "createTimeout" });
+  const { loginPending: _done, ...rest } = outs;
+  return rest;
+}
+
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
@@ -745,7 +813,7 @@ export const serviceForkProvider = defineProvider({
     };
     const wasPaused = before.paused === true;
     try {
-      if (wasPaused && !inputs.paused) applied(["paused"], await startFork(id, inputs));
+      if (wasPaused && !inputs.paused) applied(["paused"], await startFork(id, inputs, password));
       // Independent of each other: one refused does not keep the others from being made.
       const changes: [string[], () => Promise<Service | undefined>][] = [];
       if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(id, inputs)]);
@@ -772,13 +840,23 @@ export const serviceForkProvider = defineProvider({
     }
   },
 
-  /** A create recorded before the fork was READY (a partial failure) is finished here. */
+  /** A create recorded before the fork was READY, or before a login worked (a partial failure), is finished here. */
   async finishPending(id, outs, inputs, news) {
-    if (!inputs.waitForReady || inputs.paused || outs.status === "READY") return outs;
+    const needsStatus = inputs.waitForReady && !inputs.paused && outs.status !== "READY";
+    // A fork recorded before READY never had its login tried either.
+    const needsLogin = inputs.waitForReady && !inputs.paused && inputs.readyWhen === "login" && (needsStatus || outs.loginPending === true);
+    if (!needsStatus && !needsLogin) {
+      const { loginPending: _moot, ...rest } = outs; // no longer awaited (readyWhen or waitForReady changed)
+      return rest;
+    }
+    const deadline = createDeadline(inputs);
+    let current = outs;
     try {
-      return forkOutputs(outs, await waitReady(inputs, id), outs.initialPassword);
+      if (needsStatus) current = forkOutputs(current, await waitReady(inputs, id, deadline), current.initialPassword);
+      if (needsLogin) current = await awaitLogin(inputs, id, { ...current, loginPending: true }, deadline);
+      return current;
     } catch (err) {
-      throw partialFailure(id, outs, news, err);
+      throw partialFailure(id, current, news, err);
     }
   },
 

@@ -4,6 +4,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
+import { SAMPLE_TABLE } from "../test/simulator/databases";
 import { REALISTIC_DELAYS, Simulator } from "../test/simulator/server";
 
 const ROOT = path.join(__dirname, "..");
@@ -12,7 +13,8 @@ const heading = (s: string) => console.log(`\n${bold(`=== ${s} ===`)}\n`);
 const stream = { onOutput: (out: string) => process.stdout.write(out) };
 
 async function main(): Promise<void> {
-  const sim = new Simulator({ delays: REALISTIC_DELAYS });
+  // A real PostgreSQL server behind every service, where PostgreSQL is installed.
+  const sim = new Simulator({ delays: REALISTIC_DELAYS, databases: "postgres" });
   fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
   // Inside the repository, so that the engine's provider process finds this package in ./node_modules.
   const dir = fs.mkdtempSync(path.join(ROOT, ".tmp", "demo-"));
@@ -27,6 +29,11 @@ async function main(): Promise<void> {
     const { projectId, serviceId, vpcId } = sim.defaults();
     heading("Tiger Cloud API simulator");
     console.log(`listening on ${url}: project ${projectId}, service ${serviceId} ("production-db"), VPC ${vpcId}`);
+    console.log(
+      sim.databases.kind === "postgres"
+        ? `databases: a PostgreSQL server per service; production-db's table "${SAMPLE_TABLE}" holds ${(await sim.databases.query(serviceId, `SELECT count(*) FROM ${SAMPLE_TABLE}`)).trim()} rows. A fork's database accepts logins ${REALISTIC_DELAYS.loginLagMs / 1000} s after READY.`
+        : `databases: stand-ins that only accept a login (${sim.databases.note})`,
+    );
 
     const workDir = path.join(dir, "project");
     fs.mkdirSync(workDir);
@@ -74,6 +81,9 @@ async function main(): Promise<void> {
       `\n  simulator now has fork ${fork?.service_id}: ${fork?.status}, ${fork?.ha_replicas.replica_count} HA replica(s); VPC named "${sim.vpc(projectId, vpcId)?.name}"`,
     );
 
+    heading("connecting to the fork with forkConnectionUri");
+    await countRows(sim, String(up.outputs.forkConnectionUri?.value ?? ""));
+
     heading("pulumi destroy");
     await stack.destroy(stream);
     const after = sim.service(projectId, String(up.outputs.forkServiceId?.value));
@@ -83,6 +93,26 @@ async function main(): Promise<void> {
     console.log(`\n${bold("Demo complete.")} Nothing is left running; temporary state is removed.`);
   } finally {
     await cleanUp();
+  }
+}
+
+/** What an application would do with the URI: connect, and count the rows the fork copied. */
+async function countRows(sim: Simulator, uri: string): Promise<void> {
+  console.log(`  ${uri.replace(/:[^:@/]+@/, ":****@")}`);
+  if (sim.databases.kind !== "postgres") {
+    console.log("  (no PostgreSQL here, so the fork has no data to count; install it to see this step)");
+    return;
+  }
+  const { Client } = require("pg") as typeof import("pg");
+  // node-postgres reads sslmode=require as verify-full unless told to follow libpq; the simulator's
+  // certificate is self-signed (Tiger Cloud's is publicly trusted, and the URI works there as it is).
+  const client = new Client({ connectionString: `${uri}&uselibpqcompat=true` });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SAMPLE_TABLE}`);
+    console.log(`  logged in as tsdbadmin over TLS: the fork holds ${rows[0]?.n} rows of "${SAMPLE_TABLE}", copied from production-db`);
+  } finally {
+    await client.end();
   }
 }
 

@@ -217,6 +217,25 @@ describe("a new package version is an update with no API call", () => {
 });
 
 describe("secrets never leak, not even in part", () => {
+  test("a fork whose database quotes the password in every refusal: the login wait ends as a partial failure holding the connection URIs, and no fragment of the password, whole or percent-encoded, is in its error or the progress lines", async () => {
+    setHostOptions({
+      client: { baseDelayMs: 1, maxDelayMs: 5 },
+      poll: { firstPollMs: 20, maxPollMs: 50 },
+      login: { firstDelayMs: 20, maxDelayMs: 50 },
+    });
+    sim.databases.echoPasswordInErrors = true;
+    const run = await stderrOf(() => newFork({ createTimeout: "2s" }));
+    const err = run.error as PartialFailureError;
+    expect(err).toBeInstanceOf(PartialFailureError);
+    expect(err.message).toMatch(/Timed out after \d+ s waiting for a login to service svc-\w+/);
+    const { initialPassword, connectionUri, poolerConnectionUri, loginPending } = err.properties;
+    expect(loginPending).toBe(true);
+    expect(connectionUri).toContain(encodeURIComponent(initialPassword as string));
+    expect(poolerConnectionUri).toEqual(expect.stringMatching(/^postgresql:\/\/tsdbadmin:/));
+    expect(run.text).toMatch(/with password "\[REDACTED\]"/);
+    expectNoSecretFragments([run.text, ...errorTexts(err)], [initialPassword as string, encodeURIComponent(initialPassword as string)]);
+  });
+
   test.each(["an API key", "a public/secret key pair"])(
     "with %s, an API that echoes the Authorization header in every error: no 6-character fragment of a credential or the password in errors or progress lines",
     async (credential) => {

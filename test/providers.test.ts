@@ -39,6 +39,7 @@ describe("ServiceFork", () => {
         environmentTag: "DEV",
         paused: false,
         waitForReady: true,
+        readyWhen: "login",
         adoptExisting: true,
         createTimeout: "30m",
         updateTimeout: "30m",
@@ -72,6 +73,7 @@ describe("ServiceFork", () => {
       [{ environmentTag: "STAGING" }, "environmentTag: environmentTag must be DEV or PROD"],
       [{ createTimeout: "soon" }, 'createTimeout: createTimeout must be a duration such as "90s", "30m" or "1h30m"'],
       [{ waitForReady: "yes" }, "waitForReady: waitForReady must be true or false"],
+      [{ readyWhen: "connected" }, 'readyWhen: readyWhen must be "login" (READY and a working login) or "status" (READY only)'],
       [{ sourceServiceId: "" }, "sourceServiceId: sourceServiceId must not be empty"],
       [{ forkStrategyy: "NOW" }, "forkStrategyy: forkStrategyy is not a property of this resource"],
     ])("%j fails with %s", async (change, expected) => {

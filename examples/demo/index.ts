@@ -1,5 +1,5 @@
-// The demo program (the root Pulumi.yaml runs it): fork a service, give the fork HA, name a VPC,
-// and export how to reach the fork. Credentials and the project come from stack config
+// The demo program (the root Pulumi.yaml runs it): fork a service, wait until it takes a login,
+// give the fork HA, name a VPC, and export how to reach the fork. Credentials and the project come from stack config
 // (tigercloud:apiKey, tigercloud:projectId) or the environment (TIGER_API_KEY, TIGER_PROJECT_ID).
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceFork, ServiceHA, VpcName } from "pulumi-tigercloud";
@@ -27,9 +27,10 @@ export = async () => {
 
   return {
     forkServiceId: fork.serviceId,
-    forkEndpoint: pulumi.interpolate`${fork.endpoint.apply((e) => e?.host)}:${fork.endpoint.apply((e) => e?.port)}`,
-    // Secret: Pulumi shows it as [secret] and stores it encrypted.
-    forkPassword: fork.initialPassword,
+    forkEndpoint: pulumi.interpolate`${fork.host}:${fork.port}`,
+    // Secret without asking: Pulumi shows it as [secret] and stores it encrypted. `up` returned
+    // once tsdbadmin could log in with it (readyWhen: "login", the default).
+    forkConnectionUri: fork.connectionUri,
     forkHaReplicas: ha.replicaCount,
     vpcName: vpc.name,
     vpcCidr: vpc.cidr,

@@ -24,7 +24,9 @@ export = async () => {
 
   return {
     serviceId: db.serviceId,
-    // Built from a secret, so secret itself: tests read it with --show-secrets or the Automation API.
-    databaseUrl: pulumi.interpolate`postgres://tsdbadmin:${db.initialPassword}@${db.endpoint.apply((e) => e?.host)}:${db.endpoint.apply((e) => e?.port)}/tsdb?sslmode=require`,
+    // postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require, secret; `up` returns once
+    // a login works. Read it with `pulumi stack output --show-secrets databaseUrl`, or hand it to
+    // an app as a secret (see the README).
+    databaseUrl: db.connectionUri,
   };
 };

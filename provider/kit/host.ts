@@ -20,6 +20,15 @@ export interface PollOptions {
 export interface HostOptions {
   client?: Partial<ClientOptions>;
   poll?: Partial<PollOptions>;
+  /** The login probe's backoff (kit/connection.ts). */
+  login?: Partial<LoginTiming>;
+}
+
+/** How the login probe backs off: from firstDelayMs, doubling, at most maxDelayMs; each attempt at most attemptTimeoutMs. */
+export interface LoginTiming {
+  firstDelayMs: number;
+  maxDelayMs: number;
+  attemptTimeoutMs: number;
 }
 
 let stackConfig: ConfigLookup = () => undefined;

@@ -6,6 +6,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import type { DatabaseMode } from "../simulator/databases";
 import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../simulator/server";
 
 const REPO = path.join(__dirname, "..", "..");
@@ -33,6 +34,8 @@ export interface Scenario {
   rawState(): string;
   /** `pulumi stack export` as a person runs it (no --show-secrets). */
   exportWithCli(): string;
+  /** The `pulumi` CLI on this stack, as a person runs it: its standard output. */
+  cli(args: string[]): string;
   /** The Automation API's export, which runs `stack export --show-secrets`: secrets in plaintext. */
   exportState(): Promise<{
     resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[];
@@ -46,8 +49,9 @@ export interface Outcome {
   requests: LoggedRequest[];
 }
 
-export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<EngineHarness> {
-  const sim = new Simulator({ delays: { ...NO_DELAYS, ...delays } });
+/** `databases: "postgres"` puts a real PostgreSQL server behind every service (test/simulator/databases.ts). */
+export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: { databases?: DatabaseMode } = {}): Promise<EngineHarness> {
+  const sim = new Simulator({ delays: { ...NO_DELAYS, ...delays }, databases: options.databases ?? "stand-in" });
   await sim.start();
   fs.mkdirSync(path.join(REPO, ".tmp"), { recursive: true });
   const dir = fs.mkdtempSync(path.join(REPO, ".tmp", "e2e-"));
@@ -96,6 +100,12 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
         for (const [k, v] of saved) if (v !== undefined) process.env[k] = v;
       }
     };
+    const cli = (args: string[]) =>
+      execFileSync("pulumi", [...args, "--stack", name], {
+        cwd: workDir,
+        encoding: "utf8",
+        env: { ...process.env, ...envVars, PULUMI_HOME: home },
+      });
     const logged = async <T>(op: () => Promise<T>): Promise<[T, LoggedRequest[]]> => {
       sim.clearLog();
       const result = await during(op);
@@ -126,13 +136,8 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS): Promise<
         const file = path.join(backend, ".pulumi", "stacks", project, `${name}.json`);
         return fs.readFileSync(file, "utf8");
       },
-      exportWithCli() {
-        return execFileSync("pulumi", ["stack", "export", "--stack", name], {
-          cwd: workDir,
-          encoding: "utf8",
-          env: { ...process.env, ...envVars, PULUMI_HOME: home },
-        });
-      },
+      exportWithCli: () => cli(["stack", "export"]),
+      cli,
       async exportState() {
         return (await s.exportStack()).deployment as Awaited<ReturnType<Scenario["exportState"]>>;
       },

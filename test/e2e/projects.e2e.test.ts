@@ -206,7 +206,7 @@ test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the m
   const fork = sim.services(projectId).find((s) => s.name === "pr-4321");
   expect(fork?.status).toBe("READY");
   const password = fork?.initial_password as string;
-  const url = `postgres://tsdbadmin:${password}@${fork?.endpoint.host}:${fork?.endpoint.port}/tsdb?sslmode=require`;
+  const url = `postgresql://tsdbadmin:${encodeURIComponent(password)}@${fork?.endpoint.host}:${fork?.endpoint.port}/tsdb?sslmode=require`;
   expect(fs.readFileSync(githubEnv, "utf8")).toBe(`DATABASE_URL=${url}\n`);
   // The URL is printed once, in the line that tells GitHub to mask it, and nowhere else.
   expect(first.split("\n").filter((line) => line.includes(password))).toEqual([`::add-mask::${url}`]);

@@ -5,6 +5,7 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as http from "http";
 import type { AddressInfo } from "net";
+import { type DatabaseMode, Databases } from "./databases";
 
 export type Status =
   "QUEUED" | "CONFIGURING" | "RESUMING" | "UPGRADING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
@@ -52,10 +53,19 @@ export interface Delays {
   resizeMs?: number;
   /** setHA: CONFIGURING for this long, then READY. */
   setHAMs: number;
+  /** A fork's database accepts logins this long after it is READY (production has been seen to lag). */
+  loginLagMs: number;
 }
 
-export const REALISTIC_DELAYS: Delays = { forkQueuedMs: 1500, forkConfiguringMs: 2500, stopMs: 1500, startMs: 2000, setHAMs: 1500 };
-export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, startMs: 0, setHAMs: 0 };
+export const REALISTIC_DELAYS: Delays = {
+  forkQueuedMs: 1500,
+  forkConfiguringMs: 2500,
+  stopMs: 1500,
+  startMs: 2000,
+  setHAMs: 1500,
+  loginLagMs: 1500,
+};
+export const NO_DELAYS: Delays = { forkQueuedMs: 0, forkConfiguringMs: 0, stopMs: 0, startMs: 0, setHAMs: 0, loginLagMs: 0 };
 
 export type OperationName =
   | "forkService"
@@ -106,6 +116,9 @@ export interface SimulatorOptions {
   /** Answer rename with a Vpc (the API's earlier behaviour) instead of `{message}`. */
   renameAnswersVpc?: boolean;
   port?: number;
+  /** What is behind each service's endpoint (test/simulator/databases.ts): real PostgreSQL servers
+   *  where they can be had, or (the default) a stand-in that only accepts a login. */
+  databases?: DatabaseMode;
 }
 
 export const DEFAULT_SEED: SeedData = {
@@ -171,6 +184,8 @@ export class Simulator {
   hugeBytesWritten = 0;
   delays: Delays;
   renameAnswersVpc: boolean;
+  /** The services' databases; set by start(). */
+  databases!: Databases;
   private url_ = "";
 
   constructor(private readonly options: SimulatorOptions = {}) {
@@ -184,6 +199,14 @@ export class Simulator {
 
   /** Starts listening on loopback; resolves to the base URL. */
   async start(): Promise<string> {
+    // Every service's endpoint becomes its database's loopback listener.
+    this.databases = await Databases.start(this.options.databases ?? "stand-in");
+    if (this.databases.note) process.stderr.write(`[simulator] ${this.databases.note}\n`);
+    for (const project of this.projects.values())
+      for (const s of project.services.values()) {
+        s.initial_password ??= crypto.randomBytes(18).toString("base64url");
+        this.attach(s, await this.databases.seed(s.service_id, s.initial_password));
+      }
     await new Promise<void>((resolve) => this.server.listen(this.options.port ?? 0, "127.0.0.1", resolve));
     this.url_ = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.url_;
@@ -199,6 +222,12 @@ export class Simulator {
     for (const res of this.hanging) res.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.databases?.close();
+  }
+
+  private attach(s: SimService, ports: { port: number; poolerPort: number }): void {
+    s.endpoint = { host: "127.0.0.1", port: ports.port };
+    s.connection_pooler = { endpoint: { host: "127.0.0.1", port: ports.poolerPort } };
   }
 
   // ---- seed and direct access (tests, demo) ------------------------------------------------
@@ -249,6 +278,9 @@ export class Simulator {
       const later: { status: Status; at: number }[] =
         readyAfterMs === undefined ? [] : [{ status: "READY", at: Date.now() + readyAfterMs }];
       this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }, ...later];
+      // Its database opens a login lag after READY, whenever READY now comes.
+      const readyAt = status === "READY" ? Date.now() : later[0]?.at;
+      if (readyAt !== undefined) this.databases?.opensBy(serviceId, readyAt + this.delays.loginLagMs);
     },
     /** An operation started elsewhere (an HA change or a resize in the console): `status` for `ms`, then as before. */
     holdBusy: (projectId: string, serviceId: string, status: Status, ms: number) => {
@@ -272,6 +304,7 @@ export class Simulator {
       this.requireService(projectId, serviceId).metadata = { environment };
     },
     deleteService: (projectId: string, serviceId: string) => {
+      this.databases?.stopServer(serviceId);
       this.projects.get(projectId)?.services.delete(serviceId);
     },
   };
@@ -345,7 +378,7 @@ export class Simulator {
       if (bodyError) throw fail(400, "INVALID_JSON", "the request body is not valid JSON");
       const match = route.pattern.exec(basePath) as RegExpExecArray;
       const [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] ?? "")];
-      const [status, answer] = this.dispatch(route.operation, projectId, id, body);
+      const [status, answer] = await this.dispatch(route.operation, projectId, id, body);
       if (lostAnswer) {
         const fault = this.takeFault(route.operation) as { status: number };
         if (fault.status === 0) res.socket?.destroy();
@@ -450,10 +483,10 @@ export class Simulator {
     if (!closed) res.end();
   }
 
-  private dispatch(op: OperationName, projectId: string, id: string, body: unknown): [number, unknown] {
+  private async dispatch(op: OperationName, projectId: string, id: string, body: unknown): Promise<[number, unknown]> {
     switch (op) {
       case "forkService":
-        return [202, view(this.fork(projectId, id, body), { withPassword: true })];
+        return [202, view(await this.fork(projectId, id, body), { withPassword: true })];
       case "setHA":
         return [202, view(this.setHA(projectId, id, body))];
       case "stop":
@@ -503,7 +536,7 @@ export class Simulator {
     return v;
   }
 
-  private fork(projectId: string, parentId: string, body: unknown): SimService {
+  private async fork(projectId: string, parentId: string, body: unknown): Promise<SimService> {
     const parent = this.requireService(projectId, parentId);
     const b = (body ?? {}) as Record<string, unknown>;
     const parentStatus = currentStatus(parent);
@@ -561,6 +594,9 @@ export class Simulator {
         { status: "READY", at: now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs },
       ],
     };
+    // Its database: a copy of the parent's as of now, accepting logins a lag after READY.
+    const readyAt = now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs;
+    this.attach(fork, await this.databases.fork(parentId, id, fork.initial_password as string, readyAt + this.delays.loginLagMs));
     this.requireProject(projectId).services.set(id, fork);
     return fork;
   }
@@ -597,6 +633,7 @@ export class Simulator {
     if (status === "PAUSED" || status === "PAUSING") throw fail(400, "INVALID_STATE", `service ${serviceId} is already ${status}`);
     if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
     const now = Date.now();
+    this.databases.stopServer(serviceId);
     s.timeline = [
       { status: "PAUSING", at: now },
       { status: "PAUSED", at: now + this.delays.stopMs },
@@ -660,6 +697,8 @@ export class Simulator {
       { status: "RESUMING", at: now },
       { status: "READY", at: now + this.delays.startMs },
     ];
+    // Its database comes back with its data, and takes logins a little after READY, as at a fork.
+    this.databases?.startServer(serviceId, now + this.delays.startMs + this.delays.loginLagMs);
     return s;
   }
 }
