@@ -66,6 +66,8 @@ export type ClientOptions = ClientTuning & {
   onRetry?: (event: RetryEvent) => void;
   /** Replaces setTimeout for backoff waits (tests). */
   sleep?: (ms: number) => Promise<void>;
+  /** More values no error may show (a password this client is about to send). */
+  secrets?: readonly string[];
 };
 
 /** Per-call limits, given by callers that wait against a clock of their own. */
@@ -106,6 +108,8 @@ interface Operation<T> {
   retry: RetryPolicy;
   /** False when a successful answer may hold a password: errors then describe it by field paths and types only. */
   quoteBody?: boolean;
+  /** The answer has no body (204): nothing to parse. */
+  noContent?: boolean;
 }
 
 /** Builds a path from a template, URL-encoding every parameter: the one way paths are made. */
@@ -136,8 +140,9 @@ export class TigerCloudClient {
         ? settings.credentials.apiKey
         : Buffer.from(`${settings.credentials.publicKey}:${settings.credentials.secretKey}`).toString("base64");
     const authorization = `${settings.credentials.kind === "bearer" ? "Bearer" : "Basic"} ${token}`;
-    const redactWhole = wholeRedactor([...secretsOf(settings.credentials), token]);
-    const redactFragments = fragmentRedactor([...secretsOf(settings.credentials), token]);
+    const secrets = [...secretsOf(settings.credentials), token, ...(options.secrets ?? [])];
+    const redactWhole = wholeRedactor(secrets);
+    const redactFragments = fragmentRedactor(secrets);
     this.authorize = () => authorization;
     this.redactWhole = redactWhole;
     this.redact = (text) => redactFragments(redactWhole(text));
@@ -255,6 +260,26 @@ export class TigerCloudClient {
         schema: MessageResponseSchema,
         expected: "a message",
         retry: "safe",
+      },
+      call,
+    );
+  }
+
+  /**
+   * Sets the password of the service's tsdbadmin role (204, no body). Make the client with the
+   * password among its `secrets`, so no error can show it. Idempotent (the same password), so retried.
+   */
+  updatePassword(projectId: string, serviceId: string, password: string, call?: CallOptions): Promise<unknown> {
+    return this.call(
+      {
+        name: "updatePassword",
+        method: "POST",
+        path: apiPath`/projects/${projectId}/services/${serviceId}/updatePassword`,
+        body: { password },
+        schema: z.unknown(),
+        expected: "no content",
+        retry: "safe",
+        noContent: true,
       },
       call,
     );
@@ -411,6 +436,7 @@ export class TigerCloudClient {
 
     const received = () =>
       op.quoteBody === false ? `${Buffer.byteLength(text)} bytes, not quoted: this answer may hold a password` : this.quote(text);
+    if (op.noContent && text.trim() === "") return op.schema.parse(undefined);
     let json: unknown;
     try {
       json = JSON.parse(text);

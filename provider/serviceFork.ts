@@ -1,6 +1,7 @@
 // ServiceFork: a fork of a Tiger Cloud service (forkService), awaited until READY. Destroying it
 // STOPS the fork (stop): the API has no delete in this interface, so the fork still exists,
 // paused, afterwards.
+import * as crypto from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
@@ -84,6 +85,12 @@ export interface ServiceForkArgs {
    * given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
    */
   adoptServiceId?: pulumi.Input<string>;
+  /**
+   * When a fork is adopted, its initial password is not known. "reset" (default): set a new random
+   * one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password
+   * output stays empty. Two stacks sharing one fork reset each other's password.
+   */
+  passwordOnAdopt?: pulumi.Input<"reset" | "keep">;
 }
 
 export interface Endpoint {
@@ -222,6 +229,7 @@ export const ForkInputsSchema = z
     adoptExisting: booleanSchema.default(true),
     paused: booleanSchema.default(false),
     adoptServiceId: idSchema.optional(),
+    passwordOnAdopt: z.enum(["reset", "keep"], { error: 'must be "reset" or "keep"' }).default("reset"),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
@@ -257,7 +265,16 @@ export const FORK_DIFF_RULES: DiffRules = {
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
   updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
   // adoptServiceId is bookkeeping once created; another service's ID replaces (replacesInstead).
-  stateOnlyKeys: ["waitForReady", "readyWhen", "createTimeout", "updateTimeout", "deleteTimeout", "adoptExisting", "adoptServiceId"],
+  stateOnlyKeys: [
+    "waitForReady",
+    "readyWhen",
+    "createTimeout",
+    "updateTimeout",
+    "deleteTimeout",
+    "adoptExisting",
+    "adoptServiceId",
+    "passwordOnAdopt",
+  ],
   // Left unset, these have no opinion: any name (the default one), the size the fork has, the
   // fork already held.
   optionalDeclared: ["name", "cpuMillis", "memoryGbs", "adoptServiceId"],
@@ -419,7 +436,9 @@ async function adoptById(inputs: ForkInputs, news: Record<string, unknown>, serv
   if (problem) throw new TigerCloudError(`adoptServiceId ${serviceId} cannot be taken under management: ${problem}. Nothing was recorded.`);
   progress(
     `taking fork ${serviceId} ("${service.name}", ${service.status}) under management (adoptServiceId). ` +
-      `Its initial password is not known: set a new one in the Tiger Cloud console or with the tiger CLI.`,
+      (inputs.passwordOnAdopt === "keep"
+        ? `Its initial password is not known, and passwordOnAdopt is "keep": set a new one in the console or with the tiger CLI.`
+        : `Its initial password is not known: a new one will be set.`),
   );
   return finishCreate(inputs, news, service, { at: new Date().toISOString(), reason: "taken under management with adoptServiceId" });
 }
@@ -442,7 +461,9 @@ async function adopt(
   const fork = found[0] as Service;
   progress(
     `adopting fork ${fork.service_id} ("${inputs.name}", ${fork.status}) instead of forking again: ${reason}. ` +
-      `Its initial password is not known (only the answer that made it held it): set a new one in the Tiger Cloud console or with the tiger CLI.`,
+      (inputs.passwordOnAdopt === "keep"
+        ? `Its initial password is not known (only the answer that made it held it), and passwordOnAdopt is "keep": set a new one in the Tiger Cloud console or with the tiger CLI.`
+        : `Its initial password is not known (only the answer that made it held it): a new one will be set.`),
   );
   return finishCreate(inputs, news, fork, { at: new Date().toISOString(), reason });
 }
@@ -466,6 +487,8 @@ async function finishCreate(
       outs = forkOutputs(outs, await waitReady(inputs, id, deadline), outs.initialPassword);
       progress(`fork ${id} is READY`);
     }
+    // An adopted fork's lost password is reset first, so that the login below proves the new one.
+    if (adopted) outs = await resetAdoptedPassword(id, inputs, outs, deadline);
     if (inputs.waitForReady && inputs.readyWhen === "login") {
       // Recorded as awaited until a login works: a failure leaves it in state for the next `up`.
       outs = { ...outs, loginPending: true };
@@ -475,6 +498,33 @@ async function finishCreate(
     throw partialFailure(id, outs, news, err);
   }
   return { id, outs };
+}
+
+/**
+ * An adopted fork's password was only in the answer that made it. With passwordOnAdopt "reset",
+ * a new one (192 random bits, chosen before the request so a retry sends the same) is set and
+ * recorded as a secret; the connection outputs and the login probe use it.
+ */
+async function resetAdoptedPassword(
+  id: string,
+  inputs: ForkInputs,
+  outs: Record<string, unknown>,
+  deadline: number,
+): Promise<Record<string, unknown>> {
+  if (inputs.passwordOnAdopt !== "reset" || typeof outs.initialPassword === "string") return outs;
+  const password = crypto.randomBytes(24).toString("base64url");
+  const client = clientNow({}, [password]);
+  const busy = { client, projectId: inputs.projectId, serviceId: id, role: "fork", action: "set the password of", accepts: ["READY"] };
+  await sendWhenSettled({ ...busy, deadline, timeoutInput: "createTimeout" }, () => client.updatePassword(inputs.projectId, id, password));
+  progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
+  const endpoint = typeof outs.host === "string" ? { host: outs.host, port: outs.port as number | undefined } : undefined;
+  const pooler = (outs.connectionPooler as { endpoint?: { host?: string; port?: number } } | undefined)?.endpoint;
+  return {
+    ...outs,
+    initialPassword: password,
+    connectionUri: connectionUri(endpoint, password),
+    poolerConnectionUri: connectionUri(pooler, password),
+  };
 }
 
 /** Adopts the running fork with this identity, or forks; never sends forkService twice. */
@@ -843,9 +893,14 @@ export const serviceForkProvider = defineProvider({
   /** A create recorded before the fork was READY, or before a login worked (a partial failure), is finished here. */
   async finishPending(id, outs, inputs, news) {
     const needsStatus = inputs.waitForReady && !inputs.paused && outs.status !== "READY";
+    const passwordPending = outs.adopted !== undefined && inputs.passwordOnAdopt === "reset" && typeof outs.initialPassword !== "string";
     // A fork recorded before READY never had its login tried either.
-    const needsLogin = inputs.waitForReady && !inputs.paused && inputs.readyWhen === "login" && (needsStatus || outs.loginPending === true);
-    if (!needsStatus && !needsLogin) {
+    const needsLogin =
+      inputs.waitForReady &&
+      !inputs.paused &&
+      inputs.readyWhen === "login" &&
+      (needsStatus || passwordPending || outs.loginPending === true);
+    if (!needsStatus && !needsLogin && !passwordPending) {
       const { loginPending: _moot, ...rest } = outs; // no longer awaited (readyWhen or waitForReady changed)
       return rest;
     }
@@ -853,6 +908,7 @@ export const serviceForkProvider = defineProvider({
     let current = outs;
     try {
       if (needsStatus) current = forkOutputs(current, await waitReady(inputs, id, deadline), current.initialPassword);
+      if (passwordPending) current = await resetAdoptedPassword(id, inputs, current, deadline);
       if (needsLogin) current = await awaitLogin(inputs, id, { ...current, loginPending: true }, deadline);
       return current;
     } catch (err) {

@@ -10,10 +10,20 @@ const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 
+let stderr: string[];
 beforeEach(async () => {
   ({ sim, ids } = await startProviderSim());
+  stderr = [];
+  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stderr.push(String(chunk));
+    return true;
+  });
 });
-afterEach(() => stopProviderSim(sim));
+afterEach(async () => {
+  jest.restoreAllMocks();
+  await stopProviderSim(sim);
+});
+const stderrText = () => stderr.join("");
 
 const inputsFor = async (extra: Record<string, unknown> = {}) =>
   (await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-5", ...extra })).inputs;
@@ -27,14 +37,31 @@ async function makeFork(name: string): Promise<string> {
   return ((await res.json()) as { service_id: string }).service_id;
 }
 
-test("a running fork with the same name and source is adopted: no second forkService, outputs say so, no password", async () => {
+test("a running fork with the same name and source is adopted: no second forkService, outputs say so, its password reset", async () => {
   const existing = await makeFork("pr-5");
+  const lost = sim.service(ids.projectId, existing)?.initial_password;
   sim.clearLog();
   const { id, outs } = await fork.create(await inputsFor());
   expect(id).toBe(existing);
   expect(sim.requests("forkService")).toEqual([]);
   expect(outs).toMatchObject({ serviceId: existing, status: "READY", adopted: { reason: expect.stringMatching(/already existed/) } });
   expect(Date.parse((outs.adopted as { at: string }).at)).toBeGreaterThan(Date.now() - 60_000);
+  // A new password, set once, is the one recorded; the lost one is not.
+  const sent = sim.requests("updatePassword");
+  expect(sent).toHaveLength(1);
+  expect(outs.initialPassword).toBe((sent[0]?.body as { password: string }).password);
+  expect(Buffer.from(outs.initialPassword as string, "base64url").length).toBeGreaterThanOrEqual(16);
+  expect(sim.service(ids.projectId, existing)?.initial_password).toBe(outs.initialPassword);
+  expect(outs.initialPassword).not.toBe(lost);
+  expect(stderrText()).toContain(`the password of fork ${existing} was reset`);
+  expect(stderrText()).not.toContain(outs.initialPassword as string);
+});
+
+test('passwordOnAdopt "keep": no updatePassword, and no password output', async () => {
+  await makeFork("pr-5");
+  sim.clearLog();
+  const { outs } = await fork.create(await inputsFor({ passwordOnAdopt: "keep" }));
+  expect(sim.requests("updatePassword")).toEqual([]);
   expect(outs.initialPassword).toBeUndefined();
 });
 

@@ -38,6 +38,7 @@ describe("ServiceFork", () => {
         memoryGbs: "8",
         environmentTag: "DEV",
         paused: false,
+        passwordOnAdopt: "reset",
         waitForReady: true,
         readyWhen: "login",
         adoptExisting: true,

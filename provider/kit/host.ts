@@ -72,7 +72,10 @@ export function configurationCount(): number {
  * A client with settings resolved now: stack config, then the environment. `limits` tighten the
  * client's own numbers (a caller that must answer quickly); they never loosen them.
  */
-export function clientNow(limits: Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">> = {}): TigerCloudClient {
+export function clientNow(
+  limits: Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">> = {},
+  secrets: readonly string[] = [],
+): TigerCloudClient {
   const tightened = Object.fromEntries(
     Object.entries(limits).map(([key, limit]) => {
       const own = options.client?.[key as keyof typeof limits] ?? CLIENT_DEFAULTS[key as keyof typeof limits];
@@ -86,6 +89,7 @@ export function clientNow(limits: Partial<Pick<ClientOptions, "requestTimeoutMs"
       ),
     ...options.client,
     ...tightened,
+    secrets,
   });
 }
 

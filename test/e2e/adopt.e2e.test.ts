@@ -33,7 +33,13 @@ test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, n
     "e2e:adoptServiceId": { value: made },
   });
   const up = await s.up();
-  expect(writes(up.requests)).toEqual([]); // no forkService: taken as it is
+  expect(writes(up.requests)).toEqual(["updatePassword"]); // no forkService: taken as it is, its lost password reset
+  // The example's DATABASE_URL carries the new password, the one the service now has.
+  const password = h.sim.service(h.ids.projectId, made)?.initial_password as string;
+  expect(up.outputs.databaseUrl).toMatchObject({ secret: true });
+  expect(up.outputs.databaseUrl?.value).toContain(`:${password}@`);
+  expect(up.stdout).not.toContain(password);
+  expect(s.rawState()).not.toContain(password);
   expect(up.outputs.serviceId?.value).toBe(made);
   expect(up.stdout).toContain(`taking fork ${made} ("pr-77", READY) under management (adoptServiceId)`);
   const state = (await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"));

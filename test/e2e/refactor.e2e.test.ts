@@ -144,7 +144,7 @@ test("ServiceFork renamed without an alias: the new resource adopts the running 
 
   s.setProgram(program("fork-b"));
   const renamed = await s.up();
-  expect(writes(renamed.requests)).toEqual([]); // neither forkService nor stop
+  expect(writes(renamed.requests)).toEqual(["updatePassword"]); // neither forkService nor stop; the adopted fork's password reset
   expect(renamed.outputs.id?.value).toBe(forkId);
   expect(renamed.stdout).toContain(`fork ${forkId} is now held by ServiceFork "fork-b" of this program; leaving it running`);
   expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("READY");

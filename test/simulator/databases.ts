@@ -170,6 +170,17 @@ export class Databases {
     return s.ports;
   }
 
+  /** `updatePassword`: the role's new password, in the server itself (after any work queued on it). */
+  async setPassword(serviceId: string, password: string): Promise<void> {
+    const s = this.services.get(serviceId);
+    if (!s) return;
+    s.password = password;
+    if (this.pg)
+      await this.chain(s, async () => {
+        await this.psql(s, "postgres", [`ALTER ROLE ${ROLE} PASSWORD ${literal(password)};`]);
+      });
+  }
+
   /** Resolves when every operation queued on the service's server so far has finished (tests). */
   async settled(serviceId: string): Promise<string | undefined> {
     const s = this.services.get(serviceId);

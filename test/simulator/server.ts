@@ -75,6 +75,7 @@ export type OperationName =
   | "renameService"
   | "resize"
   | "setEnvironment"
+  | "updatePassword"
   | "getService"
   | "listServices"
   | "getVpc"
@@ -160,6 +161,7 @@ const ROUTES: { operation: OperationName; method: string; pattern: RegExp }[] = 
   { operation: "setHA", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setHA$/ },
   { operation: "stop", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/stop$/ },
   { operation: "start", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/start$/ },
+  { operation: "updatePassword", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/updatePassword$/ },
   { operation: "renameService", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/rename$/ },
   { operation: "resize", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/resize$/ },
   { operation: "setEnvironment", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setEnvironment$/ },
@@ -497,6 +499,9 @@ export class Simulator {
         return [200, view(this.renameService(projectId, id, body))];
       case "resize":
         return [202, view(this.resize(projectId, id, body))];
+      case "updatePassword":
+        await this.updatePassword(projectId, id, body);
+        return [204, undefined];
       case "setEnvironment":
         return [200, { message: this.setEnvironment(projectId, id, body) }];
       case "getService":
@@ -687,6 +692,14 @@ export class Simulator {
     return `environment set to ${environment}`;
   }
 
+  /** The tsdbadmin role's new password; the API answers 204 with no body. */
+  private async updatePassword(projectId: string, serviceId: string, body: unknown): Promise<void> {
+    const password = (body as { password?: unknown } | undefined)?.password;
+    if (typeof password !== "string" || password.length < 8) throw fail(400, "INVALID_PASSWORD", "password: at least 8 characters");
+    this.requireService(projectId, serviceId).initial_password = password;
+    await this.databases?.setPassword(serviceId, password);
+  }
+
   private startService(projectId: string, serviceId: string): SimService {
     const s = this.requireService(projectId, serviceId);
     const status = currentStatus(s);
@@ -721,6 +734,10 @@ function view(s: SimService, opts: { withMetrics?: boolean; withPassword?: boole
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (status === 204) {
+    res.writeHead(204, headers).end();
+    return;
+  }
   res.writeHead(status, { ...headers, "Content-Type": "application/json" }).end(JSON.stringify(body));
 }
 
