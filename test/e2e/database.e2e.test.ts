@@ -85,15 +85,22 @@ test("paused and resumed: the data is kept, a paused fork refuses connections, a
   await s.destroy();
 });
 
-test("rename, resize and environment in one up: the same server, the data kept", async () => {
+test("rename, resize and environment, one up each: the same server, the data kept after each", async () => {
   const s = await h.stack("change-db", forkProgram({ name: "change-db", cpuMillis: 1000, memoryGbs: 4 }));
   const first = await s.up();
   const uri = first.outputs.uri?.value as string;
-  await psql(uri, "CREATE TABLE kept (note text); INSERT INTO kept VALUES ('written before the change')");
-  s.setProgram(forkProgram({ name: "change-db-2", cpuMillis: 2000, memoryGbs: 8, environmentTag: "PROD" }));
-  const changed = await s.up();
-  expect(writes(changed.requests)).toEqual(["renameService", "resize", "setEnvironment"]);
-  expect(changed.outputs.id?.value).toBe(first.outputs.id?.value);
-  expect(await psql(changed.outputs.uri?.value as string, "SELECT note FROM kept")).toBe("written before the change");
+  await psql(uri, "CREATE TABLE kept (note text); INSERT INTO kept VALUES ('written before the changes')");
+  const steps: [Record<string, unknown>, string][] = [
+    [{ name: "change-db-2", cpuMillis: 1000, memoryGbs: 4 }, "renameService"],
+    [{ name: "change-db-2", cpuMillis: 2000, memoryGbs: 8 }, "resize"],
+    [{ name: "change-db-2", cpuMillis: 2000, memoryGbs: 8, environmentTag: "PROD" }, "setEnvironment"],
+  ];
+  for (const [args, operation] of steps) {
+    s.setProgram(forkProgram(args));
+    const changed = await s.up();
+    expect(writes(changed.requests)).toEqual([operation]);
+    expect(changed.outputs.id?.value).toBe(first.outputs.id?.value);
+    expect(await psql(changed.outputs.uri?.value as string, "SELECT note FROM kept")).toBe("written before the changes");
+  }
   await s.destroy();
 });

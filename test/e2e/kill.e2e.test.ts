@@ -21,6 +21,7 @@ const ha = new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount: 1 });
 new VpcName("vpc", { vpcId: config.require("vpc"), name: config.require("forkName") });
 export const serviceId = fork.serviceId;
 export const replicas = ha.replicaCount;
+export const uri = fork.connectionUri;
 `;
 
 beforeAll(async () => {
@@ -124,6 +125,21 @@ async function recover(stack: string): Promise<string> {
   return ok("up", "--yes", "--stack", stack);
 }
 
+/** 1 when the stack's `uri` output logs in to its fork's database (the simulator's stand-in server). */
+async function logsIn(stack: string): Promise<number> {
+  const uri = (await ok("stack", "output", "uri", "--show-secrets", "--stack", stack)).trim();
+  const { Client } = require("pg") as typeof import("pg");
+  // The stand-in's certificate is self-signed: libpq's sslmode=require (encrypt, do not verify).
+  const client = new Client({ connectionString: `${uri}&uselibpqcompat=true` });
+  await client.connect();
+  try {
+    expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await client.end();
+  }
+  return 1;
+}
+
 const forksNamed = (name: string) => sim.services(sim.defaults().projectId).filter((s) => s.name === name);
 const sent = (operation: "forkService" | "setHA", name?: string) =>
   sim.requests(operation).some((r) => name === undefined || (r.body as { name?: string } | undefined)?.name === name);
@@ -153,7 +169,15 @@ const MOMENTS: [string, (name: string) => Promise<void>][] = [
   }),
 ];
 
-const tally = { kills: 0, destroyKills: 0, duplicates: 0, missingFromState: 0, providersLeft: 0, idleSdkProvidersLeft: 0 };
+const tally = {
+  kills: 0,
+  destroyKills: 0,
+  loginsAfterRecovery: 0,
+  duplicates: 0,
+  missingFromState: 0,
+  providersLeft: 0,
+  idleSdkProvidersLeft: 0,
+};
 
 test.each(MOMENTS.map(([label], i) => [label, i] as const))(
   "killed %s: the next up ends with one fork, in state, READY, HA set",
@@ -193,6 +217,8 @@ test.each(MOMENTS.map(([label], i) => [label, i] as const))(
     const state = await ok("stack", "export", "--stack", stack);
     if (!state.includes(fork.service_id)) tally.missingFromState++;
     expect(state).toContain(fork.service_id);
+    // The recovered fork's connection string logs in (an adopted fork's password was reset).
+    tally.loginsAfterRecovery += await logsIn(stack);
     expect(sim.vpc(sim.defaults().projectId, sim.defaults().vpcId)?.name).toBe(forkName);
 
     // Destroy after recovery stops the one fork; every other one is killed once while HA is
