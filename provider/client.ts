@@ -436,7 +436,8 @@ export class TigerCloudClient {
 
     const received = () =>
       op.quoteBody === false ? `${Buffer.byteLength(text)} bytes, not quoted: this answer may hold a password` : this.quote(text);
-    if (op.noContent && text.trim() === "") return op.schema.parse(undefined);
+    // A success that has nothing to say: whatever body came with it is not read.
+    if (op.noContent) return op.schema.parse(undefined);
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -477,7 +477,11 @@ async function finishCreate(
   deadline = createDeadline(inputs),
 ): Promise<pulumi.dynamic.CreateResult> {
   const id = fork.service_id;
-  let outs: Record<string, unknown> = { ...forkOutputs(inputs, fork, undefined), ...(adopted ? { adopted } : {}) };
+  let outs: Record<string, unknown> = {
+    ...forkOutputs(inputs, fork, undefined),
+    // An adopted fork is recorded as it is: the next `up` changes in place what the program declares otherwise.
+    ...(adopted ? { adopted, ...liveInputs(inputs, fork) } : {}),
+  };
   if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
@@ -488,7 +492,11 @@ async function finishCreate(
       progress(`fork ${id} is READY`);
     }
     // An adopted fork's lost password is reset first, so that the login below proves the new one.
-    if (adopted) outs = await resetAdoptedPassword(id, inputs, outs, deadline);
+    // Marked in state until done, so that a failure is finished by the next `up`, and nothing else is.
+    if (adopted && inputs.passwordOnAdopt === "reset") {
+      outs = { ...outs, passwordPending: true };
+      outs = await resetAdoptedPassword(id, inputs, outs, deadline);
+    }
     if (inputs.waitForReady && inputs.readyWhen === "login") {
       // Recorded as awaited until a login works: a failure leaves it in state for the next `up`.
       outs = { ...outs, loginPending: true };
@@ -511,7 +519,7 @@ async function resetAdoptedPassword(
   outs: Record<string, unknown>,
   deadline: number,
 ): Promise<Record<string, unknown>> {
-  if (inputs.passwordOnAdopt !== "reset" || typeof outs.initialPassword === "string") return outs;
+  if (inputs.passwordOnAdopt !== "reset" || outs.passwordPending !== true) return outs;
   const password = crypto.randomBytes(24).toString("base64url");
   const client = clientNow({}, [password]);
   const busy = { client, projectId: inputs.projectId, serviceId: id, role: "fork", action: "set the password of", accepts: ["READY"] };
@@ -519,8 +527,9 @@ async function resetAdoptedPassword(
   progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
   const endpoint = typeof outs.host === "string" ? { host: outs.host, port: outs.port as number | undefined } : undefined;
   const pooler = (outs.connectionPooler as { endpoint?: { host?: string; port?: number } } | undefined)?.endpoint;
+  const { passwordPending: _done, ...rest } = outs;
   return {
-    ...outs,
+    ...rest,
     initialPassword: password,
     connectionUri: connectionUri(endpoint, password),
     poolerConnectionUri: connectionUri(pooler, password),
@@ -656,6 +665,22 @@ function liveSize(s: Service): { cpuMillis?: string; memoryGbs?: string } {
   };
 }
 
+/**
+ * The inputs the fork has now, where they differ from the declared ones: size (not for "shared",
+ * which the API reports as a number) and environment. What refresh and adoption record, so that
+ * the next diff shows what to change in place.
+ */
+function liveInputs(declared: Record<string, unknown>, s: Service): Record<string, unknown> {
+  const live = liveSize(s);
+  const found: Record<string, unknown> = {};
+  for (const k of ["cpuMillis", "memoryGbs"] as const) {
+    const d = declared[k];
+    if (typeof d === "string" && d !== "shared" && live[k] !== undefined && !sameSize(d, live[k])) found[k] = live[k];
+  }
+  if (s.metadata?.environment) found.environmentTag = s.metadata.environment;
+  return found;
+}
+
 const sizeChanged = (before: Record<string, unknown>, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
   (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
@@ -666,6 +691,33 @@ const WHOLE = /^[0-9]+$/;
  * resize takes whole millicores and whole gigabytes, never "shared": a move between "shared" and
  * a number, or to a fraction of a gigabyte, needs a new fork. Preview says why.
  */
+/**
+ * Changes the API cannot make, refused at preview with the reason rather than failed at `up` or
+ * made harmful: a replacement that would re-adopt the fork it replaces; an in-place change to a
+ * fork that stays paused (rename, resize and setEnvironment need it running).
+ */
+function refusedChange(
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  replaces: string[],
+  changed: string[],
+): string | undefined {
+  if (replaces.length > 0 && news.adoptServiceId !== undefined && news.adoptServiceId === olds.serviceId) {
+    return (
+      `ServiceFork: ${replaces.join(", ")} changed, which needs a new fork, but adoptServiceId names the fork this resource ` +
+      `already holds (${String(olds.serviceId)}). Remove adoptServiceId (after create it is bookkeeping) to make a new fork, or undo the change.`
+    );
+  }
+  const inPlace = changed.filter((k) => ["name", "cpuMillis", "memoryGbs", "environmentTag"].includes(k));
+  if (inPlace.length > 0 && olds.paused === true && news.paused === true) {
+    return (
+      `ServiceFork ${String(olds.serviceId)} is paused, and ${inPlace.join(", ")} can be changed only while it runs. ` +
+      `Set paused: false for this change (and true again afterwards), or make the change when it runs.`
+    );
+  }
+  return undefined;
+}
+
 /** adoptServiceId set to another service than the one held replaces: that one is adopted, this one stopped. */
 async function replacedOnChange(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]> {
   const adopting = news.adoptServiceId;
@@ -682,6 +734,7 @@ async function sizeChangesResizeCannotMake(
   for (const k of ["cpuMillis", "memoryGbs"] as const) {
     if (!changed.includes(k) || isUnknown(news[k])) continue;
     const [was, now] = [olds[k], news[k]];
+    if (sameSize(was, now)) continue;
     let why: string | undefined;
     if ((was === "shared") !== (now === "shared") && was !== undefined)
       why = `from ${String(was)} to ${String(now)}: resize cannot move between "shared" and a size`;
@@ -823,13 +876,7 @@ export const serviceForkProvider = defineProvider({
     const { __provider: _provider, ...state } = props;
     // Name, size, environment and running state as they are now: a change made in the console is
     // drift, which the next `up` puts back in place.
-    const outs = forkOutputs(state, service, props.initialPassword);
-    const live = liveSize(service);
-    for (const k of ["cpuMillis", "memoryGbs"] as const) {
-      const declared = props[k];
-      if (typeof declared === "string" && live[k] !== undefined && !sameSize(declared, live[k])) outs[k] = live[k];
-    }
-    if (service.metadata?.environment) outs.environmentTag = service.metadata.environment;
+    const outs = { ...forkOutputs(state, service, props.initialPassword), ...liveInputs(props, service) };
     // The recorded inputs with what was read: after a refresh, preview shows the update.
     const inputs = Object.fromEntries(INPUT_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
     for (const k of FORK_DIFF_RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = outs[k];
@@ -846,6 +893,7 @@ export const serviceForkProvider = defineProvider({
   },
 
   replacesInstead: replacedOnChange,
+  refuse: refusedChange,
 
   /**
    * Name, size, environment and running state change in place, in this order: start (when
@@ -893,7 +941,7 @@ export const serviceForkProvider = defineProvider({
   /** A create recorded before the fork was READY, or before a login worked (a partial failure), is finished here. */
   async finishPending(id, outs, inputs, news) {
     const needsStatus = inputs.waitForReady && !inputs.paused && outs.status !== "READY";
-    const passwordPending = outs.adopted !== undefined && inputs.passwordOnAdopt === "reset" && typeof outs.initialPassword !== "string";
+    const passwordPending = outs.passwordPending === true && inputs.passwordOnAdopt === "reset";
     // A fork recorded before READY never had its login tried either.
     const needsLogin =
       inputs.waitForReady &&

@@ -263,6 +263,43 @@ describe("ServiceFork", () => {
   describe("read, update, delete", () => {
     const created = async () => fork.create((await fork.check({}, { __provider: P, ...base, name: "rud" })).inputs);
 
+    test('a "shared" fork refreshed: no size drift (the API reports shared as a number), so no replacement', async () => {
+      const { id, outs } = await fork.create(
+        (await fork.check({}, { __provider: P, ...base, name: "rud", cpuMillis: "shared", memoryGbs: "shared" })).inputs,
+      );
+      const read = await fork.read(id, { ...outs, __provider: P });
+      expect(read.props).toMatchObject({ cpuMillis: "shared", memoryGbs: "shared" });
+      const news = (await fork.check({}, { __provider: P, ...base, name: "rud", cpuMillis: "shared", memoryGbs: "shared" })).inputs;
+      expect(await fork.diff(id, { ...read.props, __provider: P }, news)).toMatchObject({ replaces: [] });
+    });
+
+    test("a state-only update never resets the password of a fork adopted before; only a pending reset is finished", async () => {
+      const { id, outs } = await created();
+      const olderAdopted = { ...outs, __provider: P, adopted: { at: "2026-01-01T00:00:00Z", reason: "earlier" } };
+      delete (olderAdopted as Record<string, unknown>).initialPassword;
+      sim.clearLog();
+      const news = (await fork.check({}, { __provider: P, ...base, name: "rud", deleteTimeout: "20m" })).inputs;
+      await fork.update(id, olderAdopted, news);
+      expect(sim.requests("updatePassword")).toEqual([]);
+      const { outs: finished } = await fork.update(id, { ...olderAdopted, passwordPending: true }, news);
+      expect(sim.requests("updatePassword")).toHaveLength(1);
+      expect(finished?.passwordPending).toBeUndefined();
+      expect(typeof finished?.initialPassword).toBe("string");
+    });
+
+    test("refused at preview: a replacement that would re-adopt the fork it replaces; an in-place change to a fork that stays paused", async () => {
+      const { id, outs } = await created();
+      const olds = { ...outs, __provider: P, adoptServiceId: id };
+      const replace = (await fork.check({}, { __provider: P, ...base, name: "rud", forkStrategy: "LAST_SNAPSHOT", adoptServiceId: id }))
+        .inputs;
+      expect((await rejectionOf(fork.diff(id, olds, replace))).message).toMatch(
+        /adoptServiceId names the fork this resource already holds/,
+      );
+      const paused = { ...outs, __provider: P, paused: true };
+      const rename = (await fork.check({}, { __provider: P, ...base, name: "other", paused: true })).inputs;
+      expect((await rejectionOf(fork.diff(id, paused, rename))).message).toMatch(/is paused, and name can be changed only while it runs/);
+    });
+
     test("read refreshes live fields, keeps the password; 404 is gone; a 503 is an error, not gone", async () => {
       const { id, outs } = await created();
       sim.outOfBand.setHA(ids.projectId, id, 1, 0);

@@ -33,6 +33,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>): Promise<T> {
   const started = Date.now();
   const who = `${spec.role} ${spec.serviceId}`;
+  let raced = false;
   for (;;) {
     let refusal: ConflictError;
     try {
@@ -47,7 +48,10 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
     if (!IN_TRANSITION.includes(service.status) && !settled) throw refusal;
     if (Date.now() >= spec.deadline) throw stillBusy(spec, service, started, refusal);
     if (settled) {
-      // The refusal raced with the end of an operation: pause a poll's length, then send again.
+      // The refusal raced with the end of an operation: pause a poll's length, then send again,
+      // once. A second 409 from a settled service is a refusal that is not about being busy.
+      if (raced) throw refusal;
+      raced = true;
       await sleep(Math.min(hostOptions().poll?.firstPollMs ?? WAIT_DEFAULTS.firstPollMs, spec.deadline - Date.now()));
       continue;
     }

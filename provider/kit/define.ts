@@ -2,6 +2,7 @@
 // resource shares are here, once: configure, check, diff, and the rule that an update with
 // nothing for the API (a new package version, a waiting control) calls no API.
 import type * as pulumi from "@pulumi/pulumi";
+import { InvalidInputError } from "../errors";
 import type { z } from "zod";
 import { configureFromStack } from "./host";
 import {
@@ -48,6 +49,8 @@ export interface ResourceDefinition<T extends z.ZodType> {
    * cannot express it): they replace instead. Called only with keys that changed.
    */
   replacesInstead?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
+  /** Optional: a reason to refuse this change at preview (diff fails with it), or undefined. */
+  refuse?(olds: Record<string, unknown>, news: Record<string, unknown>, replaces: string[], changed: string[]): string | undefined;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /**
@@ -76,8 +79,11 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
     },
     async diff(id, olds, news) {
       const found = diffInputs(olds, news, def.rules);
-      const instead = (await def.replacesInstead?.(changedInPlaceKeys(olds, news, def.rules), olds, news)) ?? [];
+      const changed = changedInPlaceKeys(olds, news, def.rules);
+      const instead = (await def.replacesInstead?.(changed, olds, news)) ?? [];
       const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
+      const refusal = def.refuse?.(olds, news, result.replaces, changed);
+      if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
       // A replaced object is not kept: its delete must go ahead.
       if (!result.replaces?.length) def.stillDeclared?.(id, olds, resourceNameOf(news));
       const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
