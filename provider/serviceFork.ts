@@ -113,7 +113,7 @@ export class ServiceFork extends pulumi.dynamic.Resource {
   declare readonly haReplicas: pulumi.Output<{ replicaCount?: number; syncReplicaCount?: number } | undefined>;
   declare readonly resources: pulumi.Output<{ id?: string; cpuMillis?: number; memoryGbs?: number; volumeType?: string }[] | undefined>;
   declare readonly environment: pulumi.Output<string | undefined>;
-  /** The initial password of the fork's database. Always secret. Empty for an adopted fork. */
+  /** The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret. */
   declare readonly initialPassword: pulumi.Output<string | undefined>;
   /** True when the fork is stopped (PAUSING or PAUSED), as last seen. */
   declare readonly paused: pulumi.Output<boolean>;

@@ -3,7 +3,7 @@
 // found and recorded. Provider methods against the simulator, as the engine calls them.
 import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
+import { rejectionOf, startProviderSim, stopProviderSim, captureStderr } from "./helpers";
 import { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
@@ -13,11 +13,7 @@ let ids: { projectId: string; serviceId: string; vpcId: string };
 let stderr: string[];
 beforeEach(async () => {
   ({ sim, ids } = await startProviderSim());
-  stderr = [];
-  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    stderr.push(String(chunk));
-    return true;
-  });
+  stderr = captureStderr();
 });
 afterEach(async () => {
   jest.restoreAllMocks();

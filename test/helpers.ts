@@ -103,3 +103,13 @@ export async function stopProviderSim(sim: Simulator | undefined): Promise<void>
   setHostOptions({});
   await sim?.stop();
 }
+
+/** Captures what is written to stderr (progress lines) until jest.restoreAllMocks(); returns the lines so far. */
+export function captureStderr(): string[] {
+  const lines: string[] = [];
+  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  return lines;
+}

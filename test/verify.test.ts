@@ -5,7 +5,7 @@ import { credentialSource } from "../provider/settings";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
-import { configureProviders, startProviderSim, stopProviderSim } from "./helpers";
+import { configureProviders, startProviderSim, stopProviderSim, captureStderr } from "./helpers";
 import type { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
@@ -15,11 +15,7 @@ let stderr: string[];
 
 beforeEach(async () => {
   ({ sim, ids } = await startProviderSim());
-  stderr = [];
-  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    stderr.push(String(chunk));
-    return true;
-  });
+  stderr = captureStderr();
 });
 afterEach(async () => {
   jest.restoreAllMocks();

@@ -1,7 +1,7 @@
 // adoptServiceId: a fork made elsewhere taken under management (Pulumi's `import` cannot serve a
 // dynamic provider). Real engine, against the simulator; the pr-fork example's own program.
 import * as path from "path";
-import { type EngineHarness, writes, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, forkThroughApi as forkThroughApiOf, writes, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;
@@ -12,15 +12,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** A fork made through the API directly, as the console or the tiger CLI would. */
-async function forkThroughApi(parent: string, name: string): Promise<string> {
-  const answer = await fetch(`${h.sim.url}/projects/${h.ids.projectId}/services/${parent}/forkService`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${h.sim.apiKey}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ fork_strategy: "NOW", name }),
-  });
-  return ((await answer.json()) as { service_id: string }).service_id;
-}
+const forkThroughApi = (parent: string, name: string) => forkThroughApiOf(h, parent, name);
 
 test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after, destroy stops it; another ID replaces", async () => {
   const made = await forkThroughApi(h.ids.serviceId, "pr-77");

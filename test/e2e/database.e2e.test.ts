@@ -4,7 +4,7 @@
 // (rename, resize, environment) keeps the data.
 import { execFile } from "child_process";
 import { promisify } from "util";
-import { type EngineHarness, startEngine, tigercloud, writes } from "./harness";
+import { type EngineHarness, forkThroughApi as forkThroughApiOf, startEngine, tigercloud, writes } from "./harness";
 
 jest.setTimeout(240_000);
 const run = promisify(execFile);
@@ -20,17 +20,7 @@ afterAll(async () => {
 
 const psql = async (uri: string, sql: string) => (await run("psql", [uri, "-X", "-A", "-t", "-c", sql], { timeout: 20_000 })).stdout.trim();
 
-/** A fork made through the API directly, as the console or the tiger CLI would; its password is lost. */
-async function forkThroughApi(name: string): Promise<string> {
-  const answer = await fetch(`${h.sim.url}/projects/${h.ids.projectId}/services/${h.ids.serviceId}/forkService`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${h.sim.apiKey}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ fork_strategy: "NOW", name }),
-  });
-  const id = ((await answer.json()) as { service_id: string }).service_id;
-  await h.sim.databases.settled(id);
-  return id;
-}
+const forkThroughApi = (name: string) => forkThroughApiOf(h, h.ids.serviceId, name);
 
 const forkProgram = (args: Record<string, unknown>) => async () => {
   const { ServiceFork } = tigercloud();
