@@ -162,12 +162,12 @@ test("100 forks of one source, and HA on it, make one read of it in preview", as
 
 test("the demo example's program: preview reads the source and the VPC; an unchanged stack makes no request; a replacement reads again", async () => {
   const { ServiceFork, ServiceHA, VpcName } = tigercloud();
-  const program = (forkName: string) => async () => {
-    const fork = new ServiceFork("demo-fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "LAST_SNAPSHOT", name: forkName });
+  const program = (forkStrategy: "LAST_SNAPSHOT" | "NOW") => async () => {
+    const fork = new ServiceFork("demo-fork", { sourceServiceId: h.ids.serviceId, forkStrategy, name: "demo-fork" });
     new ServiceHA("demo-fork-ha", { serviceId: fork.serviceId, replicaCount: 1 });
     new VpcName("demo-vpc", { vpcId: h.ids.vpcId, name: "analytics-vpc" });
   };
-  const s = await h.stack("demo", program("demo-fork"));
+  const s = await h.stack("demo", program("LAST_SNAPSHOT"));
   const first = await s.preview();
   expect(first.changes).toMatchObject({ create: 4 });
   // The HA target is the fork's serviceId, unknown until up: not read in preview.
@@ -178,8 +178,9 @@ test("the demo example's program: preview reads the source and the VPC; an uncha
   expect(unchanged.changes).toEqual({ same: 4 });
   expect(unchanged.requests).toEqual([]);
 
-  // A new name replaces the fork: its source is read again; HA (a replacement too) waits for the new fork's ID.
-  s.setProgram(program("demo-fork-2"));
+  // A new strategy replaces the fork (a new name would rename it in place): its source is read
+  // again; HA (a replacement too) waits for the new fork's ID.
+  s.setProgram(program("NOW"));
   const replace = await s.preview();
   expect(replace.changes.replace).toBeGreaterThanOrEqual(1);
   expect(operations(replace.requests)).toEqual(["GET getService"]);
