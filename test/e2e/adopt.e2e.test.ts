@@ -12,7 +12,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const forkThroughApi = (parent: string, name: string) => forkThroughApiOf(h, parent, name);
+// The size examples/pr-fork declares: an adopted fork of another size would (rightly) preview a resize.
+const forkThroughApi = (parent: string, name: string) => forkThroughApiOf(h, parent, name, { cpu_millis: "1000", memory_gbs: "4" });
 
 test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after, destroy stops it; another ID replaces", async () => {
   const made = await forkThroughApi(h.ids.serviceId, "pr-77");

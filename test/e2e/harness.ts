@@ -165,11 +165,11 @@ export function tigercloud(): typeof import("pulumi-tigercloud") {
 export const writes = (requests: LoggedRequest[]): string[] => requests.filter((r) => r.method === "POST").map((r) => r.operation);
 
 /** A fork made through the API directly, as the console or the tiger CLI would: its 202 answer (and password) is not Pulumi's. */
-export async function forkThroughApi(h: EngineHarness, parent: string, name: string): Promise<string> {
+export async function forkThroughApi(h: EngineHarness, parent: string, name: string, extra: Record<string, string> = {}): Promise<string> {
   const answer = await fetch(`${h.sim.url}/projects/${h.ids.projectId}/services/${parent}/forkService`, {
     method: "POST",
     headers: { Authorization: `Bearer ${h.sim.apiKey}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ fork_strategy: "NOW", name }),
+    body: JSON.stringify({ fork_strategy: "NOW", name, ...extra }),
   });
   const id = ((await answer.json()) as { service_id: string }).service_id;
   await h.sim.databases.settled(id);

@@ -46,7 +46,8 @@ test("fork lifecycle: preview only reads the source, up forks, second preview ma
 
   s.setProgram(program("pr-2"));
   const rename = await s.preview();
-  expect(rename.changes).toMatchObject({ replace: 1 });
+  expect(rename.changes).toMatchObject({ update: 1 }); // renamed in place, the fork and its data kept
+  expect(rename.changes.replace ?? 0).toBe(0);
 
   await s.destroy();
   expect(h.sim.service(h.ids.projectId, serviceId)?.status).toBe("PAUSED");
