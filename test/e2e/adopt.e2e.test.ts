@@ -49,7 +49,7 @@ test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, n
   h.sim.outOfBand.renameService(h.ids.projectId, made, "pr-77-old"); // one running fork per name
   await s.stack.setConfig("e2e:adoptServiceId", { value: other });
   const replaced = await s.up();
-  expect(writes(replaced.requests)).toEqual(["stop"]);
+  expect(writes(replaced.requests)).toEqual(["stop", "updatePassword"]); // the other fork adopted, its password reset
   expect(replaced.outputs.serviceId?.value).toBe(other);
   expect(h.sim.service(h.ids.projectId, made)?.status).toBe("PAUSED");
 

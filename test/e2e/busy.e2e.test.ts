@@ -39,8 +39,8 @@ test("HA on P and a fork of P in one program, HA first (the race made certain): 
   const { ServiceFork, ServiceHA } = tigercloud();
   const program = (i: number) => async () => {
     new ServiceHA("ha", { serviceId: h.ids.serviceId, replicaCount: (i % 2) + 1 });
-    // A new name each time: a new fork every up, made while the HA change runs.
-    const f = new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: `race-${i}` });
+    // Another strategy each time: a new fork every up (a replacement), made while the HA change runs.
+    const f = new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: i % 2 ? "LAST_SNAPSHOT" : "NOW", name: "race" });
     return { id: f.serviceId };
   };
   const s = await h.stack("race", program(0));
