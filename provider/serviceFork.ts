@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
 import type { TigerCloudClient } from "./client";
 import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError } from "./errors";
-import { sendWhenSettled } from "./kit/busy";
+import { type BusySpec, sendWhenSettled } from "./kit/busy";
 import { declare, declaredBy } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
@@ -331,8 +331,25 @@ function forkOutputs(inputs: Record<string, unknown>, s: Service, initialPasswor
   });
 }
 
+/** The deadline a timeout input sets from now; state written by older versions may lack it. */
+const deadlineOf = (timeout: unknown, fallback: string = WAIT_DEFAULTS.deleteTimeout) =>
+  Date.now() + parseDuration(typeof timeout === "string" ? timeout : fallback);
+
 /** createTimeout bounds the whole create: waiting for a busy source, then for the fork. */
-const createDeadline = (inputs: ForkInputs) => Date.now() + parseDuration(inputs.createTimeout);
+const createDeadline = (inputs: ForkInputs) => deadlineOf(inputs.createTimeout);
+
+/** The busy rule (kit/busy.ts) for a request on a fork: by default an in-place change. */
+const busyFork = (
+  id: string,
+  projectId: string,
+  action: string,
+  deadline: number,
+  {
+    accepts = ["READY"],
+    timeoutInput = "updateTimeout",
+    client = clientNow(),
+  }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> = {},
+): BusySpec => ({ client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput });
 
 const waitReady = (inputs: ForkInputs, serviceId: string, deadline = createDeadline(inputs)) =>
   waitForService({
@@ -522,18 +539,12 @@ async function resetAdoptedPassword(
   if (inputs.passwordOnAdopt !== "reset" || outs.passwordPending !== true) return outs;
   const password = crypto.randomBytes(24).toString("base64url");
   const client = clientNow({}, [password]);
-  const busy = { client, projectId: inputs.projectId, serviceId: id, role: "fork", action: "set the password of", accepts: ["READY"] };
-  await sendWhenSettled({ ...busy, deadline, timeoutInput: "createTimeout" }, () => client.updatePassword(inputs.projectId, id, password));
+  const busy = busyFork(id, inputs.projectId, "set the password of", deadline, { client, timeoutInput: "createTimeout" });
+  await sendWhenSettled(busy, () => client.updatePassword(inputs.projectId, id, password));
   progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
-  const endpoint = typeof outs.host === "string" ? { host: outs.host, port: outs.port as number | undefined } : undefined;
-  const pooler = (outs.connectionPooler as { endpoint?: { host?: string; port?: number } } | undefined)?.endpoint;
   const { passwordPending: _done, ...rest } = outs;
-  return {
-    ...rest,
-    initialPassword: password,
-    connectionUri: connectionUri(endpoint, password),
-    poolerConnectionUri: connectionUri(pooler, password),
-  };
+  // The fork read again, so the connection outputs are built the one way every read builds them.
+  return forkOutputs(rest, await client.getService(inputs.projectId, id, { deadline }), password);
 }
 
 /** Adopts the running fork with this identity, or forks; never sends forkService twice. */
@@ -579,9 +590,6 @@ async function forkOrAdopt(inputs: ForkInputs, news: Record<string, unknown>): P
   return finishCreate(inputs, news, forked, undefined, deadline);
 }
 
-const deadlineOf = (timeout: unknown, fallback: string = WAIT_DEFAULTS.deleteTimeout) =>
-  Date.now() + parseDuration(typeof timeout === "string" ? timeout : fallback);
-
 /**
  * Stops a fork and, unless told not to wait, waits for PAUSED. Idempotent: a fork already stopped
  * is success. Returns the fork as last read, or undefined when the API confirms it is gone.
@@ -590,8 +598,8 @@ async function stopFork(id: string, projectId: string, wait: boolean, deadline: 
   const client = clientNow();
   let answer: Service;
   try {
-    const busy = { client, projectId, serviceId: id, role: "fork", action: "stop", accepts: ["READY", "PAUSED"], deadline };
-    answer = await sendWhenSettled({ ...busy, timeoutInput: "deleteTimeout" }, () => client.stop(projectId, id));
+    const busy = busyFork(id, projectId, "stop", deadline, { client, accepts: ["READY", "PAUSED"], timeoutInput: "deleteTimeout" });
+    answer = await sendWhenSettled(busy, () => client.stop(projectId, id));
   } catch (err) {
     // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
     // are confirmed by reading the fork; any other answer is a real refusal.
@@ -629,8 +637,8 @@ async function startFork(id: string, inputs: ForkInputs, password: unknown): Pro
   let answer: Service;
   try {
     // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
-    const busy = { client, projectId, serviceId: id, role: "fork", action: "start", accepts: ["PAUSED", "READY"], deadline };
-    answer = await sendWhenSettled({ ...busy, timeoutInput: "createTimeout" }, () => client.start(projectId, id));
+    const busy = busyFork(id, projectId, "start", deadline, { client, accepts: ["PAUSED", "READY"], timeoutInput: "createTimeout" });
+    answer = await sendWhenSettled(busy, () => client.start(projectId, id));
   } catch (err) {
     // 400 answers a start of a fork that is not stopped: confirmed by reading it.
     if (!(err instanceof BadRequestError)) throw err;
@@ -747,22 +755,10 @@ async function sizeChangesResizeCannotMake(
   return replaced;
 }
 
-/** The busy rule for the in-place changes: a fork busy with another operation is waited for. */
-const busyFork = (id: string, inputs: ForkInputs, action: string, deadline: number) => ({
-  client: clientNow(),
-  projectId: inputs.projectId,
-  serviceId: id,
-  role: "fork",
-  action,
-  accepts: ["READY"],
-  deadline,
-  timeoutInput: "updateTimeout",
-});
-
 async function renameFork(id: string, inputs: ForkInputs): Promise<Service> {
   const name = inputs.name as string;
   progress(`renaming fork ${id} to "${name}"`);
-  const busy = busyFork(id, inputs, "rename", deadlineOf(inputs.updateTimeout));
+  const busy = busyFork(id, inputs.projectId, "rename", deadlineOf(inputs.updateTimeout));
   return sendWhenSettled(busy, () => busy.client.renameService(inputs.projectId, id, name));
 }
 
@@ -779,7 +775,7 @@ async function resizeFork(id: string, inputs: ForkInputs, before: Record<string,
   const deadline = deadlineOf(inputs.updateTimeout);
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
   progress(`resizing fork ${id} to ${what}`);
-  const busy = busyFork(id, inputs, "resize", deadline);
+  const busy = busyFork(id, inputs.projectId, "resize", deadline);
   const answer = await sendWhenSettled(busy, () => busy.client.resize(inputs.projectId, id, body));
   if (!inputs.waitForReady) return answer;
   const resized = await waitForService({
@@ -799,7 +795,7 @@ async function resizeFork(id: string, inputs: ForkInputs, before: Record<string,
 
 async function setForkEnvironment(id: string, inputs: ForkInputs): Promise<undefined> {
   progress(`tagging fork ${id} ${inputs.environmentTag}`);
-  const busy = busyFork(id, inputs, "set the environment of", deadlineOf(inputs.updateTimeout));
+  const busy = busyFork(id, inputs.projectId, "set the environment of", deadlineOf(inputs.updateTimeout));
   await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, inputs.environmentTag));
   return undefined;
 }

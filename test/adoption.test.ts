@@ -3,7 +3,7 @@
 // found and recorded. Provider methods against the simulator, as the engine calls them.
 import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { rejectionOf, startProviderSim, stopProviderSim, captureStderr } from "./helpers";
+import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
@@ -11,14 +11,8 @@ let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 
 let stderr: string[];
-beforeEach(async () => {
-  ({ sim, ids } = await startProviderSim());
-  stderr = captureStderr();
-});
-afterEach(async () => {
-  jest.restoreAllMocks();
-  await stopProviderSim(sim);
-});
+beforeEach(async () => ({ sim, ids, stderr } = await startProviderSim({}, { captureStderr: true })));
+afterEach(() => stopProviderSim(sim));
 const stderrText = () => stderr.join("");
 
 const inputsFor = async (extra: Record<string, unknown> = {}) =>
@@ -49,6 +43,11 @@ test("a running fork with the same name and source is adopted: no second forkSer
   expect(Buffer.from(outs.initialPassword as string, "base64url").length).toBeGreaterThanOrEqual(16);
   expect(sim.service(ids.projectId, existing)?.initial_password).toBe(outs.initialPassword);
   expect(outs.initialPassword).not.toBe(lost);
+  // The connection string carries the new password, to the fork's endpoint.
+  const uri = new URL(outs.connectionUri as string);
+  expect(decodeURIComponent(uri.password)).toBe(outs.initialPassword);
+  expect(uri.hostname).toBe(sim.service(ids.projectId, existing)?.endpoint?.host);
+  expect(outs).not.toHaveProperty("passwordPending");
   expect(stderrText()).toContain(`the password of fork ${existing} was reset`);
   expect(stderrText()).not.toContain(outs.initialPassword as string);
 });

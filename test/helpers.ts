@@ -87,19 +87,23 @@ export async function configureProviders(values: Record<string, string>): Promis
   await serviceForkProvider.configure(req as unknown as pulumi.dynamic.ConfigureRequest);
 }
 
-/** A simulator on loopback, the providers configured for it, and fast backoff and polling. */
+/** A simulator on loopback, the providers configured for it, and fast backoff and polling; with
+ *  `captureStderr`, the progress lines written from now on are collected in `stderr`. */
 export async function startProviderSim(
   options: SimulatorOptions = {},
-): Promise<{ sim: Simulator; ids: ReturnType<Simulator["defaults"]> }> {
+  { captureStderr: capture = false } = {},
+): Promise<{ sim: Simulator; ids: ReturnType<Simulator["defaults"]>; stderr: string[] }> {
   const sim = new Simulator(options);
   await sim.start();
   const ids = sim.defaults();
   await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
   setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
-  return { sim, ids };
+  return { sim, ids, stderr: capture ? captureStderr() : [] };
 }
 
+/** Undoes startProviderSim, its stderr capture included. */
 export async function stopProviderSim(sim: Simulator | undefined): Promise<void> {
+  jest.restoreAllMocks();
   setHostOptions({});
   await sim?.stop();
 }

@@ -5,22 +5,15 @@ import { credentialSource } from "../provider/settings";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
-import { configureProviders, startProviderSim, stopProviderSim, captureStderr } from "./helpers";
+import { configureProviders, startProviderSim, stopProviderSim } from "./helpers";
 import type { Simulator } from "./simulator/server";
 
 const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 let stderr: string[];
-
-beforeEach(async () => {
-  ({ sim, ids } = await startProviderSim());
-  stderr = captureStderr();
-});
-afterEach(async () => {
-  jest.restoreAllMocks();
-  await stopProviderSim(sim);
-});
+beforeEach(async () => ({ sim, ids, stderr } = await startProviderSim({}, { captureStderr: true })));
+afterEach(() => stopProviderSim(sim));
 
 const forkNews = (extra: Record<string, unknown> = {}) => ({
   __provider: P,
