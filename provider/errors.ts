@@ -7,7 +7,9 @@ import { printable } from "./text";
 /** Base class of every error thrown by this package. */
 export class TigerCloudError extends Error {
   override name = "TigerCloudError";
-  constructor(message: string, options?: ErrorOptions) {
+  // { cause } rather than ErrorOptions: the declarations must compile in a program whose lib is
+  // older than ES2022 (Pulumi's TypeScript template targets ES2020).
+  constructor(message: string, options?: { cause?: unknown }) {
     super(printable(message), options);
   }
 }

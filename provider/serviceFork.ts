@@ -193,6 +193,7 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 /** What is wrong with a date-time, each kind of mistake with its own reason; undefined when right. */
+/** @internal */
 export function dateTimeProblem(text: string): string | undefined {
   const m = RFC3339.exec(text);
   if (!m) return "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z";
@@ -212,6 +213,7 @@ export function dateTimeProblem(text: string): string | undefined {
 
 const targetTimeSchema = textSchema(dateTimeProblem);
 
+/** @internal */
 export const ForkInputsSchema = z
   .strictObject({
     projectId: idSchema,
@@ -259,6 +261,7 @@ export const ForkInputsSchema = z
   });
 type ForkInputs = z.output<typeof ForkInputsSchema>;
 
+/** @internal */
 export const FORK_DIFF_RULES: DiffRules = {
   // What the fork is a copy of: only a new fork can change it.
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
@@ -819,6 +822,7 @@ async function awaitLogin(
   return rest;
 }
 
+/** @internal */
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,

@@ -56,6 +56,7 @@ export class ServiceHA extends pulumi.dynamic.Resource {
 
 const count = z.number({ error: "must be an integer >= 0" }).int("must be an integer >= 0").min(0, "must be an integer >= 0").optional();
 
+/** @internal */
 export const HAInputsSchema = z
   .strictObject({
     projectId: idSchema,
@@ -220,6 +221,7 @@ async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknow
   }
 }
 
+/** @internal */
 export const serviceHAProvider = defineProvider({
   kind: "ServiceHA",
   schema: HAInputsSchema,

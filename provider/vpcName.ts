@@ -38,6 +38,7 @@ export class VpcName extends pulumi.dynamic.Resource {
 /** The API publishes no limit on a VPC's name; 128 matches a service's name. */
 export const VPC_NAME_MAX = 128;
 
+/** @internal */
 export const VpcInputsSchema = z.strictObject({
   projectId: idSchema,
   vpcId: textSchema(
@@ -62,6 +63,7 @@ async function rename(inputs: VpcInputs): Promise<Record<string, unknown>> {
   return vpcOutputs(inputs, await client.getVpc(inputs.projectId, inputs.vpcId));
 }
 
+/** @internal */
 export const vpcNameProvider = defineProvider({
   kind: "VpcName",
   schema: VpcInputsSchema,
