@@ -112,6 +112,31 @@ describe("the login probe", () => {
     }
   });
 
+  test("an attempt cut short by the deadline does not hide the real failure: the timeout also names the latest different failure", async () => {
+    // Refused, then two attempts starved of time (the second pause is cut to the deadline).
+    const results = [
+      failing("connect ECONNREFUSED 127.0.0.1:5432", "ECONNREFUSED"),
+      failing("timeout expired"),
+      failing("timeout expired"),
+    ];
+    const budgets: number[] = [];
+    const { error } = await stderrOf(() =>
+      waitForLogin({
+        ...base,
+        password: "pw-123456",
+        deadline: Date.now() + 200,
+        attempt: async (ms) => (budgets.push(ms), results.shift() ?? failing("timeout expired")),
+        sleep: async (ms) => new Promise((resolve) => setTimeout(resolve, budgets.length === 1 ? 100 : ms)),
+      }),
+    );
+    expect(error).toBeInstanceOf(WaitError);
+    expect(budgets).toHaveLength(3);
+    expect(budgets[2]).toBeLessThan(50);
+    expect((error as Error).message).toMatch(
+      /the last attempt, with \d+ ms left, failed: timeout expired; before that, one failed: connect ECONNREFUSED 127\.0\.0\.1:5432\. It is READY/,
+    );
+  });
+
   test("without a known password, a server that refuses the login is up; with one, a refusal is waited through", async () => {
     const refused = failing('password authentication failed for user "tsdbadmin"', "28P01");
     const answered = await stderrOf(() =>

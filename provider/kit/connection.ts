@@ -78,9 +78,10 @@ export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
       : `service ${spec.serviceId}: its password is not known (an adopted fork); waiting until its database at ${where} answers a login (readyWhen: "login")`,
   );
   let lastReason = "";
+  let earlierReason = ""; // the latest failure that differs from the last one
   for (let tries = 0; ; tries++) {
-    const left = spec.deadline - Date.now();
-    const result = await attempt(Math.max(1, Math.min(timing.attemptTimeoutMs, left)));
+    const budgetMs = Math.max(1, Math.min(timing.attemptTimeoutMs, spec.deadline - Date.now()));
+    const result = await attempt(budgetMs);
     if (result.ok) {
       progress(`service ${spec.serviceId}: ${USERNAME} logged in and ran SELECT 1 (${elapsed(started)} s after READY)`);
       return "logged-in";
@@ -92,16 +93,25 @@ export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
       return "answered";
     }
     const reason = redact(printable(result.reason)).slice(0, REASON_CHARS);
-    if (reason !== lastReason) progress(`service ${spec.serviceId}: no login yet (${elapsed(started)} s elapsed): ${reason}`);
-    lastReason = reason;
+    if (reason !== lastReason) {
+      progress(`service ${spec.serviceId}: no login yet (${elapsed(started)} s elapsed): ${reason}`);
+      if (lastReason) earlierReason = lastReason;
+    }
     const wait = spec.deadline - Date.now();
     if (wait <= 0) {
+      // Attempts squeezed into the deadline's last moments often fail only for want of time
+      // ("timeout expired"); an earlier, different failure says what is really wrong.
+      const failures =
+        budgetMs < timing.attemptTimeoutMs && earlierReason
+          ? `the last attempt, with ${budgetMs} ms left, failed: ${reason}; before that, one failed: ${earlierReason}`
+          : `the last attempt failed: ${reason}`;
       throw new WaitError(
         `Timed out after ${elapsed(started)} s waiting for a login to service ${spec.serviceId} at ${where} as ${USERNAME}; ` +
-          `the last attempt failed: ${reason}. It is READY, but its database does not accept the login yet. ` +
+          `${failures}. It is READY, but its database does not accept the login yet. ` +
           `Raise ${spec.timeoutInput}, or set readyWhen: "status" to wait for READY only.`,
       );
     }
+    lastReason = reason;
     await sleep(Math.min(nextLoginDelay(tries, timing), wait));
   }
 }
