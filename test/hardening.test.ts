@@ -149,6 +149,20 @@ describe("time limits are limits", () => {
     expect(err.message).toMatch(/Timed out after \d+ s waiting for service svc-\w+ to be READY.*Raise createTimeout/);
     expect(took).toBeLessThan(2000 + 1500 + 700);
   });
+
+  test("a wait whose last reads fail still names the status last seen", async () => {
+    setHostOptions({ client: { requestTimeoutMs: 500, baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+    sim.delays = { ...sim.delays, forkQueuedMs: 60_000 };
+    const { inputs } = await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", createTimeout: "2s" });
+    const creating = rejectionOf(fork.create(inputs));
+    // The wait's first read of the new fork answers (QUEUED); every read after it hangs.
+    const readOfFork = () => sim.requests().some((r) => r.operation === "getService" && !r.path.endsWith(`/${ids.serviceId}`));
+    while (!readOfFork()) await new Promise((resolve) => setTimeout(resolve, 10));
+    sim.injectFault("getService", { kind: "hang" }, 1000);
+    const err = await creating;
+    expect(err).toBeInstanceOf(PartialFailureError);
+    expect(err.message).toMatch(/to be READY; the last read failed: .+; it was last seen QUEUED\. Raise createTimeout/);
+  });
 });
 
 describe("errors", () => {

@@ -70,7 +70,10 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
     }
     const left = deadline - Date.now();
     if (left <= 0) {
-      const seen = lastProblem ? `the last read failed: ${lastProblem}` : `it is ${lastStatus}`;
+      // A read squeezed into the deadline's last moments often fails for want of time: the status
+      // last seen still says how far the service got.
+      const lastSeen = lastStatus ? `; it was last seen ${lastStatus}` : "";
+      const seen = lastProblem ? `the last read failed: ${lastProblem}${lastSeen}` : `it is ${lastStatus}`;
       throw new WaitError(
         `Timed out after ${elapsed(started)} s waiting for service ${spec.serviceId} to be ${spec.goal}; ${seen}. ` +
           `Raise ${spec.timeoutInput}, or set waitForReady: false.`,
