@@ -696,7 +696,10 @@ const sizeChanged = (before: Record<string, unknown>, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
   (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
 
-const WHOLE = /^[0-9]+$/;
+/** A whole number, however written: "8", "8.0" and "8.000" are all 8 GB, which resize can make. */
+const WHOLE = /^[0-9]+(\.0*)?$/;
+/** resize takes strings of digits (API-NOTES): "8.0" is sent as "8", the same size. */
+const resizeDigits = (size: string) => size.replace(/\.0*$/, "");
 
 /**
  * resize takes whole millicores and whole gigabytes, never "shared": a move between "shared" and
@@ -769,8 +772,8 @@ async function resizeFork(id: string, inputs: ForkInputs, before: Record<string,
   // resize needs both sizes: one left unset keeps the fork's current one.
   const current = (before.resources as { cpuMillis?: number; memoryGbs?: number }[] | undefined)?.[0];
   const body = {
-    cpu_millis: inputs.cpuMillis ?? (current?.cpuMillis === undefined ? "" : String(current.cpuMillis)),
-    memory_gbs: inputs.memoryGbs ?? (current?.memoryGbs === undefined ? "" : String(current.memoryGbs)),
+    cpu_millis: resizeDigits(inputs.cpuMillis ?? (current?.cpuMillis === undefined ? "" : String(current.cpuMillis))),
+    memory_gbs: resizeDigits(inputs.memoryGbs ?? (current?.memoryGbs === undefined ? "" : String(current.memoryGbs))),
   };
   const missing = body.cpu_millis === "" ? "cpuMillis" : body.memory_gbs === "" ? "memoryGbs" : undefined;
   if (missing)

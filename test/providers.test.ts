@@ -160,6 +160,7 @@ describe("ServiceFork", () => {
       ["environmentTag", "PROD"],
       ["cpuMillis", "4000"],
       ["memoryGbs", "16"],
+      ["memoryGbs", "16.0"],
       ["paused", true],
     ])("a change to %s is an update in place", async (key, value) => {
       expect(await fork.diff("svc-x", olds, { ...news, [key]: value })).toMatchObject({ changes: true, replaces: [] });
@@ -329,6 +330,18 @@ describe("ServiceFork", () => {
           .map((r) => [r.operation, r.body]),
       ).toEqual([["renameService", { name: "rud" }]]);
       expect(sim.service(ids.projectId, id)?.name).toBe("rud");
+    });
+
+    test('a whole size written with a decimal point ("16.0") is resized in place, sent as the digits resize takes', async () => {
+      const { id, outs } = await created();
+      const news = (await fork.check({}, { __provider: P, ...base, name: "rud", cpuMillis: "2000", memoryGbs: "16.0" })).inputs;
+      expect(news.memoryGbs).toBe("16.0");
+      expect(await fork.diff(id, { ...outs, __provider: P }, news)).toMatchObject({ changes: true, replaces: [] });
+      sim.clearLog();
+      await fork.update(id, { ...outs, __provider: P }, news);
+      const posts = sim.requests().filter((r) => r.method === "POST");
+      expect(posts.map((r) => [r.operation, r.body])).toEqual([["resize", { cpu_millis: "2000", memory_gbs: "16" }]]);
+      expect(sim.service(ids.projectId, id)?.resources[0]?.spec).toMatchObject({ cpu_millis: 2000, memory_gbs: 16 });
     });
 
     test("update of waiting controls makes no API call", async () => {
