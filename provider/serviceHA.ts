@@ -54,6 +54,32 @@ export class ServiceHA extends pulumi.dynamic.Resource {
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
+// setHA's limits (API-NOTES): the spec leaves them "not shown"; the product refuses anything else
+// with a 400, so preview says so first.
+const MAX_REPLICAS = 2;
+const SYNC_NEEDS = 2;
+const OFFERED = "Tiger Cloud offers 0, 1 or 2 HA replicas, and 1 synchronous replica only with 2 replicas";
+
+/**
+ * What setHA would refuse once a count left undeclared keeps its live value (a count unset has no
+ * opinion: setHA leaves it as it is). `live` is the service's counts now; undefined when all is well.
+ */
+function undeclaredCountProblem(declared: DeclaredCounts, live: { replicaCount: number; syncReplicaCount: number }): string | undefined {
+  const replicas = typeof declared.replicaCount === "number" ? declared.replicaCount : undefined;
+  const sync = typeof declared.syncReplicaCount === "number" ? declared.syncReplicaCount : undefined;
+  if (replicas !== undefined && sync === undefined && live.syncReplicaCount >= 1 && replicas !== SYNC_NEEDS)
+    return (
+      `replicaCount ${replicas} would leave its ${live.syncReplicaCount} synchronous replica(s), as syncReplicaCount is not declared, ` +
+      `and setHA refuses that: ${OFFERED}. Declare syncReplicaCount: 0 as well.`
+    );
+  if (sync !== undefined && replicas === undefined && sync >= 1 && live.replicaCount !== SYNC_NEEDS)
+    return (
+      `syncReplicaCount ${sync} would go with its ${live.replicaCount} replica(s), as replicaCount is not declared, ` +
+      `and setHA refuses that: ${OFFERED}. Declare replicaCount: 2 as well.`
+    );
+  return undefined;
+}
+
 const count = z.number({ error: "must be an integer >= 0" }).int("must be an integer >= 0").min(0, "must be an integer >= 0").optional();
 
 /** @internal */
@@ -77,14 +103,22 @@ export const HAInputsSchema = z
         params: { involves },
       });
     }
-    if (v.replicaCount !== undefined && v.syncReplicaCount !== undefined && v.syncReplicaCount > v.replicaCount) {
+    const [replicas, sync] = [v.replicaCount, v.syncReplicaCount];
+    if (replicas !== undefined && replicas > MAX_REPLICAS) {
       ctx.addIssue({
         code: "custom",
-        path: ["syncReplicaCount"],
-        message: `must not exceed replicaCount (${v.syncReplicaCount} > ${v.replicaCount})`,
+        path: ["replicaCount"],
+        message: `must be 0, 1 or 2 (not ${replicas}): ${OFFERED}`,
         params: { involves },
       });
     }
+    if (sync === undefined) return;
+    let syncProblem: string | undefined;
+    if (replicas !== undefined && sync > replicas) syncProblem = `must not exceed replicaCount (${sync} > ${replicas})`;
+    else if (sync > 1) syncProblem = `must be 0 or 1 (not ${sync}): ${OFFERED}`;
+    else if (sync === 1 && replicas !== undefined && replicas !== SYNC_NEEDS)
+      syncProblem = `1 needs replicaCount 2 (not ${replicas}): ${OFFERED}. Set replicaCount: 2, or syncReplicaCount: 0`;
+    if (syncProblem) ctx.addIssue({ code: "custom", path: ["syncReplicaCount"], message: syncProblem, params: { involves } });
   });
 type HAInputs = z.output<typeof HAInputsSchema>;
 
@@ -96,13 +130,13 @@ const RULES: DiffRules = {
   optionalDeclared: ["replicaCount", "syncReplicaCount"],
 };
 
+const liveCounts = (s: Service) => ({
+  replicaCount: s.ha_replicas?.replica_count ?? 0,
+  syncReplicaCount: s.ha_replicas?.sync_replica_count ?? 0,
+});
+
 function haOutputs(inputs: Record<string, unknown>, s: Service): Record<string, unknown> {
-  return plain({
-    ...inputs,
-    replicaCount: s.ha_replicas?.replica_count ?? 0,
-    syncReplicaCount: s.ha_replicas?.sync_replica_count ?? 0,
-    status: s.status,
-  });
+  return plain({ ...inputs, ...liveCounts(s), status: s.status });
 }
 
 const matches = (inputs: { replicaCount?: number | undefined; syncReplicaCount?: number | undefined }) => (s: Service) =>
@@ -228,7 +262,25 @@ export const serviceHAProvider = defineProvider({
   rules: RULES,
   declare: declareHA,
 
-  references: (inputs) => [{ type: "service", property: "serviceId", projectId: inputs.projectId, id: inputs.serviceId }],
+  references: (inputs) => [
+    {
+      type: "service",
+      property: "serviceId",
+      projectId: inputs.projectId,
+      id: inputs.serviceId,
+      judge: (service) => {
+        const problem = undeclaredCountProblem(inputs, liveCounts(service));
+        return problem ? { failure: `names service ${service.service_id ?? inputs.serviceId}, whose ${problem}` } : {};
+      },
+    },
+  ],
+
+  // The counts in state are the live ones: a change that leaves one count undeclared keeps it.
+  refuse(olds, news, replaces) {
+    if (replaces.length > 0 || typeof olds.replicaCount !== "number" || typeof olds.syncReplicaCount !== "number") return undefined;
+    const problem = undeclaredCountProblem(news, { replicaCount: olds.replicaCount, syncReplicaCount: olds.syncReplicaCount });
+    return problem && `ServiceHA of service ${String(olds.serviceId)}: ${problem}`;
+  },
 
   async create(inputs, news) {
     return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };

@@ -382,6 +382,7 @@ describe("ServiceFork", () => {
 
 describe("ServiceHA", () => {
   const base = { serviceId: "svc-parent1" };
+  const OFFERED = "Tiger Cloud offers 0, 1 or 2 HA replicas, and 1 synchronous replica only with 2 replicas";
 
   test.each([
     [{}, "replicaCount: replicaCount or syncReplicaCount must be set: at least one count"],
@@ -389,6 +390,12 @@ describe("ServiceHA", () => {
     [{ replicaCount: 1.5 }, "replicaCount: replicaCount must be an integer >= 0"],
     [{ replicaCount: "2" }, "replicaCount: replicaCount must be an integer >= 0"],
     [{ replicaCount: 1, syncReplicaCount: 2 }, "syncReplicaCount: syncReplicaCount must not exceed replicaCount (2 > 1)"],
+    [{ replicaCount: 3 }, `replicaCount: replicaCount must be 0, 1 or 2 (not 3): ${OFFERED}`],
+    [{ syncReplicaCount: 2 }, `syncReplicaCount: syncReplicaCount must be 0 or 1 (not 2): ${OFFERED}`],
+    [
+      { replicaCount: 1, syncReplicaCount: 1 },
+      `syncReplicaCount: syncReplicaCount 1 needs replicaCount 2 (not 1): ${OFFERED}. Set replicaCount: 2, or syncReplicaCount: 0`,
+    ],
   ])("check %j fails with %s", async (change, expected) => {
     expect(await failuresOf(ha, { ...base, ...change })).toEqual([expected]);
   });
@@ -429,9 +436,34 @@ describe("ServiceHA", () => {
       deleteTimeout: "10m",
     };
     expect(await ha.diff("s", olds, news)).toMatchObject({ changes: false });
-    expect(await ha.diff("s", olds, { ...news, replicaCount: 1 })).toMatchObject({ changes: true, replaces: [] });
+    expect(await ha.diff("s", olds, { ...news, replicaCount: 1, syncReplicaCount: 0 })).toMatchObject({ changes: true, replaces: [] });
     expect(await ha.diff("s", olds, { ...news, serviceId: "t" })).toMatchObject({ replaces: ["serviceId"] });
     expect(await ha.diff("s", olds, { ...news, projectId: "q" })).toMatchObject({ replaces: ["projectId"] });
+  });
+
+  test("preview refuses what setHA would: a count left undeclared keeps its live value (diff), or the service's (check at create)", async () => {
+    const olds = { __provider: P, projectId: "p", serviceId: "s", replicaCount: 2, syncReplicaCount: 1, updateTimeout: "30m" };
+    const news = { __provider: P, projectId: "p", serviceId: "s", updateTimeout: "30m" };
+    // Down to 1 replica, the synchronous one left as it is: setHA answers 400.
+    expect((await rejectionOf(ha.diff("s", olds, { ...news, replicaCount: 1 }))).message).toBe(
+      `Invalid ServiceHA inputs: ServiceHA of service s: replicaCount 1 would leave its 1 synchronous replica(s), as syncReplicaCount is not declared, ` +
+        `and setHA refuses that: ${OFFERED}. Declare syncReplicaCount: 0 as well.`,
+    );
+    expect(await ha.diff("s", olds, { ...news, replicaCount: UNKNOWN })).toMatchObject({ replaces: [] });
+    expect(await ha.diff("s", { ...olds, syncReplicaCount: 0 }, { ...news, replicaCount: 1 })).toMatchObject({ changes: true });
+
+    // The service has 1 replica: syncReplicaCount 1 alone is refused before setHA is sent.
+    sim.outOfBand.setHA(ids.projectId, ids.serviceId, 1, 0);
+    expect(await failuresOf(ha, { ...base, syncReplicaCount: 1 })).toEqual([
+      `serviceId: serviceId names service ${ids.serviceId}, whose syncReplicaCount 1 would go with its 1 replica(s), as replicaCount is not declared, ` +
+        `and setHA refuses that: ${OFFERED}. Declare replicaCount: 2 as well.`,
+    ]);
+    // With 2 replicas, read afresh (other settings: what was read under the old ones is stale), the same declaration passes.
+    sim.outOfBand.setHA(ids.projectId, ids.serviceId, 2, 0);
+    const settings = { "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId };
+    await configureProviders({ ...settings, "tigercloud:verifyReferences": "true" });
+    expect(await failuresOf(ha, { ...base, syncReplicaCount: 1 })).toEqual([]);
+    expect(sim.requests("setHA")).toEqual([]);
   });
 
   test("read returns the live counts; 404 is gone", async () => {

@@ -13,9 +13,13 @@ afterAll(async () => {
 
 test("HA on a fork from the same program: create, change counts in place, out-of-band drift, destroy resets HA then stops", async () => {
   const { ServiceFork, ServiceHA } = tigercloud();
-  const program = (replicaCount: number, syncReplicaCount: number) => async () => {
+  const program = (replicaCount: number, syncReplicaCount?: number) => async () => {
     const fork = new ServiceFork("ha-fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "LAST_SNAPSHOT", name: "ha-fork" });
-    const ha = new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount, syncReplicaCount });
+    const ha = new ServiceHA("ha", {
+      serviceId: fork.serviceId,
+      replicaCount,
+      ...(syncReplicaCount === undefined ? {} : { syncReplicaCount }),
+    });
     return { forkId: fork.serviceId, replicas: ha.replicaCount, sync: ha.syncReplicaCount };
   };
   const s = await h.stack("ha", program(1, 0));
@@ -42,6 +46,18 @@ test("HA on a fork from the same program: create, change counts in place, out-of
   expect(changed.requests.filter((r) => r.operation === "setHA").map((r) => r.body)).toEqual([{ replica_count: 2, sync_replica_count: 1 }]);
   expect(changed.requests.map((r) => r.operation)).not.toContain("forkService");
   expect(h.sim.service(h.ids.projectId, forkId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+
+  // Down to 1 replica with the synchronous one undeclared: setHA would answer 400, so preview fails first.
+  s.setProgram(program(1));
+  const refused = await s.preview().then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  expect(String(refused?.message)).toMatch(
+    /replicaCount 1 would leave its 1 synchronous replica\(s\).*Declare syncReplicaCount: 0 as well/,
+  );
+  expect(h.sim.requests().filter((r) => r.method === "POST")).toEqual([]);
+  s.setProgram(program(2, 1));
 
   // Someone lowers HA in the console: refresh sees it, the next up puts it back.
   h.sim.outOfBand.setHA(h.ids.projectId, forkId, 1, 0);
