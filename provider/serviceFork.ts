@@ -42,7 +42,7 @@ export interface ServiceForkArgs {
   cpuMillis?: pulumi.Input<number | string>;
   /** Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's. */
   memoryGbs?: pulumi.Input<number | string>;
-  /** DEV (default) or PROD. */
+  /** DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag. */
   environmentTag?: pulumi.Input<"DEV" | "PROD">;
   /** 1 to 128 characters, not blank, no control characters. Default: "<parent name>-fork". */
   name?: pulumi.Input<string>;
@@ -222,7 +222,7 @@ export const ForkInputsSchema = z
     targetTime: targetTimeSchema.optional(),
     cpuMillis: cpuMillisSchema.optional(),
     memoryGbs: memoryGbsSchema.optional(),
-    environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).default("DEV"),
+    environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).optional(),
     name: nameSchema(128).optional(),
     waitForReady: booleanSchema.default(true),
     readyWhen: z
@@ -280,7 +280,7 @@ export const FORK_DIFF_RULES: DiffRules = {
   ],
   // Left unset, these have no opinion: any name (the default one), the size the fork has, the
   // fork already held.
-  optionalDeclared: ["name", "cpuMillis", "memoryGbs", "adoptServiceId"],
+  optionalDeclared: ["name", "cpuMillis", "memoryGbs", "environmentTag", "adoptServiceId"],
 };
 
 /** A fork in these statuses is stopped, or stopping: `paused` reads true. */
@@ -368,7 +368,8 @@ const waitReady = (inputs: ForkInputs, serviceId: string, deadline = createDeadl
 
 /** The forkService body: the checked inputs, unchanged. */
 function forkRequest(inputs: ForkInputs): ForkServiceRequest {
-  const body: ForkServiceRequest = { fork_strategy: inputs.forkStrategy, environment_tag: inputs.environmentTag };
+  const body: ForkServiceRequest = { fork_strategy: inputs.forkStrategy };
+  if (inputs.environmentTag !== undefined) body.environment_tag = inputs.environmentTag;
   if (inputs.targetTime !== undefined) body.target_time = inputs.targetTime;
   if (inputs.cpuMillis !== undefined) body.cpu_millis = inputs.cpuMillis;
   if (inputs.memoryGbs !== undefined) body.memory_gbs = inputs.memoryGbs;
@@ -799,10 +800,10 @@ async function resizeFork(id: string, inputs: ForkInputs, before: Record<string,
   return resized;
 }
 
-async function setForkEnvironment(id: string, inputs: ForkInputs): Promise<undefined> {
-  progress(`tagging fork ${id} ${inputs.environmentTag}`);
+async function setForkEnvironment(id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
+  progress(`tagging fork ${id} ${environment}`);
   const busy = busyFork(id, inputs.projectId, "set the environment of", deadlineOf(inputs.updateTimeout));
-  await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, inputs.environmentTag));
+  await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, environment));
   return undefined;
 }
 
@@ -919,7 +920,9 @@ export const serviceForkProvider = defineProvider({
       const changes: [string[], () => Promise<Service | undefined>][] = [];
       if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(id, inputs)]);
       if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(id, inputs, before)]);
-      if (inputs.environmentTag !== before.environmentTag) changes.push([["environmentTag"], () => setForkEnvironment(id, inputs)]);
+      const environment = inputs.environmentTag;
+      if (environment !== undefined && environment !== before.environmentTag)
+        changes.push([["environmentTag"], () => setForkEnvironment(id, inputs, environment)]);
       let refused: unknown;
       for (const [keys, change] of changes) {
         try {

@@ -18,11 +18,11 @@ const stderrText = () => stderr.join("");
 const inputsFor = async (extra: Record<string, unknown> = {}) =>
   (await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-5", ...extra })).inputs;
 /** A fork made elsewhere (or by a create whose answer never came back), through the API. */
-async function makeFork(name: string): Promise<string> {
+async function makeFork(name: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/forkService`, {
     method: "POST",
     headers: { Authorization: `Bearer ${sim.apiKey}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ fork_strategy: "NOW", name }),
+    body: JSON.stringify({ fork_strategy: "NOW", name, ...extra }),
   });
   return ((await res.json()) as { service_id: string }).service_id;
 }
@@ -50,6 +50,24 @@ test("a running fork with the same name and source is adopted: no second forkSer
   expect(outs).not.toHaveProperty("passwordPending");
   expect(stderrText()).toContain(`the password of fork ${existing} was reset`);
   expect(stderrText()).not.toContain(outs.initialPassword as string);
+});
+
+test("an adopted PROD fork keeps its tag when the program declares none; a declared tag is set", async () => {
+  const existing = await makeFork("pr-5", { environment_tag: "PROD" });
+  const { id, outs } = await fork.create(await inputsFor());
+  expect(id).toBe(existing);
+  expect(outs).toMatchObject({ environmentTag: "PROD", environment: "PROD" });
+  // The next preview: no change, and an update sends no setEnvironment.
+  const olds = { ...outs, __provider: P };
+  expect(await fork.diff(id, olds, await inputsFor())).toMatchObject({ changes: false });
+  sim.clearLog();
+  await fork.update(id, olds, await inputsFor({ createTimeout: "1h" }));
+  expect(sim.requests("setEnvironment")).toEqual([]);
+  expect(sim.service(ids.projectId, id)?.metadata).toEqual({ environment: "PROD" });
+  // Declared, the tag is the program's.
+  expect(await fork.diff(id, olds, await inputsFor({ environmentTag: "DEV" }))).toMatchObject({ changes: true, replaces: [] });
+  await fork.update(id, olds, await inputsFor({ environmentTag: "DEV" }));
+  expect(sim.requests("setEnvironment").map((r) => r.body)).toEqual([{ environment: "DEV" }]);
 });
 
 test('passwordOnAdopt "keep": no updatePassword, and no password output', async () => {

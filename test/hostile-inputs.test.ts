@@ -164,44 +164,24 @@ describe("rejected at preview, naming the property", () => {
 
 // [resource, the unusual but valid part, the operation, the body the API must receive]
 const accepted: [string, Record<string, unknown>, string, Record<string, unknown>][] = [
-  [
-    "fork",
-    { cpuMillis: 1500, memoryGbs: 6 },
-    "forkService",
-    { fork_strategy: "NOW", environment_tag: "DEV", cpu_millis: "1500", memory_gbs: "6" },
-  ],
-  [
-    "fork",
-    { cpuMillis: "250", memoryGbs: "0.5" },
-    "forkService",
-    { fork_strategy: "NOW", environment_tag: "DEV", cpu_millis: "250", memory_gbs: "0.5" },
-  ],
-  [
-    "fork",
-    { cpuMillis: 1000, memoryGbs: 0.25 },
-    "forkService",
-    { fork_strategy: "NOW", environment_tag: "DEV", cpu_millis: "1000", memory_gbs: "0.25" },
-  ],
+  ["fork", { cpuMillis: 1500, memoryGbs: 6 }, "forkService", { fork_strategy: "NOW", cpu_millis: "1500", memory_gbs: "6" }],
+  ["fork", { cpuMillis: "250", memoryGbs: "0.5" }, "forkService", { fork_strategy: "NOW", cpu_millis: "250", memory_gbs: "0.5" }],
+  ["fork", { cpuMillis: 1000, memoryGbs: 0.25 }, "forkService", { fork_strategy: "NOW", cpu_millis: "1000", memory_gbs: "0.25" }],
   [
     "fork",
     { cpuMillis: "shared", memoryGbs: "shared" },
     "forkService",
-    { fork_strategy: "NOW", environment_tag: "DEV", cpu_millis: "shared", memory_gbs: "shared" },
+    { fork_strategy: "NOW", cpu_millis: "shared", memory_gbs: "shared" },
   ],
-  ["fork", { name: "pr-42 (préview) ✓" }, "forkService", { fork_strategy: "NOW", environment_tag: "DEV", name: "pr-42 (préview) ✓" }],
-  ["fork", { name: "n".repeat(128) }, "forkService", { fork_strategy: "NOW", environment_tag: "DEV", name: "n".repeat(128) }],
+  ["fork", { name: "pr-42 (préview) ✓" }, "forkService", { fork_strategy: "NOW", name: "pr-42 (préview) ✓" }],
+  ["fork", { name: "n".repeat(128) }, "forkService", { fork_strategy: "NOW", name: "n".repeat(128) }],
   [
     "pitr",
     { targetTime: "2024-02-29T23:59:59.999+05:30" },
     "forkService",
-    { fork_strategy: "PITR", environment_tag: "DEV", target_time: "2024-02-29T23:59:59.999+05:30" },
+    { fork_strategy: "PITR", target_time: "2024-02-29T23:59:59.999+05:30" },
   ],
-  [
-    "pitr",
-    { targetTime: "2020-01-01t00:00:00z" },
-    "forkService",
-    { fork_strategy: "PITR", environment_tag: "DEV", target_time: "2020-01-01t00:00:00z" },
-  ],
+  ["pitr", { targetTime: "2020-01-01t00:00:00z" }, "forkService", { fork_strategy: "PITR", target_time: "2020-01-01t00:00:00z" }],
   [
     "fork",
     { forkStrategy: "LAST_SNAPSHOT", environmentTag: "PROD" },

@@ -36,7 +36,6 @@ describe("ServiceFork", () => {
         forkStrategy: "NOW",
         cpuMillis: "2000",
         memoryGbs: "8",
-        environmentTag: "DEV",
         paused: false,
         passwordOnAdopt: "reset",
         waitForReady: true,
@@ -143,8 +142,10 @@ describe("ServiceFork", () => {
       deleteTimeout: "10m",
     };
 
-    test("nothing changed: no changes", async () => {
+    test("nothing changed: no changes; environmentTag dropped from the program (state from older versions holds DEV) has no opinion", async () => {
       expect(await fork.diff("svc-x", olds, news)).toMatchObject({ changes: false, replaces: [] });
+      const { environmentTag: _tag, ...untagged } = news;
+      expect(await fork.diff("svc-x", olds, untagged)).toMatchObject({ changes: false, replaces: [] });
     });
     test.each(["projectId", "sourceServiceId", "forkStrategy"])("a change to %s (what the fork is a copy of) is a replace", async (key) => {
       expect(await fork.diff("svc-x", olds, { ...news, [key]: "other" })).toMatchObject({ changes: true, replaces: [key] });

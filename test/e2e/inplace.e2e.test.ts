@@ -20,6 +20,7 @@ const program = (args: Partial<ServiceForkArgs>) => async () => {
     name: "pr-9",
     cpuMillis: 1000,
     memoryGbs: 4,
+    environmentTag: "DEV", // declared: left unset, a tag changed elsewhere would be kept
     ...args,
   });
   return { id: f.serviceId, name: f.name, environment: f.environment, resources: f.resources };
