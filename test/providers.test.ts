@@ -72,9 +72,10 @@ describe("ServiceFork", () => {
       ],
       [{ environmentTag: "STAGING" }, "environmentTag: environmentTag must be DEV or PROD"],
       [{ createTimeout: "soon" }, 'createTimeout: createTimeout must be a duration such as "90s", "30m" or "1h30m"'],
-      [{ waitForReady: "yes" }, "waitForReady: waitForReady must be true or false"],
+      [{ waitForReady: "yes" }, "waitForReady: waitForReady must be true or false (it is a string)"],
       [{ readyWhen: "connected" }, 'readyWhen: readyWhen must be "login" (READY and a working login) or "status" (READY only)'],
       [{ sourceServiceId: "" }, "sourceServiceId: sourceServiceId must not be empty"],
+      [{ sourceServiceId: undefined }, "sourceServiceId: sourceServiceId is required: it must be a string"],
       [{ forkStrategyy: "NOW" }, "forkStrategyy: forkStrategyy is not a property of this resource"],
     ])("%j fails with %s", async (change, expected) => {
       expect(await failuresOf(fork, { ...base, ...change })).toEqual([expected]);
@@ -389,7 +390,7 @@ describe("ServiceHA", () => {
     [{}, "replicaCount: replicaCount or syncReplicaCount must be set: at least one count"],
     [{ replicaCount: -1 }, "replicaCount: replicaCount must be an integer >= 0"],
     [{ replicaCount: 1.5 }, "replicaCount: replicaCount must be an integer >= 0"],
-    [{ replicaCount: "2" }, "replicaCount: replicaCount must be an integer >= 0"],
+    [{ replicaCount: "2" }, "replicaCount: replicaCount must be an integer >= 0 (it is a string)"],
     [{ replicaCount: 1, syncReplicaCount: 2 }, "syncReplicaCount: syncReplicaCount must not exceed replicaCount (2 > 1)"],
     [{ replicaCount: 3 }, `replicaCount: replicaCount must be 0, 1 or 2 (not 3): ${OFFERED}`],
     [{ syncReplicaCount: 2 }, `syncReplicaCount: syncReplicaCount must be 0 or 1 (not 2): ${OFFERED}`],
@@ -493,9 +494,9 @@ describe("ServiceHA", () => {
 describe("VpcName", () => {
   test.each([
     [{ vpcId: "vpc-1", name: "n" }, "vpcId: vpcId must be a string of digits"],
-    [{ vpcId: 1234567, name: "n" }, "vpcId: vpcId must be a string of digits"],
+    [{ vpcId: 1234567, name: "n" }, "vpcId: vpcId must be a string of digits (it is a number)"],
     [{ vpcId: "1234567", name: "" }, "name: name must be 1 to 128 characters"],
-    [{ vpcId: "1234567" }, "name: name must be a string"],
+    [{ vpcId: "1234567" }, "name: name is required: it must be a string"],
   ])("check %j fails with %s", async (news, expected) => {
     expect(await failuresOf(vpc, news)).toEqual([expected]);
   });

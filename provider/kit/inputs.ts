@@ -61,11 +61,23 @@ export function checkInputs(schema: z.ZodType, news: Record<string, unknown>): C
         continue;
       }
       const property = printable(issue.path.map(String).join(".")) || "(inputs)";
-      failures.push({ property, reason: `${property} ${issue.message}` });
+      failures.push({ property, reason: ruleBroken(property, issue, known) });
     }
   }
   for (const k of unknownKeys) inputs[k] = UNKNOWN;
   return { inputs: { ...inputs, __provider, ...(__resourceName === undefined ? {} : { __resourceName }) }, failures };
+}
+
+/** The rule a property breaks; of the wrong type, what it was: missing (required), or `"2"` from config (a string). */
+function ruleBroken(property: string, issue: z.core.$ZodIssue, known: Record<string, unknown>): string {
+  const rule = `${property} ${issue.message}`;
+  if (issue.code !== "invalid_type" || issue.path.length !== 1) return rule;
+  const value = known[String(issue.path[0])];
+  if (value === undefined) return `${property} is required: it ${issue.message}`;
+  const type = Array.isArray(value) ? "array" : typeof value;
+  // A fraction where an integer is wanted is a number all the same: the rule says enough.
+  if (type === (issue.expected === "int" ? "number" : issue.expected)) return rule;
+  return `${rule} (it is ${type === "array" || type === "object" ? "an" : "a"} ${type})`;
 }
 
 /**
