@@ -44,7 +44,7 @@ export interface ServiceForkArgs {
   memoryGbs?: pulumi.Input<number | string>;
   /** DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag. */
   environmentTag?: pulumi.Input<"DEV" | "PROD">;
-  /** 1 to 128 characters, not blank, no control characters. Default: "<parent name>-fork". */
+  /** 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork". */
   name?: pulumi.Input<string>;
   /**
    * Wait for the API's work to finish: until the fork is READY after create, and until it is

@@ -16,7 +16,7 @@ export interface VpcNameArgs {
   projectId?: pulumi.Input<string>;
   /** The VPC's ID: digits. */
   vpcId: pulumi.Input<string>;
-  /** The name to give it: 1 to 128 characters, not blank, no control characters. */
+  /** The name to give it: 1 to 128 characters, not blank, no control or invisible characters. */
   name: pulumi.Input<string>;
 }
 

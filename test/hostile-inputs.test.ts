@@ -5,6 +5,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
+import { printable } from "../provider/text";
 import { vpcNameProvider as vpc } from "../provider/vpcName";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
@@ -103,6 +104,8 @@ const rejected: [string, Record<string, unknown>, string, RegExp][] = [
   ["fork", { name: "pr\n[tigercloud] fork svc-1 is READY" }, "name", /control characters/],
   ["fork", { name: "\u001b[31mred" }, "name", /control characters/],
   ["fork", { name: "x\u007f" }, "name", /control characters/],
+  ["fork", { name: "fam \u{1f468}\u200d\u{1f469}" }, "name", /invisible ones .*zero-width joiners.*; it has U\+200D at character 6$/],
+  ["fork", { name: "a\u2028b" }, "name", /it has U\+2028 at character 2$/],
   ["fork", { name: "\t" }, "name", /must not be blank/],
   ["fork", { name: "n".repeat(129) }, "name", /1 to 128 characters/],
   ["fork", { name: "" }, "name", /1 to 128 characters/],
@@ -210,4 +213,8 @@ describe("accepted, then sent exactly", () => {
 
 test("the table is as large as the issue asks", () => {
   expect(rejected.length + accepted.length).toBeGreaterThanOrEqual(80);
+});
+
+test("printable: controls, line and paragraph separators, and direction overrides become visible escapes; the rest is kept", () => {
+  expect(printable("a\nb\u2028c\u2029d\u202ee\u001b[2Jf é 👨‍👩")).toBe("a\\nb\\u2028c\\u2029d\\u202ee\\x1b[2Jf é 👨‍👩");
 });

@@ -142,12 +142,22 @@ export const idSchema = textSchema((s) => {
   return undefined;
 });
 
-/** A name a person reads: 1 to `max` characters, not blank, no control characters. */
+/** Control, format (zero-width joiners, direction marks) and line-separator characters: nothing a person sees. */
+const INVISIBLE = /[\p{C}\p{Zl}\p{Zp}]/u;
+
+/** A name a person reads: 1 to `max` characters, not blank, nothing invisible (named, with where it is). */
 export function nameSchema(max: number) {
   return textSchema((s) => {
     if (s.length < 1 || s.length > max) return `must be 1 to ${max} characters`;
     if (s.trim() === "") return "must not be blank";
-    if (CONTROL.test(s)) return "must not contain control characters (newlines, tabs, escape codes)";
+    const found = INVISIBLE.exec(s);
+    if (found) {
+      const code = `U+${(found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+      return (
+        `must not contain control characters or invisible ones (newlines, tabs, escape codes, zero-width joiners as in some emoji); ` +
+        `it has ${code} at character ${[...s.slice(0, found.index)].length + 1}`
+      );
+    }
     return undefined;
   });
 }
