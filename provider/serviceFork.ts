@@ -8,7 +8,7 @@ import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Servic
 import type { TigerCloudClient } from "./client";
 import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError } from "./errors";
 import { type BusySpec, sendWhenSettled } from "./kit/busy";
-import { declare, declaredBy } from "./kit/claims";
+import { type Declarant, declare, declaredBy, describeDeclarant } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
 import { connectionUri, DATABASE, USERNAME, waitForLogin } from "./kit/connection";
@@ -21,11 +21,12 @@ import {
   nameSchema,
   isUnknown,
   parseDuration,
-  resourceNameOf,
+  declarantOf,
   textSchema,
 } from "./kit/inputs";
 import { partialFailure, plain, withoutProvider } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
+import { expectedUrn } from "./kit/urn";
 import type { Judgement } from "./kit/verify";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
@@ -157,7 +158,14 @@ export class ServiceFork extends pulumi.dynamic.Resource {
     super(
       serializedProvider("ServiceFork"),
       name,
-      { ...outputs, name: undefined, paused: undefined, ...args, __resourceName: name },
+      {
+        ...outputs,
+        name: undefined,
+        paused: undefined,
+        ...args,
+        __resourceName: name,
+        __resourceUrn: expectedUrn(name, FORK_TYPE, opts),
+      },
       {
         ...opts,
         additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS],
@@ -167,6 +175,9 @@ export class ServiceFork extends pulumi.dynamic.Resource {
     );
   }
 }
+
+/** The type token the engine knows a ServiceFork by (pulumi.dynamic.Resource's module and type). */
+const FORK_TYPE = "pulumi-nodejs:dynamic/tigercloud:ServiceFork";
 
 /** Outputs that hold the password: secret without the user asking. */
 const SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"];
@@ -291,6 +302,7 @@ const INPUT_KEYS = [
   ...(FORK_DIFF_RULES.updateKeys ?? []),
   ...(FORK_DIFF_RULES.stateOnlyKeys ?? []),
   "__resourceName",
+  "__resourceUrn",
 ];
 
 /** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
@@ -419,14 +431,14 @@ const forkIdentity = (projectId: string, source: string, name: string) => `Servi
  * Two resources of one program with the same identity would be adopted into one fork (or race
  * to make two): the second to be checked fails, naming both.
  */
-function declareIdentity(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[] {
+function declareIdentity(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, sourceServiceId, name } = inputs;
   if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
   const others = declare(forkIdentity(projectId, sourceServiceId, name), resource, true);
   return others.map((other) => ({
     property: "name",
     reason:
-      `ServiceFork "${resource}" and ServiceFork "${other.resource}" both declare a fork named "${name}" of service ${sourceServiceId}: ` +
+      `ServiceFork ${describeDeclarant(resource)} and ServiceFork ${describeDeclarant(other.resource)} both declare a fork named "${name}" of service ${sourceServiceId}: ` +
       `a fork's identity is its project, source and name, so they would be one fork. Give each its own name.`,
   }));
 }
@@ -506,7 +518,7 @@ async function finishCreate(
   if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
-  declare(forkHeld(inputs.projectId, id), resourceNameOf(news), true);
+  declare(forkHeld(inputs.projectId, id), declarantOf(news), true);
   try {
     if (inputs.waitForReady && fork.status !== "READY") {
       outs = forkOutputs(outs, await waitReady(inputs, id, deadline), outs.initialPassword);
@@ -972,10 +984,10 @@ export const serviceForkProvider = defineProvider({
 
   async delete(id, props) {
     const projectId = String(props.projectId);
-    // Renamed without an alias, this resource is deleted after its successor adopted its fork.
-    const holders = declaredBy(forkHeld(projectId, id), resourceNameOf(props));
+    // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
+    const holders = declaredBy(forkHeld(projectId, id), declarantOf(props));
     if (holders.length > 0) {
-      const names = holders.map((h) => `"${h.resource}"`).join(" and ");
+      const names = holders.map((h) => describeDeclarant(h.resource)).join(" and ");
       progress(`fork ${id} is now held by ServiceFork ${names} of this program; leaving it running`);
       return;
     }

@@ -6,13 +6,14 @@ import { z } from "zod";
 import type { Service, SetHARequest } from "./api-schemas";
 import { WaitError } from "./errors";
 import { sendWhenSettled } from "./kit/busy";
-import { type Claim, declare, declaredBy } from "./kit/claims";
+import { type Claim, type Declarant, declare, declaredBy, describeDeclarant } from "./kit/claims";
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
 import { clientNow, progress } from "./kit/host";
-import { booleanSchema, type DiffRules, durationSchema, idSchema, isUnknown, parseDuration, resourceNameOf } from "./kit/inputs";
+import { booleanSchema, type DiffRules, durationSchema, idSchema, isUnknown, parseDuration, declarantOf } from "./kit/inputs";
 import { partialFailure, plain } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
+import { expectedUrn } from "./kit/urn";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
 export interface ServiceHAArgs {
@@ -44,7 +45,14 @@ export class ServiceHA extends pulumi.dynamic.Resource {
     super(
       serializedProvider("ServiceHA"),
       name,
-      { status: undefined, replicaCount: undefined, syncReplicaCount: undefined, ...args, __resourceName: name },
+      {
+        status: undefined,
+        replicaCount: undefined,
+        syncReplicaCount: undefined,
+        ...args,
+        __resourceName: name,
+        __resourceUrn: expectedUrn(name, "pulumi-nodejs:dynamic/tigercloud:ServiceHA", opts),
+      },
       opts,
       "tigercloud",
       "ServiceHA",
@@ -168,7 +176,7 @@ const COUNT_KEYS = ["replicaCount", "syncReplicaCount"] as const;
  * Two ServiceHA of one service with different counts would flip it on every `up`: the second to
  * be checked fails, naming both. The same counts are allowed, with a warning.
  */
-function declareHA(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[] {
+function declareHA(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, serviceId } = inputs;
   if (typeof projectId !== "string" || typeof serviceId !== "string") return []; // unknown until apply
   const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };
@@ -184,12 +192,12 @@ function declareHA(inputs: Record<string, unknown>, resource: string): pulumi.dy
       failures.push({
         property: k,
         reason:
-          `ServiceHA "${resource}" and ServiceHA "${other.resource}" both set the HA of service ${serviceId} (project ${projectId}), ` +
+          `ServiceHA ${describeDeclarant(resource)} and ServiceHA ${describeDeclarant(other.resource)} both set the HA of service ${serviceId} (project ${projectId}), ` +
           `with ${k} ${String(counts[k])} and ${String(other.value[k])}: each \`up\` would undo the other. Keep one ServiceHA per service.`,
       });
     } else {
       progress(
-        `warning: ServiceHA "${resource}" and ServiceHA "${other.resource}" both set the HA of service ${serviceId}, to the same counts; ` +
+        `warning: ServiceHA ${describeDeclarant(resource)} and ServiceHA ${describeDeclarant(other.resource)} both set the HA of service ${serviceId}, to the same counts; ` +
           `keep one. While both are declared, removing either leaves the HA as the other declares it.`,
       );
     }
@@ -197,7 +205,7 @@ function declareHA(inputs: Record<string, unknown>, resource: string): pulumi.dy
   return failures;
 }
 
-const describeClaims = (claims: Claim<unknown>[]) => claims.map((c) => `"${c.resource}"`).join(" and ");
+const describeClaims = (claims: Claim<unknown>[]) => claims.map((c) => describeDeclarant(c.resource)).join(" and ");
 
 const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
   waitForService({
@@ -310,8 +318,8 @@ export const serviceHAProvider = defineProvider({
     }
     const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
     if (replica_count === 0 && sync_replica_count === 0) return;
-    // Renamed without an alias, this resource is deleted after its successor set the same HA.
-    const successors = declaredBy(haOf(projectId, id), resourceNameOf(props));
+    // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
+    const successors = declaredBy(haOf(projectId, id), declarantOf(props));
     if (successors.length > 0) {
       progress(
         `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +

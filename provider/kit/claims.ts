@@ -1,33 +1,52 @@
 // What the resources of this run declare, kept in the provider process. The engine starts one
 // dynamic-provider process per run and checks (and diffs) every resource the program declares,
 // changed or not, before it deletes those the program dropped. So a delete can ask whether the
-// program still declares what it would undo (the HA of a service, a fork) under another resource
-// name, as after a rename without an alias, and leave it alone.
+// program still declares what it would undo (the HA of a service, a fork) under another resource,
+// as after a rename or a move into a component without an alias, and leave it alone.
+//
+// A resource is known by its URN, as the engine knows it (parent chain, type and name): a move
+// into a component keeps the name and changes the URN, and only the URN tells the two apart.
 
-/** One resource's declaration: its name in the program and what it declares. */
+/** Who declares: the resource's URN (its identity) and its name in the program (for messages). */
+export interface Declarant {
+  urn: string;
+  name: string;
+}
+
+/** One resource's declaration: who declares it and what. */
 export interface Claim<T> {
-  resource: string;
+  resource: Declarant;
   value: T;
 }
 
-const claims = new Map<string, Map<string, unknown>>();
+const claims = new Map<string, Map<string, Claim<unknown>>>();
 
 /**
  * Records that `resource` declares `value` for `key`, replacing its own earlier declaration, and
  * returns the other resources' declarations of the same key.
  */
-export function declare<T>(key: string, resource: string, value: T): Claim<T>[] {
-  const byResource = claims.get(key) ?? new Map<string, unknown>();
+export function declare<T>(key: string, resource: Declarant, value: T): Claim<T>[] {
+  const byResource = claims.get(key) ?? new Map<string, Claim<unknown>>();
   claims.set(key, byResource);
-  byResource.set(resource, value);
+  byResource.set(resource.urn, { resource, value });
   return declaredBy<T>(key, resource);
 }
 
-/** The declarations of `key` by resources other than `except`. */
-export function declaredBy<T>(key: string, except?: string): Claim<T>[] {
-  return [...(claims.get(key) ?? new Map<string, unknown>())]
-    .filter(([resource]) => resource !== except)
-    .map(([resource, value]) => ({ resource, value: value as T }));
+/** The declarations of `key` by resources other than `except` (another URN). */
+export function declaredBy<T>(key: string, except?: Declarant): Claim<T>[] {
+  return [...(claims.get(key) ?? new Map<string, Claim<unknown>>()).values()].filter(
+    (claim): claim is Claim<T> => claim.resource.urn !== except?.urn,
+  );
+}
+
+/**
+ * How a message names a resource: `"db"`, or `"db" (in a my:index:Preview)` when it sits in a
+ * component, so that the two sides of a move read apart.
+ */
+export function describeDeclarant(resource: Declarant): string {
+  const types = resource.urn.split("::")[2]?.split("$") ?? [];
+  const parent = types.length > 1 ? types[types.length - 2] : undefined;
+  return parent ? `"${resource.name}" (in a ${parent})` : `"${resource.name}"`;
 }
 
 /** Forgets every declaration (tests run many "runs" in one process). */

@@ -4,6 +4,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError } from "../errors";
 import type { z } from "zod";
+import type { Declarant } from "./claims";
 import { configureFromStack } from "./host";
 import {
   changedInPlaceKeys,
@@ -13,9 +14,9 @@ import {
   makesNewObject,
   onlyStateChanged,
   readInputs,
-  resourceNameOf,
+  declarantOf,
 } from "./inputs";
-import { plain, withoutProvider, withResourceName } from "./outputs";
+import { plain, withoutProvider, withDeclarant } from "./outputs";
 import { type Reference, verifyReferences } from "./verify";
 
 export interface ResourceDefinition<T extends z.ZodType> {
@@ -36,9 +37,9 @@ export interface ResourceDefinition<T extends z.ZodType> {
    * Optional: records what the resource declares for this run (kit/claims), from its checked
    * inputs (unknown values included); a conflict with another resource's declaration is a failure.
    */
-  declare?(inputs: Record<string, unknown>, resource: string): pulumi.dynamic.CheckFailure[];
+  declare?(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
-  stillDeclared?(id: string, olds: Record<string, unknown>, resource: string): void;
+  stillDeclared?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
   /**
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
    * them when the resource is about to be created or replaced (provider/kit/verify.ts).
@@ -72,7 +73,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
     },
     async check(olds, news) {
       const outcome = checkInputs(def.schema, news);
-      if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, resourceNameOf(news)));
+      if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, declarantOf(news)));
       // Inputs that break a rule fail with no request; an unchanged resource makes none either.
       if (!def.references || outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return outcome;
       return { ...outcome, failures: await verifyReferences(def.kind, def.references(outcome.inputs)) };
@@ -85,23 +86,23 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       const refusal = def.refuse?.(olds, news, result.replaces, changed);
       if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
       // A replaced object is not kept: its delete must go ahead.
-      if (!result.replaces?.length) def.stillDeclared?.(id, olds, resourceNameOf(news));
+      if (!result.replaces?.length) def.stillDeclared?.(id, olds, declarantOf(news));
       const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
       return { ...result, deleteBeforeReplace: deleteFirst };
     },
     async create(news) {
       const made = await def.create(readInputs(def.kind, def.schema, news), news);
-      return { ...made, outs: withResourceName(made.outs, news) };
+      return { ...made, outs: withDeclarant(made.outs, news) };
     },
     read: (id, props) => def.read(id, props ?? {}),
     async update(id, olds, news) {
       const inputs = readInputs(def.kind, def.schema, news);
       if (!onlyStateChanged(olds, news, def.rules)) {
         const changed = await def.update(id, olds, inputs, news);
-        return { ...changed, outs: withResourceName(changed.outs ?? {}, news) };
+        return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
       }
       const outs = plain({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
-      return { outs: withResourceName(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
+      return { outs: withDeclarant(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
     },
     delete: (id, props) => def.delete(id, props),
   };

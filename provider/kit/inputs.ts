@@ -5,15 +5,26 @@ import { z } from "zod";
 import { InvalidInputError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
+import type { Declarant } from "./claims";
 import { defaultProjectId } from "./host";
 
 /**
- * The resource's name in the program, which its constructor adds to the inputs as `__resourceName`: the
- * provider is never told it otherwise. Bookkeeping for messages and claims; never diffed.
+ * Who declares a resource: its URN (`__resourceUrn`) and its name in the program
+ * (`__resourceName`), which its constructor adds to the inputs, as the provider is never told them
+ * otherwise (kit/urn.ts). Bookkeeping for messages and claims; never diffed. State written before
+ * the URN was recorded is known by its name alone.
  */
-export function resourceNameOf(news: Record<string, unknown>): string {
-  return typeof news.__resourceName === "string" ? news.__resourceName : "(unnamed)";
+export function declarantOf(props: Record<string, unknown>): Declarant {
+  const name = typeof props.__resourceName === "string" ? props.__resourceName : "(unnamed)";
+  return { name, urn: typeof props.__resourceUrn === "string" ? props.__resourceUrn : `(named) ${name}` };
 }
+
+/** The bookkeeping inputs the resource classes add: kept through check into state, never sent. */
+export const BOOKKEEPING_KEYS = ["__resourceName", "__resourceUrn"] as const;
+const bookkeeping = (props: Record<string, unknown>) =>
+  Object.fromEntries(BOOKKEEPING_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
+const withoutBookkeeping = (props: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(props).filter(([k]) => !(BOOKKEEPING_KEYS as readonly string[]).includes(k)));
 
 /** The sentinel that stands for a value not known until apply. */
 export const UNKNOWN = pulumi.runtime.unknownValue;
@@ -31,7 +42,8 @@ export interface CheckOutcome {
  * stack config or the environment, and checked by the same rules.
  */
 export function checkInputs(schema: z.ZodType, news: Record<string, unknown>): CheckOutcome {
-  const { __provider, __resourceName, ...raw } = news;
+  const { __provider, ...rest } = news;
+  const raw = withoutBookkeeping(rest);
   const unknownKeys = new Set(Object.keys(raw).filter((k) => isUnknown(raw[k])));
   const known = Object.fromEntries(Object.entries(raw).filter(([k, v]) => !unknownKeys.has(k) && v !== undefined && v !== null));
 
@@ -65,7 +77,7 @@ export function checkInputs(schema: z.ZodType, news: Record<string, unknown>): C
     }
   }
   for (const k of unknownKeys) inputs[k] = UNKNOWN;
-  return { inputs: { ...inputs, __provider, ...(__resourceName === undefined ? {} : { __resourceName }) }, failures };
+  return { inputs: { ...inputs, __provider, ...bookkeeping(news) }, failures };
 }
 
 /** The rule a property breaks; of the wrong type, what it was: missing (required), or `"2"` from config (a string). */
@@ -93,8 +105,8 @@ export function readInputs<T extends z.ZodType>(resource: string, schema: T, new
       resource,
       failures.map((f) => ({ property: f.property ?? "", reason: f.reason })),
     );
-  const { __provider: _provider, __resourceName: _name, ...rest } = inputs;
-  return rest as z.output<T>;
+  const { __provider: _provider, ...rest } = inputs;
+  return withoutBookkeeping(rest) as z.output<T>;
 }
 
 // ---- rules shared by several inputs ------------------------------------------------------

@@ -1,5 +1,6 @@
 // What goes into state: plain JSON, the engine's own `__provider` left to the engine.
 import { PartialFailureError } from "../errors";
+import { BOOKKEEPING_KEYS } from "./inputs";
 
 /** Props without the serialized provider, which the engine manages. */
 export function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
@@ -19,10 +20,11 @@ export function partialFailure(
   news: Record<string, unknown>,
   cause: unknown,
 ): PartialFailureError {
-  return new PartialFailureError(id, plain({ ...withResourceName(properties, news), __provider: news.__provider }), cause);
+  return new PartialFailureError(id, plain({ ...withDeclarant(properties, news), __provider: news.__provider }), cause);
 }
 
-/** State keeps the resource's name in the program (`__resourceName`), so its delete can tell itself apart. */
-export function withResourceName(outs: Record<string, unknown>, news: Record<string, unknown>): Record<string, unknown> {
-  return news.__resourceName === undefined ? outs : { ...outs, __resourceName: news.__resourceName };
+/** State keeps who declared the resource (its URN and name), so its delete can tell itself apart. */
+export function withDeclarant(outs: Record<string, unknown>, news: Record<string, unknown>): Record<string, unknown> {
+  const kept = BOOKKEEPING_KEYS.filter((k) => news[k] !== undefined).map((k) => [k, news[k]]);
+  return { ...outs, ...Object.fromEntries(kept) };
 }
