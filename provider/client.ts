@@ -21,6 +21,7 @@ import {
   ApiError,
   ConnectionError,
   ForkOutcomeUnknownError,
+  InvalidInputError,
   RateLimitError,
   SchemaValidationError,
   TigerCloudError,
@@ -112,9 +113,37 @@ interface Operation<T> {
   noContent?: boolean;
 }
 
-/** Builds a path from a template, URL-encoding every parameter: the one way paths are made. */
-export function apiPath(strings: TemplateStringsArray, ...params: string[]): string {
-  return strings.reduce((out, part, i) => out + part + (i < params.length ? encodeURIComponent(params[i] as string) : ""), "");
+/**
+ * Builds a path from a template, URL-encoding every parameter: the one way paths are made. Each
+ * parameter is named, `${{ serviceId }}`, so a refusal can say which. Percent-encoding keeps a
+ * `/` inside one segment, but `.`, `..` and an empty segment would still name another path (a
+ * server or proxy resolves `/services/..` to the project): they are refused before any request,
+ * with an InvalidInputError naming the parameter, whoever calls.
+ */
+export function apiPath(strings: TemplateStringsArray, ...params: Record<string, string>[]): string {
+  const template = strings.reduce((out, part, i) => out + part + (i < params.length ? `{${Object.keys(params[i] ?? {})[0]}}` : ""), "");
+  return strings.reduce((out, part, i) => {
+    if (i >= params.length) return out + part;
+    const [name, value] = Object.entries(params[i] ?? {})[0] ?? ["(unnamed)", undefined];
+    const rule = segmentRule(value);
+    if (rule) {
+      throw new InvalidInputError("TigerCloudClient", [
+        {
+          property: name,
+          reason: `${name} ${rule}: it is one segment of the request path ${template}, and ".", ".." or an empty segment would name another path. No request was made.`,
+        },
+      ]);
+    }
+    return out + part + encodeURIComponent(value as string);
+  }, "");
+}
+
+/** Why a value cannot be a path segment, or undefined when it can. */
+function segmentRule(value: unknown): string | undefined {
+  if (typeof value !== "string") return `must be a string (it is ${value === null ? "null" : typeof value})`;
+  if (value === "") return "must not be empty";
+  if (value === "." || value === "..") return `must not be "${value}"`;
+  return undefined;
 }
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -126,6 +155,10 @@ const API_MESSAGE_CHARS = 1000;
 const SECRET_FRAGMENT_CHARS = 6;
 const REDACTED = "[REDACTED]";
 
+/**
+ * Every method answers with a promise: a refused argument (an ID that cannot be a path segment,
+ * see apiPath) is a rejection like any failure, and nothing is sent.
+ */
 export class TigerCloudClient {
   readonly apiUrl: string;
   private readonly options: ClientOptions;
@@ -154,12 +187,12 @@ export class TigerCloudClient {
   /** Removes every credential, and every run of 6 or more of its characters, from a text that came from outside. */
   readonly redact: (text: string) => string;
 
-  forkService(projectId: string, serviceId: string, body: ForkServiceRequest, call?: CallOptions): Promise<Service> {
+  async forkService(projectId: string, serviceId: string, body: ForkServiceRequest, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "forkService",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/forkService`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/forkService`,
         body,
         schema: ServiceSchema,
         expected: "a Service",
@@ -173,12 +206,12 @@ export class TigerCloudClient {
     });
   }
 
-  setHA(projectId: string, serviceId: string, body: SetHARequest, call?: CallOptions): Promise<Service> {
+  async setHA(projectId: string, serviceId: string, body: SetHARequest, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "setHA",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/setHA`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/setHA`,
         body,
         schema: ServiceSchema,
         expected: "a Service",
@@ -188,12 +221,12 @@ export class TigerCloudClient {
     );
   }
 
-  stop(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
+  async stop(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "stop",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/stop`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/stop`,
         schema: ServiceSchema,
         expected: "a Service",
         retry: "safe",
@@ -203,12 +236,12 @@ export class TigerCloudClient {
   }
 
   /** Starts a stopped service: PAUSED, then RESUMING, then READY. Idempotent, so retried like stop. */
-  start(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
+  async start(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "start",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/start`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/start`,
         schema: ServiceSchema,
         expected: "a Service",
         retry: "safe",
@@ -218,12 +251,12 @@ export class TigerCloudClient {
   }
 
   /** Renames a service in place. Idempotent (the same name twice is harmless), so retried. */
-  renameService(projectId: string, serviceId: string, name: string, call?: CallOptions): Promise<Service> {
+  async renameService(projectId: string, serviceId: string, name: string, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "renameService",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/rename`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/rename`,
         body: { name },
         schema: ServiceSchema,
         expected: "a Service",
@@ -234,12 +267,12 @@ export class TigerCloudClient {
   }
 
   /** Resizes a service in place (a transition, then READY). The same size twice is harmless, so retried. */
-  resize(projectId: string, serviceId: string, body: ResizeRequest, call?: CallOptions): Promise<Service> {
+  async resize(projectId: string, serviceId: string, body: ResizeRequest, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "resize",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/resize`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/resize`,
         body,
         schema: ServiceSchema,
         expected: "a Service",
@@ -250,12 +283,12 @@ export class TigerCloudClient {
   }
 
   /** Tags a service DEV or PROD. Idempotent, so retried. */
-  setEnvironment(projectId: string, serviceId: string, environment: EnvironmentTag, call?: CallOptions): Promise<MessageResponse> {
+  async setEnvironment(projectId: string, serviceId: string, environment: EnvironmentTag, call?: CallOptions): Promise<MessageResponse> {
     return this.call(
       {
         name: "setEnvironment",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/setEnvironment`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/setEnvironment`,
         body: { environment },
         schema: MessageResponseSchema,
         expected: "a message",
@@ -269,12 +302,12 @@ export class TigerCloudClient {
    * Sets the password of the service's tsdbadmin role (204, no body). Make the client with the
    * password among its `secrets`, so no error can show it. Idempotent (the same password), so retried.
    */
-  updatePassword(projectId: string, serviceId: string, password: string, call?: CallOptions): Promise<unknown> {
+  async updatePassword(projectId: string, serviceId: string, password: string, call?: CallOptions): Promise<unknown> {
     return this.call(
       {
         name: "updatePassword",
         method: "POST",
-        path: apiPath`/projects/${projectId}/services/${serviceId}/updatePassword`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}/updatePassword`,
         body: { password },
         schema: z.unknown(),
         expected: "no content",
@@ -285,12 +318,12 @@ export class TigerCloudClient {
     );
   }
 
-  getService(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
+  async getService(projectId: string, serviceId: string, call?: CallOptions): Promise<Service> {
     return this.call(
       {
         name: "getService",
         method: "GET",
-        path: apiPath`/projects/${projectId}/services/${serviceId}`,
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}`,
         schema: ServiceSchema,
         expected: "a Service",
         retry: "safe",
@@ -300,12 +333,12 @@ export class TigerCloudClient {
   }
 
   /** Every service of the project, with no filter and no paging. */
-  listServices(projectId: string, call?: CallOptions): Promise<Service[]> {
+  async listServices(projectId: string, call?: CallOptions): Promise<Service[]> {
     return this.call(
       {
         name: "listServices",
         method: "GET",
-        path: apiPath`/projects/${projectId}/services`,
+        path: apiPath`/projects/${{ projectId }}/services`,
         schema: z.array(ServiceSchema),
         expected: "an array of Service",
         retry: "safe",
@@ -314,12 +347,12 @@ export class TigerCloudClient {
     );
   }
 
-  getVpc(projectId: string, vpcId: string, call?: CallOptions): Promise<Vpc> {
+  async getVpc(projectId: string, vpcId: string, call?: CallOptions): Promise<Vpc> {
     return this.call(
       {
         name: "getVpc",
         method: "GET",
-        path: apiPath`/projects/${projectId}/vpcs/${vpcId}`,
+        path: apiPath`/projects/${{ projectId }}/vpcs/${{ vpcId }}`,
         schema: VpcSchema,
         expected: "a Vpc",
         retry: "safe",
@@ -328,12 +361,12 @@ export class TigerCloudClient {
     );
   }
 
-  renameVpc(projectId: string, vpcId: string, name: string, call?: CallOptions): Promise<RenameResponse> {
+  async renameVpc(projectId: string, vpcId: string, name: string, call?: CallOptions): Promise<RenameResponse> {
     return this.call(
       {
         name: "renameVpc",
         method: "POST",
-        path: apiPath`/projects/${projectId}/vpcs/${vpcId}/rename`,
+        path: apiPath`/projects/${{ projectId }}/vpcs/${{ vpcId }}/rename`,
         body: { name },
         schema: RenameResponseSchema,
         expected: "a Vpc or {message}",

@@ -19,7 +19,10 @@ export class ConfigurationError extends TigerCloudError {
   override name = "ConfigurationError";
 }
 
-/** A resource's inputs break a rule; each failure names the property and the rule. No request was made. */
+/**
+ * A resource's inputs, or a client call's arguments (an ID that cannot be a path segment), break a
+ * rule; each failure names the property or parameter and the rule. No request was made.
+ */
 export class InvalidInputError extends TigerCloudError {
   override name = "InvalidInputError";
   constructor(

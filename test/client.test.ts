@@ -12,6 +12,7 @@ import {
   ConnectionError,
   ForkOutcomeUnknownError,
   InternalServerError,
+  InvalidInputError,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
@@ -82,9 +83,49 @@ describe("operations", () => {
 
 describe("requests", () => {
   test("path parameters are URL-encoded", async () => {
-    expect(apiPath`/projects/${"a/b c"}/vpcs/${"1?x"}`).toBe("/projects/a%2Fb%20c/vpcs/1%3Fx");
+    expect(apiPath`/projects/${{ projectId: "a/b c" }}/vpcs/${{ vpcId: "1?x" }}`).toBe("/projects/a%2Fb%20c/vpcs/1%3Fx");
     await rejectionOf(t.client.getVpc("../other", "1"));
     expect(t.sim.requests()[0]?.path).toBe("/projects/..%2Fother/vpcs/1");
+    // An encoded dot is only a name: %2E%2E is sent as it is, not as a dot segment.
+    await rejectionOf(t.client.getService("p", "%2E%2E"));
+    expect(t.sim.requests()[1]?.path).toBe("/projects/p/services/%252E%252E");
+  });
+
+  // Every endpoint, by the position of each ID it puts in the path.
+  const endpoints: [string, string[], (c: SimAndClient["client"], ids: string[]) => Promise<unknown>][] = [
+    ["forkService", ["projectId", "serviceId"], (c, [p, s]) => c.forkService(p!, s!, { fork_strategy: "NOW" })],
+    ["setHA", ["projectId", "serviceId"], (c, [p, s]) => c.setHA(p!, s!, { replica_count: 1 })],
+    ["stop", ["projectId", "serviceId"], (c, [p, s]) => c.stop(p!, s!)],
+    ["start", ["projectId", "serviceId"], (c, [p, s]) => c.start(p!, s!)],
+    ["renameService", ["projectId", "serviceId"], (c, [p, s]) => c.renameService(p!, s!, "n")],
+    ["resize", ["projectId", "serviceId"], (c, [p, s]) => c.resize(p!, s!, { cpu_millis: "1000", memory_gbs: "4" })],
+    ["setEnvironment", ["projectId", "serviceId"], (c, [p, s]) => c.setEnvironment(p!, s!, "DEV")],
+    ["updatePassword", ["projectId", "serviceId"], (c, [p, s]) => c.updatePassword(p!, s!, "pw-123456")],
+    ["getService", ["projectId", "serviceId"], (c, [p, s]) => c.getService(p!, s!)],
+    ["listServices", ["projectId"], (c, [p]) => c.listServices(p!)],
+    ["getVpc", ["projectId", "vpcId"], (c, [p, v]) => c.getVpc(p!, v!)],
+    ["renameVpc", ["projectId", "vpcId"], (c, [p, v]) => c.renameVpc(p!, v!, "n")],
+  ];
+  const dotCases = endpoints.flatMap(([name, params, run]) =>
+    params.flatMap((param, at) => [".", "..", ""].map((bad) => [name, param, JSON.stringify(bad), bad, at, params.length, run] as const)),
+  );
+
+  test.each(dotCases)("%s refuses %s %s before any request", async (_name, param, _shown, bad, at, count, run) => {
+    const good = [t.ids.projectId, param === "vpcId" ? t.ids.vpcId : t.ids.serviceId];
+    const args = good.slice(0, count).map((id, i) => (i === at ? bad : id));
+    const err = await rejectionOf(run(t.client, args));
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as InvalidInputError).failures.map((f) => f.property)).toEqual([param]);
+    expect(err.message).toContain(`${param} must not be ${bad === "" ? "empty" : `"${bad}"`}`);
+    expect(err.message).toContain("No request was made");
+    expect(t.sim.requests()).toEqual([]);
+  });
+
+  test("an ID that is not a string (a JavaScript caller's undefined) is refused too, before any request", async () => {
+    const err = await rejectionOf(t.client.getService(t.ids.projectId, undefined as unknown as string));
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(err.message).toContain("serviceId must be a string (it is undefined)");
+    expect(t.sim.requests()).toEqual([]);
   });
 
   test("headers: Bearer key, a User-Agent naming the package, Content-Type only with a body", async () => {
