@@ -226,3 +226,43 @@ export class NotConfirmedGoneError extends TigerCloudError {
 export class WaitError extends TigerCloudError {
   override name = "WaitError";
 }
+
+/**
+ * An error as it may reach the engine: its message (and, on a partial failure, its reasons) with
+ * every control character escaped, its stack's first line too. The same object, so that what the
+ * engine reads from it (a partial failure's id and properties) is kept; a thrown non-error becomes
+ * a TigerCloudError. Applying it twice changes nothing: escapes hold no control character.
+ */
+export function escapedError(err: unknown): Error {
+  if (!(err instanceof Error)) return new TigerCloudError(String(err));
+  const raw = err.message;
+  const message = printable(raw);
+  try {
+    if (message !== raw) {
+      err.message = message;
+      // V8 writes the stack when it is first read: if it was read before, it still quotes the raw message.
+      if (typeof err.stack === "string") err.stack = err.stack.replace(raw, () => message);
+    }
+    const holder = err as { reasons?: unknown };
+    if (Array.isArray(holder.reasons)) holder.reasons = holder.reasons.map((r) => printable(String(r)));
+    return err;
+  } catch {
+    // A frozen error, or one whose message cannot be set: a new one says the same, escaped.
+    return new TigerCloudError(message, { cause: err });
+  }
+}
+
+/** A check's result as it may reach the engine: every failure's property and reason escaped. */
+export function escapedFailures<R extends { failures?: readonly { property: string; reason: string }[] | undefined }>(result: R): R {
+  if (!result.failures) return result;
+  return { ...result, failures: result.failures.map((f) => ({ property: printable(f.property), reason: printable(f.reason) })) };
+}
+
+/** Runs a provider method: whatever it throws reaches the engine escaped (escapedError). */
+export async function escapingErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw escapedError(err);
+  }
+}

@@ -12,7 +12,7 @@ import { type Declarant, declare, declaredBy, describeDeclarant } from "./kit/cl
 import { defineProvider } from "./kit/define";
 import { serviceUnlessGone } from "./kit/gone";
 import { connectionUri, DATABASE, USERNAME, waitForLogin } from "./kit/connection";
-import { clientNow, progress, warning } from "./kit/host";
+import { clientNow, configurationCount, progress, verifyReferencesNow, warning } from "./kit/host";
 import {
   booleanSchema,
   type DiffRules,
@@ -27,7 +27,7 @@ import {
 import { partialFailure, plain, withoutProvider } from "./kit/outputs";
 import { serializedProvider } from "./kit/serialized-provider";
 import { expectedUrn } from "./kit/urn";
-import type { Judgement } from "./kit/verify";
+import { type Judgement, VERIFY_LIMITS } from "./kit/verify";
 import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
 
 export interface ServiceForkArgs {
@@ -126,8 +126,9 @@ export class ServiceFork extends pulumi.dynamic.Resource {
   declare readonly database: pulumi.Output<string>;
   declare readonly username: pulumi.Output<string>;
   /**
-   * `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. Without
-   * the password for an adopted fork.
+   * `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an
+   * adopted fork, with the password set when it was adopted (passwordOnAdopt "reset", the
+   * default), or without one ("keep").
    */
   declare readonly connectionUri: pulumi.Output<string | undefined>;
   /** The same through the connection pooler, when the service has one. Always secret. */
@@ -414,12 +415,73 @@ const CLOCK_SKEW_MS = 5 * 60_000;
 /** The running forks with this resource's identity: (project, source service, name). */
 async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): Promise<Service[]> {
   const services = await client.listServices(inputs.projectId);
-  return services.filter(
-    (s) =>
-      s.name === inputs.name &&
-      s.forked_from?.service_id === inputs.sourceServiceId &&
-      (s.forked_from.project_id ?? inputs.projectId) === inputs.projectId &&
-      !NOT_ADOPTABLE.includes(s.status),
+  return services.filter((s) => hasIdentity(s, inputs));
+}
+
+/** A running fork named `name` of `sourceServiceId` in `projectId`: one this resource may adopt. */
+function hasIdentity(
+  s: Service,
+  { projectId, sourceServiceId, name }: { projectId: string; sourceServiceId: string; name?: string | undefined },
+) {
+  return (
+    s.name === name &&
+    s.forked_from?.service_id === sourceServiceId &&
+    (s.forked_from.project_id ?? projectId) === projectId &&
+    !NOT_ADOPTABLE.includes(s.status)
+  );
+}
+
+/** A string known at preview (not the unknown sentinel). */
+const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
+
+/** The project's services, read once per project and run for preview's warnings. */
+let servicesForPreview = { configuration: -1, byProject: new Map<string, Promise<Service[]>>() };
+function servicesOnce(projectId: string): Promise<Service[]> {
+  if (servicesForPreview.configuration !== configurationCount())
+    servicesForPreview = { configuration: configurationCount(), byProject: new Map() };
+  let services = servicesForPreview.byProject.get(projectId);
+  if (!services) {
+    services = clientNow(VERIFY_LIMITS).listServices(projectId);
+    servicesForPreview.byProject.set(projectId, services);
+  }
+  return services;
+}
+
+/**
+ * The plan says "create", and `up` would take over a running fork (adoptExisting): preview says
+ * which, what happens to its password, and that an alias keeps it as it is when the create is a
+ * rename or a move. The fork a replacement stops first (deleteBeforeReplace) is not taken over.
+ */
+async function warnOfTakeover(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void> {
+  const { projectId, sourceServiceId, name } = inputs;
+  if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return;
+  if (inputs.adoptExisting === false || inputs.adoptServiceId !== undefined || !verifyReferencesNow()) return;
+  let running: Service[];
+  try {
+    running = (await servicesOnce(projectId)).filter((s) => hasIdentity(s, { projectId, sourceServiceId, name }));
+  } catch {
+    return; // no credentials, or the API unavailable: verifying the references has said so already
+  }
+  const found = running.filter((s) => s.service_id !== olds.serviceId);
+  const fork = found[0];
+  if (!fork) return;
+  if (found.length > 1) {
+    const ids = found.map((s) => s.service_id).join(", ");
+    await warning(
+      `ServiceFork ${describeDeclarant(resource)}: ${found.length} running forks named "${name}" of service ${sourceServiceId} exist (${ids}); \`up\` will refuse to choose and make none.`,
+      resource.urn,
+    );
+    return;
+  }
+  const password =
+    inputs.passwordOnAdopt === "keep"
+      ? `its password is kept (passwordOnAdopt: "keep"), so this resource's initialPassword and connection strings will have none`
+      : `its password will be reset (passwordOnAdopt: "reset"): anything holding its current connection string can no longer log in`;
+  await warning(
+    `ServiceFork ${describeDeclarant(resource)} will take over running fork ${fork.service_id} ("${name}", ${fork.status}, a fork of service ${sourceServiceId}) ` +
+      `instead of forking, and ${password}. If this is a rename or a move into or out of a component, give the resource an alias ` +
+      `instead (aliases: [{ name: "<old name>" }] or [{ parent: <old parent> }]): it then keeps the fork and its password untouched.`,
+    resource.urn,
   );
 }
 
@@ -845,6 +907,7 @@ export const serviceForkProvider = defineProvider({
   rules: FORK_DIFF_RULES,
 
   declare: declareIdentity,
+  foresee: warnOfTakeover,
   stillDeclared(id, olds, resource) {
     declare(forkHeld(String(olds.projectId), id), resource, true);
   },

@@ -142,7 +142,51 @@ test("each object is read once per process, however many resources (of any kind)
     ...Array.from({ length: 20 }, (_, i) => fork.check({}, forkNews({ name: `f${i}` }))),
     ha.check({}, { __provider: P, serviceId: ids.serviceId, replicaCount: 1 }),
   ]);
-  expect(sim.requests().map((r) => r.operation)).toEqual(["getService"]);
+  // The source, once; the service list (for forks a named create would take over), once.
+  expect(sim.requests().map((r) => r.operation)).toEqual(["getService", "listServices"]);
+});
+
+test("a named fork that up would take over is warned of on its resource: which fork, the password, the alias", async () => {
+  const urn = "urn:pulumi:dev::app::acme:index:Env$pulumi-nodejs:dynamic/tigercloud:ServiceFork::db";
+  // A fork made elsewhere (the console, a lost state, a resource renamed without an alias).
+  const answer = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/forkService`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${sim.apiKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ fork_strategy: "NOW", name: "pr-9" }),
+  });
+  const running = ((await answer.json()) as { service_id: string }).service_id;
+  sim.outOfBand.setStatus(ids.projectId, running, "READY");
+  sim.clearLog();
+  const named = (extra: Record<string, unknown> = {}) => forkNews({ name: "pr-9", __resourceName: "db", __resourceUrn: urn, ...extra });
+  expect(await failuresOf(fork.check({}, named()))).toEqual([]);
+  expect(warnings()).toEqual([
+    `warning: [tigercloud] ServiceFork "db" (in a acme:index:Env) will take over running fork ${running} ("pr-9", READY, a fork of service ${ids.serviceId}) ` +
+      `instead of forking, and its password will be reset (passwordOnAdopt: "reset"): anything holding its current connection string can no longer log in. ` +
+      `If this is a rename or a move into or out of a component, give the resource an alias instead (aliases: [{ name: "<old name>" }] or [{ parent: <old parent> }]): ` +
+      `it then keeps the fork and its password untouched.\n`,
+  ]);
+  stderr.length = 0;
+  await fork.check({}, named({ passwordOnAdopt: "keep" }));
+  expect(warnings().join("")).toContain('its password is kept (passwordOnAdopt: "keep")');
+  // No takeover, no warning: adoption off, another name, a paused fork, the fork a replacement stops first.
+  stderr.length = 0;
+  await fork.check({}, named({ adoptExisting: false }));
+  await fork.check({}, named({ name: "pr-10" }));
+  await fork.check(
+    { serviceId: running, name: "pr-9", sourceServiceId: ids.serviceId, forkStrategy: "NOW" },
+    named({ forkStrategy: "LAST_SNAPSHOT" }),
+  );
+  sim.outOfBand.setStatus(ids.projectId, running, "PAUSED");
+  // Other settings, as in a new run: the service list is read again.
+  await configureProviders({
+    "tigercloud:apiUrl": sim.url,
+    "tigercloud:apiKey": sim.apiKey,
+    "tigercloud:projectId": ids.projectId,
+    "tigercloud:verifyReferences": "true",
+  });
+  await fork.check({}, named());
+  expect(warnings()).toEqual([]);
+  expect(writes()).toEqual([]);
 });
 
 test("only a create or a replacement is verified; unknown IDs and rejected inputs are not", async () => {
@@ -162,7 +206,7 @@ test("only a create or a replacement is verified; unknown IDs and rejected input
   await fork.check(olds, forkNews({ name: "other" }));
   expect(sim.requests()).toEqual([]);
   await fork.check(olds, forkNews({ name: "same", forkStrategy: "LAST_SNAPSHOT" }));
-  expect(sim.requests().map((r) => r.operation)).toEqual(["getService"]);
+  expect(sim.requests().map((r) => r.operation)).toEqual(["getService", "listServices"]);
   sim.clearLog();
   await fork.check({}, forkNews({ sourceServiceId: UNKNOWN }));
   await fork.check({}, forkNews({ sourceServiceId: "svc-x", forkStrategy: "PITR" }));

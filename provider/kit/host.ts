@@ -117,22 +117,23 @@ export function progress(message: string): void {
 interface EngineLog {
   log(request: unknown, metadata: unknown, options: { deadline: number }, done: (err: Error | null) => void): void;
 }
-let engine: { client: EngineLog; request: (message: string) => unknown; metadata: () => unknown } | null | undefined;
+let engine: { client: EngineLog; request: (message: string, urn?: string) => unknown; metadata: () => unknown } | null | undefined;
 
 /**
  * A warning as the engine shows warnings: "warning: …", counted in the summary. A dynamic
  * provider's check can only return failures, and `pulumi.log.warn` in the provider process has no
  * engine to talk to (it falls back to console.warn: a plain line). But the engine passes its own
  * address as the provider process's first argument, and its Log service takes a warning from
- * anyone. Outside the provider process, or if that fails, the warning is a progress line.
+ * anyone. Outside the provider process, or if that fails, the warning is a progress line. With
+ * the resource's URN (`__resourceUrn`), the engine shows it under that resource.
  */
-export async function warning(message: string): Promise<void> {
+export async function warning(message: string, urn?: string): Promise<void> {
   const text = `[tigercloud] ${printable(message)}`;
   const log = engineLog();
   const delivered =
     log !== null &&
     (await new Promise<boolean>((resolve) =>
-      log.client.log(log.request(text), log.metadata(), { deadline: Date.now() + 5000 }, (err) => resolve(!err)),
+      log.client.log(log.request(text, urn), log.metadata(), { deadline: Date.now() + 5000 }, (err) => resolve(!err)),
     ));
   if (!delivered) process.stderr.write(`warning: ${text}\n`);
 }
@@ -155,7 +156,12 @@ function engineLog(): NonNullable<typeof engine> | null {
     const proto = require("@pulumi/pulumi/proto/engine_pb") as typeof import("@pulumi/pulumi/proto/engine_pb");
     engine = {
       client: new stubs.EngineClient(address, grpc.credentials.createInsecure()),
-      request: (message) => new proto.LogRequest().setSeverity(proto.LogSeverity.WARNING).setMessage(message),
+      // With a URN, the engine shows the warning under that resource.
+      request: (message, urn) =>
+        new proto.LogRequest()
+          .setSeverity(proto.LogSeverity.WARNING)
+          .setMessage(message)
+          .setUrn(urn ?? ""),
       metadata: () => new grpc.Metadata(),
     };
   } catch {

@@ -1,5 +1,6 @@
-// Refactoring a program under the real engine: a resource renamed without an alias is a create of
-// the new name and a delete of the old, and the delete must not undo what the new one declares.
+// Refactoring a program under the real engine: a resource renamed or moved into, out of or between
+// components without an alias is a create of the new URN and a delete of the old, and the delete
+// must not undo what the new one declares.
 import type { UpOptions } from "@pulumi/pulumi/automation";
 import type { LoggedRequest } from "../simulator/server";
 import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "./harness";
@@ -163,6 +164,75 @@ test("ServiceFork renamed without an alias: the new resource adopts the running 
   const destroy = await s.destroy();
   expect(writes(destroy.requests)).toEqual(["stop"]);
   expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("PAUSED");
+});
+
+test("moves without an alias (into a component, between components, out of one and renamed at once): HA stays, the fork runs on, preview warns of the takeover", async () => {
+  const { ServiceFork, ServiceHA } = tigercloud();
+  const pulumi = await import("@pulumi/pulumi");
+  // Two kinds of component: a move between them changes the URN, though every name stays.
+  class Component extends pulumi.ComponentResource {}
+  type Layout = { component?: string; ha: string; fork: string };
+  const program = (layout: Layout) => async () => {
+    const parent = layout.component ? { parent: new Component(layout.component, "pr-9", {}) } : {};
+    new ServiceHA(layout.ha, { serviceId: h.ids.serviceId, replicaCount: 1 }, parent);
+    const f = new ServiceFork(layout.fork, { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-9" }, parent);
+    return { id: f.serviceId, uri: f.connectionUri };
+  };
+  const s = await h.stack("moves", program({ ha: "prod-ha", fork: "db" }));
+  const first = await s.up();
+  const forkId = first.outputs.id?.value as string;
+  expect(haOfParent()).toEqual({ replica_count: 1, sync_replica_count: 0 });
+
+  const moves: [string, Layout, string][] = [
+    ["into a component", { component: "acme:index:PreviewEnv", ha: "prod-ha", fork: "db" }, '"db" (in a acme:index:PreviewEnv)'],
+    ["between components", { component: "acme:index:TeamEnv", ha: "prod-ha", fork: "db" }, '"db" (in a acme:index:TeamEnv)'],
+    ["out of a component, renamed", { ha: "prod-ha-2", fork: "db-2" }, '"db-2"'],
+  ];
+  let uri = first.outputs.uri?.value;
+  for (const [move, layout, holder] of moves) {
+    s.setProgram(program(layout));
+    const preview = await s.preview();
+    expect([move, preview.stdout]).not.toEqual([move, expect.stringMatching(/replace/)]);
+    // The plan says the fork will be taken over, that its password will be reset, and how an alias avoids it.
+    expect(preview.stdout).toContain(`will take over running fork ${forkId} ("pr-9", READY, a fork of service ${h.ids.serviceId})`);
+    expect(preview.stdout).toContain('its password will be reset (passwordOnAdopt: "reset")');
+    expect(preview.stdout).toContain("give the resource an alias");
+    expect(writes(preview.requests)).toEqual([]);
+
+    const moved = await s.up();
+    // The new ServiceHA sets the same counts; the old one's delete resets nothing; no fork, no stop.
+    expect([move, writes(moved.requests)]).toEqual([move, expect.arrayContaining(["setHA", "updatePassword"])]);
+    expect(writes(moved.requests).sort()).toEqual(["setHA", "updatePassword"]);
+    expect(moved.requests.find((r) => r.operation === "setHA")?.body).toEqual({ replica_count: 1 });
+    expect(moved.stdout).toContain(`fork ${forkId} is now held by ServiceFork ${holder} of this program; leaving it running`);
+    expect(haOfParent()).toEqual({ replica_count: 1, sync_replica_count: 0 });
+    expect(moved.outputs.id?.value).toBe(forkId);
+    expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("READY");
+    // The warned-of reset: the connection string changes with the new password.
+    expect(moved.outputs.uri?.value).not.toEqual(uri);
+    uri = moved.outputs.uri?.value;
+    await s.stack.refresh({ expectNoChanges: true });
+  }
+  const running = h.sim.services(h.ids.projectId).filter((x) => x.name === "pr-9" && x.status === "READY");
+  expect(running.map((x) => x.service_id)).toEqual([forkId]);
+
+  // With an alias a move is neither a create nor a delete: no request, no warning, the password kept.
+  s.setProgram(async () => {
+    const parent = new Component("acme:index:PreviewEnv", "pr-9", {});
+    const aliases = [{ parent: pulumi.rootStackResource }];
+    new ServiceHA("prod-ha-2", { serviceId: h.ids.serviceId, replicaCount: 1 }, { parent, aliases });
+    const f = new ServiceFork("db-2", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-9" }, { parent, aliases });
+    return { id: f.serviceId, uri: f.connectionUri };
+  });
+  const aliasedPreview = await s.preview();
+  expect(aliasedPreview.stdout).not.toContain("will take over");
+  const aliased = await s.up();
+  expect(writes(aliased.requests)).toEqual([]);
+  expect(aliased.outputs.uri?.value).toEqual(uri);
+
+  const destroyed = await s.destroy();
+  expect(writes(destroyed.requests).sort()).toEqual(["setHA", "stop"]);
+  expect(haOfParent()).toEqual({ replica_count: 0, sync_replica_count: 0 });
 });
 
 test("VpcName renamed without an alias: the new one names the VPC again, the old one's delete calls nothing", async () => {
