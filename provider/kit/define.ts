@@ -2,7 +2,7 @@
 // resource shares are here, once: configure, check, diff, and the rule that an update with
 // nothing for the API (a new package version, a waiting control) calls no API.
 import type * as pulumi from "@pulumi/pulumi";
-import { InvalidInputError } from "../errors";
+import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { z } from "zod";
 import type { Declarant } from "./claims";
 import { configureFromStack } from "./host";
@@ -46,6 +46,12 @@ export interface ResourceDefinition<T extends z.ZodType> {
    */
   references?(inputs: Record<string, unknown>): Reference[];
   /**
+   * Optional: warnings of what the create (or replacement) these inputs make would do beyond the
+   * plan's "create" (take over a running fork, say), said at preview. Called after references
+   * were verified, with the same read-only limits; it never fails the check.
+   */
+  foresee?(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void>;
+  /**
    * Optional: update or state-only keys whose change this time cannot be made in place (the API
    * cannot express it): they replace instead. Called only with keys that changed.
    */
@@ -67,43 +73,52 @@ export interface ResourceDefinition<T extends z.ZodType> {
 }
 
 export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>): Required<pulumi.dynamic.ResourceProvider> {
+  // Every method's failures reach the engine escaped (errors.ts): check's failures, and whatever
+  // any method throws, API text included. Here, once, so that no future code path can forget it.
   return {
-    async configure(req) {
-      configureFromStack(req);
-    },
-    async check(olds, news) {
-      const outcome = checkInputs(def.schema, news);
-      if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, declarantOf(news)));
-      // Inputs that break a rule fail with no request; an unchanged resource makes none either.
-      if (!def.references || outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return outcome;
-      return { ...outcome, failures: await verifyReferences(def.kind, def.references(outcome.inputs)) };
-    },
-    async diff(id, olds, news) {
-      const found = diffInputs(olds, news, def.rules);
-      const changed = changedInPlaceKeys(olds, news, def.rules);
-      const instead = (await def.replacesInstead?.(changed, olds, news)) ?? [];
-      const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
-      const refusal = def.refuse?.(olds, news, result.replaces, changed);
-      if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
-      // A replaced object is not kept: its delete must go ahead.
-      if (!result.replaces?.length) def.stillDeclared?.(id, olds, declarantOf(news));
-      const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
-      return { ...result, deleteBeforeReplace: deleteFirst };
-    },
-    async create(news) {
-      const made = await def.create(readInputs(def.kind, def.schema, news), news);
-      return { ...made, outs: withDeclarant(made.outs, news) };
-    },
-    read: (id, props) => def.read(id, props ?? {}),
-    async update(id, olds, news) {
-      const inputs = readInputs(def.kind, def.schema, news);
-      if (!onlyStateChanged(olds, news, def.rules)) {
-        const changed = await def.update(id, olds, inputs, news);
-        return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
-      }
-      const outs = plain({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
-      return { outs: withDeclarant(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
-    },
-    delete: (id, props) => def.delete(id, props),
+    configure: (req) =>
+      escapingErrors(async () => {
+        configureFromStack(req);
+      }),
+    check: (olds, news) =>
+      escapingErrors(async () => {
+        const outcome = checkInputs(def.schema, news);
+        if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, declarantOf(news)));
+        // Inputs that break a rule fail with no request; an unchanged resource makes none either.
+        if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return escapedFailures(outcome);
+        const failures = def.references ? await verifyReferences(def.kind, def.references(outcome.inputs)) : [];
+        if (failures.length === 0) await def.foresee?.(olds, outcome.inputs, declarantOf(news));
+        return escapedFailures({ ...outcome, failures });
+      }),
+    diff: (id, olds, news) =>
+      escapingErrors(async () => {
+        const found = diffInputs(olds, news, def.rules);
+        const changed = changedInPlaceKeys(olds, news, def.rules);
+        const instead = (await def.replacesInstead?.(changed, olds, news)) ?? [];
+        const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
+        const refusal = def.refuse?.(olds, news, result.replaces, changed);
+        if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
+        // A replaced object is not kept: its delete must go ahead.
+        if (!result.replaces?.length) def.stillDeclared?.(id, olds, declarantOf(news));
+        const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
+        return { ...result, deleteBeforeReplace: deleteFirst };
+      }),
+    create: (news) =>
+      escapingErrors(async () => {
+        const made = await def.create(readInputs(def.kind, def.schema, news), news);
+        return { ...made, outs: withDeclarant(made.outs, news) };
+      }),
+    read: (id, props) => escapingErrors(() => def.read(id, props ?? {})),
+    update: (id, olds, news) =>
+      escapingErrors(async () => {
+        const inputs = readInputs(def.kind, def.schema, news);
+        if (!onlyStateChanged(olds, news, def.rules)) {
+          const changed = await def.update(id, olds, inputs, news);
+          return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
+        }
+        const outs = plain({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
+        return { outs: withDeclarant(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
+      }),
+    delete: (id, props) => escapingErrors(() => def.delete(id, props)),
   };
 }
