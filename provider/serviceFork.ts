@@ -773,7 +773,7 @@ const sizeChanged = (before: Record<string, unknown>, inputs: ForkInputs) =>
 
 /** A whole number, however written: "8", "8.0" and "8.000" are all 8 GB, which resize can make. */
 const WHOLE = /^[0-9]+(\.0*)?$/;
-/** resize takes strings of digits (API-NOTES): "8.0" is sent as "8", the same size. */
+/** resize takes its sizes as strings of digits only (the API's spec): "8.0" is sent as "8", the same size. */
 const resizeDigits = (size: string) => size.replace(/\.0*$/, "");
 
 /**

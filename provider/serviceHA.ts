@@ -62,8 +62,8 @@ export class ServiceHA extends pulumi.dynamic.Resource {
 
 // ---- provider implementation (runs in the provider process) -----------------------------
 
-// setHA's limits (API-NOTES): the spec leaves them "not shown"; the product refuses anything else
-// with a 400, so preview says so first.
+// setHA's limits: the API's spec leaves them "not shown", but the product offers 0, 1 or 2 replicas
+// and 1 synchronous replica only with 2, and refuses anything else with a 400, so preview says so first.
 const MAX_REPLICAS = 2;
 const SYNC_NEEDS = 2;
 const OFFERED = "Tiger Cloud offers 0, 1 or 2 HA replicas, and 1 synchronous replica only with 2 replicas";
