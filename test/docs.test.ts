@@ -1,4 +1,5 @@
 // The README is part of the product: its code, tables and numbers must match the code.
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { CLIENT_DEFAULTS } from "../provider/client";
@@ -75,4 +76,46 @@ test("the ServiceFork changes table is the diff's rules: what replaces, what cha
   expect(keysOf(/^\s*\*\*replaces\*\*/)).toEqual([...FORK_DIFF_RULES.replaceKeys].sort());
   expect(keysOf(/^\s*in place/)).toEqual([...(FORK_DIFF_RULES.updateKeys ?? [])].sort());
   expect(keysOf(/^\s*state only/)).toEqual([...(FORK_DIFF_RULES.stateOnlyKeys ?? [])].sort());
+});
+
+describe("no text cites a file outside the repository, or one that does not exist", () => {
+  const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" })
+    .split("\0")
+    .filter((file) => file !== "" && fs.existsSync(path.join(ROOT, file)))
+    .map((file) => ({ file, text: fs.readFileSync(path.join(ROOT, file), "utf8") }))
+    .filter(({ text }) => !text.includes("\0"));
+  // Built, so that this file does not hold what it looks for.
+  const notes = ["API", "NOTES"].join("-");
+
+  test(`no tracked file names the ${notes} that lived beside the repository`, () => {
+    expect(tracked.filter(({ text }) => text.includes(notes)).map(({ file }) => file)).toEqual([]);
+  });
+
+  /**
+   * A citation: a path from the repository's root (`provider/…`, `test/…`, `scripts/…`,
+   * `examples/…`, `.ci/…`, `docs/…`) not inside a longer path or a URL, ending in a letter or digit
+   * (a trailing period ends the sentence); or a `../` path to a file (it has an extension) that is
+   * not a module an import or require loads.
+   */
+  const CITATION = /(?<![\w./@<>$~-])((?:provider|test|scripts|examples|\.ci|docs)\/[\w./-]*\w|\.\.\/[\w./-]*\.[a-z]{1,5}\b)/g;
+  const IMPORTED = /(?:from\s+|require\(|import\()\s*["'`]$/;
+  const citations = tracked.flatMap(({ file, text }) =>
+    text
+      .split("\n")
+      .flatMap((line, i) =>
+        [...line.matchAll(CITATION)]
+          .filter((m) => !IMPORTED.test(line.slice(0, m.index)))
+          .map((m) => ({ where: `${file}:${i + 1}`, cited: m[1] as string })),
+      ),
+  );
+  const exists = (cited: string) => [cited, `${cited}.ts`, `${cited}.js`].some((p) => fs.existsSync(path.join(ROOT, p)));
+
+  test("the scan finds the citations there are (it is not blind)", () => {
+    expect(citations.map((c) => c.cited)).toEqual(expect.arrayContaining(["scripts/ensure-postgresql", "examples/pr-fork/index.ts"]));
+  });
+
+  test("every cited path exists in the repository, and none leads out of it with ../", () => {
+    const broken = citations.filter(({ cited }) => cited.startsWith("../") || !exists(cited));
+    expect(broken.map(({ where, cited }) => `${where}: ${cited}`)).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 // Connecting to a service: the connection URIs handed to users, and the wait for a working login.
-// The service has been seen to report READY before PostgreSQL accepts connections (API-NOTES), so
-// "ready" by default means that tsdbadmin can log in and run `SELECT 1`.
+// The service has been seen to report READY before PostgreSQL accepts connections (the official
+// CLI's own tests wait for a real login after READY), so "ready" by default means that tsdbadmin
+// can log in and run `SELECT 1`.
 import { secretRedactor } from "../client";
 import { WaitError } from "../errors";
 import { printable } from "../text";

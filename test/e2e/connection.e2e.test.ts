@@ -16,7 +16,7 @@ let h: EngineHarness;
 
 beforeAll(async () => {
   h = await startEngine(undefined, { databases: "postgres" });
-  // CI runs this with PostgreSQL installed (.ci/install-postgresql): a stand-in here is a failure.
+  // CI runs this with PostgreSQL installed (scripts/ensure-postgresql): a stand-in here is a failure.
   expect({ kind: h.sim.databases.kind, note: h.sim.databases.note }).toEqual({ kind: "postgres", note: undefined });
 });
 afterAll(async () => {

@@ -22,7 +22,7 @@ import * as tls from "tls";
 
 export type DatabaseMode = "postgres" | "stand-in";
 
-/** What every service's database looks like, as in production (API-NOTES). */
+/** What every service's database looks like, as in production: database tsdb, admin role tsdbadmin, TLS required. */
 export const DATABASE = "tsdb";
 export const ROLE = "tsdbadmin";
 /** The seeded parent's table, and how many rows it holds. */
