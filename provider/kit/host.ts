@@ -138,6 +138,9 @@ export async function warning(message: string, urn?: string): Promise<void> {
   if (!delivered) process.stderr.write(`warning: ${text}\n`);
 }
 
+/** urn:pulumi:<stack>::<project>::<type>::<name>, as the engine parses it. */
+const WELL_FORMED_URN = /^urn:pulumi:[^:]+::[^:]+::[^:]+(:[^:]+)*::.+$/s;
+
 function engineLog(): NonNullable<typeof engine> | null {
   if (engine !== undefined) return engine;
   engine = null;
@@ -156,12 +159,13 @@ function engineLog(): NonNullable<typeof engine> | null {
     const proto = require("@pulumi/pulumi/proto/engine_pb") as typeof import("@pulumi/pulumi/proto/engine_pb");
     engine = {
       client: new stubs.EngineClient(address, grpc.credentials.createInsecure()),
-      // With a URN, the engine shows the warning under that resource.
+      // With a URN, the engine shows the warning under that resource. Only a well-formed one:
+      // the engine's display panics on a URN it cannot parse.
       request: (message, urn) =>
         new proto.LogRequest()
           .setSeverity(proto.LogSeverity.WARNING)
           .setMessage(message)
-          .setUrn(urn ?? ""),
+          .setUrn(urn !== undefined && WELL_FORMED_URN.test(urn) ? urn : ""),
       metadata: () => new grpc.Metadata(),
     };
   } catch {
