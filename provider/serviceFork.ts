@@ -435,11 +435,20 @@ function hasIdentity(
 const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
 
 /** The project's services, read once per project and run for preview's warnings. */
-let servicesForPreview = { configuration: -1, byProject: new Map<string, Promise<Service[]>>() };
-function servicesOnce(projectId: string): Promise<Service[]> {
+let servicesForPreview = {
+  configuration: -1,
+  byProject: new Map<string, Promise<Service[]>>(),
+  warned: new Set<string>(),
+  replacing: new Set<string>(),
+};
+/** What preview's warnings have learned in this run (a new configuration is a new run). */
+function previewState(): typeof servicesForPreview {
   if (servicesForPreview.configuration !== configurationCount())
-    servicesForPreview = { configuration: configurationCount(), byProject: new Map() };
-  let services = servicesForPreview.byProject.get(projectId);
+    servicesForPreview = { configuration: configurationCount(), byProject: new Map(), warned: new Set(), replacing: new Set() };
+  return servicesForPreview;
+}
+function servicesOnce(projectId: string): Promise<Service[]> {
+  let services = previewState().byProject.get(projectId);
   if (!services) {
     services = clientNow(VERIFY_LIMITS).listServices(projectId);
     servicesForPreview.byProject.set(projectId, services);
@@ -456,33 +465,39 @@ async function warnOfTakeover(olds: Record<string, unknown>, inputs: Record<stri
   const { projectId, sourceServiceId, name } = inputs;
   if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return;
   if (inputs.adoptExisting === false || inputs.adoptServiceId !== undefined || !verifyReferencesNow()) return;
+  // A replacement keeping the identity stops its fork before forking anew (deleteBeforeReplace).
+  // The engine checks it with the old inputs (not the fork's ID: the identity tells), then once
+  // more, as a create, with none: that second check is remembered by the URN.
+  const state = previewState();
+  if (["projectId", "sourceServiceId", "name"].every((k) => olds[k] === inputs[k])) {
+    state.replacing.add(resource.urn);
+    return;
+  }
+  if (Object.keys(olds).length === 0 && state.replacing.has(resource.urn)) return;
   let running: Service[];
   try {
     running = (await servicesOnce(projectId)).filter((s) => hasIdentity(s, { projectId, sourceServiceId, name }));
   } catch {
     return; // no credentials, or the API unavailable: verifying the references has said so already
   }
-  const found = running.filter((s) => s.service_id !== olds.serviceId);
-  const fork = found[0];
+  const fork = running[0];
   if (!fork) return;
-  if (found.length > 1) {
-    const ids = found.map((s) => s.service_id).join(", ");
-    await warning(
-      `ServiceFork ${describeDeclarant(resource)}: ${found.length} running forks named "${name}" of service ${sourceServiceId} exist (${ids}); \`up\` will refuse to choose and make none.`,
-      resource.urn,
-    );
-    return;
-  }
   const password =
     inputs.passwordOnAdopt === "keep"
       ? `its password is kept (passwordOnAdopt: "keep"), so this resource's initialPassword and connection strings will have none`
       : `its password will be reset (passwordOnAdopt: "reset"): anything holding its current connection string can no longer log in`;
-  await warning(
-    `ServiceFork ${describeDeclarant(resource)} will take over running fork ${fork.service_id} ("${name}", ${fork.status}, a fork of service ${sourceServiceId}) ` +
-      `instead of forking, and ${password}. If this is a rename or a move into or out of a component, give the resource an alias ` +
-      `instead (aliases: [{ name: "<old name>" }] or [{ parent: <old parent> }]): it then keeps the fork and its password untouched.`,
-    resource.urn,
-  );
+  const message =
+    running.length > 1
+      ? `ServiceFork ${describeDeclarant(resource)}: ${running.length} running forks named "${name}" of service ${sourceServiceId} exist ` +
+        `(${running.map((s) => s.service_id).join(", ")}); \`up\` will refuse to choose and make none.`
+      : `ServiceFork ${describeDeclarant(resource)} will take over running fork ${fork.service_id} ("${name}", ${fork.status}, a fork of service ${sourceServiceId}) ` +
+        `instead of forking, and ${password}. If this is a rename or a move into or out of a component, give the resource an alias ` +
+        `instead (aliases: [{ name: "<old name>" }] or [{ parent: <old parent> }]): it then keeps the fork and its password untouched.`;
+  // Said once per resource and run, however often the engine checks it.
+  const key = `${resource.urn}\n${message}`;
+  if (state.warned.has(key)) return;
+  state.warned.add(key);
+  await warning(message, resource.urn);
 }
 
 /** Claims keys (kit/claims): the fork a resource holds, and the identity it declares. */

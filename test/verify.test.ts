@@ -159,6 +159,7 @@ test("a named fork that up would take over is warned of on its resource: which f
   sim.clearLog();
   const named = (extra: Record<string, unknown> = {}) => forkNews({ name: "pr-9", __resourceName: "db", __resourceUrn: urn, ...extra });
   expect(await failuresOf(fork.check({}, named()))).toEqual([]);
+  await fork.check({}, named()); // checked again in the same run: said once
   expect(warnings()).toEqual([
     `warning: [tigercloud] ServiceFork "db" (in a acme:index:Env) will take over running fork ${running} ("pr-9", READY, a fork of service ${ids.serviceId}) ` +
       `instead of forking, and its password will be reset (passwordOnAdopt: "reset"): anything holding its current connection string can no longer log in. ` +
@@ -172,10 +173,12 @@ test("a named fork that up would take over is warned of on its resource: which f
   stderr.length = 0;
   await fork.check({}, named({ adoptExisting: false }));
   await fork.check({}, named({ name: "pr-10" }));
+  // (The engine checks a replacement with the old inputs, without the fork's ID, then again with none.)
   await fork.check(
-    { serviceId: running, name: "pr-9", sourceServiceId: ids.serviceId, forkStrategy: "NOW" },
+    { projectId: ids.projectId, name: "pr-9", sourceServiceId: ids.serviceId, forkStrategy: "NOW" },
     named({ forkStrategy: "LAST_SNAPSHOT" }),
   );
+  await fork.check({}, named({ forkStrategy: "LAST_SNAPSHOT" }));
   sim.outOfBand.setStatus(ids.projectId, running, "PAUSED");
   // Other settings, as in a new run: the service list is read again.
   await configureProviders({
@@ -206,7 +209,8 @@ test("only a create or a replacement is verified; unknown IDs and rejected input
   await fork.check(olds, forkNews({ name: "other" }));
   expect(sim.requests()).toEqual([]);
   await fork.check(olds, forkNews({ name: "same", forkStrategy: "LAST_SNAPSHOT" }));
-  expect(sim.requests().map((r) => r.operation)).toEqual(["getService", "listServices"]);
+  // (Not the list: a replacement keeping the fork's identity stops the old fork first.)
+  expect(sim.requests().map((r) => r.operation)).toEqual(["getService"]);
   sim.clearLog();
   await fork.check({}, forkNews({ sourceServiceId: UNKNOWN }));
   await fork.check({}, forkNews({ sourceServiceId: "svc-x", forkStrategy: "PITR" }));

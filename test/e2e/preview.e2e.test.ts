@@ -114,7 +114,8 @@ test("a source held busy: preview warns that up will wait, and up waits for it b
     // Said once in the progress display and once under Diagnostics, for both forks together.
     expect(preview.stdout.split(warning).length - 1).toBeLessThanOrEqual(2);
     expect(preview.stdout).toContain(warning);
-    expect(operations(preview.requests)).toEqual(["GET getService"]);
+    // The source, and the service list for a fork `up` would take over (the fork is named).
+    expect(operations(preview.requests)).toEqual(["GET getService", "GET listServices"]);
 
     // Busy for 6 s more: longer than the engine takes to start and check, so `up` sees it busy.
     const readyAt = Date.now() + 6000;
@@ -157,7 +158,8 @@ test("100 forks of one source, and HA on it, make one read of it in preview", as
   });
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 102 });
-  expect(operations(preview.requests)).toEqual(["GET getService"]);
+  // The source once, and the service list once (for forks `up` would take over), for all 100.
+  expect(operations(preview.requests)).toEqual(["GET getService", "GET listServices"]);
 });
 
 test("the demo example's program: preview reads the source and the VPC; an unchanged stack makes no request; a replacement reads again", async () => {
@@ -171,7 +173,8 @@ test("the demo example's program: preview reads the source and the VPC; an uncha
   const first = await s.preview();
   expect(first.changes).toMatchObject({ create: 4 });
   // The HA target is the fork's serviceId, unknown until up: not read in preview.
-  expect(operations(first.requests)).toEqual(["GET getService", "GET getVpc"]);
+  // The fork is named: the service list tells whether `up` would take over a running one.
+  expect(operations(first.requests).sort()).toEqual(["GET getService", "GET getVpc", "GET listServices"]);
 
   await s.up();
   const unchanged = await s.preview();
@@ -183,6 +186,9 @@ test("the demo example's program: preview reads the source and the VPC; an uncha
   s.setProgram(program("NOW"));
   const replace = await s.preview();
   expect(replace.changes.replace).toBeGreaterThanOrEqual(1);
+  // Not the list: the replacement keeps the fork's identity, so it stops the old fork first and
+  // takes nothing over (no warning).
   expect(operations(replace.requests)).toEqual(["GET getService"]);
+  expect(replace.stdout).not.toContain("will take over");
   await s.destroy();
 });

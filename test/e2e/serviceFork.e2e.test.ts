@@ -21,7 +21,8 @@ test("fork lifecycle: preview only reads the source, up forks, second preview ma
 
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 2 });
-  expect(preview.requests.map((r) => `${r.method} ${r.operation}`)).toEqual(["GET getService"]);
+  // The source, and (the fork is named) the service list for a fork `up` would take over.
+  expect(preview.requests.map((r) => `${r.method} ${r.operation}`)).toEqual(["GET getService", "GET listServices"]);
 
   const up = await s.up();
   const serviceId = up.outputs.serviceId?.value as string;
