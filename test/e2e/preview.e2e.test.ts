@@ -133,6 +133,29 @@ test("a source held busy: preview warns that up will wait, and up waits for it b
   await s.destroy();
 });
 
+test("no control character from an API answer reaches what pulumi preview prints: a source's status, a 401's message", async () => {
+  const HOSTILE = "\u001b]0;owned\u0007\u001b[2J\n[tigercloud] forged line\u2028\u202eevil";
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const { ServiceFork } = tigercloud();
+  const s = await h.stack("hostile", async () => {
+    new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-hostile" });
+  });
+  // A status the API never should send: the busy-source warning quotes it.
+  h.sim.outOfBand.setStatus(h.ids.projectId, h.ids.serviceId, HOSTILE as never);
+  const warned = await s.preview();
+  expect(warned.stdout).toContain("\\x1b]0;owned");
+  expect(warned.stdout).not.toMatch(RAW);
+  h.sim.outOfBand.setStatus(h.ids.projectId, h.ids.serviceId, "READY");
+
+  const body = JSON.stringify({ code: "UNAUTHORIZED", message: HOSTILE });
+  h.sim.injectFault("getService", { kind: "status", status: 401, body, contentType: "application/json" }, 10);
+  const failed = await previewFailure(s);
+  h.sim.clearFaults();
+  expect(failed).toContain("refused the credentials");
+  expect(failed).toContain("\\x1b]0;owned");
+  expect(failed).not.toMatch(RAW);
+});
+
 test("a 503 on the read: preview passes with a warning that up will try", async () => {
   const { ServiceFork } = tigercloud();
   const s = await h.stack("unavailable", async () => {

@@ -166,7 +166,7 @@ test("ServiceFork renamed without an alias: the new resource adopts the running 
   expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("PAUSED");
 });
 
-test("moves without an alias (into a component, between components, out of one and renamed at once): HA stays, the fork runs on, preview warns of the takeover", async () => {
+test("moves without an alias (into a component, between components, out of one, renamed and moved at once): HA stays, the fork runs on, preview warns of the takeover", async () => {
   const { ServiceFork, ServiceHA } = tigercloud();
   const pulumi = await import("@pulumi/pulumi");
   // Two kinds of component: a move between them changes the URN, though every name stays.
@@ -186,7 +186,12 @@ test("moves without an alias (into a component, between components, out of one a
   const moves: [string, Layout, string][] = [
     ["into a component", { component: "acme:index:PreviewEnv", ha: "prod-ha", fork: "db" }, '"db" (in a acme:index:PreviewEnv)'],
     ["between components", { component: "acme:index:TeamEnv", ha: "prod-ha", fork: "db" }, '"db" (in a acme:index:TeamEnv)'],
-    ["out of a component, renamed", { ha: "prod-ha-2", fork: "db-2" }, '"db-2"'],
+    ["out of a component", { ha: "prod-ha", fork: "db" }, '"db"'],
+    [
+      "renamed and into a component at once",
+      { component: "acme:index:PreviewEnv", ha: "prod-ha-2", fork: "db-2" },
+      '"db-2" (in a acme:index:PreviewEnv)',
+    ],
   ];
   let uri = first.outputs.uri?.value;
   for (const [move, layout, holder] of moves) {
@@ -218,8 +223,8 @@ test("moves without an alias (into a component, between components, out of one a
 
   // With an alias a move is neither a create nor a delete: no request, no warning, the password kept.
   s.setProgram(async () => {
-    const parent = new Component("acme:index:PreviewEnv", "pr-9", {});
-    const aliases = [{ parent: pulumi.rootStackResource }];
+    const parent = new Component("acme:index:TeamEnv", "pr-9", {});
+    const aliases = [{ parent: "urn:pulumi:moves::e2e::acme:index:PreviewEnv::pr-9" }];
     new ServiceHA("prod-ha-2", { serviceId: h.ids.serviceId, replicaCount: 1 }, { parent, aliases });
     const f = new ServiceFork("db-2", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-9" }, { parent, aliases });
     return { id: f.serviceId, uri: f.connectionUri };
