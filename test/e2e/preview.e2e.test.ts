@@ -135,6 +135,7 @@ test("a source held busy: preview warns that up will wait, and up waits for it b
 
 test("no control character from an API answer reaches what pulumi preview prints: a source's status, a 401's message", async () => {
   const HOSTILE = "\u001b]0;owned\u0007\u001b[2J\n[tigercloud] forged line\u2028\u202eevil";
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
   const { ServiceFork } = tigercloud();
   const s = await h.stack("hostile", async () => {
