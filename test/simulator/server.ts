@@ -95,7 +95,10 @@ export type Fault =
    *  with status 0 a dropped connection (a fork made, its 202 never seen). */
   | { kind: "afterApplying"; status: number }
   /** The request waits this long, then is carried out and answered as usual (a slow network). */
-  | { kind: "slow"; ms: number };
+  | { kind: "slow"; ms: number }
+  /** This status, and a message that quotes the request's body as it came (an API that echoes
+   *  what it refused): the API's JSON error object, or with `html` a gateway's page. */
+  | { kind: "echo"; status: number; html?: boolean };
 
 const HUGE_CHUNK = Buffer.alloc(64 * 1024, " ");
 
@@ -106,6 +109,8 @@ export interface LoggedRequest {
   headers: http.IncomingHttpHeaders;
   body: unknown;
   at: number;
+  /** The status the simulator answered with, once the answer is sent (none for a dropped or hung request). */
+  status?: number;
 }
 
 export interface SimulatorOptions {
@@ -305,6 +310,10 @@ export class Simulator {
     setEnvironment: (projectId: string, serviceId: string, environment: "DEV" | "PROD") => {
       this.requireService(projectId, serviceId).metadata = { environment };
     },
+    /** The service's endpoint moved (a migration, a failover to another host): host and port from now on. */
+    moveEndpoint: (projectId: string, serviceId: string, host: string, port: number) => {
+      this.requireService(projectId, serviceId).endpoint = { host, port };
+    },
     deleteService: (projectId: string, serviceId: string) => {
       this.databases?.stopServer(serviceId);
       this.projects.get(projectId)?.services.delete(serviceId);
@@ -349,13 +358,17 @@ export class Simulator {
         body = raw;
       }
     }
-    this.log.push({
+    const entry: LoggedRequest = {
       operation: route?.operation ?? "unknown",
       method: req.method ?? "",
       path: url.pathname,
       headers: req.headers,
       body,
       at: Date.now(),
+    };
+    this.log.push(entry);
+    res.once("finish", () => {
+      entry.status = res.statusCode;
     });
 
     // In front of the API sits a gateway: a path it does not route never reaches the API, and
@@ -371,6 +384,13 @@ export class Simulator {
       if (this.nextFaultIs(route.operation, "slow")) {
         const { ms } = this.takeFault(route.operation) as { ms: number };
         await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      if (this.nextFaultIs(route.operation, "echo")) {
+        const { status, html } = this.takeFault(route.operation) as { status: number; html?: boolean };
+        const message = `refused: the request was ${raw}`;
+        if (html) res.writeHead(status, { "Content-Type": "text/html" }).end(`<html><body><pre>${message}</pre></body></html>`);
+        else send(res, status, { code: "REFUSED", message });
+        return;
       }
       const lostAnswer = this.nextFaultIs(route.operation, "afterApplying");
       if (!lostAnswer && this.applyFault(route.operation, res)) return;
@@ -457,6 +477,7 @@ export class Simulator {
         return true;
       case "afterApplying":
       case "slow":
+      case "echo":
         return false; // handled in handle()
     }
   }
