@@ -117,6 +117,29 @@ describe("validation like the real service", () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
   });
+
+  describe("updatePassword", () => {
+    const updatePassword = (serviceId: string) =>
+      fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}/updatePassword`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${sim.apiKey}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ password: "a-new-password-1" }),
+      });
+
+    test("a service that does not exist, or no longer does: the API's JSON 404, and no password set", async () => {
+      const missing = await updatePassword("svc-nope");
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get("content-type")).toMatch(/application\/json/);
+      expect(await missing.json()).toEqual({ code: "NOT_FOUND", message: "service svc-nope not found" });
+
+      const before = sim.service(ids.projectId, ids.serviceId)?.initial_password;
+      sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "DELETED");
+      const deleted = await updatePassword(ids.serviceId);
+      expect(deleted.status).toBe(404);
+      expect(await deleted.json()).toEqual({ code: "NOT_FOUND", message: `service ${ids.serviceId} not found` });
+      expect(sim.service(ids.projectId, ids.serviceId)?.initial_password).toBe(before);
+    });
+  });
 });
 
 describe("routes and faults like the real service", () => {
@@ -193,38 +216,5 @@ describe("routes and faults like the real service", () => {
     expect(res.status).toBe(200);
     expect((await res.arrayBuffer()).byteLength).toBe(1_000_000);
     expect(sim.hugeBytesWritten).toBe(1_000_000);
-  });
-});
-
-describe("updatePassword like the real service", () => {
-  let sim: Simulator;
-  let ids: { projectId: string; serviceId: string; vpcId: string };
-  beforeEach(async () => {
-    sim = new Simulator();
-    await sim.start();
-    ids = sim.defaults();
-  });
-  afterEach(async () => {
-    await sim.stop();
-  });
-  const updatePassword = (serviceId: string) =>
-    fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}/updatePassword`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${sim.apiKey}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ password: "a-new-password-1" }),
-    });
-
-  test("a service that does not exist, or no longer does: the API's JSON 404, and no password set", async () => {
-    const missing = await updatePassword("svc-nope");
-    expect(missing.status).toBe(404);
-    expect(missing.headers.get("content-type")).toMatch(/application\/json/);
-    expect(await missing.json()).toEqual({ code: "NOT_FOUND", message: "service svc-nope not found" });
-
-    const before = sim.service(ids.projectId, ids.serviceId)?.initial_password;
-    sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "DELETED");
-    const deleted = await updatePassword(ids.serviceId);
-    expect(deleted.status).toBe(404);
-    expect(await deleted.json()).toEqual({ code: "NOT_FOUND", message: `service ${ids.serviceId} not found` });
-    expect(sim.service(ids.projectId, ids.serviceId)?.initial_password).toBe(before);
   });
 });
