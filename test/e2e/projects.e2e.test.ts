@@ -182,7 +182,7 @@ test("the root Pulumi.yaml previews in the repository, as a person runs it", asy
         .requests()
         .map((r) => `${r.method} ${r.operation}`)
         .sort(),
-    ).toEqual(["GET getService", "GET getVpc"]);
+    ).toEqual(["GET getService", "GET getVpc", "GET listServices"]);
   } finally {
     await pulumi("stack", "rm", "--yes", "e2e-root");
   }
