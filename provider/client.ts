@@ -101,7 +101,7 @@ type RetryPolicy = "safe" | "fork";
 
 interface Operation<T> {
   name: string;
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   body?: object;
   schema: z.ZodType<T>;
@@ -230,6 +230,25 @@ export class TigerCloudClient {
         schema: ServiceSchema,
         expected: "a Service",
         retry: "safe",
+      },
+      call,
+    );
+  }
+
+  /**
+   * Deletes a service: 202 and no body promised; DELETING, then DELETED or a 404. Final: its data
+   * goes. Retried like stop: a repeat meets DELETING (202) or the 404 of a service already gone.
+   */
+  async deleteService(projectId: string, serviceId: string, call?: CallOptions): Promise<void> {
+    await this.call(
+      {
+        name: "deleteService",
+        method: "DELETE",
+        path: apiPath`/projects/${{ projectId }}/services/${{ serviceId }}`,
+        schema: z.unknown(),
+        expected: "no content",
+        retry: "safe",
+        noContent: true,
       },
       call,
     );

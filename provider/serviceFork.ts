@@ -1,12 +1,12 @@
 // ServiceFork: a fork of a Tiger Cloud service (forkService), awaited until READY. Destroying it
-// STOPS the fork (stop): the API has no delete in this interface, so the fork still exists,
-// paused, afterwards.
+// STOPS the fork (stop) by default: the fork still exists, paused, data and all, afterwards. With
+// onDestroy: "delete" it is deleted instead (DELETE), and its data goes.
 import * as crypto from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
 import type { TigerCloudClient } from "./client";
-import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError } from "./errors";
+import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError, WaitError } from "./errors";
 import { type BusySpec, sendWhenSettled } from "./kit/busy";
 import { type Declarant, declare, declaredBy, describeDeclarant } from "./kit/claims";
 import { defineProvider } from "./kit/define";
@@ -92,6 +92,14 @@ export interface ServiceForkArgs {
    * output stays empty. Two stacks sharing one fork reset each other's password.
    */
   passwordOnAdopt?: pulumi.Input<"reset" | "keep">;
+  /**
+   * What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it;
+   * it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and
+   * wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork
+   * of sourceServiceId is ever deleted, and never one another resource of the run holds or would
+   * take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+   */
+  onDestroy?: pulumi.Input<"stop" | "delete">;
 }
 
 export interface Endpoint {
@@ -244,6 +252,9 @@ export const ForkInputsSchema = z
     paused: booleanSchema.default(false),
     adoptServiceId: idSchema.optional(),
     passwordOnAdopt: z.enum(["reset", "keep"], { error: 'must be "reset" or "keep"' }).default("reset"),
+    onDestroy: z
+      .enum(["stop", "delete"], { error: 'must be "stop" (keep the fork, paused, data and all) or "delete" (delete it and its data)' })
+      .default("stop"),
     createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
     updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
     deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
@@ -289,6 +300,7 @@ export const FORK_DIFF_RULES: DiffRules = {
     "adoptExisting",
     "adoptServiceId",
     "passwordOnAdopt",
+    "onDestroy",
   ],
   // Left unset, these have no opinion: any name (the default one), the size the fork has, the
   // fork already held.
@@ -505,13 +517,17 @@ const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projec
 const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
 
 /**
- * Two resources of one program with the same identity would be adopted into one fork (or race
- * to make two): the second to be checked fails, naming both.
+ * What a fork declaration claims for the run: the fork adoptServiceId names, and the identity,
+ * with whether `up` would take over a running fork that has it. A delete spares both (see
+ * heldElsewhere). Two resources of one program with the same identity would be adopted into one
+ * fork (or race to make two): the second to be checked fails, naming both.
  */
-function declareIdentity(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
-  const { projectId, sourceServiceId, name } = inputs;
+function declareFork(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+  const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
+  if (typeof projectId === "string" && typeof adoptServiceId === "string") declare(forkHeld(projectId, adoptServiceId), resource, true);
   if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
-  const others = declare(forkIdentity(projectId, sourceServiceId, name), resource, true);
+  const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
+  const others = declare(forkIdentity(projectId, sourceServiceId, name), resource, adopts);
   return others.map((other) => ({
     property: "name",
     reason:
@@ -921,7 +937,7 @@ export const serviceForkProvider = defineProvider({
   schema: ForkInputsSchema,
   rules: FORK_DIFF_RULES,
 
-  declare: declareIdentity,
+  declare: declareFork,
   foresee: warnOfTakeover,
   stillDeclared(id, olds, resource) {
     declare(forkHeld(String(olds.projectId), id), resource, true);
@@ -1063,13 +1079,99 @@ export const serviceForkProvider = defineProvider({
   async delete(id, props) {
     const projectId = String(props.projectId);
     // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
-    const holders = declaredBy(forkHeld(projectId, id), declarantOf(props));
+    const holders = heldElsewhere(id, props);
     if (holders.length > 0) {
       const names = holders.map((h) => describeDeclarant(h.resource)).join(" and ");
-      progress(`fork ${id} is now held by ServiceFork ${names} of this program; leaving it running`);
+      progress(`fork ${id} is held by ServiceFork ${names} of this program, or will be; leaving it as it is`);
       return;
     }
-    progress(`stopping fork ${id} (destroy stops a fork; it is not deleted)`);
-    await stopFork(id, projectId, props.waitForReady !== false, deadlineOf(props.deleteTimeout));
+    const wait = props.waitForReady !== false;
+    if (props.onDestroy === "delete") {
+      await deleteFork(id, projectId, String(props.sourceServiceId), wait, deadlineOf(props.deleteTimeout));
+      return;
+    }
+    progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
+    await stopFork(id, projectId, wait, deadlineOf(props.deleteTimeout));
   },
+
+  foreseeReplacement: warnOfDeletion,
 });
+
+/**
+ * The other resources of this run that hold this fork, or would take it over: by adoptServiceId,
+ * or by its identity (name and source) with adoptExisting. Destroy leaves such a fork alone.
+ */
+function heldElsewhere(id: string, props: Record<string, unknown>): { resource: Declarant }[] {
+  const me = declarantOf(props);
+  const projectId = String(props.projectId);
+  const holders = declaredBy(forkHeld(projectId, id), me);
+  const { sourceServiceId, name } = props;
+  if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;
+  const adopters = declaredBy<boolean>(forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
+  const byUrn = new Map([...holders, ...adopters].map((claim) => [claim.resource.urn, claim]));
+  return [...byUrn.values()];
+}
+
+/** A replacement with onDestroy "delete" deletes the old fork and its data: preview says so. */
+async function warnOfDeletion(id: string, olds: Record<string, unknown>, news: Record<string, unknown>, first: boolean): Promise<void> {
+  if (olds.onDestroy !== "delete") return;
+  await warning(
+    `ServiceFork ${describeDeclarant(declarantOf(news))} will be replaced, and its fork ${id} will be DELETED with its data ` +
+      `(onDestroy: "delete"), ${first ? "before the new fork is made (same name and source)" : "after the new fork is made"}. ` +
+      `Set onDestroy: "stop" and run \`up\` first to keep the old fork, paused.`,
+    declarantOf(news).urn,
+  );
+}
+
+/** Statuses of a fork that is being deleted, or is. */
+const DELETED = ["DELETING", "DELETED"];
+
+/**
+ * Deletes a fork (onDestroy: "delete") and, unless told not to wait, waits until the API says it
+ * is DELETED, or no longer knows it (the "gone" rule). Only a fork of the declared source is
+ * deleted: a service without forked_from, or forked from another, is refused and left as it is.
+ * A fork already deleting, deleted or gone is success.
+ */
+async function deleteFork(id: string, projectId: string, sourceServiceId: string, wait: boolean, deadline: number): Promise<void> {
+  const client = clientNow();
+  const gone = () => progress(`fork ${id} is deleted`);
+  const service = await serviceUnlessGone(client, projectId, id);
+  if (!service) return progress(`fork ${id} no longer exists; nothing to delete`);
+  if (service.forked_from?.service_id !== sourceServiceId) {
+    const what = service.forked_from
+      ? `a fork of ${service.forked_from.service_id}, not of ${sourceServiceId}`
+      : "not a fork (no forked_from)";
+    throw new TigerCloudError(
+      `ServiceFork will not delete service ${id}: it is ${what}, and onDestroy: "delete" deletes only a fork of sourceServiceId. ` +
+        `Nothing was deleted. If this resource should let go of it, remove it from state with \`pulumi state delete\`.`,
+    );
+  }
+  if (!DELETED.includes(service.status)) {
+    progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
+    const busy = busyFork(id, projectId, "delete", deadline, { client, accepts: ["READY", "PAUSED"], timeoutInput: "deleteTimeout" });
+    try {
+      await sendWhenSettled(busy, () => client.deleteService(projectId, id));
+    } catch (err) {
+      // A 404: gone meanwhile, if the API confirms it.
+      if (!(err instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;
+      return gone();
+    }
+  }
+  if (!wait) return;
+  try {
+    await waitForService({
+      client,
+      projectId,
+      serviceId: id,
+      goal: "DELETED",
+      done: (s) => s.status === "DELETED",
+      hopeless: [],
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      timeoutInput: "deleteTimeout",
+    });
+  } catch (err) {
+    // The API may forget a deleted service rather than say DELETED: its 404, confirmed, is the end too.
+    if (!(err instanceof WaitError && err.cause instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;
+  }
+  gone();
+}

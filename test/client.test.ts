@@ -64,6 +64,15 @@ describe("operations", () => {
     expect(await rejectionOf(t.client.stop(t.ids.projectId, t.ids.serviceId))).toBeInstanceOf(BadRequestError);
   });
 
+  test("deleteService: DELETE with no body and no Content-Type, its 202 with no body read; a service already gone is a NotFoundError", async () => {
+    const { projectId, serviceId } = t.ids;
+    await expect(t.client.deleteService(projectId, serviceId)).resolves.toBeUndefined();
+    const [sent] = t.sim.requests("deleteService");
+    expect(sent).toMatchObject({ method: "DELETE", path: `/projects/${projectId}/services/${serviceId}`, status: 202 });
+    expect(sent?.headers["content-type"]).toBeUndefined();
+    expect(await rejectionOf(t.client.deleteService(projectId, serviceId))).toBeInstanceOf(NotFoundError);
+  });
+
   test("getVpc and renameVpc, whether rename answers {message} or a Vpc", async () => {
     const { projectId, vpcId } = t.ids;
     expect(await t.client.getVpc(projectId, vpcId)).toMatchObject({ id: vpcId, name: "main-vpc", cidr: "10.0.0.0/16" });
@@ -97,6 +106,7 @@ describe("requests", () => {
     ["setHA", ["projectId", "serviceId"], (c, [p, s]) => c.setHA(p!, s!, { replica_count: 1 })],
     ["stop", ["projectId", "serviceId"], (c, [p, s]) => c.stop(p!, s!)],
     ["start", ["projectId", "serviceId"], (c, [p, s]) => c.start(p!, s!)],
+    ["deleteService", ["projectId", "serviceId"], (c, [p, s]) => c.deleteService(p!, s!)],
     ["renameService", ["projectId", "serviceId"], (c, [p, s]) => c.renameService(p!, s!, "n")],
     ["resize", ["projectId", "serviceId"], (c, [p, s]) => c.resize(p!, s!, { cpu_millis: "1000", memory_gbs: "4" })],
     ["setEnvironment", ["projectId", "serviceId"], (c, [p, s]) => c.setEnvironment(p!, s!, "DEV")],

@@ -38,6 +38,7 @@ describe("ServiceFork", () => {
         memoryGbs: "8",
         paused: false,
         passwordOnAdopt: "reset",
+        onDestroy: "stop",
         waitForReady: true,
         readyWhen: "login",
         adoptExisting: true,

@@ -118,6 +118,41 @@ describe("validation like the real service", () => {
     expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
   });
 
+  test("DELETE: 202 with no body, DELETING -> DELETED, then GET 404 and gone from the list; a busy service 409; unknown IDs 404", async () => {
+    sim.delays = { ...sim.delays, forkQueuedMs: 0, forkConfiguringMs: 0, deleteMs: 50 };
+    const id = (await post("forkService", { fork_strategy: "NOW", name: "doomed" })).body.service_id as string;
+    const del = (serviceId: string) =>
+      fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}`, {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${sim.apiKey}` },
+      });
+    const get = (serviceId: string) =>
+      fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}`, { headers: { Authorization: `Bearer ${sim.apiKey}` } });
+
+    sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING", 10_000);
+    expect((await del(id)).status).toBe(409);
+    sim.outOfBand.setStatus(ids.projectId, id, "READY");
+
+    const answer = await del(id);
+    expect(answer.status).toBe(202);
+    expect(await answer.text()).toBe("");
+    expect(sim.service(ids.projectId, id)?.status).toBe("DELETING");
+    // Sent again while it is deleting (a retry after a lost answer): the same 202, nothing more.
+    expect((await del(id)).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 70));
+    expect(sim.service(ids.projectId, id)?.status).toBe("DELETED");
+    expect((await get(id)).status).toBe(404);
+    const listed = await fetch(`${sim.url}/projects/${ids.projectId}/services`, { headers: { Authorization: `Bearer ${sim.apiKey}` } });
+    const list = (await listed.json()) as { service_id: string }[];
+    expect(list.map((s) => s.service_id)).not.toContain(id);
+    expect(list.map((s) => s.service_id)).toContain(ids.serviceId);
+    // Deleted is final: a second DELETE is the API's JSON 404.
+    const again = await del(id);
+    expect(again.status).toBe(404);
+    expect(await again.json()).toMatchObject({ code: "NOT_FOUND" });
+    expect((await del("svc-nope")).status).toBe(404);
+  });
+
   describe("updatePassword", () => {
     const updatePassword = (serviceId: string) =>
       fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}/updatePassword`, {

@@ -60,6 +60,8 @@ export interface ResourceDefinition<T extends z.ZodType> {
   refuse?(olds: Record<string, unknown>, news: Record<string, unknown>, replaces: string[], changed: string[]): string | undefined;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
+  /** Optional: warnings, said when diff plans a replacement, of what the old object's delete will do. */
+  foreseeReplacement?(id: string, olds: Record<string, unknown>, news: Record<string, unknown>, deleteFirst: boolean): Promise<void>;
   /**
    * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
    * fork recorded before it was READY). Called with the state it would write.
@@ -101,6 +103,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
         // A replaced object is not kept: its delete must go ahead.
         if (!result.replaces?.length) def.stillDeclared?.(id, olds, declarantOf(news));
         const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
+        if (result.replaces?.length) await def.foreseeReplacement?.(id, olds, news, deleteFirst);
         return { ...result, deleteBeforeReplace: deleteFirst };
       }),
     create: (news) =>

@@ -147,7 +147,7 @@ test("ServiceFork renamed without an alias: the new resource adopts the running 
   const renamed = await s.up();
   expect(writes(renamed.requests)).toEqual(["updatePassword"]); // neither forkService nor stop; the adopted fork's password reset
   expect(renamed.outputs.id?.value).toBe(forkId);
-  expect(renamed.stdout).toContain(`fork ${forkId} is now held by ServiceFork "fork-b" of this program; leaving it running`);
+  expect(renamed.stdout).toContain(`fork ${forkId} is held by ServiceFork "fork-b" of this program, or will be; leaving it as it is`);
   expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("READY");
   const running = h.sim.services(h.ids.projectId).filter((x) => x.name === "pr-7" && x.status === "READY");
   expect(running.map((x) => x.service_id)).toEqual([forkId]);
@@ -209,7 +209,7 @@ test("moves without an alias (into a component, between components, out of one, 
     expect([move, writes(moved.requests)]).toEqual([move, expect.arrayContaining(["setHA", "updatePassword"])]);
     expect(writes(moved.requests).sort()).toEqual(["setHA", "updatePassword"]);
     expect(moved.requests.find((r) => r.operation === "setHA")?.body).toEqual({ replica_count: 1 });
-    expect(moved.stdout).toContain(`fork ${forkId} is now held by ServiceFork ${holder} of this program; leaving it running`);
+    expect(moved.stdout).toContain(`fork ${forkId} is held by ServiceFork ${holder} of this program, or will be; leaving it as it is`);
     expect(haOfParent()).toEqual({ replica_count: 1, sync_replica_count: 0 });
     expect(moved.outputs.id?.value).toBe(forkId);
     expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("READY");
@@ -252,4 +252,46 @@ test("VpcName renamed without an alias: the new one names the VPC again, the old
   expect(writes(renamed.requests)).toEqual(["renameVpc"]);
   expect(h.sim.vpc(h.ids.projectId, h.ids.vpcId)?.name).toBe("shared-vpc");
   await s.destroy();
+});
+
+test('onDestroy "delete": a rename without an alias keeps the fork; a replacement deletes the old one first, as preview warns; destroy deletes', async () => {
+  const { ServiceFork } = tigercloud();
+  const program =
+    (name: string, forkStrategy: "NOW" | "LAST_SNAPSHOT" = "NOW") =>
+    async () => {
+      const f = new ServiceFork(name, { sourceServiceId: h.ids.serviceId, forkStrategy, name: "pr-9", onDestroy: "delete" });
+      return { id: f.serviceId };
+    };
+  const statusOf = (id: unknown) => h.sim.service(h.ids.projectId, String(id))?.status;
+  const deletes = (requests: LoggedRequest[]) => requests.filter((r) => r.method === "DELETE");
+  const s = await h.stack("fork-delete", program("del-a"));
+  const forkId = (await s.up()).outputs.id?.value;
+
+  s.setProgram(program("del-b"));
+  const renamed = await s.up();
+  expect(deletes(renamed.requests)).toEqual([]);
+  expect(renamed.outputs.id?.value).toBe(forkId);
+  expect(statusOf(forkId)).toBe("READY");
+
+  // A change that needs a new fork, the name and source kept: the old fork is deleted first.
+  s.setProgram(program("del-b", "LAST_SNAPSHOT"));
+  const preview = await s.preview();
+  expect(preview.stdout).toContain(
+    `its fork ${String(forkId)} will be DELETED with its data (onDestroy: "delete"), before the new fork is made`,
+  );
+  expect(deletes(preview.requests)).toEqual([]);
+  const replaced = await s.up();
+  const newId = replaced.outputs.id?.value;
+  expect(newId).not.toBe(forkId);
+  expect(replaced.requests.map((r) => r.operation).filter((op) => op === "deleteService" || op === "forkService")).toEqual([
+    "deleteService",
+    "forkService",
+  ]);
+  expect(statusOf(forkId)).toBe("DELETED");
+  expect(statusOf(newId)).toBe("READY");
+
+  const destroyed = await s.destroy();
+  expect(deletes(destroyed.requests).map((r) => r.path)).toEqual([`/projects/${h.ids.projectId}/services/${String(newId)}`]);
+  expect(statusOf(newId)).toBe("DELETED");
+  expect(destroyed.stdout).toContain(`deleting fork ${String(newId)} (onDestroy: "delete": the fork and its data go for good)`);
 });

@@ -198,6 +198,17 @@ export class Databases {
     if (this.pg) void this.chain(s, () => this.stopPostgres(s));
   }
 
+  /** `DELETE`: the server stops and its data goes; the service is forgotten (a delete is final). */
+  dropServer(serviceId: string): void {
+    const s = this.services.get(serviceId);
+    if (!s) return;
+    this.stopServer(serviceId);
+    this.services.delete(serviceId);
+    void this.chain(s, async () => {
+      if (s.dataDir) fs.rmSync(s.dataDir, { recursive: true, force: true });
+    });
+  }
+
   /** `start` (resume): the server starts again, and logins are accepted from `opensAt` on. */
   startServer(serviceId: string, opensAt: number): void {
     const s = this.services.get(serviceId);

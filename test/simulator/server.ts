@@ -53,6 +53,8 @@ export interface Delays {
   resizeMs?: number;
   /** setHA: CONFIGURING for this long, then READY. */
   setHAMs: number;
+  /** DELETE: DELETING for this long, then DELETED (stopMs when unset). */
+  deleteMs?: number;
   /** A fork's database accepts logins this long after it is READY (production has been seen to lag). */
   loginLagMs: number;
 }
@@ -71,6 +73,7 @@ export type OperationName =
   | "forkService"
   | "setHA"
   | "stop"
+  | "deleteService"
   | "start"
   | "renameService"
   | "resize"
@@ -165,6 +168,7 @@ const ROUTES: { operation: OperationName; method: string; pattern: RegExp }[] = 
   { operation: "forkService", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/forkService$/ },
   { operation: "setHA", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/setHA$/ },
   { operation: "stop", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/stop$/ },
+  { operation: "deleteService", method: "DELETE", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)$/ },
   { operation: "start", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/start$/ },
   { operation: "updatePassword", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/updatePassword$/ },
   { operation: "renameService", method: "POST", pattern: /^\/projects\/([^/]+)\/services\/([^/]+)\/rename$/ },
@@ -514,6 +518,10 @@ export class Simulator {
         return [202, view(this.setHA(projectId, id, body))];
       case "stop":
         return [202, view(this.stopService(projectId, id))];
+      case "deleteService":
+        // 202 and no body: the API promises none.
+        this.deleteService(projectId, id);
+        return [202, undefined];
       case "start":
         return [202, view(this.startService(projectId, id))];
       case "renameService":
@@ -667,6 +675,20 @@ export class Simulator {
     return s;
   }
 
+  /** DELETING, then DELETED (GET and list answer 404 and leave it out); its database and data go. */
+  private deleteService(projectId: string, serviceId: string): void {
+    const s = this.requireService(projectId, serviceId);
+    const status = currentStatus(s);
+    if (status === "DELETING") return;
+    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    const now = Date.now();
+    this.databases.dropServer(serviceId);
+    s.timeline = [
+      { status: "DELETING", at: now },
+      { status: "DELETED", at: now + (this.delays.deleteMs ?? this.delays.stopMs) },
+    ];
+  }
+
   /** The in-place changes refuse a service that is busy, or stopped, as the API is expected to. */
   private requireSettled(projectId: string, serviceId: string, what: string): SimService {
     const s = this.requireService(projectId, serviceId);
@@ -755,8 +777,8 @@ function view(s: SimService, opts: { withMetrics?: boolean; withPassword?: boole
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (status === 204) {
-    res.writeHead(204, headers).end();
+  if (status === 204 || body === undefined) {
+    res.writeHead(status, headers).end();
     return;
   }
   res.writeHead(status, { ...headers, "Content-Type": "application/json" }).end(JSON.stringify(body));
