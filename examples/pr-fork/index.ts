@@ -1,29 +1,35 @@
 // A database for one pull request: a fork of production as it is now, small and tagged DEV.
-// `pulumi destroy` of the PR's stack stops the fork (Tiger Cloud keeps it, paused).
+// `pulumi destroy` of the PR's stack deletes the fork and its data (onDestroy: "delete"): a
+// closed PR leaves nothing running or billed.
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceFork } from "pulumi-tigercloud";
 
 export = async () => {
   const config = new pulumi.Config();
   const pr = config.requireNumber("prNumber");
+  const sourceServiceId = config.require("sourceServiceId");
   // A fork made for this PR in the console or with the tiger CLI: manage it instead of forking.
   const adoptServiceId = config.get("adoptServiceId");
 
   const db = new ServiceFork(`pr-${pr}`, {
-    sourceServiceId: config.require("sourceServiceId"),
+    sourceServiceId,
     forkStrategy: "NOW",
     name: `pr-${pr}`,
     cpuMillis: 1000,
     memoryGbs: 4,
     environmentTag: "DEV",
     createTimeout: "45m",
-    // Stopped at night by the nightly workflow (`./pr-stack.sh pause`), data kept; `up` starts it.
+    // Stopped at night by the nightly workflow (`./pr-stack.sh pause all`), data kept; `up` starts it.
     paused: config.getBoolean("paused") ?? false,
+    // The PR's data goes with the PR: a stopped fork would still be billed for its storage.
+    onDestroy: "delete",
     ...(adoptServiceId ? { adoptServiceId } : {}),
   });
 
   return {
     serviceId: db.serviceId,
+    // Read back by pr-stack.sh, so that a pause in a fresh checkout keeps the fork's source.
+    sourceServiceId,
     // postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require, secret; `up` returns once
     // a login works. Read it with `pulumi stack output --show-secrets databaseUrl`, or hand it to
     // an app as a secret (see the README).

@@ -149,7 +149,8 @@ test.each(Object.keys(EXAMPLE_CONFIG))(
     if (name !== "pitr-investigation") expect(outputs).toMatch(/\[secret\]/);
 
     await pulumi("destroy", "--yes");
-    expect(sim.service(projectId, fork.service_id)?.status).toBe("PAUSED");
+    // The PR's fork goes with the PR (onDestroy: "delete"); the others are stopped, kept.
+    expect(sim.service(projectId, fork.service_id)?.status).toBe(name === "pr-fork" ? "DELETED" : "PAUSED");
     await pulumi("stack", "rm", "--yes");
 
     const all = transcript.join("\n");
@@ -188,7 +189,7 @@ test("the root Pulumi.yaml previews in the repository, as a person runs it", asy
   }
 });
 
-test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, pause and up again, destroy", async () => {
+test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, pause and up again, a lock waited for and explained, destroy", async () => {
   const dir = await installExample("pr-fork");
   const { projectId, serviceId } = sim.defaults();
   const githubEnv = path.join(work, "github-env");
@@ -225,8 +226,28 @@ test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the m
   expect(sim.services(projectId).length).toBe(before + 1);
   expect(await ok(dir, "./pr-stack.sh", ["pause", "999"], env)).toMatch(/No stack pr-999: nothing to pause/);
 
-  await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env);
+  // A run cancelled half-way leaves the stack's lock behind: waited for, then explained with the
+  // command that clears it; a lock that goes away while waited for is no failure.
+  const lockDir = path.join(work, "state", ".pulumi", "locks", "organization", "pr-fork", "pr-4321");
+  const lockFile = path.join(lockDir, "00000000-cancelled-run.json");
+  fs.mkdirSync(lockDir, { recursive: true });
+  const lock = { pid: 4242, username: "runner", hostname: "gone-runner", timestamp: new Date().toISOString() };
+  fs.writeFileSync(lockFile, JSON.stringify(lock));
+  const stuck = await run(dir, "./pr-stack.sh", ["pause", "4321"], { ...env, PR_STACK_LOCK_WAIT_SECONDS: "0" });
+  expect(stuck.status).not.toBe(0);
+  expect(stuck.output).toContain("stack pr-4321 is still locked after 0 s");
+  expect(stuck.output).toContain("clear the lock with: pulumi cancel --stack pr-4321 --yes");
+  await ok(dir, "pulumi", ["cancel", "--stack", "pr-4321", "--yes", "--non-interactive"], env);
+  expect(fs.existsSync(lockFile)).toBe(false);
+  fs.writeFileSync(lockFile, JSON.stringify(lock));
+  setTimeout(() => fs.rmSync(lockFile, { force: true }), 2000);
+  const waited = await ok(dir, "./pr-stack.sh", ["pause", "4321"], { ...env, PR_STACK_LOCK_WAIT_SECONDS: "60" });
+  expect(waited).toContain("another run holds stack pr-4321; waiting");
   expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("PAUSED");
+
+  // The PR closed: its fork is deleted (onDestroy: "delete"), its stack removed.
+  await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env);
+  expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("DELETED");
   expect((await run(dir, "pulumi", ["stack", "select", "pr-4321", "--non-interactive"], env)).status).not.toBe(0);
   expect(await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env)).toMatch(/No stack pr-4321: nothing to destroy/);
   expect(await run(dir, "./pr-stack.sh", ["up", "12; rm -rf /"], env)).toMatchObject({ status: 2 });
