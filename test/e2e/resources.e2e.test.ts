@@ -26,8 +26,12 @@ test("HA on a fork from the same program: create, change counts in place, out-of
 
   const preview = await s.preview();
   expect(preview.changes).toMatchObject({ create: 3 });
-  // Check verifies the fork's source; the HA target (the fork's ID) is not known yet.
-  expect(preview.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /projects/${h.ids.projectId}/services/${h.ids.serviceId}`]);
+  // Check verifies the fork's source, and lists the services for a running fork with its name
+  // that `up` would take over; the HA target (the fork's ID) is not known yet.
+  expect(preview.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+    `GET /projects/${h.ids.projectId}/services/${h.ids.serviceId}`,
+    `GET /projects/${h.ids.projectId}/services`,
+  ]);
 
   const up = await s.up();
   const forkId = up.outputs.forkId?.value as string;
