@@ -91,6 +91,16 @@ const EXAMPLE_CONFIG: Record<string, (ids: ReturnType<Simulator["defaults"]>) =>
   demo: (ids) => ({ sourceServiceId: ids.serviceId, vpcId: ids.vpcId }),
   "pr-fork": (ids) => ({ sourceServiceId: ids.serviceId, prNumber: "1234" }),
   "pitr-investigation": (ids) => ({ sourceServiceId: ids.serviceId, targetTime: "2026-11-01T03:15:00Z" }),
+  production: (ids) => ({ serviceId: ids.serviceId, vpcId: ids.vpcId }),
+};
+
+/** What each example's first preview reads: the objects its resources refer to, and, as every
+ *  example that forks names its fork, the service list for a running fork `up` would take over. */
+const PREVIEW_READS: Record<string, string[]> = {
+  demo: ["GET getService", "GET getVpc", "GET listServices"],
+  "pr-fork": ["GET getService", "GET listServices"],
+  "pitr-investigation": ["GET getService", "GET listServices"],
+  production: ["GET getService", "GET getVpc"],
 };
 
 test("every example is a project: Pulumi.yaml, package.json depending on the package, a test configuration", () => {
@@ -109,7 +119,7 @@ test.each(Object.keys(EXAMPLE_CONFIG))(
   "examples/%s in its directory: stack init, config, preview, up, no changes after, output as [secret], destroy, stack rm",
   async (name) => {
     const dir = await installExample(name);
-    const { projectId } = sim.defaults();
+    const { projectId, serviceId } = sim.defaults();
     const stack = `e2e-${name}`;
     const transcript: string[] = [];
     const pulumi = async (...args: string[]) => {
@@ -125,40 +135,41 @@ test.each(Object.keys(EXAMPLE_CONFIG))(
     sim.clearLog();
 
     expect(await pulumi("preview")).toMatch(/\+ \d+ to create/);
-    // Check reads what each new resource refers to, when known: the source, and the demo's VPC;
-    // and, as every example names its fork, the service list for a running fork `up` would take over.
     expect(
       sim
         .requests()
         .map((r) => `${r.method} ${r.operation}`)
         .sort(),
-    ).toEqual(name === "demo" ? ["GET getService", "GET getVpc", "GET listServices"] : ["GET getService", "GET listServices"]);
+    ).toEqual(PREVIEW_READS[name]);
 
     await pulumi("up", "--yes");
+    // Every example forks, but production, which declares the HA and the VPC name it already has.
     const forks = sim.services(projectId).filter((s) => s.forked_from);
-    expect(forks).toHaveLength(1);
-    const fork = forks[0] as (typeof forks)[number];
-    expect(fork.status).toBe("READY");
+    expect(forks).toHaveLength(name === "production" ? 0 : 1);
+    const fork = forks[0];
+    if (fork) expect(fork.status).toBe("READY");
+    else expect(sim.service(projectId, serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
 
     sim.clearLog();
     await pulumi("preview", "--expect-no-changes");
     expect(sim.requests()).toEqual([]);
     await pulumi("refresh", "--expect-no-changes", "--yes");
     const outputs = await pulumi("stack", "output");
-    expect(outputs).toContain(fork.service_id);
-    if (name !== "pitr-investigation") expect(outputs).toMatch(/\[secret\]/);
+    expect(outputs).toContain(fork ? fork.service_id : "production");
+    if (fork && name !== "pitr-investigation") expect(outputs).toMatch(/\[secret\]/);
 
     await pulumi("destroy", "--yes");
     // The PR's fork goes with the PR (onDestroy: "delete"); the others are stopped, kept.
-    expect(sim.service(projectId, fork.service_id)?.status).toBe(name === "pr-fork" ? "DELETED" : "PAUSED");
+    if (fork) expect(sim.service(projectId, fork.service_id)?.status).toBe(name === "pr-fork" ? "DELETED" : "PAUSED");
+    else expect(sim.service(projectId, serviceId)?.ha_replicas.replica_count).toBe(0);
     await pulumi("stack", "rm", "--yes");
 
     const all = transcript.join("\n");
-    expect(all).not.toContain(fork.initial_password as string);
+    if (fork) expect(all).not.toContain(fork.initial_password as string);
     expect(all).not.toContain(sim.apiKey);
     // The host and the plugin sit beside the CLI, as in a normal install.
     expect(all).not.toMatch(/from \$PATH/);
-    sim.outOfBand.deleteService(projectId, fork.service_id);
+    if (fork) sim.outOfBand.deleteService(projectId, fork.service_id);
   },
 );
 
