@@ -37,6 +37,9 @@ step(
   `engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${require("@pulumi/pulumi/package.json").version}`,
 );
 env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
+// The CLI's directories alone: the workflow runner's jobs (test/gitops) get them from their
+// pulumi/actions step, as on GitHub, and have no pulumi before it.
+env.PULUMI_TIGERCLOUD_CLI_PATH = toolDirs.join(path.delimiter);
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {

@@ -1,0 +1,381 @@
+// Every workflow under examples/ run as GitHub runs it (test/gitops/runner.ts): a user's repository
+// laid out by the README's own copy commands and committed, then for each event each job in a
+// fresh clone, with only the environment the workflow declares and the `run:` steps of the YAML
+// as committed. Against the simulator with real PostgreSQL behind each fork (the PR example waits
+// for a login), a file state backend standing in for S3, and a local stand-in of GitHub's API.
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { Client } from "pg";
+import { GitHubApi } from "../gitops/githubApi";
+import { type GitHubEvent, type JobRun, WorkflowRunner } from "../gitops/runner";
+import { NO_DELAYS, Simulator } from "../simulator/server";
+
+jest.setTimeout(300_000);
+const ROOT = path.join(__dirname, "..", "..");
+const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
+  .devDependencies["@pulumi/pulumi"] as string;
+const REPOSITORY = "acme/shop";
+
+let sim: Simulator;
+let api: GitHubApi;
+let work: string;
+let repo: string;
+let runner: WorkflowRunner;
+let ids: ReturnType<Simulator["defaults"]>;
+const secrets: Record<string, string> = {};
+const vars: Record<string, string> = {};
+/** Every job that ran in this file, for the concurrency rules. */
+const ran: JobRun[] = [];
+
+function sh(cwd: string, script: string, env: NodeJS.ProcessEnv = process.env): string {
+  return execFileSync("bash", ["-eo", "pipefail", "-c", script], { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** The README's copy commands for the PR pipeline, as a user runs them in the root of their repository. */
+function readmeCopyCommands(): string {
+  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## GitOps: a fork for each pull request"));
+  return (/```sh\n([\s\S]*?)```/.exec(section) as RegExpExecArray)[1] as string;
+}
+
+/** The user's repository after following the README for both pipelines: committed, main checked out. */
+function buildRepository(tarball: string): string {
+  const dir = path.join(work, "shop");
+  fs.mkdirSync(path.join(dir, "vendor"), { recursive: true });
+  fs.copyFileSync(tarball, path.join(dir, "vendor", path.basename(tarball)));
+  const commands = readmeCopyCommands();
+  expect(commands).toMatch(/^\(cd infra\/pr-fork && npm install\)/m);
+  for (const example of ["pr-fork", "production"]) {
+    // The package is not on the npm registry yet: as the README says, the dependency points at the
+    // tarball `npm pack` makes, committed beside the project. The SDK is the version the suite tests.
+    const install = `npm install --no-audit --no-fund --loglevel=error ../../vendor/${path.basename(tarball)} @pulumi/pulumi@${SDK_VERSION}`;
+    sh(
+      dir,
+      commands
+        .replace(/path\/to\/examples/g, path.join(ROOT, "examples"))
+        .replace(/pr-fork/g, example)
+        .replace(/npm install\)/, `${install})`),
+    );
+  }
+  fs.writeFileSync(path.join(dir, ".gitignore"), "node_modules/\n");
+  sh(
+    dir,
+    "git init --quiet --initial-branch=main && git add -A && git commit --quiet -m 'infra: PR forks and production, as the README says'",
+    gitEnv(),
+  );
+  return dir;
+}
+
+function gitEnv(): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    GIT_AUTHOR_NAME: "dev",
+    GIT_AUTHOR_EMAIL: "dev@example.com",
+    GIT_COMMITTER_NAME: "dev",
+    GIT_COMMITTER_EMAIL: "dev@example.com",
+  };
+}
+
+/** A new commit on main: what a push to the pull request brings. */
+function commit(message: string): string {
+  fs.appendFileSync(path.join(repo, "CHANGES"), `${message}\n`);
+  return sh(repo, `git add -A && git commit --quiet -m ${JSON.stringify(message)} && git rev-parse HEAD`, gitEnv()).trim();
+}
+
+function pullRequest(number: number, action: string, options: { fromFork?: boolean; merged?: boolean } = {}): GitHubEvent {
+  const head = { ref: `feature-${number}`, repo: { full_name: options.fromFork ? "someone/shop" : REPOSITORY } };
+  return {
+    name: "pull_request",
+    payload: {
+      action,
+      number,
+      pull_request: { number, merged: options.merged ?? false, head, base: { ref: "main", repo: { full_name: REPOSITORY } } },
+    },
+  };
+}
+
+async function trigger(event: GitHubEvent): Promise<JobRun[]> {
+  const jobs = await runner.trigger(event);
+  ran.push(...jobs.filter((j) => j.ran));
+  return jobs;
+}
+
+/** The one job that ran in this workflow; fails, with every job's log, if that is not so. */
+function job(jobs: JobRun[], workflow: string, name: string, status = 0): JobRun {
+  const found = jobs.find((j) => j.workflow === workflow && j.job === name);
+  const logs = jobs
+    .filter((j) => j.ran)
+    .map((j) => `--- ${j.workflow} ${j.job}: exit ${j.status}\n${j.log}`)
+    .join("\n");
+  if (!found?.ran || found.status !== status)
+    throw new Error(`${workflow} ${name}: wanted exit ${status}, got ${found?.ran ? found.status : "not run"}\n${logs}`);
+  return found;
+}
+
+function ranJobs(jobs: JobRun[]): string[] {
+  return jobs
+    .filter((j) => j.ran)
+    .map((j) => `${j.workflow}:${j.job}`)
+    .sort();
+}
+
+/** The PR's forks the simulator holds (a deleted one stays listed here with status DELETED). */
+function forks(pr: number): { id: string; status: string }[] {
+  return sim
+    .services(ids.projectId)
+    .filter((s) => s.name === `pr-${pr}`)
+    .map((s) => ({ id: s.service_id, status: s.status }));
+}
+
+function stackExists(name: string): boolean {
+  const found: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(path.join(d, e.name));
+      else if (e.name === `${name}.json`) found.push(e.name);
+    }
+  };
+  walk(path.join(work, "state", ".pulumi", "stacks"));
+  return found.length > 0;
+}
+
+beforeAll(async () => {
+  sim = new Simulator({
+    delays: { ...NO_DELAYS, forkQueuedMs: 200, forkConfiguringMs: 200, stopMs: 200, startMs: 300, setHAMs: 200 },
+    databases: "postgres",
+  });
+  await sim.start();
+  ids = sim.defaults();
+  api = new GitHubApi();
+  await api.start();
+  work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-workflows-"));
+  fs.mkdirSync(path.join(work, "state"));
+  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop();
+  repo = buildRepository(path.join(work, packed as string));
+
+  Object.assign(secrets, {
+    TIGER_API_KEY: sim.apiKey,
+    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    PULUMI_CONFIG_PASSPHRASE: "workflows-e2e",
+  });
+  Object.assign(vars, {
+    TIGER_API_URL: sim.url,
+    TIGER_PROJECT_ID: ids.projectId,
+    SOURCE_SERVICE_ID: ids.serviceId,
+    PRODUCTION_SERVICE_ID: ids.serviceId,
+    PRODUCTION_VPC_ID: ids.vpcId,
+  });
+  // A runner's PATH: the system's, without the Pulumi CLI (pulumi/actions adds it) or this repository's tools.
+  const cliPath = process.env.PULUMI_TIGERCLOUD_CLI_PATH;
+  if (!cliPath) throw new Error("run under scripts/with-pulumi.js (npm test), which finds the Pulumi CLI");
+  const cliDirs = cliPath.split(path.delimiter);
+  const basePath = (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((d) => d && !cliDirs.includes(d) && !d.startsWith(ROOT) && !fs.existsSync(path.join(d, "pulumi")))
+    .join(path.delimiter);
+  runner = new WorkflowRunner({
+    repository: repo,
+    repositoryName: REPOSITORY,
+    secrets,
+    vars,
+    githubApiUrl: api.url,
+    issueToken: (p) => api.issueToken(p),
+    basePath,
+    pulumiPath: cliPath,
+    work,
+    npmCache: path.join(os.homedir(), ".npm"),
+  });
+});
+
+afterAll(async () => {
+  await sim?.stop();
+  await api?.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+test("the repository is laid out by the README's commands: workflows where GitHub reads them, each project with its lock file, committed", () => {
+  const files = sh(repo, "git ls-files").split("\n");
+  expect(files.filter((f) => f.startsWith(".github/workflows/")).sort()).toEqual([
+    ".github/workflows/pr-fork-nightly.yml",
+    ".github/workflows/pr-fork.yml",
+    ".github/workflows/production-apply.yml",
+    ".github/workflows/production-drift.yml",
+    ".github/workflows/production-plan.yml",
+  ]);
+  expect(files).toEqual(
+    expect.arrayContaining(["infra/pr-fork/package-lock.json", "infra/pr-fork/pr-stack.sh", "infra/production/package-lock.json"]),
+  );
+  expect(files.filter((f) => f.startsWith("infra/") && f.includes("/.github/"))).toEqual([]);
+  expect(files.filter((f) => /^Pulumi\..+\.yaml$/.test(path.basename(f)) || f.includes("node_modules/"))).toEqual([]);
+});
+
+test("PR opened: one fork, READY, a masked DATABASE_URL that logs in; the production plan is one comment. Pushed again: the same fork, the comment edited", async () => {
+  const opened = await trigger(pullRequest(7, "opened"));
+  expect(ranJobs(opened)).toEqual(["pr-fork.yml:fork", "production-plan.yml:plan"]);
+  const fork = job(opened, "pr-fork.yml", "fork");
+  const [first] = forks(7);
+  expect(forks(7)).toEqual([{ id: first?.id, status: "READY" }]);
+  expect(stackExists("pr-7")).toBe(true);
+  // The URL reached the next step (`test -n "$DATABASE_URL"` passed) and was masked first.
+  const url = fork.exported.DATABASE_URL as string;
+  expect(url).toMatch(/^postgresql:\/\/tsdbadmin:[^@]+@/);
+  expect(fork.masked).toContain(url);
+  const password = decodeURIComponent(new URL(url).password);
+  expect(fork.log).not.toContain(password);
+  expect(fork.log).toContain("DATABASE_URL is set for the next steps of this job.");
+  const client = new Client({ connectionString: `${url}&uselibpqcompat=true` });
+  await client.connect();
+  expect((await client.query<{ one: number }>("select 1 as one")).rows).toEqual([{ one: 1 }]);
+  await client.end();
+
+  const plan = job(opened, "production-plan.yml", "plan");
+  expect(plan.permissions).toEqual({ metadata: "read", contents: "read", "pull-requests": "write" });
+  const comments = (): string[] => api.comments.filter((c) => c.issue === 7).map((c) => c.body);
+  expect(comments()).toHaveLength(1);
+  expect(comments()[0]).toMatch(/^<!-- pulumi-tigercloud: plan of stack production -->\n### `pulumi preview` of stack production: planned/);
+  expect(comments()[0]).toContain("production-ha");
+
+  const sha = commit("a second push to PR 7");
+  const forkRequests = sim.requests("forkService").length;
+  const pushed = await trigger(pullRequest(7, "synchronize"));
+  job(pushed, "pr-fork.yml", "fork");
+  job(pushed, "production-plan.yml", "plan");
+  expect(sim.requests("forkService")).toHaveLength(forkRequests);
+  expect(forks(7)).toEqual([{ id: first?.id, status: "READY" }]);
+  expect(comments()).toHaveLength(1);
+  expect(comments()[0]).toContain(`At commit ${sha}.`);
+  expect(api.requests.filter((r) => r.method === "PATCH" && r.status === 200)).toHaveLength(1);
+});
+
+test("the nightly pause and resume, each in a fresh checkout: the fork stops and starts, from its own source even after the variable changed", async () => {
+  const [fork] = forks(7);
+  // The source the stack was made with stays the fork's source: a changed variable never re-forks at night.
+  vars.SOURCE_SERVICE_ID = "svc-elsewhere";
+  try {
+    const paused = await trigger({ name: "schedule", cron: "0 20 * * 1-5" });
+    expect(ranJobs(paused)).toEqual(["pr-fork-nightly.yml:pause-or-resume"]);
+    expect(job(paused, "pr-fork-nightly.yml", "pause-or-resume").log).toContain("== stack pr-7: pause");
+    expect(forks(7)).toEqual([{ id: fork?.id, status: "PAUSED" }]);
+
+    const resumed = await trigger({ name: "schedule", cron: "0 6 * * 1-5" });
+    expect(job(resumed, "pr-fork-nightly.yml", "pause-or-resume").log).toContain("== stack pr-7: resume");
+    expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
+  } finally {
+    vars.SOURCE_SERVICE_ID = ids.serviceId;
+  }
+});
+
+test("a manual dispatch pauses every PR's fork; the PR's next push starts it again", async () => {
+  const [fork] = forks(7);
+  const paused = await trigger({ name: "workflow_dispatch", workflow: "pr-fork-nightly.yml", inputs: { action: "pause" } });
+  expect(ranJobs(paused)).toEqual(["pr-fork-nightly.yml:pause-or-resume"]);
+  job(paused, "pr-fork-nightly.yml", "pause-or-resume");
+  expect(forks(7)).toEqual([{ id: fork?.id, status: "PAUSED" }]);
+
+  commit("a third push to PR 7");
+  job(await trigger(pullRequest(7, "synchronize")), "pr-fork.yml", "fork");
+  expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
+});
+
+test("PR closed while the state backend is broken: the job fails with the backend's message and leaves the fork; run again, it deletes the fork and the stack", async () => {
+  const [fork] = forks(7);
+  const good = secrets.PULUMI_BACKEND_URL as string;
+  secrets.PULUMI_BACKEND_URL = "file:///proc/tigercloud-no-backend";
+  let broken: JobRun[];
+  try {
+    broken = await trigger(pullRequest(7, "closed"));
+  } finally {
+    secrets.PULUMI_BACKEND_URL = good;
+  }
+  expect(ranJobs(broken)).toEqual(["pr-fork.yml:destroy"]);
+  const failed = job(broken, "pr-fork.yml", "destroy", 1);
+  expect(failed.log).toContain("the state backend could not list the stacks");
+  expect(failed.log).toMatch(/error: .*tigercloud-no-backend|proc/);
+  expect(failed.log).not.toContain("nothing to destroy");
+  expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
+
+  const closed = await trigger(pullRequest(7, "closed"));
+  expect(job(closed, "pr-fork.yml", "destroy").log).toContain(`fork ${fork?.id} is deleted`);
+  expect(forks(7)).toEqual([{ id: fork?.id, status: "DELETED" }]);
+  expect(stackExists("pr-7")).toBe(false);
+});
+
+test("PR reopened: a new fork; closed again, merged: deleted; closed once more: no stack, nothing to do", async () => {
+  const reopened = await trigger(pullRequest(7, "reopened"));
+  expect(ranJobs(reopened)).toEqual(["pr-fork.yml:fork", "production-plan.yml:plan"]);
+  job(reopened, "pr-fork.yml", "fork");
+  const live = forks(7).filter((f) => f.status !== "DELETED");
+  expect(live).toEqual([{ id: expect.any(String), status: "READY" }]);
+
+  job(await trigger(pullRequest(7, "closed", { merged: true })), "pr-fork.yml", "destroy");
+  expect(forks(7).map((f) => f.status)).toEqual(["DELETED", "DELETED"]);
+  expect(stackExists("pr-7")).toBe(false);
+
+  const again = job(await trigger(pullRequest(7, "closed")), "pr-fork.yml", "destroy");
+  expect(again.log).toContain("No stack pr-7: nothing to destroy.");
+});
+
+test("a PR from a fork repository: no fork and no plan, a notice says why, and nothing fails", async () => {
+  const writes = sim.requests().filter((r) => r.method !== "GET").length;
+  const comments = api.comments.length;
+  const jobs = await trigger(pullRequest(8, "opened", { fromFork: true }));
+  expect(ranJobs(jobs)).toEqual(["pr-fork.yml:from-a-fork-repository", "production-plan.yml:from-a-fork-repository"]);
+  for (const j of jobs.filter((x) => x.ran)) {
+    expect(j.status).toBe(0);
+    expect(j.annotations).toEqual([
+      expect.objectContaining({ level: "notice", message: expect.stringContaining("comes from a fork repository") }),
+    ]);
+  }
+  expect(sim.requests().filter((r) => r.method !== "GET")).toHaveLength(writes);
+  expect(api.comments).toHaveLength(comments);
+});
+
+test("production: a push to main applies; a change made in the console is drift the daily check names; a manual apply puts it back", async () => {
+  const applied = await trigger({ name: "push", ref: "refs/heads/main" });
+  expect(ranJobs(applied)).toEqual(["production-apply.yml:apply"]);
+  job(applied, "production-apply.yml", "apply");
+  expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+  expect(sim.vpc(ids.projectId, ids.vpcId)?.name).toBe("production");
+
+  const drift = { name: "schedule", cron: "0 5 * * *" } as const;
+  expect(job(await trigger(drift), "production-drift.yml", "drift").log).toContain("No drift");
+
+  // Someone lowers HA in the console: the API's own setHA.
+  const res = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/setHA`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${sim.apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ replica_count: 1, sync_replica_count: 0 }),
+  });
+  expect(res.status).toBe(202);
+  const drifted = job(await trigger(drift), "production-drift.yml", "drift", 1);
+  expect(drifted.annotations).toEqual([
+    {
+      level: "error",
+      title: "Drift in stack production",
+      message: "production-ha (ServiceHA): replicaCount: 2 => 1; syncReplicaCount: 1 => 0",
+    },
+  ]);
+
+  job(await trigger({ name: "workflow_dispatch", workflow: "production-apply.yml" }), "production-apply.yml", "apply");
+  expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+  expect(job(await trigger(drift), "production-drift.yml", "drift").log).toContain("No drift");
+});
+
+test("least privilege and queues: only the plan may write to pull requests; no later event shares a close's concurrency group", () => {
+  for (const j of ran) {
+    if (j.job !== "plan") expect(j.permissions["pull-requests"]).toBeUndefined();
+  }
+  const groups = new Map<string, Set<string>>();
+  for (const j of ran.filter((x) => x.concurrencyGroup)) {
+    const set = groups.get(j.concurrencyGroup as string) ?? new Set<string>();
+    set.add(`${j.workflow}:${j.job}`);
+    groups.set(j.concurrencyGroup as string, set);
+  }
+  expect([...(groups.get("pr-fork-7-close") ?? [])]).toEqual(["pr-fork.yml:destroy"]);
+  expect([...(groups.get("pr-fork-7") ?? [])]).toEqual(["pr-fork.yml:fork"]);
+});

@@ -1,0 +1,317 @@
+// Runs a repository's GitHub workflows the way GitHub does, on this machine: for an event, every
+// workflow under .github/workflows/ whose `on:` matches, each job whose `if:` holds, in a fresh
+// clone of the repository with a fresh HOME, and with only the environment GitHub gives a job (its
+// runner variables) and the workflow, job and step `env:` declare, evaluated with the secrets and
+// variables the test supplies. The `run:` steps come from the YAML as committed; the three `uses:`
+// steps our workflows take are stood in for by what they do: checkout makes the clone,
+// setup-node checks the version of the node on PATH, and pulumi/actions puts the Pulumi CLI on
+// PATH (before it, the job has no `pulumi`). Workflow commands are read from the output:
+// `::add-mask::` hides a value from the rest of the job's log, as do the secrets; `::notice` and
+// `::error` become annotations. GITHUB_ENV carries variables to the next steps.
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { parse } from "yaml";
+import { condition, type Contexts, interpolate, type Status } from "./expressions";
+import type { Permissions } from "./githubApi";
+
+interface Step {
+  name?: string;
+  uses?: string;
+  run?: string;
+  if?: string | boolean;
+  env?: Record<string, string>;
+  with?: Record<string, unknown>;
+  "working-directory"?: string;
+}
+interface Job {
+  if?: string | boolean;
+  env?: Record<string, string>;
+  permissions?: Permissions | "read-all" | "write-all" | Record<string, never>;
+  concurrency?: string | { group: string; "cancel-in-progress"?: boolean | string };
+  defaults?: { run?: { "working-directory"?: string } };
+  steps: Step[];
+}
+interface Workflow {
+  name?: string;
+  on: Record<string, unknown>;
+  env?: Record<string, string>;
+  permissions?: Job["permissions"];
+  concurrency?: Job["concurrency"];
+  defaults?: Job["defaults"];
+  jobs: Record<string, Job>;
+}
+
+/** An event as the test triggers it. `workflow` names the file a workflow_dispatch runs. */
+export type GitHubEvent =
+  | { name: "pull_request"; payload: { action: string; number: number; pull_request: Record<string, unknown> } }
+  | { name: "push"; ref: string }
+  | { name: "schedule"; cron: string }
+  | { name: "workflow_dispatch"; workflow: string; inputs?: Record<string, string> };
+
+export interface Annotation {
+  level: "notice" | "warning" | "error";
+  title: string;
+  message: string;
+}
+
+export interface JobRun {
+  workflow: string;
+  job: string;
+  /** False when its `if:` did not hold; the rest is then empty. */
+  ran: boolean;
+  /** 0 when every step succeeded, else the failed step's exit status. */
+  status: number;
+  /** The job's log as GitHub shows it: masked values as ***. */
+  log: string;
+  /** The values `::add-mask::` hid, unmasked, for the test to compare. */
+  masked: string[];
+  annotations: Annotation[];
+  /** The variables GITHUB_ENV gave the job's later steps, by name. */
+  exported: Record<string, string>;
+  permissions: Permissions;
+  /** The job's concurrency group, evaluated (or the workflow's). */
+  concurrencyGroup: string | undefined;
+}
+
+export interface RunnerOptions {
+  /** The repository (a path git can clone). */
+  repository: string;
+  /** owner/name, as GitHub names the repository. */
+  repositoryName: string;
+  secrets: Record<string, string>;
+  vars: Record<string, string>;
+  githubApiUrl: string;
+  /** Mints each job's GITHUB_TOKEN for its permissions. */
+  issueToken: (permissions: Permissions) => string;
+  /** A runner's PATH before any setup step (no pulumi), and what pulumi/actions adds. */
+  basePath: string;
+  pulumiPath: string;
+  /** Where jobs' clones, homes and temp directories go. */
+  work: string;
+  /** The npm cache jobs share, as setup-node's cache restores one. */
+  npmCache: string;
+}
+
+/** GitHub's default for a job that declares no permissions (the restricted setting). */
+const DEFAULT_PERMISSIONS: Permissions = { contents: "read", metadata: "read" };
+
+function permissionsOf(declared: Job["permissions"]): Permissions {
+  if (declared === undefined) return DEFAULT_PERMISSIONS;
+  if (declared === "read-all" || declared === "write-all") throw new Error(`the runner does not model permissions: ${declared}`);
+  return { metadata: "read", ...declared };
+}
+
+function git(cwd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", args, { cwd });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`git ${args.join(" ")}: ${out}`))));
+  });
+}
+
+/** What GITHUB_ENV asks for: NAME=value lines and NAME<<DELIMITER heredocs. */
+export function readGithubEnv(text: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const value: string[] = [];
+      while (++i < lines.length && lines[i] !== heredoc[2]) value.push(lines[i] as string);
+      found[heredoc[1] as string] = value.join("\n");
+    } else if (line.includes("=")) found[line.slice(0, line.indexOf("="))] = line.slice(line.indexOf("=") + 1);
+  }
+  return found;
+}
+
+export class WorkflowRunner {
+  private runs = 0;
+  constructor(private readonly options: RunnerOptions) {}
+
+  /** Runs every job the event starts, one after another, and says what each left. */
+  async trigger(event: GitHubEvent): Promise<JobRun[]> {
+    const head = path.join(this.options.work, `event-${++this.runs}`);
+    await git(this.options.work, ["clone", "--quiet", this.options.repository, head]);
+    const sha = await git(head, ["rev-parse", "HEAD"]);
+    const dir = path.join(head, ".github", "workflows");
+    // Every job the event starts runs at once, each on a runner of its own, as on GitHub.
+    const started: Promise<JobRun>[] = [];
+    for (const file of fs.readdirSync(dir).sort()) {
+      const workflow = parse(fs.readFileSync(path.join(dir, file), "utf8")) as Workflow;
+      if (!this.starts(workflow, file, event)) continue;
+      for (const [id, job] of Object.entries(workflow.jobs)) started.push(this.runJob(file, workflow, id, job, event, sha));
+    }
+    const results = await Promise.all(started);
+    fs.rmSync(head, { recursive: true, force: true });
+    return results;
+  }
+
+  private starts(workflow: Workflow, file: string, event: GitHubEvent): boolean {
+    if (!(event.name in workflow.on)) return false;
+    const filter = (workflow.on[event.name] ?? {}) as { types?: string[]; branches?: string[] } | { cron: string }[];
+    switch (event.name) {
+      case "pull_request":
+        return ((filter as { types?: string[] }).types ?? ["opened", "synchronize", "reopened"]).includes(event.payload.action);
+      case "push": {
+        const branches = (filter as { branches?: string[] }).branches;
+        return !branches || branches.includes(event.ref.replace(/^refs\/heads\//, ""));
+      }
+      case "schedule":
+        return (filter as { cron: string }[]).some((s) => s.cron === event.cron);
+      case "workflow_dispatch":
+        return event.workflow === file;
+    }
+  }
+
+  private github(event: GitHubEvent, file: string, sha: string): Contexts {
+    const payload =
+      event.name === "pull_request"
+        ? event.payload
+        : event.name === "schedule"
+          ? { schedule: event.cron }
+          : event.name === "workflow_dispatch"
+            ? { inputs: event.inputs ?? {} }
+            : { ref: event.ref };
+    return {
+      event_name: event.name,
+      event: payload,
+      repository: this.options.repositoryName,
+      repository_owner: this.options.repositoryName.split("/")[0],
+      sha,
+      ref:
+        event.name === "push" ? event.ref : event.name === "pull_request" ? `refs/pull/${event.payload.number}/merge` : "refs/heads/main",
+      workflow: file,
+      api_url: this.options.githubApiUrl,
+    };
+  }
+
+  private async runJob(file: string, workflow: Workflow, id: string, job: Job, event: GitHubEvent, sha: string): Promise<JobRun> {
+    const github = this.github(event, file, sha);
+    const inputs = event.name === "workflow_dispatch" ? (event.inputs ?? {}) : {};
+    const base: Contexts = { github, inputs, vars: this.options.vars, needs: {}, env: {} };
+    const permissions = permissionsOf(job.permissions ?? workflow.permissions);
+    const concurrency = job.concurrency ?? workflow.concurrency;
+    const group = concurrency && interpolate(typeof concurrency === "string" ? concurrency : concurrency.group, base);
+    const result: JobRun = {
+      workflow: file,
+      job: id,
+      ran: false,
+      status: 0,
+      log: "",
+      masked: [],
+      annotations: [],
+      exported: {},
+      permissions,
+      concurrencyGroup: group,
+    };
+    if (!condition(job.if, base, "success")) return result;
+    result.ran = true;
+
+    const root = path.join(this.options.work, `job-${this.runs}-${file.replace(/\.ya?ml$/, "")}-${id}`);
+    const workspace = path.join(root, "workspace");
+    const home = path.join(root, "home");
+    const temp = path.join(root, "temp");
+    // The workspace exists, empty, before any checkout, as on a runner.
+    for (const d of [workspace, home, temp]) fs.mkdirSync(d, { recursive: true });
+    fs.symlinkSync(this.options.npmCache, path.join(home, ".npm"));
+    const githubEnv = path.join(temp, "github_env");
+    const eventPath = path.join(temp, "event.json");
+    fs.writeFileSync(eventPath, JSON.stringify(github.event));
+    const token = this.options.issueToken(permissions);
+    const secrets = { ...this.options.secrets, GITHUB_TOKEN: token };
+    const hide = [...Object.values(secrets).filter((v) => v.length > 0)];
+    // What every job's steps get from the runner, before any `env:`.
+    let env: Record<string, string> = {
+      PATH: this.options.basePath,
+      HOME: home,
+      CI: "true",
+      GITHUB_ACTIONS: "true",
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_ENV: githubEnv,
+      GITHUB_EVENT_NAME: event.name,
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_REPOSITORY: this.options.repositoryName,
+      GITHUB_SHA: sha,
+      GITHUB_REF: github.ref as string,
+      GITHUB_API_URL: this.options.githubApiUrl,
+      GITHUB_SERVER_URL: "https://github.com",
+      GITHUB_JOB: id,
+      RUNNER_OS: "Linux",
+      RUNNER_TEMP: temp,
+    };
+    const contexts = (): Contexts => ({ ...base, secrets, env });
+    for (const scope of [workflow.env, job.env])
+      for (const [k, v] of Object.entries(scope ?? {})) env = { ...env, [k]: interpolate(String(v), contexts()) };
+
+    let status: Status = "success";
+    const log: string[] = [];
+    for (const [n, step] of job.steps.entries()) {
+      if (!condition(step.if, contexts(), status)) continue;
+      const stepEnv = { ...env };
+      for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = interpolate(String(v), { ...contexts(), env: stepEnv });
+      log.push(`##[group]${step.name ?? step.uses ?? step.run?.split("\n")[0]}`);
+      let exit = 0;
+      if (step.uses) {
+        const action = step.uses.replace(/@.*/, "");
+        if (action === "actions/checkout") await git(workspace, ["clone", "--quiet", this.options.repository, "."]);
+        else if (action === "actions/setup-node") {
+          const wanted = String(step.with?.["node-version"] ?? "");
+          if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
+            throw new Error(`${file}: node ${wanted} wanted, ${process.versions.node} here`);
+        } else if (action === "pulumi/actions") env.PATH = `${this.options.pulumiPath}${path.delimiter}${env.PATH}`;
+        else throw new Error(`${file}: the runner cannot stand in for ${step.uses}`);
+      } else if (step.run !== undefined) {
+        const dir = step["working-directory"] ?? job.defaults?.run?.["working-directory"] ?? workflow.defaults?.run?.["working-directory"];
+        const script = path.join(temp, `step-${n}.sh`);
+        fs.writeFileSync(script, interpolate(step.run, { ...contexts(), env: stepEnv }));
+        fs.writeFileSync(githubEnv, "");
+        const out = await runScript(script, dir ? path.join(workspace, interpolate(dir, contexts())) : workspace, {
+          ...stepEnv,
+          PATH: env.PATH as string,
+        });
+        exit = out.status;
+        for (const line of out.output.split("\n")) {
+          const command = /^::(add-mask|notice|warning|error)( [^:]*)?::(.*)$/.exec(line);
+          if (command?.[1] === "add-mask") {
+            result.masked.push(command[3] as string);
+            hide.push(command[3] as string);
+            continue;
+          }
+          if (command) {
+            const title = /title=([^,]*)/.exec(command[2] ?? "")?.[1] ?? "";
+            result.annotations.push({ level: command[1] as Annotation["level"], title, message: command[3] as string });
+          }
+          log.push(line);
+        }
+        const exported = readGithubEnv(fs.readFileSync(githubEnv, "utf8"));
+        Object.assign(result.exported, exported);
+        env = { ...env, ...exported };
+      }
+      if (exit !== 0) {
+        log.push(`##[error]Process completed with exit code ${exit}.`);
+        status = "failure";
+        result.status = exit;
+      }
+    }
+    result.log = hide.filter((v) => v.length > 0).reduce((text, value) => text.split(value).join("***"), log.join("\n"));
+    fs.rmSync(root, { recursive: true, force: true });
+    return result;
+  }
+}
+
+/** A `run:` step as GitHub runs it on Linux: bash --noprofile --norc -eo pipefail, stdout and stderr as one log. */
+function runScript(script: string, cwd: string, env: Record<string, string>): Promise<{ status: number; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", script], { cwd, env });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ status: code ?? (signal ? 128 : 1), output }));
+  });
+}
