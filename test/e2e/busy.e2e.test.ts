@@ -47,9 +47,9 @@ test("HA on P and a fork of P in one program, HA first (the race made certain): 
   let refusals = 0;
   for (let i = 0; i < 10; i++) {
     s.setProgram(program(i));
-    // The fork's first request (the identity lookup) is slowed, so setHA reaches the API first. The
-    // first up creates the fork, and its check lists the services too (the takeover warning).
-    h.sim.injectFault("listServices", { kind: "slow", ms: 800 }, i === 0 ? 2 : 1);
+    // The fork's request waits until setHA has been answered, so it meets the source CONFIGURING
+    // whatever the machine's load (a delay on an earlier request let 1 up in 10 miss the race).
+    h.sim.injectFault("forkService", { kind: "after", operation: "setHA", timeoutMs: 20_000 });
     const up = await s.up();
     const forks = up.requests.filter((r) => r.operation === "forkService");
     refusals += forks.length - 1;

@@ -99,6 +99,10 @@ export type Fault =
   | { kind: "afterApplying"; status: number }
   /** The request waits this long, then is carried out and answered as usual (a slow network). */
   | { kind: "slow"; ms: number }
+  /** The request waits until the API has answered a request of `operation` that came in since
+   *  the fault was injected (at most `timeoutMs`), then is carried out as usual: a race's order
+   *  made certain, whatever the load on the machine. */
+  | { kind: "after"; operation: OperationName; timeoutMs: number }
   /** This status, and a message that quotes the request's body as it came (an API that echoes
    *  what it refused): the API's JSON error object, or with `html` a gateway's page. */
   | { kind: "echo"; status: number; html?: boolean };
@@ -186,7 +190,7 @@ export class Simulator {
   readonly apiKey: string;
   readonly keyPair: { publicKey: string; secretKey: string } | undefined;
   private readonly projects = new Map<string, { services: Map<string, SimService>; vpcs: Map<string, SimVpc> }>();
-  private readonly faults = new Map<OperationName, { fault: Fault; remaining: number }[]>();
+  private readonly faults = new Map<OperationName, { fault: Fault; remaining: number; since: number }[]>();
   private readonly log: LoggedRequest[] = [];
   private readonly server: http.Server;
   private readonly hanging = new Set<http.ServerResponse>();
@@ -329,7 +333,7 @@ export class Simulator {
   /** The next `times` calls of `operation` meet `fault` instead of the API. */
   injectFault(operation: OperationName, fault: Fault, times = 1): void {
     const list = this.faults.get(operation) ?? [];
-    list.push({ fault, remaining: times });
+    list.push({ fault, remaining: times, since: Date.now() });
     this.faults.set(operation, list);
   }
 
@@ -388,6 +392,14 @@ export class Simulator {
       if (this.nextFaultIs(route.operation, "slow")) {
         const { ms } = this.takeFault(route.operation) as { ms: number };
         await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      if (this.nextFaultIs(route.operation, "after")) {
+        const since = this.faults.get(route.operation)?.[0]?.since ?? 0;
+        const { operation, timeoutMs } = this.takeFault(route.operation) as { operation: OperationName; timeoutMs: number };
+        const answered = () => this.log.some((r) => r.operation === operation && r.at >= since && r.status !== undefined);
+        for (const deadline = Date.now() + timeoutMs; !answered() && Date.now() < deadline;) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
       }
       if (this.nextFaultIs(route.operation, "echo")) {
         const { status, html } = this.takeFault(route.operation) as { status: number; html?: boolean };
@@ -481,6 +493,7 @@ export class Simulator {
         return true;
       case "afterApplying":
       case "slow":
+      case "after":
       case "echo":
         return false; // handled in handle()
     }
