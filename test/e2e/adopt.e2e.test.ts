@@ -15,7 +15,7 @@ afterAll(async () => {
 // The size examples/pr-fork declares: an adopted fork of another size would (rightly) preview a resize.
 const forkThroughApi = (parent: string, name: string) => forkThroughApiOf(h, parent, name, { cpu_millis: "1000", memory_gbs: "4" });
 
-test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after, destroy stops it; another ID replaces", async () => {
+test('examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after; another ID replaces (the old fork deleted: the example declares onDestroy "delete"); destroy deletes it', async () => {
   const made = await forkThroughApi(h.ids.serviceId, "pr-77");
   // The example's program, as `pulumi up` in its directory runs it.
   const program = require(path.join(__dirname, "..", "..", "examples", "pr-fork", "index.ts")) as () => Promise<Record<string, unknown>>;
@@ -44,18 +44,18 @@ test("examples/pr-fork with adoptServiceId: no forkService, the fork in state, n
   await s.stack.removeConfig("e2e:adoptServiceId");
   await s.stack.preview({ expectNoChanges: true });
 
-  // Another fork's ID: replaced, the old one stopped, the other one adopted.
+  // Another fork's ID: replaced, the old one deleted (the example's onDestroy), the other one adopted.
   const other = await forkThroughApi(h.ids.serviceId, "pr-77");
   h.sim.outOfBand.renameService(h.ids.projectId, made, "pr-77-old"); // one running fork per name
   await s.stack.setConfig("e2e:adoptServiceId", { value: other });
   const replaced = await s.up();
-  expect(writes(replaced.requests)).toEqual(["stop", "updatePassword"]); // the other fork adopted, its password reset
+  expect(writes(replaced.requests).sort()).toEqual(["deleteService", "updatePassword"]); // the other fork adopted, its password reset
   expect(replaced.outputs.serviceId?.value).toBe(other);
-  expect(h.sim.service(h.ids.projectId, made)?.status).toBe("PAUSED");
+  expect(h.sim.service(h.ids.projectId, made)?.status).toBe("DELETED");
 
   const destroy = await s.destroy();
-  expect(writes(destroy.requests)).toEqual(["stop"]);
-  expect(h.sim.service(h.ids.projectId, other)?.status).toBe("PAUSED");
+  expect(writes(destroy.requests)).toEqual(["deleteService"]);
+  expect(h.sim.service(h.ids.projectId, other)?.status).toBe("DELETED");
 });
 
 test.each([

@@ -161,8 +161,8 @@ export function tigercloud(): typeof import("pulumi-tigercloud") {
   return require("pulumi-tigercloud");
 }
 
-/** The write requests among `requests` (every POST), by operation: what an operation changed. */
-export const writes = (requests: LoggedRequest[]): string[] => requests.filter((r) => r.method === "POST").map((r) => r.operation);
+/** The write requests among `requests` (every request but a GET: a POST or a DELETE), by operation: what an operation changed. */
+export const writes = (requests: LoggedRequest[]): string[] => requests.filter((r) => r.method !== "GET").map((r) => r.operation);
 
 /** A fork made through the API directly, as the console or the tiger CLI would: its 202 answer (and password) is not Pulumi's. */
 export async function forkThroughApi(h: EngineHarness, parent: string, name: string, extra: Record<string, string> = {}): Promise<string> {
