@@ -300,7 +300,9 @@ test("PR closed while the state backend is broken: the job fails with the backen
   expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
 
   const closed = await trigger(pullRequest(7, "closed"));
-  expect(job(closed, "pr-fork.yml", "destroy").log).toContain(`fork ${fork?.id} is deleted`);
+  const destroyed = job(closed, "pr-fork.yml", "destroy");
+  expect(destroyed.log).toContain(`fork ${fork?.id} is deleted`);
+  expect(destroyed.log).toContain("##[group]Delete the fork and remove stack pr-7");
   expect(forks(7)).toEqual([{ id: fork?.id, status: "DELETED" }]);
   expect(stackExists("pr-7")).toBe(false);
 });

@@ -254,7 +254,10 @@ export class WorkflowRunner {
       if (!condition(step.if, contexts(), status)) continue;
       const stepEnv = { ...env };
       for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = interpolate(String(v), { ...contexts(), env: stepEnv });
-      log.push(`##[group]${step.name ?? step.uses ?? step.run?.split("\n")[0]}`);
+      // The step's title as GitHub shows it: its name with expressions evaluated.
+      log.push(
+        `##[group]${step.name !== undefined ? interpolate(step.name, { ...contexts(), env: stepEnv }) : (step.uses ?? step.run?.split("\n")[0])}`,
+      );
       let exit = 0;
       if (step.uses) {
         const action = step.uses.replace(/@.*/, "");
