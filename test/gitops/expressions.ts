@@ -154,23 +154,18 @@ export function evaluate(source: string, contexts: Contexts, status: Status = "s
       }
     }
   }
-  function and(): unknown {
-    let left = comparison();
-    while (peek()?.text === "&&") {
+  // `&&` and `||` yield an operand: `a && b` is b when a is truthy, `a || b` is a when a is truthy.
+  function chain(op: "&&" | "||", operand: () => unknown): unknown {
+    let left = operand();
+    while (peek()?.text === op) {
       take();
-      const right = comparison();
-      left = truthy(left) ? right : left;
+      const right = operand();
+      left = truthy(left) === (op === "&&") ? right : left;
     }
     return left;
   }
   function or(): unknown {
-    let left = and();
-    while (peek()?.text === "||") {
-      take();
-      const right = and();
-      left = truthy(left) ? left : right;
-    }
-    return left;
+    return chain("||", () => chain("&&", comparison));
   }
   const value = or();
   if (pos !== tokens.length) throw new Error(`unexpected '${tokens[pos]?.text}' in expression: ${source}`);
