@@ -1,0 +1,114 @@
+// Updates: HA counts 1 -> 2 and the VPC's name changed on a stack that holds its fork, `pulumi up`
+// killed while they are in flight. ServiceHA and VpcName set the declared value, so the next `up`
+// (or refresh, then up) finishes the change, on the same fork. Also: an ambiguous 500 after the
+// fork was made. The lab and its checks: test/e2e/kill.ts.
+import { KillLab, sleep, tally } from "./kill";
+
+jest.setTimeout(600_000);
+const lab = new KillLab({ forkQueuedMs: 1500, forkConfiguringMs: 1500, setHAMs: 1500, stopMs: 500 });
+beforeAll(() => lab.start());
+afterAll(async () => {
+  await lab.stop();
+  // The figures for the closing note.
+  process.stdout.write(`kill test (update): ${JSON.stringify(tally)}\n`);
+});
+
+// `unfinished`: what the killed `up` cannot have recorded yet, so the kill surely fell mid-change.
+const UPDATES: {
+  label: string;
+  replicas: number;
+  vpcName: boolean;
+  moment: () => Promise<void>;
+  unfinished?: "ha" | "vpc";
+}[] = [
+  {
+    label: "while setHA waits for the new counts",
+    replicas: 2,
+    vpcName: false,
+    unfinished: "ha",
+    moment: async () => {
+      await lab.sentFromNow("setHA");
+      await sleep(300);
+    },
+  },
+  {
+    label: "while the VPC rename is in flight, unanswered",
+    replicas: 1,
+    vpcName: true,
+    unfinished: "vpc",
+    moment: async () => {
+      lab.sim.injectFault("renameVpc", { kind: "slow", ms: 3000 });
+      await lab.sentFromNow("renameVpc");
+      await sleep(200);
+    },
+  },
+  {
+    label: "just as the VPC rename was sent",
+    replicas: 1,
+    vpcName: true,
+    moment: () => lab.sentFromNow("renameVpc"),
+  },
+  ...Array.from({ length: 1 }, (_, i) => {
+    const ms = Math.round(Math.random() * 2000);
+    return {
+      label: `at a random moment of both (${i + 1}: ${ms} ms after the first change was sent)`,
+      replicas: 2,
+      vpcName: true,
+      moment: async () => {
+        await Promise.race([lab.sentFromNow("setHA"), lab.sentFromNow("renameVpc")]);
+        await sleep(ms);
+      },
+    };
+  }),
+];
+
+test.each(UPDATES.map(({ label }, i) => [label, i] as const))(
+  "an update killed %s: the next up sets HA and the VPC name on the same fork",
+  (label, i) =>
+    lab.inCase(label, async () => {
+      const update = UPDATES[i] as (typeof UPDATES)[number];
+      const stack = `update-${i}`;
+      const forkName = `update-fork-${i}`;
+      await lab.initStack(stack, forkName);
+      await lab.ok("up", "--yes", "--stack", stack);
+      const [before] = lab.forksNamed(forkName);
+      expect(before?.ha_replicas.replica_count).toBe(1);
+
+      const vpcName = update.vpcName ? `${forkName}-renamed` : forkName;
+      await lab.ok(
+        "config",
+        "set-all",
+        "--stack",
+        stack,
+        "--plaintext",
+        `replicas=${update.replicas}`,
+        "--plaintext",
+        `vpcName=${vpcName}`,
+      );
+      await lab.killUpAt(stack, update.moment);
+      tally.updateKills++;
+      if (update.unfinished === "ha") expect((await lab.recordedOutputs(stack, "ha")).replicaCount).toBe(1);
+      if (update.unfinished === "vpc") expect((await lab.recordedOutputs(stack, "vpc")).name).toBe(forkName);
+      await lab.recover(stack);
+      const after = await lab.expectRecovered(stack, forkName, { replicas: update.replicas, vpcName, checkNoChanges: true });
+      // The same fork throughout: an update never forks.
+      expect(after.service_id).toBe(before?.service_id);
+      expect(lab.forksNamed(forkName)).toHaveLength(1);
+      await lab.destroyStack(stack, forkName, after.service_id, i % 2 === 0 ? 300 : undefined);
+    }),
+);
+
+test("an ambiguous 500 after the fork was made: one fork in state, one forkService request", () =>
+  lab.inCase("never (an ambiguous 500)", async () => {
+    const stack = "ambiguous";
+    await lab.initStack(stack, "ambiguous-fork");
+    lab.sim.clearLog();
+    lab.sim.injectFault("forkService", { kind: "afterApplying", status: 500 });
+    const out = await lab.ok("up", "--yes", "--stack", stack);
+    expect(out).toMatch(/adopting fork svc-\w+/);
+    expect(lab.sim.requests("forkService")).toHaveLength(1);
+    const [fork] = lab.forksNamed("ambiguous-fork");
+    expect(lab.forksNamed("ambiguous-fork")).toHaveLength(1);
+    expect(await lab.ok("stack", "export", "--stack", stack)).toContain(fork?.service_id);
+    await lab.ok("destroy", "--yes", "--stack", stack);
+  }));

@@ -1,0 +1,338 @@
+// The kill suites' shared ground (kill-create and kill-update): a project directory inside the
+// repository, run with the `pulumi` CLI as a person does, `pulumi up` SIGKILLed (its whole process
+// group) at a chosen moment, then what a user runs next. Each case keeps a transcript of every
+// command it ran; a failing case prints its moment and what the engine said, kill included.
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { PROVIDER_PROCESS_TITLE } from "../../provider/kit/engine-watch";
+import { type Delays, NO_DELAYS, Simulator } from "../simulator/server";
+
+const ROOT = path.join(__dirname, "..", "..");
+
+// JavaScript, not TypeScript: what these suites test is the engine being killed, and ts-node's
+// type check costs each `up` about 2 s of CPU. The examples' suites run TypeScript programs.
+const PROGRAM = `const pulumi = require("@pulumi/pulumi");
+const { ServiceFork, ServiceHA, VpcName } = require("pulumi-tigercloud");
+const config = new pulumi.Config();
+const fork = new ServiceFork("fork", { sourceServiceId: config.require("source"), forkStrategy: "NOW", name: config.require("forkName") });
+const ha = new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount: config.getNumber("replicas") ?? 1 });
+new VpcName("vpc", { vpcId: config.require("vpc"), name: config.get("vpcName") ?? config.require("forkName") });
+exports.serviceId = fork.serviceId;
+exports.replicas = ha.replicaCount;
+exports.uri = fork.connectionUri;
+`;
+
+export interface Run {
+  status: number | null;
+  output: string;
+}
+
+export const tally = {
+  kills: 0,
+  updateKills: 0,
+  destroyKills: 0,
+  loginsAfterRecovery: 0,
+  duplicates: 0,
+  missingFromState: 0,
+  providersLeft: 0,
+  idleSdkProvidersLeft: 0,
+};
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** One suite's simulator and project directory; `start` and `stop` go in beforeAll/afterAll. */
+export class KillLab {
+  sim!: Simulator;
+  dir = "";
+  private env: NodeJS.ProcessEnv = {};
+  /** Every command of the running case, with what it printed: a failure's evidence. */
+  private transcript: string[] = [];
+
+  constructor(private readonly delays: Partial<Delays>) {}
+
+  async start(): Promise<void> {
+    this.sim = new Simulator({ delays: { ...NO_DELAYS, ...this.delays } });
+    await this.sim.start();
+    fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
+    // Inside the repository, so that the program and the provider find this package in ./node_modules.
+    this.dir = fs.mkdtempSync(path.join(ROOT, ".tmp", "kill-"));
+    fs.writeFileSync(
+      path.join(this.dir, "Pulumi.yaml"),
+      "name: kill-e2e\nmain: index.js\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n",
+    );
+    fs.writeFileSync(path.join(this.dir, "index.js"), PROGRAM);
+    fs.mkdirSync(path.join(this.dir, "state"));
+    this.env = {
+      ...process.env,
+      PULUMI_BACKEND_URL: `file://${path.join(this.dir, "state")}`,
+      PULUMI_HOME: path.join(this.dir, "home"),
+      PULUMI_CONFIG_PASSPHRASE: "kill-e2e",
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      TIGER_API_URL: this.sim.url,
+      TIGER_API_KEY: this.sim.apiKey,
+      TIGER_PROJECT_ID: this.sim.defaults().projectId,
+      // As the README asks of a pipeline: every provider process watches its engine from its start.
+      NODE_OPTIONS: "--require=pulumi-tigercloud/watchdog",
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.sim?.stop();
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Runs one case; a failure is rethrown with the case's moment and its transcript. */
+  async inCase(moment: string, body: () => Promise<void>): Promise<void> {
+    this.transcript = [];
+    try {
+      await body();
+      // KILL_TRANSCRIPTS=FILE keeps each passing case's commands too: which way recovery went.
+      if (process.env.KILL_TRANSCRIPTS)
+        fs.appendFileSync(
+          process.env.KILL_TRANSCRIPTS,
+          `==== killed ${moment}\n${this.transcript.map((t) => t.split("\n")[0]).join("\n")}\n`,
+        );
+    } catch (err) {
+      const e = err as Error;
+      e.message = `killed ${moment}: ${e.message}\n\n---- what the engine printed, command by command ----\n${this.transcript.join("\n")}`;
+      throw e;
+    }
+  }
+
+  /** Starts `pulumi ...` in a process group of its own; `kill()` SIGKILLs the whole group. */
+  spawnPulumi(args: string[], options: { secretOutput?: boolean } = {}): { done: Promise<Run>; kill: () => void } {
+    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd: this.dir, env: this.env, detached: true });
+    let output = "";
+    let killed = false;
+    const began = Date.now();
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    const done = new Promise<Run>((resolve) =>
+      child.on("close", (status) => {
+        const shown = options.secretOutput ? "(output withheld: it holds a secret)" : output.trimEnd();
+        const how = killed ? "was killed" : `exited ${status}`;
+        this.transcript.push(`$ pulumi ${args.join(" ")}   # ${how} after ${Date.now() - began} ms\n${shown}`);
+        resolve({ status, output });
+      }),
+    );
+    return {
+      done,
+      kill: () => {
+        killed = true;
+        process.kill(-(child.pid as number), "SIGKILL");
+      },
+    };
+  }
+
+  pulumi(...args: string[]): Promise<Run> {
+    return this.spawnPulumi(args).done;
+  }
+
+  async ok(...args: string[]): Promise<string> {
+    const r = await this.pulumi(...args);
+    if (r.status !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${r.status}:\n${r.output}`);
+    return r.output;
+  }
+
+  /** Resolves once `what` holds; fails naming the requests seen, after `timeoutMs`. */
+  async until(what: () => boolean, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!what()) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for a moment to kill; requests so far: ${this.sim
+            .requests()
+            .map((r) => r.operation)
+            .join(", ")}`,
+        );
+      await sleep(20);
+    }
+  }
+
+  /** Resolves once `operation` is sent again, counting from the call. */
+  sentFromNow(operation: "setHA" | "renameVpc"): Promise<void> {
+    const count = this.sim.requests(operation).length;
+    return this.until(() => this.sim.requests(operation).length > count);
+  }
+
+  sent(operation: "forkService" | "setHA", name?: string): boolean {
+    return this.sim.requests(operation).some((r) => name === undefined || (r.body as { name?: string } | undefined)?.name === name);
+  }
+
+  forksNamed(name: string) {
+    return this.sim.services(this.sim.defaults().projectId).filter((s) => s.name === name);
+  }
+
+  /**
+   * Dynamic-provider processes of this lab's engine still running: `ours` had loaded this package
+   * (it renames its process, see provider/kit/engine-watch.ts); `idle` never got a request, so
+   * never ran our code: the SDK's provider process, killed with its engine before its first call.
+   */
+  providersLeft(): { ours: number[]; idle: number[] } {
+    const left = { ours: [] as number[], idle: [] as number[] };
+    for (const pid of fs
+      .readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .map(Number)) {
+      try {
+        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        if (fs.readlinkSync(`/proc/${pid}/cwd`) !== this.dir) continue;
+        if (cmdline.startsWith(PROVIDER_PROCESS_TITLE)) left.ours.push(pid);
+        else if (cmdline.includes("cmd/dynamic-provider")) left.idle.push(pid);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return left;
+  }
+
+  /** The provider processes outlive their killed engine by at most a few seconds (they check every second). */
+  async expectNoProviderLeft(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    let left = this.providersLeft();
+    while ((left.ours.length > 0 || left.idle.length > 0) && Date.now() < deadline) {
+      await sleep(100);
+      left = this.providersLeft();
+    }
+    tally.providersLeft += left.ours.length;
+    tally.idleSdkProvidersLeft += left.idle.length;
+    for (const pid of [...left.ours, ...left.idle]) process.kill(pid, "SIGKILL");
+    expect(left).toEqual({ ours: [], idle: [] });
+  }
+
+  /** What a user runs after a cancelled pipeline: `up`; where the engine refuses, refresh then `up`. */
+  async recover(stack: string): Promise<string> {
+    let again = await this.pulumi("up", "--yes", "--stack", stack);
+    if (again.status === 0) return again.output;
+    // A killed update leaves the file backend's lock behind: `pulumi cancel` removes it.
+    if (/currently locked/.test(again.output)) {
+      await this.ok("cancel", "--yes", "--stack", stack);
+      again = await this.pulumi("up", "--yes", "--stack", stack);
+      if (again.status === 0) return again.output;
+    }
+    await this.ok("refresh", "--yes", "--clear-pending-creates", "--stack", stack);
+    return this.ok("up", "--yes", "--stack", stack);
+  }
+
+  async initStack(stack: string, forkName: string): Promise<void> {
+    await this.ok("stack", "init", stack);
+    const { serviceId, vpcId } = this.sim.defaults();
+    await this.ok(
+      "config",
+      "set-all",
+      "--stack",
+      stack,
+      "--plaintext",
+      `source=${serviceId}`,
+      "--plaintext",
+      `forkName=${forkName}`,
+      "--plaintext",
+      `vpc=${vpcId}`,
+    );
+  }
+
+  /** Runs `pulumi up`, SIGKILLs its process group once `moment` resolves, and checks that no
+   *  provider process outlives its engine by more than a few seconds. */
+  async killUpAt(stack: string, moment: () => Promise<void>): Promise<void> {
+    const run = this.spawnPulumi(["up", "--yes", "--stack", stack]);
+    const ended = await Promise.race([moment().then(() => false), run.done.then(() => true)]).catch(async (err: Error) => {
+      run.kill();
+      await run.done;
+      throw err;
+    });
+    if (ended) throw new Error("pulumi up ended before the moment to kill it");
+    run.kill();
+    await run.done;
+    tally.kills++;
+    await this.expectNoProviderLeft();
+  }
+
+  /** The stack's outputs, secrets shown (the transcript withholds them). */
+  async outputs(stack: string): Promise<{ serviceId?: string; replicas?: number; uri?: string }> {
+    const r = await this.spawnPulumi(["stack", "output", "--json", "--show-secrets", "--stack", stack], { secretOutput: true }).done;
+    if (r.status !== 0) throw new Error(`pulumi stack output exited ${r.status}`);
+    return JSON.parse(r.output) as { serviceId?: string; replicas?: number; uri?: string };
+  }
+
+  /** 1 when the stack's `uri` output logs in to its fork's database (the simulator's stand-in server). */
+  async logsIn(uri: string): Promise<number> {
+    const { Client } = require("pg") as typeof import("pg");
+    // The stand-in's certificate is self-signed: libpq's sslmode=require (encrypt, do not verify).
+    const client = new Client({ connectionString: `${uri}&uselibpqcompat=true` });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT 1")).rows).toEqual([{ "?column?": 1 }]);
+    } finally {
+      await client.end();
+    }
+    return 1;
+  }
+
+  /** After recovery: one live fork of that name, READY, in state, logging in; HA and VPC as declared;
+   *  with `checkNoChanges`, nothing left for the next preview or refresh to change. */
+  async expectRecovered(stack: string, forkName: string, declared: { replicas: number; vpcName: string; checkNoChanges?: boolean }) {
+    const live = this.forksNamed(forkName).filter((s) => s.status !== "PAUSED");
+    tally.duplicates += Math.max(0, live.length - 1);
+    expect(live).toHaveLength(1);
+    const fork = live[0] as (typeof live)[number];
+    expect(fork).toMatchObject({ status: "READY", ha_replicas: { replica_count: declared.replicas } });
+    const state = await this.ok("stack", "export", "--stack", stack);
+    if (!state.includes(fork.service_id)) tally.missingFromState++;
+    expect(state).toContain(fork.service_id);
+    const outputs = await this.outputs(stack);
+    // The recovered fork's connection string logs in (an adopted fork's password was reset).
+    tally.loginsAfterRecovery += await this.logsIn(outputs.uri ?? "");
+    expect(this.sim.vpc(this.sim.defaults().projectId, this.sim.defaults().vpcId)?.name).toBe(declared.vpcName);
+    expect(outputs.replicas).toBe(declared.replicas);
+    if (declared.checkNoChanges) {
+      await this.ok("preview", "--expect-no-changes", "--stack", stack);
+      await this.ok("refresh", "--yes", "--expect-no-changes", "--stack", stack);
+    }
+    return fork;
+  }
+
+  /** The outputs the stack's state records for the resource named `name` in the program. */
+  async recordedOutputs(stack: string, name: string): Promise<Record<string, unknown>> {
+    const state = JSON.parse(await this.ok("stack", "export", "--stack", stack)) as {
+      deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] };
+    };
+    const resource = (state.deployment.resources ?? []).find((r) => r.urn.endsWith(`::${name}`));
+    if (!resource) throw new Error(`no resource "${name}" in the state of stack ${stack}`);
+    return resource.outputs ?? {};
+  }
+
+  /** Destroys the stack; with `killAfterMs`, first kills a destroy that long after its first API
+   *  change (HA being reset or the fork stopped), then destroys again as a person would. Ends with
+   *  the fork stopped, its HA reset and no resource of ours in state. */
+  async destroyStack(stack: string, forkName: string, serviceId: string, killAfterMs?: number) {
+    if (killAfterMs !== undefined) {
+      const destroying = this.spawnPulumi(["destroy", "--yes", "--stack", stack]);
+      const before = this.sim.requests().length;
+      await this.until(() =>
+        this.sim
+          .requests()
+          .slice(before)
+          .some((r) => r.method === "POST"),
+      );
+      await sleep(killAfterMs);
+      destroying.kill();
+      await destroying.done;
+      tally.destroyKills++;
+      await this.expectNoProviderLeft();
+      const again = await this.pulumi("destroy", "--yes", "--stack", stack);
+      if (again.status !== 0) {
+        await this.ok("cancel", "--yes", "--stack", stack);
+        await this.ok("destroy", "--yes", "--stack", stack);
+      }
+    } else {
+      await this.ok("destroy", "--yes", "--stack", stack);
+    }
+    expect(this.forksNamed(forkName).map((s) => s.status)).toEqual(["PAUSED"]);
+    expect(this.sim.service(this.sim.defaults().projectId, serviceId)?.ha_replicas).toEqual({ replica_count: 0, sync_replica_count: 0 });
+    // No resource left in state. (A killed destroy may leave the engine's note of the delete it
+    // was doing, `pending_operations`: bookkeeping that names the resource, not a resource.)
+    const after = JSON.parse(await this.ok("stack", "export", "--stack", stack)) as { deployment: { resources?: { type: string }[] } };
+    expect((after.deployment.resources ?? []).filter((r) => r.type.includes("tigercloud"))).toEqual([]);
+  }
+}
