@@ -4,6 +4,7 @@
 // engine finds both the CLI and the dynamic-provider plugin shipped inside @pulumi/pulumi.
 // Usage: node scripts/with-pulumi.js <command> [args...]
 const { execFileSync, spawnSync } = require("child_process");
+const fs = require("fs");
 const path = require("path");
 
 const root = path.join(__dirname, "..");
@@ -22,6 +23,17 @@ step(`Pulumi CLI ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${too
 step("building the package (tsc -p tsconfig.build.json)");
 execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
 require("./link-self");
+// The package as npm would serve it, packed once from that build: suites that install it
+// (projects.e2e, workflows.e2e) must not run `npm pack` themselves, whose prepack rebuilds dist/
+// while other suites, running beside them, load it.
+const packDir = path.join(root, ".tmp", "pack");
+fs.rmSync(packDir, { recursive: true, force: true });
+fs.mkdirSync(packDir, { recursive: true });
+const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", packDir], { cwd: root, encoding: "utf8" })
+  .trim()
+  .split("\n")
+  .pop();
+step(`packed ${packed}`);
 
 const pluginDir = path.dirname(require.resolve("@pulumi/pulumi/package.json", { paths: [root] }));
 const env = {
@@ -40,6 +52,7 @@ env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
 // The CLI's directories alone: the workflow runner's jobs (test/gitops) get them from their
 // pulumi/actions step, as on GitHub, and have no pulumi before it.
 env.PULUMI_TIGERCLOUD_CLI_PATH = toolDirs.join(path.delimiter);
+env.PULUMI_TIGERCLOUD_TARBALL = path.join(packDir, packed);
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {

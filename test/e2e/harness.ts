@@ -156,6 +156,13 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
   };
 }
 
+/** The tarball `npm pack` made of this package, which scripts/with-pulumi.js packs once per run. */
+export function packedTarball(): string {
+  const tarball = process.env.PULUMI_TIGERCLOUD_TARBALL;
+  if (!tarball || !fs.existsSync(tarball)) throw new Error("run under scripts/with-pulumi.js (npm test), which packs the package once");
+  return tarball;
+}
+
 /** The package as a user's program imports it: by name, from node_modules (the build in dist/). */
 export function tigercloud(): typeof import("pulumi-tigercloud") {
   return require("pulumi-tigercloud");

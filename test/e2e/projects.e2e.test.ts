@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NO_DELAYS, Simulator } from "../simulator/server";
+import { packedTarball } from "./harness";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");
@@ -22,11 +23,8 @@ beforeAll(async () => {
   await sim.start();
   // Outside the repository, so that nothing resolves from its node_modules.
   work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-projects-"));
-  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .pop();
-  tarball = path.join(work, packed as string);
+  tarball = path.join(work, path.basename(packedTarball()));
+  fs.copyFileSync(packedTarball(), tarball);
 });
 afterAll(async () => {
   await sim?.stop();

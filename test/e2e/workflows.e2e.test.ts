@@ -11,6 +11,7 @@ import { Client } from "pg";
 import { GitHubApi } from "../gitops/githubApi";
 import { type GitHubEvent, type JobRun, WorkflowRunner } from "../gitops/runner";
 import { NO_DELAYS, Simulator } from "../simulator/server";
+import { packedTarball } from "./harness";
 
 jest.setTimeout(300_000);
 const ROOT = path.join(__dirname, "..", "..");
@@ -152,11 +153,7 @@ beforeAll(async () => {
   await api.start();
   work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-workflows-"));
   fs.mkdirSync(path.join(work, "state"));
-  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .pop();
-  repo = buildRepository(path.join(work, packed as string));
+  repo = buildRepository(packedTarball());
 
   Object.assign(secrets, {
     TIGER_API_KEY: sim.apiKey,
