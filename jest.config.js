@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 const common = {
   testEnvironment: "node",
+  // Transpile only: each file on its own, no type information (npm test type-checks first, with tsc).
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json", diagnostics: false }] },
 };
 // Two projects: `unit` needs no Pulumi CLI and runs in seconds (npm run test:unit); `e2e` drives the
@@ -8,6 +9,10 @@ const common = {
 module.exports = {
   testTimeout: 30000,
   verbose: true,
+  // The e2e suites mostly wait (on the engine's start, on the simulator's status delays), each on
+  // its own port, PULUMI_HOME and state: three at once keep 2 cores busy. Jest's default is one
+  // worker per core but one.
+  maxWorkers: 3,
   projects: [
     { ...common, displayName: "unit", roots: ["<rootDir>/test"], testMatch: ["**/*.test.ts"], testPathIgnorePatterns: ["/e2e/"] },
     { ...common, displayName: "e2e", roots: ["<rootDir>/test/e2e"], testMatch: ["**/*.test.ts"] },

@@ -26,9 +26,8 @@ require("./link-self");
 // The package as npm would serve it, packed once from that build: suites that install it
 // (projects.e2e, workflows.e2e) must not run `npm pack` themselves, whose prepack rebuilds dist/
 // while other suites, running beside them, load it.
-const packDir = path.join(root, ".tmp", "pack");
-fs.rmSync(packDir, { recursive: true, force: true });
-fs.mkdirSync(packDir, { recursive: true });
+fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
+const packDir = fs.mkdtempSync(path.join(root, ".tmp", "pack-"));
 const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", packDir], { cwd: root, encoding: "utf8" })
   .trim()
   .split("\n")
@@ -60,4 +59,5 @@ if (!command) {
   process.exit(2);
 }
 const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
+fs.rmSync(packDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);
