@@ -1,7 +1,7 @@
-// Loaded by the serialized provider (provider/kit/serialized-provider.ts) when the engine runs
+// Loaded by the serialized provider (provider/program/serializedProvider.ts) when the engine runs
 // it: the implementation of each resource kind. Not part of the public API.
 import type * as pulumi from "@pulumi/pulumi";
-import type { ResourceKind } from "./kit/serialized-provider";
+import type { ResourceKind } from "./program/serializedProvider";
 import { serviceForkProvider } from "./serviceFork";
 import { serviceHAProvider } from "./serviceHA";
 import { vpcNameProvider } from "./vpcName";

@@ -4,15 +4,15 @@
 import * as crypto from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api-schemas";
-import type { TigerCloudClient } from "./client";
+import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest, type Service } from "./api/schemas";
+import type { TigerCloudClient } from "./api/client";
 import { BadRequestError, ForkOutcomeUnknownError, NotFoundError, TigerCloudError, WaitError } from "./errors";
-import { type BusySpec, sendWhenSettled } from "./kit/busy";
-import { type Declarant, declare, declaredBy, describeDeclarant } from "./kit/claims";
-import { defineProvider } from "./kit/define";
-import { serviceUnlessGone } from "./kit/gone";
-import { connectionUri, DATABASE, USERNAME, waitForLogin } from "./kit/connection";
-import { clientNow, configurationCount, progress, verifyReferencesNow, warning } from "./kit/host";
+import { type BusySpec, sendWhenSettled } from "./workflows/busy";
+import { type Declarant, declare, declaredBy, describeDeclarant } from "./rules/claims";
+import { defineProvider } from "./resources/defineProvider";
+import { serviceUnlessGone } from "./workflows/gone";
+import { connectionUri, DATABASE, USERNAME, waitForLogin } from "./workflows/connection";
+import { clientNow, configurationCount, progress, verifyReferencesNow, warning } from "./engine/host";
 import {
   booleanSchema,
   type DiffRules,
@@ -23,12 +23,12 @@ import {
   parseDuration,
   declarantOf,
   textSchema,
-} from "./kit/inputs";
-import { partialFailure, plain, withoutProvider } from "./kit/outputs";
-import { serializedProvider } from "./kit/serialized-provider";
-import { expectedUrn } from "./kit/urn";
-import { type Judgement, VERIFY_LIMITS } from "./kit/verify";
-import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
+} from "./rules/inputs";
+import { partialFailure, plain, withoutProvider } from "./rules/outputs";
+import { serializedProvider } from "./program/serializedProvider";
+import { expectedUrn } from "./program/urn";
+import { type Judgement, VERIFY_LIMITS } from "./workflows/verify";
+import { WAIT_DEFAULTS, waitForService } from "./workflows/waiting";
 
 export interface ServiceForkArgs {
   /** Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -366,7 +366,7 @@ const deadlineOf = (timeout: unknown, fallback: string = WAIT_DEFAULTS.deleteTim
 /** createTimeout bounds the whole create: waiting for a busy source, then for the fork. */
 const createDeadline = (inputs: ForkInputs) => deadlineOf(inputs.createTimeout);
 
-/** The busy rule (kit/busy.ts) for a request on a fork: by default an in-place change. */
+/** The busy rule (workflows/busy.ts) for a request on a fork: by default an in-place change. */
 const busyFork = (
   id: string,
   projectId: string,
@@ -407,7 +407,7 @@ const FORKABLE = ["READY", "PAUSED"];
 /** A source in these statuses will never be forkable. */
 const UNFORKABLE = ["DELETING", "DELETED"];
 
-/** What check says of the source service it found (provider/kit/verify.ts). */
+/** What check says of the source service it found (provider/workflows/verify.ts). */
 function judgeSource(source: Service): Judgement {
   if (FORKABLE.includes(source.status)) return {};
   if (UNFORKABLE.includes(source.status))
@@ -512,7 +512,7 @@ async function warnOfTakeover(olds: Record<string, unknown>, inputs: Record<stri
   await warning(message, resource.urn);
 }
 
-/** Claims keys (kit/claims): the fork a resource holds, and the identity it declares. */
+/** Claims keys (rules/claims.ts): the fork a resource holds, and the identity it declares. */
 const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
 const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
 
@@ -912,7 +912,7 @@ async function setForkEnvironment(id: string, inputs: ForkInputs, environment: "
   return undefined;
 }
 
-/** Waits until the fork's database takes a login (kit/connection.ts); the outputs without `loginPending`. */
+/** Waits until the fork's database takes a login (workflows/connection.ts); the outputs without `loginPending`. */
 async function awaitLogin(
   inputs: ForkInputs,
   id: string,

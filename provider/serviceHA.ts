@@ -3,18 +3,18 @@
 // the service. Use `retainOnDelete: true` to keep the replicas when the resource goes.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import type { Service, SetHARequest } from "./api-schemas";
+import type { Service, SetHARequest } from "./api/schemas";
 import { WaitError } from "./errors";
-import { sendWhenSettled } from "./kit/busy";
-import { type Claim, type Declarant, declare, declaredBy, describeDeclarant } from "./kit/claims";
-import { defineProvider } from "./kit/define";
-import { serviceUnlessGone } from "./kit/gone";
-import { clientNow, progress } from "./kit/host";
-import { booleanSchema, type DiffRules, durationSchema, idSchema, isUnknown, parseDuration, declarantOf } from "./kit/inputs";
-import { partialFailure, plain } from "./kit/outputs";
-import { serializedProvider } from "./kit/serialized-provider";
-import { expectedUrn } from "./kit/urn";
-import { WAIT_DEFAULTS, waitForService } from "./kit/waiting";
+import { sendWhenSettled } from "./workflows/busy";
+import { type Claim, type Declarant, declare, declaredBy, describeDeclarant } from "./rules/claims";
+import { defineProvider } from "./resources/defineProvider";
+import { serviceUnlessGone } from "./workflows/gone";
+import { clientNow, progress } from "./engine/host";
+import { booleanSchema, type DiffRules, durationSchema, idSchema, isUnknown, parseDuration, declarantOf } from "./rules/inputs";
+import { partialFailure, plain } from "./rules/outputs";
+import { serializedProvider } from "./program/serializedProvider";
+import { expectedUrn } from "./program/urn";
+import { WAIT_DEFAULTS, waitForService } from "./workflows/waiting";
 
 export interface ServiceHAArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -167,7 +167,7 @@ const UNREACHABLE = ["PAUSING", "PAUSED", "DELETING", "DELETED"];
 /** A paused service shows no HA to speak of: its recorded counts stand until it runs again. */
 const STOPPED = ["PAUSING", "PAUSED"];
 
-/** The claims key of a service's HA (kit/claims): one declaration per service is the rule. */
+/** The claims key of a service's HA (rules/claims.ts): one declaration per service is the rule. */
 const haOf = (projectId: string, serviceId: string) => `ServiceHA ${projectId}/${serviceId}`;
 type DeclaredCounts = { replicaCount?: unknown; syncReplicaCount?: unknown };
 const COUNT_KEYS = ["replicaCount", "syncReplicaCount"] as const;

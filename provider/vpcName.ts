@@ -3,13 +3,13 @@
 // name Pulumi gave it.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import type { Vpc } from "./api-schemas";
-import { defineProvider } from "./kit/define";
-import { vpcUnlessGone } from "./kit/gone";
-import { clientNow, progress } from "./kit/host";
-import { type DiffRules, idSchema, nameSchema, textSchema } from "./kit/inputs";
-import { plain } from "./kit/outputs";
-import { serializedProvider } from "./kit/serialized-provider";
+import type { Vpc } from "./api/schemas";
+import { defineProvider } from "./resources/defineProvider";
+import { vpcUnlessGone } from "./workflows/gone";
+import { clientNow, progress } from "./engine/host";
+import { type DiffRules, idSchema, nameSchema, textSchema } from "./rules/inputs";
+import { plain } from "./rules/outputs";
+import { serializedProvider } from "./program/serializedProvider";
 
 export interface VpcNameArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */

@@ -48,7 +48,7 @@ function checkProgram(source: string, extra: ts.CompilerOptions = {}): { errors:
     baseUrl: ROOT,
     paths: {
       "pulumi-tigercloud": [path.join(out, "provider", "index.d.ts")],
-      "pulumi-tigercloud/client": [path.join(out, "provider", "client.d.ts")],
+      "pulumi-tigercloud/client": [path.join(out, "provider", "api", "client.d.ts")],
     },
     types: ["node"],
     typeRoots: [path.join(ROOT, "node_modules", "@types")],

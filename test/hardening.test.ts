@@ -3,7 +3,7 @@
 // for gone, no wait overruns its timeout, no secret leaks, no API text reaches the terminal raw.
 import type * as pulumi from "@pulumi/pulumi";
 import { ForkOutcomeUnknownError, NotFoundError, PartialFailureError, TigerCloudError } from "../provider/errors";
-import { setHostOptions } from "../provider/kit/host";
+import { setHostOptions } from "../provider/engine/host";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";
 import { vpcNameProvider as vpc } from "../provider/vpcName";

@@ -1,6 +1,6 @@
-// What check verifies before a resource is created or replaced (provider/kit/verify.ts), called
+// What check verifies before a resource is created or replaced (provider/workflows/verify.ts), called
 // as the engine calls it, against the simulator: each outcome, the cache, the settings.
-import { UNKNOWN } from "../provider/kit/inputs";
+import { UNKNOWN } from "../provider/rules/inputs";
 import { credentialSource } from "../provider/settings";
 import { serviceForkProvider as fork } from "../provider/serviceFork";
 import { serviceHAProvider as ha } from "../provider/serviceHA";

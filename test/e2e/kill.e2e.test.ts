@@ -4,7 +4,7 @@
 import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { PROVIDER_PROCESS_TITLE } from "../../provider/kit/engine-watch";
+import { PROVIDER_PROCESS_TITLE } from "../../provider/engine/engineWatch";
 import { NO_DELAYS, Simulator } from "../simulator/server";
 
 jest.setTimeout(900_000);
@@ -91,7 +91,7 @@ async function until(what: () => boolean, timeoutMs = 60_000): Promise<void> {
 
 /**
  * Dynamic-provider processes of this test's engine still running: `ours` had loaded this package
- * (it renames its process, see provider/kit/host.ts); `idle` never got a request, so never ran
+ * (it renames its process, see provider/engine/engineWatch.ts); `idle` never got a request, so never ran
  * our code: the SDK's provider process, killed with its engine before its first resource call.
  */
 function providersLeft(): { ours: number[]; idle: number[] } {

@@ -16,7 +16,7 @@ import {
   type Service,
   type SetHARequest,
   type Vpc,
-} from "./api-schemas";
+} from "./schemas";
 import {
   ApiError,
   ConnectionError,
@@ -27,9 +27,16 @@ import {
   TigerCloudError,
   TimeoutError,
   apiErrorFor,
-} from "./errors";
-import { type ConfigLookup, type ConnectionSettings, type ResolvedSettings, SETTING_SOURCES, resolveSettings, secretsOf } from "./settings";
-import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
+} from "../errors";
+import {
+  type ConfigLookup,
+  type ConnectionSettings,
+  type ResolvedSettings,
+  SETTING_SOURCES,
+  resolveSettings,
+  secretsOf,
+} from "../settings";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 
 /** Every timing, size and retry number of the client. */
 export interface ClientTuning {

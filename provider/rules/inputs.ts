@@ -6,12 +6,12 @@ import { InvalidInputError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
 import type { Declarant } from "./claims";
-import { defaultProjectId } from "./host";
+import { defaultProjectId } from "../engine/host";
 
 /**
  * Who declares a resource: its URN (`__resourceUrn`) and its name in the program
  * (`__resourceName`), which its constructor adds to the inputs, as the provider is never told them
- * otherwise (kit/urn.ts). Bookkeeping for messages and claims; never diffed. State written before
+ * otherwise (program/urn.ts). Bookkeeping for messages and claims; never diffed. State written before
  * the URN was recorded is known by its name alone.
  */
 export function declarantOf(props: Record<string, unknown>): Declarant {

@@ -4,8 +4,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { z } from "zod";
-import type { Declarant } from "./claims";
-import { configureFromStack } from "./host";
+import type { Declarant } from "../rules/claims";
+import { configureFromStack } from "../engine/host";
 import {
   changedInPlaceKeys,
   checkInputs,
@@ -15,9 +15,9 @@ import {
   onlyStateChanged,
   readInputs,
   declarantOf,
-} from "./inputs";
-import { plain, withoutProvider, withDeclarant } from "./outputs";
-import { type Reference, verifyReferences } from "./verify";
+} from "../rules/inputs";
+import { plain, withoutProvider, withDeclarant } from "../rules/outputs";
+import { type Reference, verifyReferences } from "../workflows/verify";
 
 export interface ResourceDefinition<T extends z.ZodType> {
   kind: string;
@@ -34,7 +34,7 @@ export interface ResourceDefinition<T extends z.ZodType> {
   ): Promise<pulumi.dynamic.UpdateResult>;
   delete(id: string, props: Record<string, unknown>): Promise<void>;
   /**
-   * Optional: records what the resource declares for this run (kit/claims), from its checked
+   * Optional: records what the resource declares for this run (rules/claims.ts), from its checked
    * inputs (unknown values included); a conflict with another resource's declaration is a failure.
    */
   declare?(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
@@ -42,7 +42,7 @@ export interface ResourceDefinition<T extends z.ZodType> {
   stillDeclared?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
   /**
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
-   * them when the resource is about to be created or replaced (provider/kit/verify.ts).
+   * them when the resource is about to be created or replaced (provider/workflows/verify.ts).
    */
   references?(inputs: Record<string, unknown>): Reference[];
   /**

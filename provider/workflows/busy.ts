@@ -3,10 +3,10 @@
 // is not a failure: wait until the service settles, then send the request again, all within the
 // caller's deadline. Only the API's own 409 (its JSON error body) counts, because it proves that
 // nothing was done; so even forkService may be sent again after it, and only after it.
-import type { Service } from "../api-schemas";
-import type { TigerCloudClient } from "../client";
+import type { Service } from "../api/schemas";
+import type { TigerCloudClient } from "../api/client";
 import { ConflictError, WaitError } from "../errors";
-import { hostOptions, progress } from "./host";
+import { hostOptions, progress } from "../engine/host";
 import { WAIT_DEFAULTS, waitForService } from "./waiting";
 
 /** Statuses of a service busy with an operation: they pass by themselves. */

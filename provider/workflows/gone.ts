@@ -2,8 +2,8 @@
 // says so (its JSON 404, or a DELETED status) and the API is evidently the right one (the
 // project's service list answers). An HTML or empty 404 from a proxy or a wrong URL, a 5xx or a
 // network failure is an error: taking it for "gone" would drop a live object from state.
-import type { Service, Vpc } from "../api-schemas";
-import type { TigerCloudClient } from "../client";
+import type { Service, Vpc } from "../api/schemas";
+import type { TigerCloudClient } from "../api/client";
 import { NotConfirmedGoneError, NotFoundError } from "../errors";
 
 /** The service, or undefined when the API says, confirmed, that it no longer exists. */
