@@ -24,10 +24,10 @@ export default tseslint.config(
         { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
       ],
       // Only the client module may speak HTTP.
-      "no-restricted-imports": ["error", { paths: [{ name: "axios", message: "Only provider/api/client.ts talks HTTP." }] }],
+      "no-restricted-imports": ["error", { paths: [{ name: "axios", message: "Only provider/api/request.ts talks HTTP." }] }],
     },
   },
-  { files: ["provider/api/client.ts"], rules: { "no-restricted-imports": "off" } },
+  { files: ["provider/api/request.ts"], rules: { "no-restricted-imports": "off" } },
   {
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: {

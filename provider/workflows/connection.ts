@@ -2,7 +2,7 @@
 // The service has been seen to report READY before PostgreSQL accepts connections (the official
 // CLI's own tests wait for a real login after READY), so "ready" by default means that tsdbadmin
 // can log in and run `SELECT 1`.
-import { secretRedactor } from "../api/client";
+import { secretRedactor } from "../api/redaction";
 import { WaitError } from "../errors";
 import { printable } from "../text";
 import { hostOptions, type LoginTiming, progress } from "../engine/host";
