@@ -3,7 +3,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { CLIENT_DEFAULTS } from "../provider/api/client";
-import { FORK_DIFF_RULES } from "../provider/serviceFork";
+import { FORK_DIFF_RULES } from "../provider/resources/serviceFork/inputs";
 import * as errors from "../provider/errors";
 import { WAIT_DEFAULTS } from "../provider/workflows/waiting";
 import { DEFAULT_API_URL, SETTING_SOURCES } from "../provider/settings";

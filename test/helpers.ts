@@ -2,7 +2,7 @@
 // scan that proves no part of a secret reaches any text a person or a log could see.
 import type * as pulumi from "@pulumi/pulumi";
 import { setHostOptions } from "../provider/engine/host";
-import { serviceForkProvider } from "../provider/serviceFork";
+import { serviceForkProvider } from "../provider/resources/serviceFork/provider";
 import { inspect } from "util";
 import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/api/client";
 import { Simulator, type SimulatorOptions } from "./simulator/server";

@@ -2,9 +2,9 @@
 // simulator over loopback: every rule of check, diff, create, read, update and delete.
 import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
 import { UNKNOWN } from "../provider/rules/inputs";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
-import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 

@@ -72,7 +72,7 @@ export function configurationCount(): number {
  * A client with settings resolved now: stack config, then the environment. `limits` tighten the
  * client's own numbers (a caller that must answer quickly); they never loosen them.
  */
-export function clientNow(
+export function clientFromSettings(
   limits: Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">> = {},
   secrets: readonly string[] = [],
 ): TigerCloudClient {
