@@ -76,7 +76,7 @@ export const uri = fork.connectionUri;
 export const isOurs = (e: unknown) => e instanceof TigerCloudError || e instanceof PartialFailureError;
 `);
   expect(errors).toEqual([]);
-  expect(files.some((f) => f.endsWith(path.join("provider", "serviceFork.d.ts")))).toBe(true);
+  expect(files.some((f) => f.endsWith(path.join("provider", "program", "serviceFork.d.ts")))).toBe(true);
   // zod's declarations are hundreds of files; the program's check would parse them on every run.
   expect(fromPackage(files, "zod")).toEqual([]);
   expect(fromPackage(files, "axios")).toEqual([]);
