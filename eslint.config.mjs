@@ -17,17 +17,17 @@ export default tseslint.config(
   },
   {
     rules: {
-      // Provider methods load the package by name at run time (see provider/kit/serialized-provider.ts).
+      // Provider methods load the package by name at run time (see provider/program/serializedProvider.ts).
       "@typescript-eslint/no-require-imports": "off",
       "@typescript-eslint/no-unused-vars": [
         "error",
         { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
       ],
       // Only the client module may speak HTTP.
-      "no-restricted-imports": ["error", { paths: [{ name: "axios", message: "Only provider/client.ts talks HTTP." }] }],
+      "no-restricted-imports": ["error", { paths: [{ name: "axios", message: "Only provider/api/request.ts talks HTTP." }] }],
     },
   },
-  { files: ["provider/client.ts"], rules: { "no-restricted-imports": "off" } },
+  { files: ["provider/api/request.ts"], rules: { "no-restricted-imports": "off" } },
   {
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: {

@@ -217,7 +217,7 @@ export class ForkOutcomeUnknownError extends TigerCloudError {
   }
 }
 
-/** The API answered 404, but not in a way that confirms the object is gone (see provider/kit/gone.ts). */
+/** The API answered 404, but not in a way that confirms the object is gone (see provider/workflows/gone.ts). */
 export class NotConfirmedGoneError extends TigerCloudError {
   override name = "NotConfirmedGoneError";
 }

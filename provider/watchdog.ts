@@ -2,6 +2,6 @@
 // watches its engine from its start, not from its first request. Without it, a provider process
 // whose engine is killed before any resource reaches it never loads this package, and idles (no
 // CPU, no writes) until killed. In any other node process this does nothing.
-import { endWithEngine } from "./kit/engine-watch";
+import { endWithEngine } from "./engine/engineWatch";
 
 endWithEngine();

@@ -8,9 +8,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as ts from "typescript";
-import { WAIT_DEFAULTS, nextPollDelay } from "../provider/kit/waiting";
+import { WAIT_DEFAULTS, nextPollDelay } from "../provider/workflows/waiting";
 import { DEFAULT_SEED, type SeedData, Simulator } from "../test/simulator/server";
 import { type ConstructResult, type Kind, propertyCount, type Subject } from "./bench/construct";
+import { measureImportCost } from "./bench/importCost";
 
 const ROOT = path.join(__dirname, "..");
 const KINDS: Kind[] = ["VpcName", "ServiceHA", "ServiceFork"];
@@ -539,6 +540,32 @@ async function partA(options: Options, root: string, engine: Engine): Promise<vo
   );
 }
 
+/** What importing the package costs a program, beside what @pulumi/pulumi costs it anyway (goal: no zod, axios or pg). */
+function importCostTable(): void {
+  const runs = 5;
+  const cost = measureImportCost(ROOT, runs);
+  table(
+    `I.  require("pulumi-tigercloud") in a program, after require("@pulumi/pulumi") (goal: loads no zod, axios or pg)`,
+    ["what", "time", "modules", "goal", "result"],
+    [
+      ['require("@pulumi/pulumi")', ms(cost.pulumiMs), "-", "-", "-"],
+      [
+        'require("pulumi-tigercloud") after it',
+        ms(cost.packageMs),
+        String(cost.modules),
+        "no zod, axios, pg",
+        verdict(cost.heavy.length === 0),
+      ],
+    ],
+    [
+      `Median of ${runs} fresh node processes. Modules: those the package adds to require.cache.`,
+      cost.heavy.length
+        ? `Loaded: ${cost.heavy.join(", ")}.`
+        : "Loaded none of zod, axios and pg: they stay in the engine's provider process.",
+    ],
+  );
+}
+
 // ---- part B: forks -------------------------------------------------------------------------
 
 /** Poll times of WAIT_DEFAULTS after the fork answered (the first GET goes at once), up to the first at or after `until`. */
@@ -826,6 +853,7 @@ async function main(): Promise<void> {
     engine = new Engine(root, sim);
     console.log(`pulumi-tigercloud benchmark: ${check.stdout.trim()}, node ${process.version}, ${os.cpus().length} cores`);
     console.log(`options: ${JSON.stringify({ ...options, parts: [...options.parts] })}`);
+    importCostTable();
     const parts: [string, () => Promise<void>][] = [];
     if (options.parts.has("a")) parts.push(["A", () => partA(options, root, engine as Engine)]);
     if (options.parts.has("b")) parts.push(["B", () => partB(options, engine as Engine, sim)]);

@@ -2,7 +2,7 @@
 // name) is adopted instead of forked again, and a fork whose forkService answer was lost is
 // found and recorded. Provider methods against the simulator, as the engine calls them.
 import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 

@@ -1,7 +1,7 @@
 // The busy rule at its edges: a 409 from a service that reads as settled is sent again once (it
 // may have raced with the end of an operation), and a second one is a refusal, not a wait.
 import { ConflictError } from "../provider/errors";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { Simulator } from "./simulator/server";
 

@@ -3,7 +3,7 @@
 // refusals at check and at create, the new password's redaction, and a refresh that follows a
 // moved endpoint. Provider methods against the simulator, as the engine calls them.
 import { PartialFailureError, TigerCloudError } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { Fault, OperationName, Simulator } from "./simulator/server";
 

@@ -2,7 +2,7 @@
 // and that no credential ever leaks into an error.
 import * as crypto from "crypto";
 import { inspect } from "util";
-import { CLIENT_DEFAULTS, apiPath, createClient, parseRetryAfter, type ClientOptions } from "../provider/client";
+import { CLIENT_DEFAULTS, apiPath, createClient, parseRetryAfter, type ClientOptions } from "../provider/api/client";
 import {
   ApiError,
   AuthenticationError,

@@ -1,10 +1,10 @@
-// Connection URIs and the login probe (provider/kit/connection.ts): URIs that survive any password,
+// Connection URIs and the login probe (provider/workflows/connection.ts): URIs that survive any password,
 // a probe that backs off and keeps its deadline, and the probe for real against the simulator's
 // stand-in database.
 import { parse } from "pg-connection-string";
 import { WaitError } from "../provider/errors";
-import { type Attempt, connectionUri, nextLoginDelay, waitForLogin } from "../provider/kit/connection";
-import { setHostOptions } from "../provider/kit/host";
+import { type Attempt, connectionUri, nextLoginDelay, waitForLogin } from "../provider/workflows/connection";
+import { setHostOptions } from "../provider/engine/host";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { Simulator } from "./simulator/server";
 

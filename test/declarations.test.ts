@@ -63,7 +63,7 @@ function checkProgram(source: string, extra: ts.CompilerOptions = {}): { errors:
     baseUrl: ROOT,
     paths: {
       "pulumi-tigercloud": [path.join(out, "provider", "index.d.ts")],
-      "pulumi-tigercloud/client": [path.join(out, "provider", "client.d.ts")],
+      "pulumi-tigercloud/client": [path.join(out, "provider", "api", "client.d.ts")],
     },
     types: ["node"],
     typeRoots: [path.join(ROOT, "node_modules", "@types")],
@@ -92,7 +92,7 @@ export const uri = fork.connectionUri;
 export const isOurs = (e: unknown) => e instanceof TigerCloudError || e instanceof PartialFailureError;
 `);
   expect(errors).toEqual([]);
-  expect(files.some((f) => f.endsWith(path.join("provider", "serviceFork.d.ts")))).toBe(true);
+  expect(files.some((f) => f.endsWith(path.join("provider", "program", "serviceFork.d.ts")))).toBe(true);
   // zod's declarations are hundreds of files; the program's check would parse them on every run.
   expect(fromPackage(files, "zod")).toEqual([]);
   expect(fromPackage(files, "axios")).toEqual([]);

@@ -2,10 +2,10 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { CLIENT_DEFAULTS } from "../provider/client";
-import { FORK_DIFF_RULES } from "../provider/serviceFork";
+import { CLIENT_DEFAULTS } from "../provider/api/client";
+import { FORK_DIFF_RULES } from "../provider/resources/serviceFork/inputs";
 import * as errors from "../provider/errors";
-import { WAIT_DEFAULTS } from "../provider/kit/waiting";
+import { WAIT_DEFAULTS } from "../provider/workflows/waiting";
 import { DEFAULT_API_URL, SETTING_SOURCES } from "../provider/settings";
 
 const ROOT = path.join(__dirname, "..");

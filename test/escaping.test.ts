@@ -4,10 +4,10 @@
 // simulator with hostile answers, gather every text they show, and scan it.
 import type * as pulumi from "@pulumi/pulumi";
 import { escapedError, escapedFailures } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { printable } from "../provider/text";
-import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "./simulator/server";
 

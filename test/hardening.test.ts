@@ -3,10 +3,10 @@
 // for gone, no wait overruns its timeout, no secret leaks, no API text reaches the terminal raw.
 import type * as pulumi from "@pulumi/pulumi";
 import { ForkOutcomeUnknownError, NotFoundError, PartialFailureError, TigerCloudError } from "../provider/errors";
-import { setHostOptions } from "../provider/kit/host";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
-import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { setHostOptions } from "../provider/engine/host";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 

@@ -1,10 +1,10 @@
 // Shared test set-up: a simulator on loopback and a client pointed at it with fast retries; and the
 // scan that proves no part of a secret reaches any text a person or a log could see.
 import type * as pulumi from "@pulumi/pulumi";
-import { setHostOptions } from "../provider/kit/host";
-import { serviceForkProvider } from "../provider/serviceFork";
+import { setHostOptions } from "../provider/engine/host";
+import { serviceForkProvider } from "../provider/resources/serviceFork/provider";
 import { inspect } from "util";
-import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/client";
+import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/api/client";
 import { Simulator, type SimulatorOptions } from "./simulator/server";
 
 export interface SimAndClient {

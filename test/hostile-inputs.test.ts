@@ -3,10 +3,10 @@
 // or accepted, and then sent to the API exactly as check returned it.
 import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { printable } from "../provider/text";
-import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 

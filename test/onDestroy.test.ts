@@ -1,8 +1,8 @@
 // What destroy does to a fork (ServiceFork's onDestroy): "stop" by default, "delete" on request.
 // Provider methods against the simulator, as the engine calls them.
 import { InvalidInputError, NotFoundError, TigerCloudError } from "../provider/errors";
-import { forgetClaims } from "../provider/kit/claims";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
+import { forgetClaims } from "../provider/rules/claims";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "./simulator/server";
 

@@ -1,10 +1,10 @@
 // Each resource's provider methods called directly, as the engine calls them, against the
 // simulator over loopback: every rule of check, diff, create, read, update and delete.
 import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
-import { UNKNOWN } from "../provider/kit/inputs";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
-import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { UNKNOWN } from "../provider/rules/inputs";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "./simulator/server";
 

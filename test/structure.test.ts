@@ -1,46 +1,169 @@
-// The layout holds: imports run one way (resources -> kit -> client and its leaves), and the
-// README's "Developing" map names every module of the package.
+// The layout holds: every module is in one layer, and imports run only where its layer may reach.
+// The program side (what a user's program loads) reaches nothing of the provider side, so
+// `require("pulumi-tigercloud")` loads no zod, axios or pg; the README's map names every module.
+import { execFileSync } from "child_process";
 import * as fs from "fs";
+import { builtinModules } from "module";
 import * as path from "path";
+import * as ts from "typescript";
 
 const ROOT = path.join(__dirname, "..");
 const PROVIDER = path.join(ROOT, "provider");
-const modules = (dir: string) =>
-  fs
-    .readdirSync(path.join(PROVIDER, dir))
-    .filter((f) => f.endsWith(".ts"))
-    .map((f) => path.posix.join(dir, f));
-const importsOf = (file: string) =>
-  [...fs.readFileSync(path.join(PROVIDER, file), "utf8").matchAll(/from "(\.[^"]+)"/g)].map((m) =>
-    path.posix.join(path.posix.dirname(file), m[1] as string),
-  );
 
-const LEAVES = ["api-schemas.ts", "client.ts", "errors.ts", "settings.ts", "text.ts", "version.ts"];
-const RESOURCES = ["serviceFork.ts", "serviceHA.ts", "vpcName.ts"];
-const TOP = ["index.ts", "runtime.ts", "watchdog.ts"];
+/** Every .ts file below provider/, as a path from there ("api/client.ts"). */
+function modulesUnder(dir = ""): string[] {
+  return fs.readdirSync(path.join(PROVIDER, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return modulesUnder(rel);
+    return entry.name.endsWith(".ts") ? [rel] : [];
+  });
+}
+const MODULES = modulesUnder();
 
-test("every module of the package is in one layer", () => {
-  expect([...modules("."), ...modules("kit")].sort()).toEqual([...LEAVES, ...RESOURCES, ...TOP, ...modules("kit")].sort());
+interface Import {
+  /** A module of provider/ ("rules/inputs.ts"), or a package's name ("zod", "@pulumi/pulumi", "fs"). */
+  target: string;
+  /** `import type`: erased from the JavaScript, so it loads nothing. */
+  typeOnly: boolean;
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?(?:[^;"]*?\s+from\s+)?"([^"]+)"|\brequire\("([^"]+)"\)/g;
+
+function importsOf(file: string): Import[] {
+  const text = fs.readFileSync(path.join(PROVIDER, file), "utf8");
+  return [...text.matchAll(IMPORT)].map((m) => {
+    const spec = (m[2] ?? m[3]) as string;
+    if (!spec.startsWith(".")) {
+      const parts = spec.split("/");
+      return { target: spec.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string), typeOnly: Boolean(m[1]) };
+    }
+    const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+    const target = [`${base}.ts`, `${base}/index.ts`].find((candidate) => MODULES.includes(candidate)) ?? `${base} (missing)`;
+    return { target, typeOnly: Boolean(m[1]) };
+  });
+}
+
+const SHARED = ["errors.ts", "settings.ts", "text.ts", "version.ts"];
+/** Each layer: which modules are in it, and which layers its modules may import. */
+const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: string[] }> = {
+  entry: { holds: (f) => ["index.ts", "runtime.ts", "watchdog.ts"].includes(f), mayImport: ["program", "shared", "resources", "engine"] },
+  shared: { holds: (f) => SHARED.includes(f), mayImport: ["shared"] },
+  program: { holds: (f) => f.startsWith("program/"), mayImport: ["program", "shared"] },
+  api: { holds: (f) => f.startsWith("api/"), mayImport: ["api", "shared"] },
+  engine: { holds: (f) => f.startsWith("engine/"), mayImport: ["engine", "api", "shared"] },
+  rules: { holds: (f) => f.startsWith("rules/"), mayImport: ["rules", "shared"] },
+  workflows: { holds: (f) => f.startsWith("workflows/"), mayImport: ["workflows", "engine", "rules", "api", "shared"] },
+  resources: { holds: (f) => f.startsWith("resources/"), mayImport: ["resources", "workflows", "engine", "rules", "api", "shared"] },
+};
+const layerOf = (file: string) => Object.keys(LAYERS).filter((layer) => LAYERS[layer]?.holds(file));
+const NODE_BUILTINS = new Set(builtinModules);
+
+test("every module of the package is in exactly one layer", () => {
+  expect(MODULES.length).toBeGreaterThan(20);
+  for (const file of MODULES) expect(`${file}: ${layerOf(file).join(", ")}`).toMatch(/: \w+$/);
 });
 
-test("the client and its leaves import nothing of the kit, the resources or the top", () => {
-  for (const file of LEAVES)
-    for (const target of importsOf(file))
-      expect(`${file} -> ${target}`).not.toMatch(/-> (kit\/|serviceFork|serviceHA|vpcName|runtime|index)/);
+test("each layer imports only the layers below it (the provider side may name the program side's types)", () => {
+  const wrong: string[] = [];
+  for (const file of MODULES) {
+    const [layer] = layerOf(file);
+    for (const { target, typeOnly } of importsOf(file)) {
+      if (!target.endsWith(".ts")) continue;
+      const [targetLayer] = layerOf(target);
+      const allowed = LAYERS[layer as string]?.mayImport.includes(targetLayer as string) || (typeOnly && targetLayer === "program");
+      if (!allowed) wrong.push(`${file} (${layer}) -> ${target} (${targetLayer ?? "no layer"})`);
+    }
+  }
+  expect(wrong).toEqual([]);
 });
 
-test("the kit imports no resource and nothing of the top", () => {
-  for (const file of modules("kit"))
-    for (const target of importsOf(file)) expect(`${file} -> ${target}`).not.toMatch(/-> (serviceFork|serviceHA|vpcName|runtime|index)/);
+test("the program side and the shared modules import only @pulumi/pulumi, Node's built-ins and each other", () => {
+  const wrong: string[] = [];
+  for (const file of MODULES.filter((f) => ["program", "shared"].includes(layerOf(f)[0] as string) || f === "index.ts"))
+    for (const { target } of importsOf(file))
+      if (!target.endsWith(".ts") && target !== "@pulumi/pulumi" && !NODE_BUILTINS.has(target)) wrong.push(`${file} -> ${target}`);
+  expect(wrong).toEqual([]);
 });
 
-test("a resource imports no other resource", () => {
-  for (const file of RESOURCES)
-    for (const target of importsOf(file)) expect(`${file} -> ${target}`).not.toMatch(/-> (serviceFork|serviceHA|vpcName|runtime|index)/);
+test("a resource's folder imports no other resource's folder", () => {
+  const wrong: string[] = [];
+  for (const file of MODULES.filter((f) => /^resources\/\w+\//.test(f))) {
+    const own = file.split("/")[1];
+    for (const { target } of importsOf(file)) {
+      const other = /^resources\/(\w+)\//.exec(target)?.[1];
+      if (other !== undefined && other !== own) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  expect(wrong).toEqual([]);
 });
 
-test("the README's Developing map names every module", () => {
+/** The modules a `require` of `from` loads, following every import that is not type-only. */
+function loadedFrom(from: string): { modules: Set<string>; packages: Set<string> } {
+  const modules = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string) => {
+    if (modules.has(file)) return;
+    modules.add(file);
+    for (const { target, typeOnly } of importsOf(file)) {
+      if (typeOnly) continue;
+      if (target.endsWith(".ts")) visit(target);
+      else packages.add(target);
+    }
+  };
+  visit(from);
+  return { modules, packages };
+}
+
+test("the package entry reaches only the program side and the shared modules: no zod, axios, pg, API client or kit", () => {
+  const { modules, packages } = loadedFrom("index.ts");
+  expect([...modules].filter((f) => f !== "index.ts" && !["program", "shared"].includes(layerOf(f)[0] as string))).toEqual([]);
+  expect([...packages].filter((p) => p !== "@pulumi/pulumi" && !NODE_BUILTINS.has(p))).toEqual([]);
+});
+
+test("requiring the package entry, compiled, in a fresh node loads no module of zod, axios or pg", () => {
+  // The modules the entry reaches, transpiled as the build compiles them, inside the repository so
+  // that @pulumi/pulumi resolves from its node_modules.
+  fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
+  const out = fs.mkdtempSync(path.join(ROOT, ".tmp", "entry-"));
+  try {
+    for (const file of loadedFrom("index.ts").modules) {
+      const source = fs.readFileSync(path.join(PROVIDER, file), "utf8");
+      const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
+      const target = path.join(out, "provider", file.replace(/\.ts$/, ".js"));
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, js.outputText);
+    }
+    const script = `
+      const before = new Set(Object.keys(require.cache));
+      const entry = require(${JSON.stringify(path.join(out, "provider", "index.js"))});
+      const loaded = Object.keys(require.cache).filter((f) => !before.has(f));
+      console.log(JSON.stringify({
+        classes: [typeof entry.ServiceFork, typeof entry.ServiceHA, typeof entry.VpcName],
+        count: loaded.length,
+        heavy: loaded.filter((f) => /[\\\\/]node_modules[\\\\/](zod|axios|pg)[\\\\/]/.test(f)),
+      }));`;
+    const result = JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: ROOT, encoding: "utf8" })) as {
+      classes: string[];
+      count: number;
+      heavy: string[];
+    };
+    expect(result.classes).toEqual(["function", "function", "function"]);
+    expect(result.count).toBeGreaterThan(0);
+    expect(result.heavy).toEqual([]);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test("the README's Developing map names every folder and module of the package", () => {
   const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
   const map = readme.slice(readme.indexOf("## Developing"));
-  for (const file of [...modules("."), ...modules("kit")]) expect(map).toContain(path.posix.basename(file));
+  for (const file of MODULES) {
+    expect(map).toContain(path.posix.basename(file));
+    for (const folder of path.posix
+      .dirname(file)
+      .split("/")
+      .filter((f) => f !== "."))
+      expect(map).toContain(`${folder}/`);
+  }
 });

@@ -1,10 +1,10 @@
-// What check verifies before a resource is created or replaced (provider/kit/verify.ts), called
+// What check verifies before a resource is created or replaced (provider/workflows/verify.ts), called
 // as the engine calls it, against the simulator: each outcome, the cache, the settings.
-import { UNKNOWN } from "../provider/kit/inputs";
+import { UNKNOWN } from "../provider/rules/inputs";
 import { credentialSource } from "../provider/settings";
-import { serviceForkProvider as fork } from "../provider/serviceFork";
-import { serviceHAProvider as ha } from "../provider/serviceHA";
-import { vpcNameProvider as vpc } from "../provider/vpcName";
+import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, startProviderSim, stopProviderSim } from "./helpers";
 import type { Simulator } from "./simulator/server";
 

@@ -33,7 +33,7 @@ const inputs: Record<Kind, (i: number) => Record<string, unknown>> = {
   ServiceFork: (i) => ({ projectId: "proj-demo01", sourceServiceId: "svc-parent1", forkStrategy: "NOW", name: `fork-${i}` }),
 };
 
-// The output placeholders and options each constructor in provider/*.ts passes to the SDK, for the twins.
+// The output placeholders and options each constructor in provider/program/*.ts passes to the SDK, for the twins.
 const outputsOf: Record<Kind, string[]> = {
   VpcName: ["cidr", "regionCode"],
   ServiceHA: ["status", "replicaCount", "syncReplicaCount"],

@@ -1,8 +1,8 @@
 // Waiting for a service to reach a status: polling with backoff, within a deadline.
-import type { Service } from "../api-schemas";
-import type { TigerCloudClient } from "../client";
+import type { Service } from "../api/schemas";
+import type { TigerCloudClient } from "../api/client";
 import { ApiError, ConnectionError, InternalServerError, NotFoundError, TimeoutError, WaitError } from "../errors";
-import { hostOptions, type PollOptions, progress } from "./host";
+import { hostOptions, type PollOptions, progress } from "../engine/host";
 
 /** Polling and the default timeouts of every resource: every number in one place. */
 export const WAIT_DEFAULTS = Object.freeze({

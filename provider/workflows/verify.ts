@@ -3,13 +3,13 @@
 // provider process, within a short time limit. A missing object or refused credentials fail the
 // check; anything that only says "not now" (a 5xx, a timeout, a busy service) is a warning.
 import type * as pulumi from "@pulumi/pulumi";
-import type { Service, Vpc } from "../api-schemas";
-import type { TigerCloudClient } from "../client";
+import type { Service, Vpc } from "../api/schemas";
+import type { TigerCloudClient } from "../api/client";
 import { AuthenticationError, ConfigurationError, NotFoundError, PermissionDeniedError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
-import { clientNow, configurationCount, credentialSourceNow, verifyReferencesNow, warning } from "./host";
-import { isUnknown } from "./inputs";
+import { clientFromSettings, configurationCount, credentialSourceNow, verifyReferencesNow, warning } from "../engine/host";
+import { isUnknown } from "../rules/inputs";
 
 /** What a resource says of an object it found: nothing, a failure of the check, or a warning. */
 export interface Judgement {
@@ -81,7 +81,7 @@ export async function verifyReferences(kind: string, references: readonly Refere
   let client: TigerCloudClient;
   try {
     if (!verifyReferencesNow()) return [];
-    client = clientNow(VERIFY_LIMITS);
+    client = clientFromSettings(VERIFY_LIMITS);
   } catch (err) {
     if (!(err instanceof ConfigurationError)) throw err;
     if (credentialSourceNow() === undefined) {

@@ -2,10 +2,10 @@
 // The service has been seen to report READY before PostgreSQL accepts connections (the official
 // CLI's own tests wait for a real login after READY), so "ready" by default means that tsdbadmin
 // can log in and run `SELECT 1`.
-import { secretRedactor } from "../client";
+import { secretRedactor } from "../api/redaction";
 import { WaitError } from "../errors";
 import { printable } from "../text";
-import { hostOptions, type LoginTiming, progress } from "./host";
+import { hostOptions, type LoginTiming, progress } from "../engine/host";
 
 /** Every service's database and admin role (the fork's initial password is that role's). */
 export const DATABASE = "tsdb";

@@ -25,7 +25,7 @@ const claims = new Map<string, Map<string, Claim<unknown>>>();
  * Records that `resource` declares `value` for `key`, replacing its own earlier declaration, and
  * returns the other resources' declarations of the same key.
  */
-export function declare<T>(key: string, resource: Declarant, value: T): Claim<T>[] {
+export function recordClaim<T>(key: string, resource: Declarant, value: T): Claim<T>[] {
   const byResource = claims.get(key) ?? new Map<string, Claim<unknown>>();
   claims.set(key, byResource);
   byResource.set(resource.urn, { resource, value });

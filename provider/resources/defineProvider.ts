@@ -2,22 +2,14 @@
 // resource shares are here, once: configure, check, diff, and the rule that an update with
 // nothing for the API (a new package version, a waiting control) calls no API.
 import type * as pulumi from "@pulumi/pulumi";
-import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { z } from "zod";
-import type { Declarant } from "./claims";
-import { configureFromStack } from "./host";
-import {
-  changedInPlaceKeys,
-  checkInputs,
-  type DiffRules,
-  diffInputs,
-  makesNewObject,
-  onlyStateChanged,
-  readInputs,
-  declarantOf,
-} from "./inputs";
-import { plain, withoutProvider, withDeclarant } from "./outputs";
-import { type Reference, verifyReferences } from "./verify";
+import { configureFromStack, defaultProjectId } from "../engine/host";
+import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
+import type { Declarant } from "../rules/claims";
+import { changedInPlaceKeys, type DiffRules, diffInputs, makesNewObject, onlyStateChanged } from "../rules/diff";
+import { checkInputs, declarantOf, readInputs } from "../rules/inputs";
+import { toPlainJson, withoutProvider, withDeclarant } from "../rules/outputs";
+import { type Reference, verifyReferences } from "../workflows/verify";
 
 export interface ResourceDefinition<T extends z.ZodType> {
   kind: string;
@@ -34,15 +26,15 @@ export interface ResourceDefinition<T extends z.ZodType> {
   ): Promise<pulumi.dynamic.UpdateResult>;
   delete(id: string, props: Record<string, unknown>): Promise<void>;
   /**
-   * Optional: records what the resource declares for this run (kit/claims), from its checked
+   * Optional: records what the resource declares for this run (rules/claims.ts), from its checked
    * inputs (unknown values included); a conflict with another resource's declaration is a failure.
    */
-  declare?(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
+  recordClaims?(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
   stillDeclared?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
   /**
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
-   * them when the resource is about to be created or replaced (provider/kit/verify.ts).
+   * them when the resource is about to be created or replaced (workflows/verify.ts).
    */
   references?(inputs: Record<string, unknown>): Reference[];
   /**
@@ -84,8 +76,9 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       }),
     check: (olds, news) =>
       escapingErrors(async () => {
-        const outcome = checkInputs(def.schema, news);
-        if (outcome.failures.length === 0 && def.declare) outcome.failures.push(...def.declare(outcome.inputs, declarantOf(news)));
+        const outcome = checkInputs(def.schema, news, defaultProjectId);
+        if (outcome.failures.length === 0 && def.recordClaims)
+          outcome.failures.push(...def.recordClaims(outcome.inputs, declarantOf(news)));
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
         if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return escapedFailures(outcome);
         const failures = def.references ? await verifyReferences(def.kind, def.references(outcome.inputs)) : [];
@@ -108,18 +101,18 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       }),
     create: (news) =>
       escapingErrors(async () => {
-        const made = await def.create(readInputs(def.kind, def.schema, news), news);
+        const made = await def.create(readInputs(def.kind, def.schema, news, defaultProjectId), news);
         return { ...made, outs: withDeclarant(made.outs, news) };
       }),
     read: (id, props) => escapingErrors(() => def.read(id, props ?? {})),
     update: (id, olds, news) =>
       escapingErrors(async () => {
-        const inputs = readInputs(def.kind, def.schema, news);
+        const inputs = readInputs(def.kind, def.schema, news, defaultProjectId);
         if (!onlyStateChanged(olds, news, def.rules)) {
           const changed = await def.update(id, olds, inputs, news);
           return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
         }
-        const outs = plain({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
+        const outs = toPlainJson({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
         return { outs: withDeclarant(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
       }),
     delete: (id, props) => escapingErrors(() => def.delete(id, props)),

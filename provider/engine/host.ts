@@ -4,10 +4,10 @@
 import * as crypto from "crypto";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
-import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../client";
+import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../api/client";
 import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
-import { endWithEngine } from "./engine-watch";
+import { endWithEngine } from "./engineWatch";
 
 /** How fast waits poll; a test passes smaller numbers through setHostOptions. */
 export interface PollOptions {
@@ -20,7 +20,7 @@ export interface PollOptions {
 export interface HostOptions {
   client?: Partial<ClientOptions>;
   poll?: Partial<PollOptions>;
-  /** The login probe's backoff (kit/connection.ts). */
+  /** The login probe's backoff (workflows/connection.ts). */
   login?: Partial<LoginTiming>;
 }
 
@@ -72,7 +72,7 @@ export function configurationCount(): number {
  * A client with settings resolved now: stack config, then the environment. `limits` tighten the
  * client's own numbers (a caller that must answer quickly); they never loosen them.
  */
-export function clientNow(
+export function clientFromSettings(
   limits: Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">> = {},
   secrets: readonly string[] = [],
 ): TigerCloudClient {

@@ -3,14 +3,12 @@
 // is not a failure: wait until the service settles, then send the request again, all within the
 // caller's deadline. Only the API's own 409 (its JSON error body) counts, because it proves that
 // nothing was done; so even forkService may be sent again after it, and only after it.
-import type { Service } from "../api-schemas";
-import type { TigerCloudClient } from "../client";
+import type { Service } from "../api/schemas";
+import { GONE, IN_TRANSITION } from "../api/statuses";
+import type { TigerCloudClient } from "../api/client";
 import { ConflictError, WaitError } from "../errors";
-import { hostOptions, progress } from "./host";
+import { hostOptions, progress } from "../engine/host";
 import { WAIT_DEFAULTS, waitForService } from "./waiting";
-
-/** Statuses of a service busy with an operation: they pass by themselves. */
-export const IN_TRANSITION: readonly string[] = Object.freeze(["QUEUED", "CONFIGURING", "RESUMING", "UPGRADING", "PAUSING", "UNSTABLE"]);
 
 export interface BusySpec {
   client: TigerCloudClient;
@@ -63,7 +61,7 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
         serviceId: spec.serviceId,
         goal: spec.accepts.join(" or "),
         done: (s) => spec.accepts.includes(s.status),
-        hopeless: ["DELETING", "DELETED"],
+        hopeless: GONE,
         timeoutMs: Math.max(0, spec.deadline - Date.now()),
         timeoutInput: spec.timeoutInput,
       });

@@ -2,8 +2,9 @@
 // says so (its JSON 404, or a DELETED status) and the API is evidently the right one (the
 // project's service list answers). An HTML or empty 404 from a proxy or a wrong URL, a 5xx or a
 // network failure is an error: taking it for "gone" would drop a live object from state.
-import type { Service, Vpc } from "../api-schemas";
-import type { TigerCloudClient } from "../client";
+import type { Service, Vpc } from "../api/schemas";
+import { DELETED } from "../api/statuses";
+import type { TigerCloudClient } from "../api/client";
 import { NotConfirmedGoneError, NotFoundError } from "../errors";
 
 /** The service, or undefined when the API says, confirmed, that it no longer exists. */
@@ -11,13 +12,13 @@ export async function serviceUnlessGone(client: TigerCloudClient, projectId: str
   let notFound: NotFoundError;
   try {
     const service = await client.getService(projectId, serviceId);
-    return service.status === "DELETED" ? undefined : service;
+    return service.status === DELETED ? undefined : service;
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
     notFound = err;
   }
   const listed = (await projectServices(client, projectId, `service ${serviceId}`, notFound)).find((s) => s.service_id === serviceId);
-  if (listed && listed.status !== "DELETED") {
+  if (listed && listed.status !== DELETED) {
     throw new NotConfirmedGoneError(
       `GET of service ${serviceId} answered 404, but the project's service list still holds it (${listed.status}); it is not taken for gone. Run the command again.`,
       { cause: notFound },

@@ -9,7 +9,7 @@ export function withoutProvider(props: Record<string, unknown>): Record<string, 
 }
 
 /** Outputs must be plain JSON: no undefined anywhere. */
-export function plain<T>(value: T): T {
+export function toPlainJson<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
@@ -20,7 +20,7 @@ export function partialFailure(
   news: Record<string, unknown>,
   cause: unknown,
 ): PartialFailureError {
-  return new PartialFailureError(id, plain({ ...withDeclarant(properties, news), __provider: news.__provider }), cause);
+  return new PartialFailureError(id, toPlainJson({ ...withDeclarant(properties, news), __provider: news.__provider }), cause);
 }
 
 /** State keeps who declared the resource (its URN and name), so its delete can tell itself apart. */

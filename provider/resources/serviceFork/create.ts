@@ -1,0 +1,232 @@
+// Making a fork, or taking one over instead: adoptServiceId names it, or a running fork with this
+// resource's identity exists (adoptExisting), or forkService's answer was lost and the fork it
+// made is found. Never a second forkService. Then the waits a create promises (READY, a login),
+// which a failure leaves pending in state for the next `up` to finish (finishPendingCreate).
+import * as crypto from "crypto";
+import type * as pulumi from "@pulumi/pulumi";
+import type { TigerCloudClient } from "../../api/client";
+import type { ForkServiceRequest, Service } from "../../api/schemas";
+import { READY, SETTLED } from "../../api/statuses";
+import { clientFromSettings, progress } from "../../engine/host";
+import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
+import { recordClaim } from "../../rules/claims";
+import { declarantOf } from "../../rules/inputs";
+import { partialFailure } from "../../rules/outputs";
+import { sendWhenSettled } from "../../workflows/busy";
+import { serviceUnlessGone } from "../../workflows/gone";
+import { adoptionProblem, forkHeld, hasIdentity } from "./identity";
+import { createDeadline, deadlineOf, type ForkInputs } from "./inputs";
+import { awaitLogin, busyFork, stopFork, waitReady } from "./operations";
+import {
+  isLoginPending,
+  isPasswordPending,
+  liveInputs,
+  type ServiceForkState,
+  stateFromService,
+  withLoginPending,
+  withoutLoginPending,
+  withoutPasswordPending,
+  withPasswordPending,
+} from "./state";
+
+/** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+type Adoption = { at: string; reason: string };
+
+/** The forkService body: the checked inputs, unchanged. */
+function forkRequest(inputs: ForkInputs): ForkServiceRequest {
+  const body: ForkServiceRequest = { fork_strategy: inputs.forkStrategy };
+  if (inputs.environmentTag !== undefined) body.environment_tag = inputs.environmentTag;
+  if (inputs.targetTime !== undefined) body.target_time = inputs.targetTime;
+  if (inputs.cpuMillis !== undefined) body.cpu_millis = inputs.cpuMillis;
+  if (inputs.memoryGbs !== undefined) body.memory_gbs = inputs.memoryGbs;
+  if (inputs.name !== undefined) body.name = inputs.name;
+  return body;
+}
+
+/** The running forks with this resource's identity: (project, source service, name). */
+async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): Promise<Service[]> {
+  const services = await client.listServices(inputs.projectId);
+  return services.filter((s) => hasIdentity(s, inputs));
+}
+
+/** The create: fork or adopt, then, when declared paused, stop. A failure after the fork exists still records it. */
+export async function createFork(inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  const made = await forkOrAdopt(inputs, news);
+  if (!inputs.paused) return made;
+  // Declared stopped: forked (and waited for) first, then stopped. A failure here still
+  // records the fork, running, so the next `up` stops it.
+  const state = made.outs as ServiceForkState;
+  try {
+    const stopped = await stopFork(made.id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
+    return { id: made.id, outs: stopped ? stateFromService(state, stopped, state.initialPassword) : state };
+  } catch (err) {
+    throw partialFailure(made.id, state, news, err);
+  }
+}
+
+/** Adopts the running fork with this identity, or forks; never sends forkService twice. */
+async function forkOrAdopt(inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  if (inputs.adoptServiceId !== undefined) return adoptById(inputs, news, inputs.adoptServiceId);
+  const client = clientFromSettings();
+  const adoptable = inputs.name !== undefined && inputs.adoptExisting;
+  if (adoptable) {
+    const existing = await forksWithIdentity(client, inputs);
+    if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
+  }
+  progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
+  const deadline = createDeadline(inputs);
+  // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
+  const busy = {
+    client,
+    projectId: inputs.projectId,
+    serviceId: inputs.sourceServiceId,
+    role: "source",
+    action: "fork",
+    accepts: SETTLED,
+    deadline,
+    timeoutInput: "createTimeout",
+  };
+  let sentAt = Date.now();
+  let forked: Service;
+  try {
+    forked = await sendWhenSettled(busy, () => {
+      sentAt = Date.now();
+      return client.forkService(inputs.projectId, inputs.sourceServiceId, forkRequest(inputs));
+    });
+  } catch (err) {
+    // The answer was lost, but the fork may have been made: look for it rather than let the
+    // next `up` make a second one. Never a second forkService here.
+    if (!(err instanceof ForkOutcomeUnknownError) || !adoptable) throw err;
+    progress(
+      `forkService's answer was lost (${err.cause instanceof Error ? err.cause.message : "unknown"}); looking for the fork it may have made`,
+    );
+    const made = (await forksWithIdentity(client, inputs)).filter((s) => Date.parse(s.created ?? "") >= sentAt - CLOCK_SKEW_MS);
+    if (made.length === 0) throw err;
+    return adopt(inputs, news, made, "forkService's answer was lost, and the fork it made was found");
+  }
+  return finishCreate(inputs, news, forked, undefined, deadline);
+}
+
+/** adoptServiceId: the named fork, checked, taken under management; nothing recorded when a check fails. */
+async function adoptById(inputs: ForkInputs, news: Record<string, unknown>, serviceId: string): Promise<pulumi.dynamic.CreateResult> {
+  const service = await serviceUnlessGone(clientFromSettings(), inputs.projectId, serviceId);
+  if (!service)
+    throw new TigerCloudError(`adoptServiceId ${serviceId}: the API says no such service exists in project ${inputs.projectId}.`);
+  const problem = adoptionProblem(service, inputs);
+  if (problem) throw new TigerCloudError(`adoptServiceId ${serviceId} cannot be taken under management: ${problem}. Nothing was recorded.`);
+  progress(
+    `taking fork ${serviceId} ("${service.name}", ${service.status}) under management (adoptServiceId). ` +
+      (inputs.passwordOnAdopt === "keep"
+        ? `Its initial password is not known, and passwordOnAdopt is "keep": set a new one in the console or with the tiger CLI.`
+        : `Its initial password is not known: a new one will be set.`),
+  );
+  return finishCreate(inputs, news, service, { at: new Date().toISOString(), reason: "taken under management with adoptServiceId" });
+}
+
+/** Takes over the one fork found; several are an error that names them, and nothing is made. */
+async function adopt(
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+  found: Service[],
+  reason: string,
+): Promise<pulumi.dynamic.CreateResult> {
+  if (found.length > 1) {
+    const list = found.map((s) => `${s.service_id} (created ${s.created ?? "at an unknown time"}, ${s.status})`).join(", ");
+    throw new TigerCloudError(
+      `${found.length} running forks of service ${inputs.sourceServiceId} are named "${inputs.name}" in project ${inputs.projectId}: ${list}. ` +
+        `Pulumi cannot tell which one is this resource's, so it made none. Stop or delete all but one, or give this fork another name, ` +
+        `or set adoptExisting: false to make a new one.`,
+    );
+  }
+  const fork = found[0] as Service;
+  progress(
+    `adopting fork ${fork.service_id} ("${inputs.name}", ${fork.status}) instead of forking again: ${reason}. ` +
+      (inputs.passwordOnAdopt === "keep"
+        ? `Its initial password is not known (only the answer that made it held it), and passwordOnAdopt is "keep": set a new one in the Tiger Cloud console or with the tiger CLI.`
+        : `Its initial password is not known (only the answer that made it held it): a new one will be set.`),
+  );
+  return finishCreate(inputs, news, fork, { at: new Date().toISOString(), reason });
+}
+
+/** From a fork that exists: wait for it unless told not to; any failure still records it. */
+async function finishCreate(
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+  fork: Service,
+  adopted: Adoption | undefined,
+  deadline = createDeadline(inputs),
+): Promise<pulumi.dynamic.CreateResult> {
+  const id = fork.service_id;
+  let state: ServiceForkState = {
+    ...stateFromService(inputs, fork, undefined),
+    // An adopted fork is recorded as it is: the next `up` changes in place what the program declares otherwise.
+    ...(adopted ? { adopted, ...liveInputs(inputs, fork) } : {}),
+  };
+  if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
+  // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
+  // this run being deleted must not stop it (see delete).
+  recordClaim(forkHeld(inputs.projectId, id), declarantOf(news), true);
+  try {
+    if (inputs.waitForReady && fork.status !== READY) {
+      state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
+      progress(`fork ${id} is READY`);
+    }
+    // An adopted fork's lost password is reset first, so that the login below proves the new one.
+    // Each wait is marked pending in state before it starts: a failure leaves it for the next `up`.
+    if (adopted && inputs.passwordOnAdopt === "reset") {
+      state = withPasswordPending(state);
+      state = await resetAdoptedPassword(id, inputs, state, deadline);
+    }
+    if (inputs.waitForReady && inputs.readyWhen === "login") {
+      state = withLoginPending(state);
+      state = await awaitLogin(id, state, deadline);
+    }
+  } catch (err) {
+    throw partialFailure(id, state, news, err);
+  }
+  return { id, outs: state };
+}
+
+/**
+ * An adopted fork's password was only in the answer that made it. With passwordOnAdopt "reset",
+ * a new one (192 random bits, chosen before the request so a retry sends the same) is set and
+ * recorded as a secret; the connection outputs and the login probe use it.
+ */
+async function resetAdoptedPassword(id: string, inputs: ForkInputs, state: ServiceForkState, deadline: number): Promise<ServiceForkState> {
+  if (inputs.passwordOnAdopt !== "reset" || !isPasswordPending(state)) return state;
+  const password = crypto.randomBytes(24).toString("base64url");
+  const client = clientFromSettings({}, [password]);
+  const busy = busyFork(id, inputs.projectId, "set the password of", deadline, { client, timeoutInput: "createTimeout" });
+  await sendWhenSettled(busy, () => client.updatePassword(inputs.projectId, id, password));
+  progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
+  // The fork read again, so the connection outputs are built the one way every read builds them.
+  return stateFromService(withoutPasswordPending(state), await client.getService(inputs.projectId, id, { deadline }), password);
+}
+
+/** A create recorded before the fork was READY, or before a login worked (a partial failure), is finished here. */
+export async function finishPendingCreate(
+  id: string,
+  recorded: ServiceForkState,
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+): Promise<ServiceForkState> {
+  const needsStatus = inputs.waitForReady && !inputs.paused && recorded.status !== READY;
+  const passwordPending = isPasswordPending(recorded) && inputs.passwordOnAdopt === "reset";
+  // A fork recorded before READY never had its login tried either.
+  const needsLogin =
+    inputs.waitForReady && !inputs.paused && inputs.readyWhen === "login" && (needsStatus || passwordPending || isLoginPending(recorded));
+  // No longer awaited (readyWhen or waitForReady changed): the login flag goes.
+  if (!needsStatus && !needsLogin && !passwordPending) return withoutLoginPending(recorded);
+  const deadline = createDeadline(inputs);
+  let state = recorded;
+  try {
+    if (needsStatus) state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
+    if (passwordPending) state = await resetAdoptedPassword(id, inputs, state, deadline);
+    if (needsLogin) state = await awaitLogin(id, withLoginPending(state), deadline);
+    return state;
+  } catch (err) {
+    throw partialFailure(id, state, news, err);
+  }
+}

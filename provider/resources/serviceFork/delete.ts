@@ -1,0 +1,97 @@
+// Destroying a fork: stop it (onDestroy "stop", the default) or delete it ("delete"), unless
+// another resource of this run holds it or would take it over (a rename or a move).
+import { DELETED, GONE, SETTLED } from "../../api/statuses";
+import { clientFromSettings, progress } from "../../engine/host";
+import { NotFoundError, TigerCloudError, WaitError } from "../../errors";
+import { type Declarant, declaredBy, describeDeclarant } from "../../rules/claims";
+import { declarantOf } from "../../rules/inputs";
+import { sendWhenSettled } from "../../workflows/busy";
+import { serviceUnlessGone } from "../../workflows/gone";
+import { waitForService } from "../../workflows/waiting";
+import { forkHeld, forkIdentity } from "./identity";
+import { deadlineOf } from "./inputs";
+import { busyFork, stopFork } from "./operations";
+import type { ServiceForkState } from "./state";
+
+export async function destroyFork(id: string, state: ServiceForkState): Promise<void> {
+  const projectId = String(state.projectId);
+  // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
+  const holders = heldElsewhere(id, state);
+  if (holders.length > 0) {
+    const names = holders.map((h) => describeDeclarant(h.resource)).join(" and ");
+    progress(`fork ${id} is held by ServiceFork ${names} of this program, or will be; leaving it as it is`);
+    return;
+  }
+  const wait = state.waitForReady !== false;
+  if (state.onDestroy === "delete") {
+    await deleteFork(id, projectId, String(state.sourceServiceId), wait, deadlineOf(state.deleteTimeout));
+    return;
+  }
+  progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
+  await stopFork(id, projectId, wait, deadlineOf(state.deleteTimeout));
+}
+
+/**
+ * The other resources of this run that hold this fork, or would take it over: by adoptServiceId,
+ * or by its identity (name and source) with adoptExisting. Destroy leaves such a fork alone.
+ */
+function heldElsewhere(id: string, state: ServiceForkState): { resource: Declarant }[] {
+  const me = declarantOf(state);
+  const projectId = String(state.projectId);
+  const holders = declaredBy(forkHeld(projectId, id), me);
+  const { sourceServiceId, name } = state;
+  if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;
+  const adopters = declaredBy<boolean>(forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
+  const byUrn = new Map([...holders, ...adopters].map((claim) => [claim.resource.urn, claim]));
+  return [...byUrn.values()];
+}
+
+/**
+ * Deletes a fork (onDestroy: "delete") and, unless told not to wait, waits until the API says it
+ * is DELETED, or no longer knows it (the "gone" rule). Only a fork of the declared source is
+ * deleted: a service without forked_from, or forked from another, is refused and left as it is.
+ * A fork already deleting, deleted or gone is success.
+ */
+async function deleteFork(id: string, projectId: string, sourceServiceId: string, wait: boolean, deadline: number): Promise<void> {
+  const client = clientFromSettings();
+  const gone = () => progress(`fork ${id} is deleted`);
+  const service = await serviceUnlessGone(client, projectId, id);
+  if (!service) return progress(`fork ${id} no longer exists; nothing to delete`);
+  if (service.forked_from?.service_id !== sourceServiceId) {
+    const what = service.forked_from
+      ? `a fork of ${service.forked_from.service_id}, not of ${sourceServiceId}`
+      : "not a fork (no forked_from)";
+    throw new TigerCloudError(
+      `ServiceFork will not delete service ${id}: it is ${what}, and onDestroy: "delete" deletes only a fork of sourceServiceId. ` +
+        `Nothing was deleted. If this resource should let go of it, remove it from state with \`pulumi state delete\`.`,
+    );
+  }
+  if (!GONE.includes(service.status)) {
+    progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
+    const busy = busyFork(id, projectId, "delete", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
+    try {
+      await sendWhenSettled(busy, () => client.deleteService(projectId, id));
+    } catch (err) {
+      // A 404: gone meanwhile, if the API confirms it.
+      if (!(err instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;
+      return gone();
+    }
+  }
+  if (!wait) return;
+  try {
+    await waitForService({
+      client,
+      projectId,
+      serviceId: id,
+      goal: DELETED,
+      done: (s) => s.status === DELETED,
+      hopeless: [],
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      timeoutInput: "deleteTimeout",
+    });
+  } catch (err) {
+    // The API may forget a deleted service rather than say DELETED: its 404, confirmed, is the end too.
+    if (!(err instanceof WaitError && err.cause instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;
+  }
+  gone();
+}

@@ -1,0 +1,224 @@
+// What preview decides for a fork, before anything is made: what check says of the services it
+// refers to, the claims a declaration records for the run, the warnings of a takeover or a
+// deletion, and the changes that replace instead, or are refused, with the reason.
+import type * as pulumi from "@pulumi/pulumi";
+import type { Service } from "../../api/schemas";
+import { GONE, SETTLED } from "../../api/statuses";
+import { clientFromSettings, configurationCount, verifyReferencesNow, warning } from "../../engine/host";
+import { type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
+import { declarantOf, isUnknown } from "../../rules/inputs";
+import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
+import { adoptionProblem, forkHeld, forkIdentity, hasIdentity } from "./identity";
+import { sameSize, WHOLE } from "./inputs";
+
+/** What check says of the source service it found (workflows/verify.ts). */
+function judgeSource(source: Service): Judgement {
+  if (SETTLED.includes(source.status)) return {};
+  if (GONE.includes(source.status))
+    return { failure: `names service ${source.service_id}, which is ${source.status}: it cannot be forked` };
+  return {
+    warning:
+      `ServiceFork: source service ${source.service_id} is ${source.status}; it can be forked when READY or PAUSED, ` +
+      `so \`up\` will wait for it (within createTimeout) before forking.`,
+  };
+}
+
+/** The services check reads: the source, and the fork adoptServiceId names (preview tells now what create would refuse). */
+export function forkReferences(inputs: Record<string, unknown>): Reference[] {
+  const source: Reference = {
+    type: "service",
+    property: "sourceServiceId",
+    projectId: inputs.projectId,
+    id: inputs.sourceServiceId,
+    judge: judgeSource,
+  };
+  if (inputs.adoptServiceId === undefined) return [source];
+  const judgeAdopted = (service: Service): Judgement => {
+    const problem =
+      typeof inputs.sourceServiceId === "string"
+        ? adoptionProblem(service, {
+            sourceServiceId: inputs.sourceServiceId,
+            name: typeof inputs.name === "string" ? inputs.name : undefined,
+          })
+        : undefined;
+    return problem ? { failure: `cannot be taken under management: ${problem}` } : {};
+  };
+  return [
+    source,
+    { type: "service", property: "adoptServiceId", projectId: inputs.projectId, id: inputs.adoptServiceId, judge: judgeAdopted },
+  ];
+}
+
+/** A string known at preview (not the unknown sentinel). */
+const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
+
+/** The project's services, read once per project and run for preview's warnings. */
+let servicesForPreview = {
+  configuration: -1,
+  byProject: new Map<string, Promise<Service[]>>(),
+  warned: new Set<string>(),
+  replacing: new Set<string>(),
+};
+/** What preview's warnings have learned in this run (a new configuration is a new run). */
+function previewState(): typeof servicesForPreview {
+  if (servicesForPreview.configuration !== configurationCount())
+    servicesForPreview = { configuration: configurationCount(), byProject: new Map(), warned: new Set(), replacing: new Set() };
+  return servicesForPreview;
+}
+function servicesOnce(projectId: string): Promise<Service[]> {
+  let services = previewState().byProject.get(projectId);
+  if (!services) {
+    services = clientFromSettings(VERIFY_LIMITS).listServices(projectId);
+    servicesForPreview.byProject.set(projectId, services);
+  }
+  return services;
+}
+
+/**
+ * The plan says "create", and `up` would take over a running fork (adoptExisting): preview says
+ * which, what happens to its password, and that an alias keeps it as it is when the create is a
+ * rename or a move. The fork a replacement stops first (deleteBeforeReplace) is not taken over.
+ */
+export async function warnOfTakeover(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void> {
+  const { projectId, sourceServiceId, name } = inputs;
+  if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return;
+  if (inputs.adoptExisting === false || inputs.adoptServiceId !== undefined || !verifyReferencesNow()) return;
+  // A replacement keeping the identity stops its fork before forking anew (deleteBeforeReplace).
+  // The engine checks it with the old inputs (not the fork's ID: the identity tells), then once
+  // more, as a create, with none: that second check is remembered by the URN.
+  const state = previewState();
+  if (["projectId", "sourceServiceId", "name"].every((k) => olds[k] === inputs[k])) {
+    state.replacing.add(resource.urn);
+    return;
+  }
+  if (Object.keys(olds).length === 0 && state.replacing.has(resource.urn)) return;
+  let running: Service[];
+  try {
+    running = (await servicesOnce(projectId)).filter((s) => hasIdentity(s, { projectId, sourceServiceId, name }));
+  } catch {
+    return; // no credentials, or the API unavailable: verifying the references has said so already
+  }
+  const fork = running[0];
+  if (!fork) return;
+  const password =
+    inputs.passwordOnAdopt === "keep"
+      ? `its password is kept (passwordOnAdopt: "keep"), so this resource's initialPassword and connection strings will have none`
+      : `its password will be reset (passwordOnAdopt: "reset"): anything holding its current connection string can no longer log in`;
+  const message =
+    running.length > 1
+      ? `ServiceFork ${describeDeclarant(resource)}: ${running.length} running forks named "${name}" of service ${sourceServiceId} exist ` +
+        `(${running.map((s) => s.service_id).join(", ")}); \`up\` will refuse to choose and make none.`
+      : `ServiceFork ${describeDeclarant(resource)} will take over running fork ${fork.service_id} ("${name}", ${fork.status}, a fork of service ${sourceServiceId}) ` +
+        `instead of forking, and ${password}. If this is a rename or a move into or out of a component, give the resource an alias ` +
+        `instead (aliases: [{ name: "<old name>" }] or [{ parent: <old parent> }]): it then keeps the fork and its password untouched.`;
+  // Said once per resource and run, however often the engine checks it.
+  const key = `${resource.urn}\n${message}`;
+  if (state.warned.has(key)) return;
+  state.warned.add(key);
+  await warning(message, resource.urn);
+}
+
+/**
+ * What a fork declaration claims for the run: the fork adoptServiceId names, and the identity,
+ * with whether `up` would take over a running fork that has it. A delete spares both (see
+ * heldElsewhere). Two resources of one program with the same identity would be adopted into one
+ * fork (or race to make two): the second to be checked fails, naming both.
+ */
+export function recordForkClaims(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+  const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
+  if (typeof projectId === "string" && typeof adoptServiceId === "string") recordClaim(forkHeld(projectId, adoptServiceId), resource, true);
+  if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
+  const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
+  const others = recordClaim(forkIdentity(projectId, sourceServiceId, name), resource, adopts);
+  return others.map((other) => ({
+    property: "name",
+    reason:
+      `ServiceFork ${describeDeclarant(resource)} and ServiceFork ${describeDeclarant(other.resource)} both declare a fork named "${name}" of service ${sourceServiceId}: ` +
+      `a fork's identity is its project, source and name, so they would be one fork. Give each its own name.`,
+  }));
+}
+
+/**
+ * Changes the API cannot make, refused at preview with the reason rather than failed at `up` or
+ * made harmful: a replacement that would re-adopt the fork it replaces; an in-place change to a
+ * fork that stays paused (rename, resize and setEnvironment need it running).
+ */
+export function refusedChange(
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  replaces: string[],
+  changed: string[],
+): string | undefined {
+  if (replaces.length > 0 && news.adoptServiceId !== undefined && news.adoptServiceId === olds.serviceId) {
+    return (
+      `ServiceFork: ${replaces.join(", ")} changed, which needs a new fork, but adoptServiceId names the fork this resource ` +
+      `already holds (${String(olds.serviceId)}). Remove adoptServiceId (after create it is bookkeeping) to make a new fork, or undo the change.`
+    );
+  }
+  const inPlace = changed.filter((k) => ["name", "cpuMillis", "memoryGbs", "environmentTag"].includes(k));
+  if (inPlace.length > 0 && olds.paused === true && news.paused === true) {
+    return (
+      `ServiceFork ${String(olds.serviceId)} is paused, and ${inPlace.join(", ")} can be changed only while it runs. ` +
+      `Set paused: false for this change (and true again afterwards), or make the change when it runs.`
+    );
+  }
+  return undefined;
+}
+
+/** adoptServiceId set to another service than the one held replaces: that one is adopted, this one stopped. */
+export async function replacedOnChange(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]> {
+  const adopting = news.adoptServiceId;
+  const another = typeof adopting === "string" && changed.includes("adoptServiceId") && adopting !== olds.serviceId;
+  return [...(another ? ["adoptServiceId"] : []), ...(await sizeChangesResizeCannotMake(changed, olds, news))];
+}
+
+/**
+ * resize takes whole millicores and whole gigabytes, never "shared": a move between "shared" and
+ * a number, or to a fraction of a gigabyte, needs a new fork. Preview says why.
+ */
+async function sizeChangesResizeCannotMake(
+  changed: string[],
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<string[]> {
+  const replaced: string[] = [];
+  for (const k of ["cpuMillis", "memoryGbs"] as const) {
+    if (!changed.includes(k) || isUnknown(news[k])) continue;
+    const [was, now] = [olds[k], news[k]];
+    if (sameSize(was, now)) continue;
+    let why: string | undefined;
+    if ((was === "shared") !== (now === "shared") && was !== undefined)
+      why = `from ${String(was)} to ${String(now)}: resize cannot move between "shared" and a size`;
+    else if (now === "shared") why = `to "shared": resize cannot make a fork shared`;
+    else if (typeof now === "string" && !WHOLE.test(now)) why = `to ${now}: resize takes whole numbers`;
+    if (!why) continue;
+    replaced.push(k);
+    await warning(`${k} changes ${why}, so this fork will be replaced by a new one (its data copied afresh from the source)`);
+  }
+  return replaced;
+}
+
+/**
+ * A replacement that keeps the name and the source would find the old fork running and adopt
+ * it, then stop it: so the old one is stopped first, and the new one is forked afresh.
+ */
+export function deletesBeforeReplace(olds: Record<string, unknown>, news: Record<string, unknown>): boolean {
+  const sameIdentity = ["projectId", "sourceServiceId", "name"].every((k) => news[k] !== undefined && olds[k] === news[k]);
+  return sameIdentity && news.adoptExisting !== false;
+}
+
+/** A replacement with onDestroy "delete" deletes the old fork and its data: preview says so. */
+export async function warnOfDeletion(
+  id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  first: boolean,
+): Promise<void> {
+  if (olds.onDestroy !== "delete") return;
+  await warning(
+    `ServiceFork ${describeDeclarant(declarantOf(news))} will be replaced, and its fork ${id} will be DELETED with its data ` +
+      `(onDestroy: "delete"), ${first ? "before the new fork is made (same name and source)" : "after the new fork is made"}. ` +
+      `Set onDestroy: "stop" and run \`up\` first to keep the old fork, paused.`,
+    declarantOf(news).urn,
+  );
+}

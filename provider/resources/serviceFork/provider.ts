@@ -1,0 +1,54 @@
+// The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts).
+import { clientFromSettings } from "../../engine/host";
+import { recordClaim } from "../../rules/claims";
+import { serviceUnlessGone } from "../../workflows/gone";
+import { defineProvider } from "../defineProvider";
+import { createFork, finishPendingCreate } from "./create";
+import { destroyFork } from "./delete";
+import { forkHeld } from "./identity";
+import { FORK_DIFF_RULES, ForkInputsSchema } from "./inputs";
+import {
+  deletesBeforeReplace,
+  forkReferences,
+  recordForkClaims,
+  refusedChange,
+  replacedOnChange,
+  warnOfDeletion,
+  warnOfTakeover,
+} from "./preview";
+import { forkStateFrom, inputsAfterRefresh, liveInputs, stateFromService } from "./state";
+import { updateFork } from "./update";
+
+/** @internal */
+export const serviceForkProvider = defineProvider({
+  kind: "ServiceFork",
+  schema: ForkInputsSchema,
+  rules: FORK_DIFF_RULES,
+
+  recordClaims: recordForkClaims,
+  foresee: warnOfTakeover,
+  stillDeclared(id, olds, resource) {
+    recordClaim(forkHeld(String(olds.projectId), id), resource, true);
+  },
+  references: forkReferences,
+  replacesInstead: replacedOnChange,
+  refuse: refusedChange,
+  deleteBeforeReplace: deletesBeforeReplace,
+  foreseeReplacement: warnOfDeletion,
+
+  create: createFork,
+
+  async read(id, props) {
+    const recorded = forkStateFrom(props);
+    const service = await serviceUnlessGone(clientFromSettings(), String(recorded.projectId), id);
+    if (!service) return {};
+    // Name, size, environment and running state as they are now: a change made in the console is
+    // drift, which the next `up` puts back in place.
+    const read = { ...stateFromService(recorded, service, recorded.initialPassword), ...liveInputs(recorded, service) };
+    return { id, props: read, inputs: inputsAfterRefresh(recorded, read) };
+  },
+
+  update: (id, olds, inputs, news) => updateFork(id, forkStateFrom(olds), inputs, news),
+  finishPending: (id, outs, inputs, news) => finishPendingCreate(id, forkStateFrom(outs), inputs, news),
+  delete: (id, props) => destroyFork(id, forkStateFrom(props)),
+});

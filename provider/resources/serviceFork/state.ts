@@ -1,0 +1,165 @@
+// A fork's state: the checked inputs as recorded, what the API says of the fork, and the two
+// pending flags a create leaves for the next `up` when it fails part-way. State from the engine is
+// read once, here, into ServiceForkState; the flags are set and cleared only through this module.
+import type { Service } from "../../api/schemas";
+import { isStopped } from "../../api/statuses";
+import { toPlainJson } from "../../rules/outputs";
+import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
+import { FORK_DIFF_RULES, sameSize } from "./inputs";
+
+export interface ServiceForkState {
+  projectId?: string | undefined;
+  sourceServiceId?: string | undefined;
+  name?: string | undefined;
+  cpuMillis?: string | undefined;
+  memoryGbs?: string | undefined;
+  environmentTag?: string | undefined;
+  paused?: boolean | undefined;
+  waitForReady?: boolean | undefined;
+  readyWhen?: string | undefined;
+  passwordOnAdopt?: string | undefined;
+  onDestroy?: string | undefined;
+  deleteTimeout?: string | undefined;
+  serviceId?: string | undefined;
+  status?: string | undefined;
+  resources?:
+    | { id?: string | undefined; cpuMillis?: number | undefined; memoryGbs?: number | undefined; volumeType?: string | undefined }[]
+    | undefined;
+  initialPassword?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  /** An adopted fork whose password is still to be reset (passwordOnAdopt "reset"). */
+  passwordPending?: true;
+  /** A fork whose login (readyWhen "login") is still to be awaited. */
+  loginPending?: true;
+  /** The other inputs and outputs, kept as they came. */
+  [key: string]: unknown;
+}
+
+/** The type each typed field must have; a value of another type is read as absent. */
+const FIELD_TYPES: Record<string, "string" | "number" | "boolean" | "object"> = {
+  projectId: "string",
+  sourceServiceId: "string",
+  name: "string",
+  cpuMillis: "string",
+  memoryGbs: "string",
+  environmentTag: "string",
+  paused: "boolean",
+  waitForReady: "boolean",
+  readyWhen: "string",
+  passwordOnAdopt: "string",
+  onDestroy: "string",
+  deleteTimeout: "string",
+  serviceId: "string",
+  status: "string",
+  resources: "object",
+  initialPassword: "string",
+  host: "string",
+  port: "number",
+};
+const PENDING_FLAGS = ["passwordPending", "loginPending"] as const;
+
+/** State as the engine hands it back (written by this version or an earlier one), without `__provider`. */
+export function forkStateFrom(props: Record<string, unknown>): ServiceForkState {
+  const { __provider: _provider, ...state } = props;
+  for (const [key, type] of Object.entries(FIELD_TYPES)) if (state[key] !== undefined && typeof state[key] !== type) delete state[key];
+  for (const flag of PENDING_FLAGS) if (state[flag] !== undefined && state[flag] !== true) delete state[flag];
+  return state as ServiceForkState;
+}
+
+export const isPasswordPending = (state: ServiceForkState): boolean => state.passwordPending === true;
+export const isLoginPending = (state: ServiceForkState): boolean => state.loginPending === true;
+/** Recorded before the password is reset: a failure leaves it for the next `up`, and nothing else. */
+export const withPasswordPending = (state: ServiceForkState): ServiceForkState => ({ ...state, passwordPending: true });
+/** Recorded before the login is awaited: a failure leaves it for the next `up`. */
+export const withLoginPending = (state: ServiceForkState): ServiceForkState => ({ ...state, loginPending: true });
+export function withoutPasswordPending(state: ServiceForkState): ServiceForkState {
+  const { passwordPending: _reset, ...rest } = state;
+  return rest;
+}
+export function withoutLoginPending(state: ServiceForkState): ServiceForkState {
+  const { loginPending: _awaited, ...rest } = state;
+  return rest;
+}
+
+/** The inputs as state records them, so that refresh can hand back what it read (`paused`). */
+const INPUT_KEYS = [
+  ...FORK_DIFF_RULES.replaceKeys,
+  ...(FORK_DIFF_RULES.updateKeys ?? []),
+  ...(FORK_DIFF_RULES.stateOnlyKeys ?? []),
+  "__resourceName",
+  "__resourceUrn",
+];
+
+/** The recorded inputs with what a refresh read: after it, preview shows the update. */
+export function inputsAfterRefresh(recorded: ServiceForkState, read: ServiceForkState): Record<string, unknown> {
+  const inputs = Object.fromEntries(INPUT_KEYS.filter((k) => recorded[k] !== undefined).map((k) => [k, recorded[k]]));
+  for (const k of FORK_DIFF_RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = read[k];
+  return inputs;
+}
+
+/** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
+export function stateFromService(recorded: ServiceForkState, s: Service, initialPassword: string | undefined): ServiceForkState {
+  // GET does not return the password: keep the one the fork answered with.
+  const password = s.initial_password ?? initialPassword;
+  return toPlainJson({
+    ...recorded,
+    serviceId: s.service_id,
+    name: s.name ?? recorded.name,
+    status: s.status,
+    serviceType: s.service_type,
+    regionCode: s.region_code,
+    created: s.created,
+    endpoint: s.endpoint && { host: s.endpoint.host, port: s.endpoint.port },
+    connectionPooler: s.connection_pooler && {
+      endpoint: s.connection_pooler.endpoint && { host: s.connection_pooler.endpoint.host, port: s.connection_pooler.endpoint.port },
+    },
+    forkedFrom: s.forked_from && {
+      isStandby: s.forked_from.is_standby,
+      projectId: s.forked_from.project_id,
+      serviceId: s.forked_from.service_id,
+    },
+    haReplicas: s.ha_replicas && { replicaCount: s.ha_replicas.replica_count, syncReplicaCount: s.ha_replicas.sync_replica_count },
+    resources: s.resources?.map((r) => ({
+      id: r.id,
+      cpuMillis: r.spec?.cpu_millis,
+      memoryGbs: r.spec?.memory_gbs,
+      volumeType: r.spec?.volume_type,
+    })),
+    environment: s.metadata?.environment,
+    paused: isStopped(s.status),
+    initialPassword: password,
+    // Built from the endpoint each read: a refresh follows an endpoint that moved.
+    host: s.endpoint?.host,
+    port: s.endpoint?.port,
+    database: DATABASE,
+    username: USERNAME,
+    connectionUri: connectionUri(s.endpoint, password),
+    poolerConnectionUri: connectionUri(s.connection_pooler?.endpoint, password),
+  });
+}
+
+/** The fork's size as the API reports it, in the inputs' form (strings). */
+export function liveSize(s: Service): { cpuMillis?: string; memoryGbs?: string } {
+  const spec = s.resources?.[0]?.spec;
+  return {
+    ...(spec?.cpu_millis === undefined ? {} : { cpuMillis: String(spec.cpu_millis) }),
+    ...(spec?.memory_gbs === undefined ? {} : { memoryGbs: String(spec.memory_gbs) }),
+  };
+}
+
+/**
+ * The inputs the fork has now, where they differ from the declared ones: size (not for "shared",
+ * which the API reports as a number) and environment. What refresh and adoption record, so that
+ * the next diff shows what to change in place.
+ */
+export function liveInputs(declared: ServiceForkState, s: Service): ServiceForkState {
+  const live = liveSize(s);
+  const found: ServiceForkState = {};
+  for (const k of ["cpuMillis", "memoryGbs"] as const) {
+    const d = declared[k];
+    if (typeof d === "string" && d !== "shared" && live[k] !== undefined && !sameSize(d, live[k])) found[k] = live[k];
+  }
+  if (s.metadata?.environment) found.environmentTag = s.metadata.environment;
+  return found;
+}

@@ -1,0 +1,143 @@
+// In-place changes to a fork: start, rename, resize, setEnvironment and stop, each sent only when
+// its input changed. A failure part-way records what was done, and the next `up` does the rest.
+import type * as pulumi from "@pulumi/pulumi";
+import type { Service } from "../../api/schemas";
+import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
+import { clientFromSettings, progress } from "../../engine/host";
+import { BadRequestError, TigerCloudError } from "../../errors";
+import { partialFailure, toPlainJson } from "../../rules/outputs";
+import { sendWhenSettled } from "../../workflows/busy";
+import { waitForService } from "../../workflows/waiting";
+import { createDeadline, deadlineOf, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize } from "./inputs";
+import { awaitLogin, busyFork, stopFork, waitReady } from "./operations";
+import { liveSize, type ServiceForkState, stateFromService } from "./state";
+
+/** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
+async function startFork(id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
+  const client = clientFromSettings();
+  const { projectId } = inputs;
+  const deadline = createDeadline(inputs);
+  progress(`starting fork ${id} (paused: false)`);
+  let answer: Service;
+  try {
+    // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
+    const busy = busyFork(id, projectId, "start", deadline, { client, accepts: [PAUSED, READY], timeoutInput: "createTimeout" });
+    answer = await sendWhenSettled(busy, () => client.start(projectId, id));
+  } catch (err) {
+    // 400 answers a start of a fork that is not stopped: confirmed by reading it.
+    if (!(err instanceof BadRequestError)) throw err;
+    answer = await client.getService(projectId, id, { deadline });
+    if (isStopped(answer.status)) throw err;
+    progress(`fork ${id} is already ${answer.status}`);
+  }
+  if (!inputs.waitForReady) return answer;
+  const ready = answer.status === READY ? answer : await waitReady(inputs, id, deadline);
+  progress(`fork ${id} is READY`);
+  if (inputs.readyWhen === "login") {
+    // A resumed fork is ready as a new one is: when its database takes a login.
+    const endpoint = ready.endpoint;
+    await awaitLogin(id, { host: endpoint?.host, port: endpoint?.port, initialPassword: password }, deadline);
+  }
+  return ready;
+}
+
+/** Only the keys given, and only those set. */
+const onlyKeys = (from: Record<string, unknown>, keys: readonly string[]) =>
+  Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]]));
+
+const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
+  (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
+  (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
+
+async function renameFork(id: string, inputs: ForkInputs): Promise<Service> {
+  const name = inputs.name as string;
+  progress(`renaming fork ${id} to "${name}"`);
+  const busy = busyFork(id, inputs.projectId, "rename", deadlineOf(inputs.updateTimeout));
+  return sendWhenSettled(busy, () => busy.client.renameService(inputs.projectId, id, name));
+}
+
+async function resizeFork(id: string, inputs: ForkInputs, before: ServiceForkState): Promise<Service> {
+  // resize needs both sizes: one left unset keeps the fork's current one.
+  const current = before.resources?.[0];
+  const body = {
+    cpu_millis: resizeDigits(inputs.cpuMillis ?? (current?.cpuMillis === undefined ? "" : String(current.cpuMillis))),
+    memory_gbs: resizeDigits(inputs.memoryGbs ?? (current?.memoryGbs === undefined ? "" : String(current.memoryGbs))),
+  };
+  const missing = body.cpu_millis === "" ? "cpuMillis" : body.memory_gbs === "" ? "memoryGbs" : undefined;
+  if (missing)
+    throw new TigerCloudError(`Resizing fork ${id} needs both sizes, and its current ${missing} is not known: declare ${missing} too.`);
+  const deadline = deadlineOf(inputs.updateTimeout);
+  const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
+  progress(`resizing fork ${id} to ${what}`);
+  const busy = busyFork(id, inputs.projectId, "resize", deadline);
+  const answer = await sendWhenSettled(busy, () => busy.client.resize(inputs.projectId, id, body));
+  if (!inputs.waitForReady) return answer;
+  const resized = await waitForService({
+    client: busy.client,
+    projectId: inputs.projectId,
+    serviceId: id,
+    goal: `READY with ${what}`,
+    done: (s) => s.status === READY && sameSize(liveSize(s).cpuMillis, body.cpu_millis) && sameSize(liveSize(s).memoryGbs, body.memory_gbs),
+    hopeless: STOPPED_OR_GONE,
+    timeoutMs: Math.max(0, deadline - Date.now()),
+    timeoutInput: "updateTimeout",
+  });
+  progress(`fork ${id} is READY with ${what}`);
+  return resized;
+}
+
+async function setForkEnvironment(id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
+  progress(`tagging fork ${id} ${environment}`);
+  const busy = busyFork(id, inputs.projectId, "set the environment of", deadlineOf(inputs.updateTimeout));
+  await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, environment));
+  return undefined;
+}
+
+/**
+ * Name, size, environment and running state change in place, in this order: start (when
+ * resuming), rename, resize, setEnvironment, stop (when pausing). Each is sent only when its
+ * input changed. A failure part-way records what was done, and the next `up` does the rest.
+ */
+export async function updateFork(
+  id: string,
+  before: ServiceForkState,
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.UpdateResult> {
+  const password = before.initialPassword;
+  let stateSoFar: ServiceForkState = { ...before, ...onlyKeys(inputs, FORK_DIFF_RULES.stateOnlyKeys ?? []) };
+  let lastRead: Service | undefined;
+  const applied = (keys: string[], service?: Service) => {
+    stateSoFar = { ...stateSoFar, ...onlyKeys(inputs, keys) };
+    if (service) lastRead = service;
+  };
+  const wasPaused = before.paused === true;
+  try {
+    if (wasPaused && !inputs.paused) applied(["paused"], await startFork(id, inputs, password));
+    // Independent of each other: one refused does not keep the others from being made.
+    const changes: [string[], () => Promise<Service | undefined>][] = [];
+    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(id, inputs)]);
+    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(id, inputs, before)]);
+    const environment = inputs.environmentTag;
+    if (environment !== undefined && environment !== before.environmentTag)
+      changes.push([["environmentTag"], () => setForkEnvironment(id, inputs, environment)]);
+    let refused: unknown;
+    for (const [keys, change] of changes) {
+      try {
+        applied(keys, await change());
+      } catch (err) {
+        refused ??= err;
+      }
+    }
+    if (refused) throw refused;
+    if (!wasPaused && inputs.paused) {
+      const stopped = await stopFork(id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
+      if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);
+      applied(["paused"], stopped);
+    }
+    const now = await clientFromSettings().getService(inputs.projectId, id);
+    return { outs: stateFromService({ ...before, ...inputs }, now, password) };
+  } catch (err) {
+    throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), news, err);
+  }
+}

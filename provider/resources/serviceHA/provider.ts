@@ -1,0 +1,165 @@
+// The ServiceHA provider: setHA once the service can take it, then the wait for the counts; its
+// parts wired into the engine's methods (resources/defineProvider.ts).
+import type { Service, SetHARequest } from "../../api/schemas";
+import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
+import { clientFromSettings, progress } from "../../engine/host";
+import { WaitError } from "../../errors";
+import { declarantOf } from "../../rules/inputs";
+import { parseDuration } from "../../rules/inputSchemas";
+import { partialFailure, toPlainJson } from "../../rules/outputs";
+import { sendWhenSettled } from "../../workflows/busy";
+import { serviceUnlessGone } from "../../workflows/gone";
+import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
+import { defineProvider } from "../defineProvider";
+import { declaredBy } from "../../rules/claims";
+import { describeClaims, haOf, recordHAClaims } from "./claims";
+import { describeCounts, HA_DIFF_RULES, type HAInputs, HAInputsSchema, hasCounts, liveCounts, undeclaredCountProblem } from "./inputs";
+
+function haOutputs(inputs: Record<string, unknown>, s: Service): Record<string, unknown> {
+  return toPlainJson({ ...inputs, ...liveCounts(s), status: s.status });
+}
+
+/** What setting HA needs: the service, the counts, whether to wait, and by when. */
+type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
+  /** One deadline for the whole change: waiting for READY, setHA, waiting for the counts. */
+  deadline: number;
+  timeoutInput: "updateTimeout" | "deleteTimeout";
+};
+
+const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
+  waitForService({
+    client: clientFromSettings(),
+    projectId: target.projectId,
+    serviceId: target.serviceId,
+    goal,
+    done,
+    hopeless: STOPPED_OR_GONE,
+    timeoutMs: Math.max(0, target.deadline - Date.now()),
+    timeoutInput: target.timeoutInput,
+  });
+
+/** setHA once the service can take it. */
+async function setHAWhenReady(target: HATarget): Promise<Service> {
+  const client = clientFromSettings();
+  const { projectId, serviceId } = target;
+  // A service still being created or reconfigured (a fork from the same program with
+  // waitForReady false, say) refuses setHA: wait for READY first.
+  const service = await client.getService(projectId, serviceId, { deadline: target.deadline });
+  if (isStopped(service.status)) {
+    // Its HA cannot change until it runs again: say so now rather than wait out the timeout.
+    throw new WaitError(
+      `Service ${serviceId} is ${service.status}: HA cannot be changed while it is paused. ` +
+        `Resume it first (paused: false on its ServiceFork, or start it in the console), then run \`pulumi up\` again.`,
+    );
+  }
+  if (service.status !== READY) await waitUntil(target, "READY before changing HA", (s) => s.status === READY);
+  const body: SetHARequest = {};
+  if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
+  if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
+  progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
+  const busy = { client, projectId, serviceId, role: "service", action: "change HA", accepts: [READY] };
+  return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, () =>
+    client.setHA(projectId, serviceId, body),
+  );
+}
+
+/** Unless told not to, wait until the service is READY with the counts. */
+async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
+  if (!target.waitForReady) return answer;
+  const withCounts = await waitUntil(target, `READY with ${describeCounts(target)}`, (s) => s.status === READY && hasCounts(target)(s));
+  progress(`service ${target.serviceId} is READY with ${describeCounts(target)}`);
+  return withCounts;
+}
+
+/** setHA then wait; once setHA succeeded, a failure still records the resource. */
+async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const target: HATarget = { ...inputs, deadline: Date.now() + parseDuration(inputs.updateTimeout), timeoutInput: "updateTimeout" };
+  const answer = await setHAWhenReady(target);
+  try {
+    return haOutputs(inputs, await awaitHA(target, answer));
+  } catch (err) {
+    throw partialFailure(id, haOutputs(inputs, answer), news, err);
+  }
+}
+
+/** @internal */
+export const serviceHAProvider = defineProvider({
+  kind: "ServiceHA",
+  schema: HAInputsSchema,
+  rules: HA_DIFF_RULES,
+  recordClaims: recordHAClaims,
+
+  references: (inputs) => [
+    {
+      type: "service",
+      property: "serviceId",
+      projectId: inputs.projectId,
+      id: inputs.serviceId,
+      judge: (service) => {
+        const problem = undeclaredCountProblem(inputs, liveCounts(service));
+        return problem ? { failure: `names service ${service.service_id ?? inputs.serviceId}, whose ${problem}` } : {};
+      },
+    },
+  ],
+
+  // The counts in state are the live ones: a change that leaves one count undeclared keeps it.
+  refuse(olds, news, replaces) {
+    if (replaces.length > 0 || typeof olds.replicaCount !== "number" || typeof olds.syncReplicaCount !== "number") return undefined;
+    const problem = undeclaredCountProblem(news, { replicaCount: olds.replicaCount, syncReplicaCount: olds.syncReplicaCount });
+    return problem && `ServiceHA of service ${String(olds.serviceId)}: ${problem}`;
+  },
+
+  async create(inputs, news) {
+    return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
+  },
+
+  async read(id, props) {
+    const service = await serviceUnlessGone(clientFromSettings(), String(props.projectId), id);
+    if (!service) return {};
+    const { __provider: _provider, ...state } = props;
+    if (isStopped(service.status)) {
+      progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
+      return { id, props: state };
+    }
+    return { id, props: haOutputs(state, service) };
+  },
+
+  async update(id, _olds, inputs, news) {
+    return { outs: await applyHA(id, inputs, news) };
+  },
+
+  async delete(id, props) {
+    const projectId = String(props.projectId);
+    const service = await serviceUnlessGone(clientFromSettings(), projectId, id);
+    if (!service) {
+      progress(`service ${id} no longer exists; no HA to remove`);
+      return;
+    }
+    const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
+    if (replica_count === 0 && sync_replica_count === 0) return;
+    // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
+    const successors = declaredBy(haOf(projectId, id), declarantOf(props));
+    if (successors.length > 0) {
+      progress(
+        `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +
+          `${describeCounts({ replicaCount: replica_count, syncReplicaCount: sync_replica_count })}`,
+      );
+      return;
+    }
+    if (STOPPED_OR_GONE.includes(service.status)) {
+      progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
+      return;
+    }
+    const deleteTimeout = typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout;
+    const noHA: HATarget = {
+      projectId,
+      serviceId: id,
+      replicaCount: 0,
+      syncReplicaCount: 0,
+      waitForReady: props.waitForReady !== false,
+      deadline: Date.now() + parseDuration(deleteTimeout),
+      timeoutInput: "deleteTimeout",
+    };
+    await awaitHA(noHA, await setHAWhenReady(noHA));
+  },
+});

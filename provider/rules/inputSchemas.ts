@@ -1,0 +1,68 @@
+// Rules that several resources' inputs share: durations, IDs that go into a URL path, names a
+// person reads, booleans. Each names its first problem, for check's failures.
+import { z } from "zod";
+
+/** Go-style durations: "90s", "30m", "1h30m", "500ms". */
+const DURATION = /^(\d{1,9}(?:ms|h|m|s))+$/;
+const MAX_DURATION_MS = 24 * 3_600_000;
+export function parseDuration(text: string): number {
+  let total = 0;
+  for (const [, n, unit] of text.matchAll(/(\d+)(ms|h|m|s)/g)) {
+    total += Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as "ms" | "s" | "m" | "h"];
+  }
+  return total;
+}
+/**
+ * A string checked by one rule that names its first problem. The problem is not fatal, so the
+ * object's cross-field rules still run and preview reports every mistake at once.
+ */
+export function textSchema(problem: (s: string) => string | undefined, notAString = "must be a string") {
+  return z.string({ error: notAString }).superRefine((s, ctx) => {
+    const found = problem(s);
+    if (found) ctx.addIssue({ code: "custom", message: found });
+  });
+}
+
+export const durationSchema = textSchema((s) => {
+  if (!DURATION.test(s)) return 'must be a duration such as "90s", "30m" or "1h30m"';
+  if (parseDuration(s) <= 0) return "must be longer than zero";
+  // Timers cannot wait longer than about 24 days; no operation of this API takes a day.
+  if (parseDuration(s) > MAX_DURATION_MS) return "must be at most 24h";
+  return undefined;
+});
+
+const CONTROL = /\p{C}/u;
+
+/**
+ * An ID that goes into a URL path: 1 to 128 printable characters, no whitespace, no `/`, and not
+ * `.` or `..` (a dot segment would take the request to another route).
+ */
+export const idSchema = textSchema((s) => {
+  if (s.length === 0) return "must not be empty";
+  if (s.length > 128) return "must be at most 128 characters";
+  if (/[\s/]/u.test(s) || CONTROL.test(s)) return "must not contain whitespace, control characters or '/'";
+  if (s === "." || s === "..") return "must not be '.' or '..'";
+  return undefined;
+});
+
+/** Control, format (zero-width joiners, direction marks) and line-separator characters: nothing a person sees. */
+const INVISIBLE = /[\p{C}\p{Zl}\p{Zp}]/u;
+
+/** A name a person reads: 1 to `max` characters, not blank, nothing invisible (named, with where it is). */
+export function nameSchema(max: number) {
+  return textSchema((s) => {
+    if (s.length < 1 || s.length > max) return `must be 1 to ${max} characters`;
+    if (s.trim() === "") return "must not be blank";
+    const found = INVISIBLE.exec(s);
+    if (found) {
+      const code = `U+${(found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+      return (
+        `must not contain control characters or invisible ones (newlines, tabs, escape codes, zero-width joiners as in some emoji); ` +
+        `it has ${code} at character ${[...s.slice(0, found.index)].length + 1}`
+      );
+    }
+    return undefined;
+  });
+}
+
+export const booleanSchema = z.boolean({ error: "must be true or false" });

@@ -1,0 +1,114 @@
+// Input checking, shared by the three resources. One parse serves check (at preview) and
+// create/update (at apply), so that what check accepts is exactly what create sends.
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { InvalidInputError } from "../errors";
+import { SETTING_SOURCES } from "../settings";
+import { printable } from "../text";
+import type { Declarant } from "./claims";
+
+/**
+ * Who declares a resource: its URN (`__resourceUrn`) and its name in the program
+ * (`__resourceName`), which its constructor adds to the inputs, as the provider is never told them
+ * otherwise (program/urn.ts). Bookkeeping for messages and claims; never diffed. State written before
+ * the URN was recorded is known by its name alone.
+ */
+export function declarantOf(props: Record<string, unknown>): Declarant {
+  const name = typeof props.__resourceName === "string" ? props.__resourceName : "(unnamed)";
+  return { name, urn: typeof props.__resourceUrn === "string" ? props.__resourceUrn : `(named) ${name}` };
+}
+
+/** The bookkeeping inputs the resource classes add: kept through check into state, never sent. */
+export const BOOKKEEPING_KEYS = ["__resourceName", "__resourceUrn"] as const;
+const bookkeeping = (props: Record<string, unknown>) =>
+  Object.fromEntries(BOOKKEEPING_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
+const withoutBookkeeping = (props: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(props).filter(([k]) => !(BOOKKEEPING_KEYS as readonly string[]).includes(k)));
+
+/** The sentinel that stands for a value not known until apply. */
+export const UNKNOWN = pulumi.runtime.unknownValue;
+export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
+
+export interface CheckOutcome {
+  inputs: Record<string, unknown>;
+  failures: pulumi.dynamic.CheckFailure[];
+}
+
+/**
+ * Validates inputs with a zod schema, skipping every value still unknown during preview: a rule
+ * that involves an unknown value is not judged. Each failure names the property and the rule.
+ * Cross-field rules report with `params: { involves: [...] }`. A missing projectId is taken from
+ * `defaultProjectId` (stack config or the environment), and checked by the same rules.
+ */
+export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, defaultProjectId: () => string | undefined): CheckOutcome {
+  const { __provider, ...rest } = news;
+  const raw = withoutBookkeeping(rest);
+  const unknownKeys = new Set(Object.keys(raw).filter((k) => isUnknown(raw[k])));
+  const known = Object.fromEntries(Object.entries(raw).filter(([k, v]) => !unknownKeys.has(k) && v !== undefined && v !== null));
+
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  if (known.projectId === undefined && !unknownKeys.has("projectId")) {
+    const fallback = defaultProjectId();
+    if (fallback) known.projectId = fallback;
+    else
+      failures.push({
+        property: "projectId",
+        reason: `projectId is required: set it on the resource, or set ${SETTING_SOURCES.projectId.config} (stack config) or ${SETTING_SOURCES.projectId.env}`,
+      });
+  }
+
+  const parsed = schema.safeParse(known);
+  let inputs: Record<string, unknown> = known;
+  if (parsed.success) {
+    inputs = parsed.data as Record<string, unknown>;
+  } else {
+    for (const issue of parsed.error.issues) {
+      const involves = [String(issue.path[0] ?? ""), ...((issue as { params?: { involves?: string[] } }).params?.involves ?? [])];
+      if (involves.some((k) => unknownKeys.has(k))) continue;
+      if (issue.path[0] === "projectId" && known.projectId === undefined) continue; // reported above
+      if (issue.code === "unrecognized_keys") {
+        for (const key of issue.keys)
+          failures.push({ property: printable(key), reason: `${printable(key)} is not a property of this resource` });
+        continue;
+      }
+      const property = printable(issue.path.map(String).join(".")) || "(inputs)";
+      failures.push({ property, reason: ruleBroken(property, issue, known) });
+    }
+  }
+  for (const k of unknownKeys) inputs[k] = UNKNOWN;
+  return { inputs: { ...inputs, __provider, ...bookkeeping(news) }, failures };
+}
+
+/** The rule a property breaks; of the wrong type, what it was: missing (required), or `"2"` from config (a string). */
+function ruleBroken(property: string, issue: z.core.$ZodIssue, known: Record<string, unknown>): string {
+  const rule = `${property} ${issue.message}`;
+  if (issue.code !== "invalid_type" || issue.path.length !== 1) return rule;
+  const value = known[String(issue.path[0])];
+  if (value === undefined) return `${property} is required: it ${issue.message}`;
+  const type = Array.isArray(value) ? "array" : typeof value;
+  // A fraction where an integer is wanted is a number all the same: the rule says enough.
+  if (type === (issue.expected === "int" ? "number" : issue.expected)) return rule;
+  return `${rule} (it is ${type === "array" || type === "object" ? "an" : "a"} ${type})`;
+}
+
+/**
+ * The inputs create and update work with: the same parse as check, so they cannot disagree. The
+ * engine hands them what check returned, so a failure here means inputs that skipped check.
+ */
+export function readInputs<T extends z.ZodType>(
+  resource: string,
+  schema: T,
+  news: Record<string, unknown>,
+  defaultProjectId: () => string | undefined,
+): z.output<T> {
+  const { inputs, failures } = checkInputs(schema, news, defaultProjectId);
+  const stillUnknown = Object.keys(inputs).filter((k) => isUnknown(inputs[k]));
+  for (const k of stillUnknown) failures.push({ property: k, reason: `${k} is not known yet` });
+  if (failures.length > 0)
+    throw new InvalidInputError(
+      resource,
+      failures.map((f) => ({ property: f.property ?? "", reason: f.reason })),
+    );
+  const { __provider: _provider, ...rest } = inputs;
+  return withoutBookkeeping(rest) as z.output<T>;
+}
