@@ -2,7 +2,7 @@
 // directory, with the package installed from the tarball `npm pack` makes (what npm would serve),
 // against the simulator. The PR pipeline's script runs verbatim. The Automation API suites assert
 // details; these are the proof that the product works as shipped.
-import { execFileSync, spawn } from "child_process";
+import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
