@@ -194,8 +194,10 @@ describe("nothing from outside reaches the terminal raw", () => {
     const forged = "CONFIGURING\n[tigercloud] fork svc-forged is READY\u001b[2J";
     const { text, error } = await stderrOf(async () => {
       const pending = newFork({ createTimeout: "3s" });
-      await new Promise((r) => setTimeout(r, 100));
-      const id = sim.services(ids.projectId).find((s) => s.name === "pr-7")?.service_id as string;
+      // The fork exists once forkService is answered (a fixed pause lost this race on a busy machine).
+      const forkNamed = () => sim.services(ids.projectId).find((s) => s.name === "pr-7");
+      while (!forkNamed()) await new Promise((r) => setTimeout(r, 10));
+      const id = forkNamed()?.service_id as string;
       sim.outOfBand.setStatus(ids.projectId, id, forged as never);
       await new Promise((r) => setTimeout(r, 200));
       sim.outOfBand.setStatus(ids.projectId, id, "READY");

@@ -190,6 +190,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Where the jobs' time went: every step's total, slowest first (the figures for the closing note).
+  const totals = new Map<string, { seconds: number; runs: number }>();
+  for (const step of ran.flatMap((j) => j.steps.map((s) => ({ ...s, title: `${j.workflow}: ${s.title}` })))) {
+    const t = totals.get(step.title) ?? { seconds: 0, runs: 0 };
+    totals.set(step.title, { seconds: t.seconds + step.seconds, runs: t.runs + 1 });
+  }
+  const lines = [...totals].sort((a, b) => b[1].seconds - a[1].seconds).slice(0, 8);
+  process.stdout.write(
+    `workflow steps, slowest: ${lines.map(([title, t]) => `\n  ${t.seconds.toFixed(1)} s in ${t.runs} runs: ${title}`).join("")}\n`,
+  );
   await sim?.stop();
   await api?.stop();
   if (work) fs.rmSync(work, { recursive: true, force: true });

@@ -72,6 +72,8 @@ export interface JobRun {
   permissions: Permissions;
   /** The job's concurrency group, evaluated (or the workflow's). */
   concurrencyGroup: string | undefined;
+  /** Each step that ran, with its title and how long it took, as GitHub lists them. */
+  steps: { title: string; seconds: number }[];
 }
 
 export interface RunnerOptions {
@@ -208,6 +210,7 @@ export class WorkflowRunner {
       exported: {},
       permissions,
       concurrencyGroup: group,
+      steps: [],
     };
     if (!condition(job.if, base, "success")) return result;
     result.ran = true;
@@ -255,9 +258,10 @@ export class WorkflowRunner {
       const stepEnv = { ...env };
       for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = interpolate(String(v), { ...contexts(), env: stepEnv });
       // The step's title as GitHub shows it: its name with expressions evaluated.
-      log.push(
-        `##[group]${step.name !== undefined ? interpolate(step.name, { ...contexts(), env: stepEnv }) : (step.uses ?? step.run?.split("\n")[0])}`,
-      );
+      const title =
+        step.name !== undefined ? interpolate(step.name, { ...contexts(), env: stepEnv }) : (step.uses ?? step.run?.split("\n")[0]);
+      log.push(`##[group]${title}`);
+      const stepStarted = Date.now();
       let exit = 0;
       if (step.uses) {
         const action = step.uses.replace(/@.*/, "");
@@ -295,6 +299,7 @@ export class WorkflowRunner {
         Object.assign(result.exported, exported);
         env = { ...env, ...exported };
       }
+      result.steps.push({ title: String(title), seconds: (Date.now() - stepStarted) / 1000 });
       if (exit !== 0) {
         log.push(`##[error]Process completed with exit code ${exit}.`);
         status = "failure";
