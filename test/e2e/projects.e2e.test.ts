@@ -50,14 +50,19 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs a command without blocking: the simulator answers from this same process. */
-function run(cwd: string, command: string, args: string[], env = cliEnv()): Promise<Run> {
+/** Runs a command without blocking: the simulator answers from this same process. `onOutput`
+ *  sees the output so far as it grows. */
+function run(cwd: string, command: string, args: string[], env = cliEnv(), onOutput?: (output: string) => void): Promise<Run> {
   fs.mkdirSync(path.join(work, "state"), { recursive: true });
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env });
     let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const take = (chunk: Buffer) => {
+      output += chunk.toString();
+      onOutput?.(output);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
     child.on("error", reject);
     child.on("close", (status) => resolve({ status, output }));
   });
@@ -249,9 +254,12 @@ test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the m
   await ok(dir, "pulumi", ["cancel", "--stack", "pr-4321", "--yes", "--non-interactive"], env);
   expect(fs.existsSync(lockFile)).toBe(false);
   fs.writeFileSync(lockFile, JSON.stringify(lock));
-  setTimeout(() => fs.rmSync(lockFile, { force: true }), 2000);
-  const waited = await ok(dir, "./pr-stack.sh", ["pause", "4321"], { ...env, PR_STACK_LOCK_WAIT_SECONDS: "60" });
-  expect(waited).toContain("another run holds stack pr-4321; waiting");
+  // The other run ends once the script has said it waits (a fixed 2 s lost this race on a busy machine).
+  const waited = await run(dir, "./pr-stack.sh", ["pause", "4321"], { ...env, PR_STACK_LOCK_WAIT_SECONDS: "60" }, (output) => {
+    if (output.includes("another run holds stack pr-4321; waiting")) fs.rmSync(lockFile, { force: true });
+  });
+  expect(waited.status).toBe(0);
+  expect(waited.output).toContain("another run holds stack pr-4321; waiting");
   expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("PAUSED");
 
   // The PR closed: its fork is deleted (onDestroy: "delete"), its stack removed.
