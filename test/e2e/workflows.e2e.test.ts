@@ -250,7 +250,13 @@ test("PR opened: one fork, READY, a masked DATABASE_URL that logs in; the produc
   const sha = commit("a second push to PR 7");
   const forkRequests = sim.requests("forkService").length;
   const pushed = await trigger(pullRequest(7, "synchronize"));
-  job(pushed, "pr-fork.yml", "fork");
+  // The first run of the PR installed with npm ci and saved node_modules; this one restores them.
+  const installs = (run: JobRun) => run.steps.filter((s) => s.title.startsWith("npm ci")).length;
+  expect(installs(fork)).toBe(1);
+  expect(fork.log).toMatch(/Cache not found for input keys: node-modules-Linux-node20-[0-9a-f]{64}\n/);
+  const again = job(pushed, "pr-fork.yml", "fork");
+  expect(installs(again)).toBe(0);
+  expect(again.log).toMatch(/Cache restored from key: node-modules-Linux-node20-[0-9a-f]{64}\n/);
   job(pushed, "production-plan.yml", "plan");
   expect(sim.requests("forkService")).toHaveLength(forkRequests);
   expect(forks(7)).toEqual([{ id: first?.id, status: "READY" }]);

@@ -5,7 +5,9 @@
 // https://docs.github.com/en/actions/reference/workflows-and-actions/expressions
 
 export type Value = string | number | boolean | null | { [key: string]: unknown } | unknown[];
-export type Contexts = Record<string, unknown>;
+export type Contexts = Record<string, unknown> & { [FUNCTIONS]?: Record<string, (args: unknown[]) => unknown> };
+/** Where contexts carry the functions only a job can answer (hashFiles reads its workspace). */
+export const FUNCTIONS = Symbol("functions");
 /** The job's or step's status so far, for success(), failure(), always(), cancelled(). */
 export type Status = "success" | "failure";
 
@@ -115,7 +117,7 @@ export function evaluate(source: string, contexts: Contexts, status: Status = "s
     if (t.text === "true" || t.text === "false") return t.text === "true";
     if (t.text === "null") return null;
     if (peek()?.text === "(") {
-      const fn = functions[t.text];
+      const fn = functions[t.text] ?? contexts[FUNCTIONS]?.[t.text];
       if (!fn) throw new Error(`the runner does not know the function ${t.text}(): ${source}`);
       take("(");
       const args: unknown[] = [];

@@ -9,13 +9,15 @@
 // `::add-mask::` hides a value from the rest of the job's log, as do the secrets; `::notice` and
 // `::error` become annotations. GITHUB_ENV carries variables to the next steps.
 import { spawn } from "child_process";
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { condition, type Contexts, interpolate, type Status } from "./expressions";
+import { condition, type Contexts, FUNCTIONS, interpolate, type Status } from "./expressions";
 import type { Permissions } from "./githubApi";
 
 interface Step {
+  id?: string;
   name?: string;
   uses?: string;
   run?: string;
@@ -153,6 +155,29 @@ export class WorkflowRunner {
     return results;
   }
 
+  /** The repository's caches, as actions/cache keeps them: by key, each with the ref that saved it. */
+  private readonly caches = new Map<string, { ref: string; dir: string }>();
+
+  /**
+   * actions/cache's restore: an exact key saved by this ref or by the default branch (a pull
+   * request's run reads main's caches, never another pull request's). A copy, as GitHub's archive is.
+   */
+  private restoreCache(key: string, ref: string, dir: string): boolean {
+    const entry = this.caches.get(`${ref} ${key}`) ?? this.caches.get(`refs/heads/main ${key}`);
+    if (!entry) return false;
+    fs.mkdirSync(path.dirname(dir), { recursive: true });
+    fs.cpSync(entry.dir, dir, { recursive: true, verbatimSymlinks: true });
+    return true;
+  }
+
+  /** actions/cache's post step: saves `dir` under key for this ref, once (a key is never overwritten). */
+  private saveCache(key: string, ref: string, dir: string): void {
+    if (this.caches.has(`${ref} ${key}`) || !fs.existsSync(dir)) return;
+    const saved = path.join(this.options.work, "caches", String(this.caches.size));
+    fs.cpSync(dir, saved, { recursive: true, verbatimSymlinks: true });
+    this.caches.set(`${ref} ${key}`, { ref, dir: saved });
+  }
+
   private starts(workflow: Workflow, file: string, event: GitHubEvent): boolean {
     if (!(event.name in workflow.on)) return false;
     const filter = (workflow.on[event.name] ?? {}) as { types?: string[]; branches?: string[] } | { cron: string }[];
@@ -247,7 +272,19 @@ export class WorkflowRunner {
       RUNNER_OS: "Linux",
       RUNNER_TEMP: temp,
     };
-    const contexts = (): Contexts => ({ ...base, secrets, env });
+    // Each step's outputs, by its id; `hashFiles` reads the workspace, as on GitHub.
+    const steps: Record<string, { outputs: Record<string, string> }> = {};
+    const hashFiles = ([pattern]: unknown[]) => hashFilesIn(workspace, String(pattern));
+    const contexts = (): Contexts => ({
+      ...base,
+      secrets,
+      env,
+      steps,
+      runner: { os: "Linux", temp },
+      [FUNCTIONS]: { hashFiles },
+    });
+    // actions/cache steps that missed: saved after the job, if it succeeded (the action's post step).
+    const toSave: { key: string; dir: string }[] = [];
     for (const scope of [workflow.env, job.env])
       for (const [k, v] of Object.entries(scope ?? {})) env = { ...env, [k]: interpolate(String(v), contexts()) };
 
@@ -271,7 +308,14 @@ export class WorkflowRunner {
           if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
             throw new Error(`${file}: node ${wanted} wanted, ${process.versions.node} here`);
         } else if (action === "pulumi/actions") env.PATH = `${this.options.pulumiPath}${path.delimiter}${env.PATH}`;
-        else throw new Error(`${file}: the runner cannot stand in for ${step.uses}`);
+        else if (action === "actions/cache") {
+          const key = interpolate(String(step.with?.key ?? ""), contexts());
+          const dir = path.join(workspace, interpolate(String(step.with?.path ?? ""), contexts()));
+          const hit = this.restoreCache(key, github.ref as string, dir);
+          if (!hit) toSave.push({ key, dir });
+          if (step.id) steps[step.id] = { outputs: { "cache-hit": String(hit) } };
+          log.push(hit ? `Cache restored from key: ${key}` : `Cache not found for input keys: ${key}`);
+        } else throw new Error(`${file}: the runner cannot stand in for ${step.uses}`);
       } else if (step.run !== undefined) {
         const dir = step["working-directory"] ?? job.defaults?.run?.["working-directory"] ?? workflow.defaults?.run?.["working-directory"];
         const script = path.join(temp, `step-${n}.sh`);
@@ -306,10 +350,23 @@ export class WorkflowRunner {
         result.status = exit;
       }
     }
+    if (status === "success") for (const { key, dir } of toSave) this.saveCache(key, github.ref as string, dir);
     result.log = hide.filter((v) => v.length > 0).reduce((text, value) => text.split(value).join("***"), log.join("\n"));
     fs.rmSync(root, { recursive: true, force: true });
     return result;
   }
+}
+
+/**
+ * GitHub's hashFiles() for the plain paths our workflows give it (no glob): the SHA-256 of the
+ * matched files' SHA-256s; '' when none matches.
+ */
+function hashFilesIn(workspace: string, pattern: string): string {
+  if (/[*?[\]!]/.test(pattern)) throw new Error(`the runner's hashFiles() takes plain paths only: ${pattern}`);
+  const file = path.join(workspace, pattern);
+  if (!fs.existsSync(file)) return "";
+  const digest = crypto.createHash("sha256").update(fs.readFileSync(file)).digest();
+  return crypto.createHash("sha256").update(digest).digest("hex");
 }
 
 /** A `run:` step as GitHub runs it on Linux: bash --noprofile --norc -eo pipefail, stdout and stderr as one log. */
