@@ -1,16 +1,9 @@
 // `pulumi up` killed (SIGKILL, its whole process group) at many moments of a fork's creation, then
 // what a user runs next: one fork per declared name, in state, READY, with its HA; no provider
 // process left behind. The lab and its checks: test/e2e/kill.ts.
-import { KillLab, sleep, tally } from "./kill";
+import { sleep, useKillLab } from "./kill";
 
-jest.setTimeout(600_000);
-const lab = new KillLab({ forkQueuedMs: 1500, forkConfiguringMs: 1500, setHAMs: 1500, stopMs: 500 });
-beforeAll(() => lab.start());
-afterAll(async () => {
-  await lab.stop();
-  // The figures for the closing note.
-  process.stdout.write(`kill test (create): ${JSON.stringify(tally)}\n`);
-});
+const lab = useKillLab("create");
 
 // The moments: four chosen ones, then random times across the whole create (which takes about 10 s).
 const MOMENTS: [string, (name: string) => Promise<void>][] = [

@@ -2,16 +2,9 @@
 // killed while they are in flight. ServiceHA and VpcName set the declared value, so the next `up`
 // (or refresh, then up) finishes the change, on the same fork. Also: an ambiguous 500 after the
 // fork was made. The lab and its checks: test/e2e/kill.ts.
-import { KillLab, sleep, tally } from "./kill";
+import { sleep, tally, useKillLab } from "./kill";
 
-jest.setTimeout(600_000);
-const lab = new KillLab({ forkQueuedMs: 1500, forkConfiguringMs: 1500, setHAMs: 1500, stopMs: 500 });
-beforeAll(() => lab.start());
-afterAll(async () => {
-  await lab.stop();
-  // The figures for the closing note.
-  process.stdout.write(`kill test (update): ${JSON.stringify(tally)}\n`);
-});
+const lab = useKillLab("update");
 
 // `unfinished`: what the killed `up` cannot have recorded yet, so the kill surely fell mid-change.
 const UPDATES: {

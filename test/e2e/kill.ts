@@ -336,3 +336,16 @@ export class KillLab {
     expect((after.deployment.resources ?? []).filter((r) => r.type.includes("tigercloud"))).toEqual([]);
   }
 }
+
+/** A suite's lab: started before its cases, stopped after them, with the tally printed (the figures for the closing note). */
+export function useKillLab(suite: string): KillLab {
+  jest.setTimeout(600_000);
+  // Status delays long enough that every moment of a create or an update can be hit.
+  const lab = new KillLab({ forkQueuedMs: 1500, forkConfiguringMs: 1500, setHAMs: 1500, stopMs: 500 });
+  beforeAll(() => lab.start());
+  afterAll(async () => {
+    await lab.stop();
+    process.stdout.write(`kill test (${suite}): ${JSON.stringify(tally)}\n`);
+  });
+  return lab;
+}
