@@ -101,7 +101,8 @@ async function installExample(name: string): Promise<string> {
   const dir = path.join(work, name);
   fs.cpSync(path.join(ROOT, "examples", name), dir, { recursive: true });
   const modules = path.join(dir, "node_modules");
-  if (!fs.existsSync(modules)) fs.cpSync(await installOnce(), modules, { recursive: true, verbatimSymlinks: true });
+  // cp, not fs.cpSync, which holds the event loop, and with it the simulator answering from this process.
+  if (!fs.existsSync(modules)) await ok(dir, "cp", ["-a", await installOnce(), modules]);
   return dir;
 }
 

@@ -162,20 +162,21 @@ export class WorkflowRunner {
    * actions/cache's restore: an exact key saved by this ref or by the default branch (a pull
    * request's run reads main's caches, never another pull request's). A copy, as GitHub's archive is.
    */
-  private restoreCache(key: string, ref: string, dir: string): boolean {
+  private async restoreCache(key: string, ref: string, dir: string): Promise<boolean> {
     const entry = this.caches.get(`${ref} ${key}`) ?? this.caches.get(`refs/heads/main ${key}`);
     if (!entry) return false;
     fs.mkdirSync(path.dirname(dir), { recursive: true });
-    fs.cpSync(entry.dir, dir, { recursive: true, verbatimSymlinks: true });
+    await copyTree(entry.dir, dir);
     return true;
   }
 
   /** actions/cache's post step: saves `dir` under key for this ref, once (a key is never overwritten). */
-  private saveCache(key: string, ref: string, dir: string): void {
+  private async saveCache(key: string, ref: string, dir: string): Promise<void> {
     if (this.caches.has(`${ref} ${key}`) || !fs.existsSync(dir)) return;
-    const saved = path.join(this.options.work, "caches", String(this.caches.size));
-    fs.cpSync(dir, saved, { recursive: true, verbatimSymlinks: true });
-    this.caches.set(`${ref} ${key}`, { ref, dir: saved });
+    const saved = path.join(this.options.work, "caches", `${this.caches.size}-${crypto.randomUUID()}`);
+    fs.mkdirSync(path.dirname(saved), { recursive: true });
+    await copyTree(dir, saved);
+    if (!this.caches.has(`${ref} ${key}`)) this.caches.set(`${ref} ${key}`, { ref, dir: saved });
   }
 
   private starts(workflow: Workflow, file: string, event: GitHubEvent): boolean {
@@ -311,7 +312,7 @@ export class WorkflowRunner {
         else if (action === "actions/cache") {
           const key = interpolate(String(step.with?.key ?? ""), contexts());
           const dir = path.join(workspace, interpolate(String(step.with?.path ?? ""), contexts()));
-          const hit = this.restoreCache(key, github.ref as string, dir);
+          const hit = await this.restoreCache(key, github.ref as string, dir);
           if (!hit) toSave.push({ key, dir });
           if (step.id) steps[step.id] = { outputs: { "cache-hit": String(hit) } };
           log.push(hit ? `Cache restored from key: ${key}` : `Cache not found for input keys: ${key}`);
@@ -350,7 +351,7 @@ export class WorkflowRunner {
         result.status = exit;
       }
     }
-    if (status === "success") for (const { key, dir } of toSave) this.saveCache(key, github.ref as string, dir);
+    if (status === "success") for (const { key, dir } of toSave) await this.saveCache(key, github.ref as string, dir);
     result.log = hide.filter((v) => v.length > 0).reduce((text, value) => text.split(value).join("***"), log.join("\n"));
     fs.rmSync(root, { recursive: true, force: true });
     return result;
@@ -367,6 +368,18 @@ function hashFilesIn(workspace: string, pattern: string): string {
   if (!fs.existsSync(file)) return "";
   const digest = crypto.createHash("sha256").update(fs.readFileSync(file)).digest();
   return crypto.createHash("sha256").update(digest).digest("hex");
+}
+
+/** A copy of a directory tree, with `cp -a`: fs.cpSync took 7 s for a node_modules and held the
+ *  event loop, and with it the simulator and GitHub's stand-in, which answer from this process. */
+function copyTree(from: string, to: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("cp", ["-a", from, to], { stdio: ["ignore", "ignore", "pipe"] });
+    let errors = "";
+    child.stderr.on("data", (c: Buffer) => (errors += c.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`cp -a ${from} ${to} exited ${code}: ${errors}`))));
+  });
 }
 
 /** A `run:` step as GitHub runs it on Linux: bash --noprofile --norc -eo pipefail, stdout and stderr as one log. */
