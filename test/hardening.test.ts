@@ -252,6 +252,24 @@ describe("secrets never leak, not even in part", () => {
     expectNoSecretFragments([run.text, ...errorTexts(err)], [initialPassword as string, encodeURIComponent(initialPassword as string)]);
   });
 
+  test("a create recorded before READY, finished by the next up, whose login wait fails: the login stays pending for the up after", async () => {
+    setHostOptions({
+      client: { baseDelayMs: 1, maxDelayMs: 5 },
+      poll: { firstPollMs: 20, maxPollMs: 50 },
+      login: { firstDelayMs: 20, maxDelayMs: 50 },
+    });
+    const { id, props } = await newFork({ createTimeout: "1s" });
+    // As a partial failure records a fork still QUEUED (the engine's state after a failed wait).
+    const olds = { ...props, status: "QUEUED" };
+    const news = (
+      await fork.check(olds, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-7", createTimeout: "1s" })
+    ).inputs;
+    sim.databases.echoPasswordInErrors = true;
+    const err = await rejectionOf(fork.update(id, olds, news));
+    expect(err).toBeInstanceOf(PartialFailureError);
+    expect((err as PartialFailureError).properties).toMatchObject({ status: "READY", loginPending: true });
+  });
+
   test.each(["an API key", "a public/secret key pair"])(
     "with %s, an API that echoes the Authorization header in every error: no 6-character fragment of a credential or the password in errors or progress lines",
     async (credential) => {

@@ -224,7 +224,11 @@ export async function finishPendingCreate(
   try {
     if (needsStatus) state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
     if (passwordPending) state = await resetAdoptedPassword(id, inputs, state, deadline);
-    if (needsLogin) state = await awaitLogin(id, withLoginPending(state), deadline);
+    if (needsLogin) {
+      // Marked before the wait, as at create: a failure leaves the login for the next `up`.
+      state = withLoginPending(state);
+      state = await awaitLogin(id, state, deadline);
+    }
     return state;
   } catch (err) {
     throw partialFailure(id, state, news, err);
