@@ -119,7 +119,8 @@ describe("validation like the real service", () => {
   });
 
   test("DELETE: 202 with no body, DELETING -> DELETED, then GET 404 and gone from the list; a busy service 409; unknown IDs 404", async () => {
-    sim.delays = { ...sim.delays, forkQueuedMs: 0, forkConfiguringMs: 0, deleteMs: 50 };
+    // DELETING long enough to be seen on a busy machine, then polled for DELETED.
+    sim.delays = { ...sim.delays, forkQueuedMs: 0, forkConfiguringMs: 0, deleteMs: 1000 };
     const id = (await post("forkService", { fork_strategy: "NOW", name: "doomed" })).body.service_id as string;
     const del = (serviceId: string) =>
       fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}`, {
@@ -139,7 +140,8 @@ describe("validation like the real service", () => {
     expect(sim.service(ids.projectId, id)?.status).toBe("DELETING");
     // Sent again while it is deleting (a retry after a lost answer): the same 202, nothing more.
     expect((await del(id)).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 70));
+    for (const until = Date.now() + 5000; sim.service(ids.projectId, id)?.status === "DELETING" && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 20));
     expect(sim.service(ids.projectId, id)?.status).toBe("DELETED");
     expect((await get(id)).status).toBe(404);
     const listed = await fetch(`${sim.url}/projects/${ids.projectId}/services`, { headers: { Authorization: `Bearer ${sim.apiKey}` } });

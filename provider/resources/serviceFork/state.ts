@@ -4,6 +4,7 @@
 import type { Service } from "../../api/schemas";
 import { isStopped } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
+import { type FieldTypes, typedState } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
 import { FORK_DIFF_RULES, sameSize } from "./inputs";
 
@@ -37,7 +38,7 @@ export interface ServiceForkState {
 }
 
 /** The type each typed field must have; a value of another type is read as absent. */
-const FIELD_TYPES: Record<string, "string" | "number" | "boolean" | "object"> = {
+const FIELD_TYPES: FieldTypes = {
   projectId: "string",
   sourceServiceId: "string",
   name: "string",
@@ -61,10 +62,9 @@ const PENDING_FLAGS = ["passwordPending", "loginPending"] as const;
 
 /** State as the engine hands it back (written by this version or an earlier one), without `__provider`. */
 export function forkStateFrom(props: Record<string, unknown>): ServiceForkState {
-  const { __provider: _provider, ...state } = props;
-  for (const [key, type] of Object.entries(FIELD_TYPES)) if (state[key] !== undefined && typeof state[key] !== type) delete state[key];
+  const state = typedState<ServiceForkState>(props, FIELD_TYPES);
   for (const flag of PENDING_FLAGS) if (state[flag] !== undefined && state[flag] !== true) delete state[flag];
-  return state as ServiceForkState;
+  return state;
 }
 
 export const isPasswordPending = (state: ServiceForkState): boolean => state.passwordPending === true;

@@ -6,7 +6,7 @@ import { clientFromSettings, progress } from "../../engine/host";
 import { WaitError } from "../../errors";
 import { declarantOf } from "../../rules/inputs";
 import { parseDuration } from "../../rules/inputSchemas";
-import { partialFailure, toPlainJson } from "../../rules/outputs";
+import { partialFailure } from "../../rules/outputs";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
@@ -14,10 +14,7 @@ import { defineProvider } from "../defineProvider";
 import { declaredBy } from "../../rules/claims";
 import { describeClaims, haOf, recordHAClaims } from "./claims";
 import { describeCounts, HA_DIFF_RULES, type HAInputs, HAInputsSchema, hasCounts, liveCounts, undeclaredCountProblem } from "./inputs";
-
-function haOutputs(inputs: Record<string, unknown>, s: Service): Record<string, unknown> {
-  return toPlainJson({ ...inputs, ...liveCounts(s), status: s.status });
-}
+import { haStateFrom, haStateFromService, type ServiceHAState } from "./state";
 
 /** What setting HA needs: the service, the counts, whether to wait, and by when. */
 type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
@@ -72,13 +69,13 @@ async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
 }
 
 /** setHA then wait; once setHA succeeded, a failure still records the resource. */
-async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
   const target: HATarget = { ...inputs, deadline: Date.now() + parseDuration(inputs.updateTimeout), timeoutInput: "updateTimeout" };
   const answer = await setHAWhenReady(target);
   try {
-    return haOutputs(inputs, await awaitHA(target, answer));
+    return haStateFromService(inputs, await awaitHA(target, answer));
   } catch (err) {
-    throw partialFailure(id, haOutputs(inputs, answer), news, err);
+    throw partialFailure(id, haStateFromService(inputs, answer), news, err);
   }
 }
 
@@ -104,9 +101,10 @@ export const serviceHAProvider = defineProvider({
 
   // The counts in state are the live ones: a change that leaves one count undeclared keeps it.
   refuse(olds, news, replaces) {
-    if (replaces.length > 0 || typeof olds.replicaCount !== "number" || typeof olds.syncReplicaCount !== "number") return undefined;
-    const problem = undeclaredCountProblem(news, { replicaCount: olds.replicaCount, syncReplicaCount: olds.syncReplicaCount });
-    return problem && `ServiceHA of service ${String(olds.serviceId)}: ${problem}`;
+    const { replicaCount, syncReplicaCount, serviceId } = haStateFrom(olds);
+    if (replaces.length > 0 || replicaCount === undefined || syncReplicaCount === undefined) return undefined;
+    const problem = undeclaredCountProblem(news, { replicaCount, syncReplicaCount });
+    return problem && `ServiceHA of service ${String(serviceId)}: ${problem}`;
   },
 
   async create(inputs, news) {
@@ -114,14 +112,14 @@ export const serviceHAProvider = defineProvider({
   },
 
   async read(id, props) {
-    const service = await serviceUnlessGone(clientFromSettings(), String(props.projectId), id);
+    const recorded = haStateFrom(props);
+    const service = await serviceUnlessGone(clientFromSettings(), String(recorded.projectId), id);
     if (!service) return {};
-    const { __provider: _provider, ...state } = props;
     if (isStopped(service.status)) {
       progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
-      return { id, props: state };
+      return { id, props: recorded };
     }
-    return { id, props: haOutputs(state, service) };
+    return { id, props: haStateFromService(recorded, service) };
   },
 
   async update(id, _olds, inputs, news) {
@@ -129,7 +127,8 @@ export const serviceHAProvider = defineProvider({
   },
 
   async delete(id, props) {
-    const projectId = String(props.projectId);
+    const recorded = haStateFrom(props);
+    const projectId = String(recorded.projectId);
     const service = await serviceUnlessGone(clientFromSettings(), projectId, id);
     if (!service) {
       progress(`service ${id} no longer exists; no HA to remove`);
@@ -150,13 +149,13 @@ export const serviceHAProvider = defineProvider({
       progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
       return;
     }
-    const deleteTimeout = typeof props.deleteTimeout === "string" ? props.deleteTimeout : WAIT_DEFAULTS.deleteTimeout;
+    const deleteTimeout = recorded.deleteTimeout ?? WAIT_DEFAULTS.deleteTimeout;
     const noHA: HATarget = {
       projectId,
       serviceId: id,
       replicaCount: 0,
       syncReplicaCount: 0,
-      waitForReady: props.waitForReady !== false,
+      waitForReady: recorded.waitForReady !== false,
       deadline: Date.now() + parseDuration(deleteTimeout),
       timeoutInput: "deleteTimeout",
     };

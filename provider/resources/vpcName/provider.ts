@@ -1,12 +1,11 @@
 // The VpcName provider: rename, then GET. Destroy makes no API call (a VPC cannot be unnamed).
 import { z } from "zod";
-import type { Vpc } from "../../api/schemas";
 import { clientFromSettings, progress } from "../../engine/host";
 import type { DiffRules } from "../../rules/diff";
 import { idSchema, nameSchema, textSchema } from "../../rules/inputSchemas";
-import { toPlainJson } from "../../rules/outputs";
 import { vpcUnlessGone } from "../../workflows/gone";
 import { defineProvider } from "../defineProvider";
+import { type VpcNameState, vpcStateFrom, vpcStateFromApi } from "./state";
 
 /** The API publishes no limit on a VPC's name; 128 matches a service's name. */
 export const VPC_NAME_MAX = 128;
@@ -24,16 +23,12 @@ type VpcInputs = z.output<typeof VpcInputsSchema>;
 
 const VPC_DIFF_RULES: DiffRules = { replaceKeys: ["projectId", "vpcId"], updateKeys: ["name"] };
 
-function vpcOutputs(inputs: Record<string, unknown>, vpc: Vpc): Record<string, unknown> {
-  return toPlainJson({ ...inputs, name: vpc.name, cidr: vpc.cidr, regionCode: vpc.region_code });
-}
-
 /** rename, then GET: today's rename answers only a message, and GET is the truth either way. */
-async function rename(inputs: VpcInputs): Promise<Record<string, unknown>> {
+async function rename(inputs: VpcInputs): Promise<VpcNameState> {
   const client = clientFromSettings();
   progress(`renaming VPC ${inputs.vpcId} to "${inputs.name}"`);
   await client.renameVpc(inputs.projectId, inputs.vpcId, inputs.name);
-  return vpcOutputs(inputs, await client.getVpc(inputs.projectId, inputs.vpcId));
+  return vpcStateFromApi(inputs, await client.getVpc(inputs.projectId, inputs.vpcId));
 }
 
 /** @internal */
@@ -49,10 +44,10 @@ export const vpcNameProvider = defineProvider({
   },
 
   async read(id, props) {
-    const vpc = await vpcUnlessGone(clientFromSettings(), String(props.projectId), id);
+    const recorded = vpcStateFrom(props);
+    const vpc = await vpcUnlessGone(clientFromSettings(), String(recorded.projectId), id);
     if (!vpc) return {};
-    const { __provider: _provider, ...state } = props;
-    return { id, props: vpcOutputs(state, vpc) };
+    return { id, props: vpcStateFromApi(recorded, vpc) };
   },
 
   async update(_id, _olds, inputs) {
