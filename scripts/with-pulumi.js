@@ -2,7 +2,9 @@
 // Runs a command with everything the real Pulumi engine needs: the CLI (found or built by
 // scripts/ensure-pulumi), this package built to dist/ and linked by name, and PATH set so the
 // engine finds both the CLI and the dynamic-provider plugin shipped inside @pulumi/pulumi.
-// Usage: node scripts/with-pulumi.js <command> [args...]
+// Usage: node scripts/with-pulumi.js [--pack] <command> [args...]
+//   --pack: also pack the package once (npm pack) and name the tarball in PULUMI_TIGERCLOUD_TARBALL,
+//   for the suites that install it as a user would; the demo and the benchmark do not need it.
 const { execFileSync, spawnSync } = require("child_process");
 const fs = require("fs");
 const path = require("path");
@@ -20,19 +22,38 @@ const toolDirs = execFileSync(path.join(__dirname, "ensure-pulumi"), { stdio: ["
 const pulumiBin = toolDirs[0];
 step(`Pulumi CLI ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${toolDirs.join(path.delimiter)}`);
 
-step("building the package (tsc -p tsconfig.build.json)");
-execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+// Built once per change: dist/.built is touched when a build starts, so a build is skipped when no
+// source (the build's folders, its tsconfig, package.json) changed since. CI runs the demo and the
+// benchmark beside the tests, and a second build would rewrite dist/ while the suites load it.
+const stamp = path.join(root, "dist", ".built");
+if (builtSince(stamp)) step("the package is built (dist/ is newer than every source)");
+else {
+  step("building the package (tsc -p tsconfig.build.json)");
+  const buildStarted = new Date();
+  execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+  fs.writeFileSync(stamp, "");
+  fs.utimesSync(stamp, buildStarted, buildStarted);
+}
 require("./link-self");
-// The package as npm would serve it, packed once from that build: suites that install it
-// (projects.e2e, workflows.e2e) must not run `npm pack` themselves, whose prepack rebuilds dist/
-// while other suites, running beside them, load it.
-fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
-const packDir = fs.mkdtempSync(path.join(root, ".tmp", "pack-"));
-const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", packDir], { cwd: root, encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .pop();
-step(`packed ${packed}`);
+
+/** Whether the last build started after every file it reads was last changed. */
+function builtSince(stampFile) {
+  let built;
+  try {
+    built = fs.statSync(stampFile).mtimeMs;
+  } catch {
+    return false;
+  }
+  const ts = require("typescript");
+  const config = ts.readConfigFile(path.join(root, "tsconfig.build.json"), ts.sys.readFile).config;
+  const sources = ["tsconfig.build.json", "tsconfig.json", "package.json", ...config.include];
+  const newest = (p) => {
+    const st = fs.statSync(p);
+    if (!st.isDirectory()) return st.mtimeMs;
+    return Math.max(st.mtimeMs, ...fs.readdirSync(p).map((e) => newest(path.join(p, e))));
+  };
+  return sources.every((s) => newest(path.join(root, s)) < built);
+}
 
 const pluginDir = path.dirname(require.resolve("@pulumi/pulumi/package.json", { paths: [root] }));
 const env = {
@@ -51,13 +72,31 @@ env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
 // The CLI's directories alone: the workflow runner's jobs (test/gitops) get them from their
 // pulumi/actions step, as on GitHub, and have no pulumi before it.
 env.PULUMI_TIGERCLOUD_CLI_PATH = toolDirs.join(path.delimiter);
-env.PULUMI_TIGERCLOUD_TARBALL = path.join(packDir, packed);
 
-const [command, ...args] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const pack = argv[0] === "--pack";
+const [command, ...args] = pack ? argv.slice(1) : argv;
+let packDir;
+if (pack) {
+  // The package as npm would serve it, packed once from that build: suites that install it
+  // (projects.e2e, workflows.e2e) must not run `npm pack` themselves, whose prepack rebuilds dist/
+  // while other suites, running beside them, load it.
+  fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
+  packDir = fs.mkdtempSync(path.join(root, ".tmp", "pack-"));
+  const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", packDir], {
+    cwd: root,
+    encoding: "utf8",
+  })
+    .trim()
+    .split("\n")
+    .pop();
+  step(`packed ${packed}`);
+  env.PULUMI_TIGERCLOUD_TARBALL = path.join(packDir, packed);
+}
 if (!command) {
   step("usage: with-pulumi <command> [args...]");
   process.exit(2);
 }
 const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
-fs.rmSync(packDir, { recursive: true, force: true });
+if (packDir) fs.rmSync(packDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);

@@ -159,7 +159,8 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
 /** The tarball `npm pack` made of this package, which scripts/with-pulumi.js packs once per run. */
 export function packedTarball(): string {
   const tarball = process.env.PULUMI_TIGERCLOUD_TARBALL;
-  if (!tarball || !fs.existsSync(tarball)) throw new Error("run under scripts/with-pulumi.js (npm test), which packs the package once");
+  if (!tarball || !fs.existsSync(tarball))
+    throw new Error("run under `node scripts/with-pulumi.js --pack` (as npm test does), which packs the package once");
   return tarball;
 }
 
