@@ -4,8 +4,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
-import { SAMPLE_TABLE } from "../test/simulator/databases";
-import { REALISTIC_DELAYS, Simulator } from "../test/simulator/server";
+import { SAMPLE_TABLE } from "../simulator";
+import { REALISTIC_DELAYS, Simulator } from "../simulator";
 
 const ROOT = path.join(__dirname, "..");
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);

@@ -4,7 +4,7 @@
 import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import { Simulator } from "./simulator/server";
+import { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;

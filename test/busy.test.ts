@@ -3,7 +3,7 @@
 import { ConflictError } from "../provider/errors";
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import type { Simulator } from "./simulator/server";
+import type { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;

@@ -5,7 +5,7 @@
 import { PartialFailureError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import type { Fault, OperationName, Simulator } from "./simulator/server";
+import type { Fault, OperationName, Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;

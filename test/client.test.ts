@@ -21,7 +21,7 @@ import {
   TimeoutError,
 } from "../provider/errors";
 import { SETTING_SOURCES, resolveProjectId, resolveSettings } from "../provider/settings";
-import { Simulator } from "./simulator/server";
+import { Simulator } from "../simulator";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startSimulator, type SimAndClient } from "./helpers";
 
 let t: SimAndClient;
@@ -49,7 +49,7 @@ describe("operations", () => {
     const s = await t.client.getService(t.ids.projectId, t.ids.serviceId);
     expect(s.service_id).toBe(t.ids.serviceId);
     expect(s.status).toBe("READY");
-    // Its database's listener, on loopback (test/simulator/databases.ts).
+    // Its database's listener, on loopback (simulator/databases.ts).
     expect(s.endpoint).toEqual({ host: "127.0.0.1", port: expect.any(Number) });
   });
 

@@ -6,7 +6,7 @@ import { WaitError } from "../provider/errors";
 import { type Attempt, connectionUri, nextLoginDelay, waitForLogin } from "../provider/workflows/connection";
 import { setHostOptions } from "../provider/engine/host";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import type { Simulator } from "./simulator/server";
+import type { Simulator } from "../simulator";
 
 /** Stderr (the progress lines) while `run` runs. */
 async function stderrOf<T>(run: () => Promise<T>): Promise<{ text: string; result: T | undefined; error: unknown }> {

@@ -9,7 +9,7 @@ import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provide
 import { printable } from "../provider/text";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { startProviderSim, stopProviderSim } from "./helpers";
-import type { OperationName, Simulator } from "./simulator/server";
+import type { OperationName, Simulator } from "../simulator";
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
 const P = "serialized-provider-text";

@@ -7,8 +7,16 @@ import { setHostOptions } from "../provider/engine/host";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { configureProviders, errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import { Simulator } from "./simulator/server";
+import {
+  configureProviders,
+  errorTexts,
+  expectNoSecretFragments,
+  forkAppears,
+  rejectionOf,
+  startProviderSim,
+  stopProviderSim,
+} from "./helpers";
+import { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 const HTML_404 = "<html><body><h1>404 Not Found</h1>nginx</body></html>";
@@ -195,9 +203,7 @@ describe("nothing from outside reaches the terminal raw", () => {
     const { text, error } = await stderrOf(async () => {
       const pending = newFork({ createTimeout: "3s" });
       // The fork exists once forkService is answered (a fixed pause lost this race on a busy machine).
-      const forkNamed = () => sim.services(ids.projectId).find((s) => s.name === "pr-7");
-      while (!forkNamed()) await new Promise((r) => setTimeout(r, 10));
-      const id = forkNamed()?.service_id as string;
+      const id = await forkAppears(sim, ids.projectId, "pr-7");
       sim.outOfBand.setStatus(ids.projectId, id, forged as never);
       await new Promise((r) => setTimeout(r, 200));
       sim.outOfBand.setStatus(ids.projectId, id, "READY");

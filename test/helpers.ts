@@ -5,7 +5,7 @@ import { setHostOptions } from "../provider/engine/host";
 import { serviceForkProvider } from "../provider/resources/serviceFork/provider";
 import { inspect } from "util";
 import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/api/client";
-import { Simulator, type SimulatorOptions } from "./simulator/server";
+import { Simulator, type SimulatorOptions } from "../simulator";
 
 export interface SimAndClient {
   sim: Simulator;
@@ -116,4 +116,15 @@ export function captureStderr(): string[] {
     return true;
   });
   return lines;
+}
+
+/** The ID of the fork named `name` once the simulator holds it (a create still under way made it). */
+export async function forkAppears(sim: Simulator, projectId: string, name: string, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = sim.services(projectId).find((s) => s.name === name);
+    if (found) return found.service_id;
+    if (Date.now() > deadline) throw new Error(`no fork named ${name} appeared within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

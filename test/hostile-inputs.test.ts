@@ -8,7 +8,7 @@ import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provide
 import { printable } from "../provider/text";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import { Simulator } from "./simulator/server";
+import { Simulator } from "../simulator";
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
 const P = "serialized-provider-text";

@@ -4,7 +4,7 @@ import { InvalidInputError, NotFoundError, TigerCloudError } from "../provider/e
 import { forgetClaims } from "../provider/rules/claims";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import type { OperationName, Simulator } from "./simulator/server";
+import type { OperationName, Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;

@@ -5,8 +5,8 @@ import { UNKNOWN } from "../provider/rules/inputs";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { configureProviders, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
-import { Simulator } from "./simulator/server";
+import { configureProviders, forkAppears, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
+import { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;
@@ -233,8 +233,7 @@ describe("ServiceFork", () => {
       sim.delays = { ...sim.delays, forkQueuedMs: 10_000 };
       const news = await inputs();
       const pending = fork.create(news);
-      await new Promise((r) => setTimeout(r, 50));
-      const forkId = sim.services(ids.projectId).find((s) => s.name === "pr-9")?.service_id as string;
+      const forkId = await forkAppears(sim, ids.projectId, "pr-9");
       sim.outOfBand.setStatus(ids.projectId, forkId, "DELETING");
       const err = (await rejectionOf(pending)) as Error & { id?: string; properties?: Record<string, unknown>; reasons?: string[] };
       expect(err.id).toBe(forkId);
@@ -246,8 +245,7 @@ describe("ServiceFork", () => {
     test("a fork that disappears (404) while awaited fails with a clear message, still carrying the fork", async () => {
       sim.delays = { ...sim.delays, forkQueuedMs: 10_000 };
       const pending = fork.create(await inputs());
-      await new Promise((r) => setTimeout(r, 50));
-      const forkId = sim.services(ids.projectId).find((s) => s.name === "pr-9")?.service_id as string;
+      const forkId = await forkAppears(sim, ids.projectId, "pr-9");
       sim.outOfBand.deleteService(ids.projectId, forkId);
       const err = (await rejectionOf(pending)) as Error & { id?: string };
       expect(err.id).toBe(forkId);

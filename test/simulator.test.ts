@@ -1,36 +1,149 @@
 // The simulator as `npm run simulator` serves it (a child process), its validation rules, which
 // mirror the real service's, and its routing and faults, which mirror a real gateway's.
-import { spawn, type ChildProcess } from "child_process";
+import { spawn, spawnSync, type ChildProcess } from "child_process";
 import * as path from "path";
 import * as readline from "readline";
-import { Simulator } from "./simulator/server";
+import { DEFAULT_SEED, Simulator } from "../simulator";
 
-describe("npm run simulator", () => {
+describe("tigercloud-simulator (npm run simulator here)", () => {
   let child: ChildProcess;
   afterEach(() => {
     child?.kill("SIGTERM");
   });
 
-  test("prints one JSON line, then serves the seeded VPC to the printed key and 401 to a wrong one", async () => {
-    child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "simulator", "main.ts"), "--fast"], {
-      cwd: path.join(__dirname, ".."),
-    });
-    const firstLine = await new Promise<string>((resolve, reject) => {
-      readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
+  test("prints one JSON line and an export line with the bearer key and the key pair; serves the seeded VPC to either, 401 to a wrong one", async () => {
+    child = spawn(
+      process.execPath,
+      ["-r", "ts-node/register/transpile-only", path.join(__dirname, "..", "simulator", "cli.ts"), "--fast", "--stand-in"],
+      {
+        cwd: path.join(__dirname, ".."),
+      },
+    );
+    const lines: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const reader = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      reader.on("line", (line) => {
+        lines.push(line);
+        if (lines.length === 2) resolve();
+      });
       child.once("exit", (code) => reject(new Error(`simulator exited with ${code}`)));
     });
-    const info = JSON.parse(firstLine) as { url: string; apiKey: string; projectId: string; serviceId: string; vpcId: string };
-    expect(Object.keys(info).sort()).toEqual(["apiKey", "projectId", "serviceId", "url", "vpcId"]);
+    const info = JSON.parse(lines[0] as string) as Record<string, string>;
+    expect(Object.keys(info).sort()).toEqual(["apiKey", "projectId", "publicKey", "secretKey", "serviceId", "url", "vpcId"]);
+    expect(lines[1]).toBe(
+      `export TIGER_API_URL=${info.url} TIGER_API_KEY=${info.apiKey} TIGER_PUBLIC_KEY=${info.publicKey} TIGER_SECRET_KEY=${info.secretKey} TIGER_PROJECT_ID=${info.projectId}`,
+    );
 
     const vpcUrl = `${info.url}/projects/${info.projectId}/vpcs/${info.vpcId}`;
-    const ok = await fetch(vpcUrl, { headers: { Authorization: `Bearer ${info.apiKey}` } });
-    expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ id: info.vpcId, cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" });
-
+    const basic = `Basic ${Buffer.from(`${info.publicKey}:${info.secretKey}`).toString("base64")}`;
+    for (const authorization of [`Bearer ${info.apiKey}`, basic]) {
+      const ok = await fetch(vpcUrl, { headers: { Authorization: authorization } });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ id: info.vpcId, cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" });
+    }
     const denied = await fetch(vpcUrl, { headers: { Authorization: "Bearer wrong" } });
     expect(denied.status).toBe(401);
     expect(await denied.json()).toEqual({ code: "UNAUTHORIZED", message: expect.any(String) });
   }, 30_000);
+
+  test("an unknown option, or half a key pair: exit 2 with the usage", () => {
+    const cli = path.join(__dirname, "..", "simulator", "cli.ts");
+    for (const args of [["--nope"], ["--public-key", "pk-only"]]) {
+      const run = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", cli, ...args], {
+        encoding: "utf8",
+        cwd: path.join(__dirname, ".."),
+      });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(
+        args[0] === "--nope" ? /unknown option "--nope"[\s\S]*Usage: tigercloud-simulator/ : /--public-key and --secret-key go together/,
+      );
+    }
+  }, 30_000);
+});
+
+describe("the API as the official tiger CLI uses it", () => {
+  const keyPair = { publicKey: "pk-cli-1", secretKey: "sk-cli-1" };
+  let sim: Simulator;
+  beforeEach(async () => {
+    sim = new Simulator({ keyPair, seed: { projects: [{ ...DEFAULT_SEED.projects[0]!, name: "Acme" }] } });
+    await sim.start();
+  });
+  afterEach(() => sim.stop());
+  const basic = `Basic ${Buffer.from(`${keyPair.publicKey}:${keyPair.secretKey}`).toString("base64")}`;
+  const call = (method: string, p: string, authorization = basic, body?: unknown) =>
+    fetch(`${sim.url}/public/api/v1${p}`, {
+      method,
+      headers: { Authorization: authorization, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  test.each(["a key pair (HTTP Basic)", "a bearer key"])(
+    "GET /auth/info with %s: the key's project, in the published shape; a wrong key 401",
+    async (how) => {
+      const answer = await call("GET", "/auth/info", how === "a bearer key" ? `Bearer ${sim.apiKey}` : basic);
+      expect(answer.status).toBe(200);
+      const key = {
+        public_key: keyPair.publicKey,
+        name: expect.any(String),
+        created: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        project: { id: sim.defaults().projectId, name: "Acme", plan_type: expect.any(String) },
+        issuing_user: { id: expect.any(String), name: expect.any(String), email: expect.stringContaining("@") },
+      };
+      expect(await answer.json()).toEqual({ type: "apiKey", api_key: key, apiKey: key });
+      expect((await call("GET", "/auth/info", `Basic ${Buffer.from("pk-cli-1:wrong").toString("base64")}`)).status).toBe(401);
+      expect(sim.requests("authInfo")).toHaveLength(2);
+    },
+  );
+
+  test("GET /projects: the key's own project only; the VPC list; analytics answered 200 and recorded nowhere", async () => {
+    expect(await (await call("GET", "/projects")).json()).toEqual([{ id: sim.defaults().projectId, name: "Acme", plan_type: "FREE" }]);
+    const vpcs = await call("GET", `/projects/${sim.defaults().projectId}/vpcs`);
+    expect(vpcs.status).toBe(200);
+    expect(await vpcs.json()).toEqual([{ id: sim.defaults().vpcId, cidr: "10.0.0.0/16", name: "main-vpc", region_code: "us-east-1" }]);
+    sim.clearLog();
+    for (const p of ["/analytics/identify", "/analytics/track"]) {
+      const answer = await call("POST", p, basic, { event: "service_list", properties: { output: "json" } });
+      expect(answer.status).toBe(200);
+    }
+    expect(sim.requests()).toEqual([]);
+  });
+
+  test("an operation of the API the simulator lacks: 501 with a JSON error naming it; a path the API does not have: the gateway's HTML 404", async () => {
+    const { projectId, serviceId, vpcId } = sim.defaults();
+    for (const [method, p, operation] of [
+      ["GET", `/projects/${projectId}/services/${serviceId}/replicaSets`, "getReplicaSets"],
+      ["GET", `/projects/${projectId}/vpcs/${vpcId}/peerings`, "getVPCPeerings"],
+      ["GET", `/projects/${projectId}/services/${serviceId}/logs`, "getServiceLogs"],
+      ["POST", `/projects/${projectId}/services/${serviceId}/metrics/series`, "getServiceMetricsSeries"],
+    ] as const) {
+      const answer = await call(method, p);
+      expect(answer.status).toBe(501);
+      expect(answer.headers.get("content-type")).toMatch(/application\/json/);
+      expect(await answer.json()).toEqual({ code: "NOT_IMPLEMENTED", message: expect.stringContaining(operation) });
+    }
+    const unknown = await call("GET", `/projects/${projectId}/teapots`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("content-type")).toMatch(/text\/html/);
+  });
+
+  test("POST /projects/{p}/services: 202 with the initial password, QUEUED, then READY; listed; a service without a name is a 400", async () => {
+    sim.delays = { ...sim.delays, forkQueuedMs: 100, forkConfiguringMs: 100 };
+    const answer = await call("POST", `/projects/${sim.defaults().projectId}/services`, basic, {
+      name: "made-by-cli",
+      addons: ["time-series"],
+    });
+    expect(answer.status).toBe(202);
+    const made = (await answer.json()) as { service_id: string; status: string; initial_password: string; service_type: string };
+    expect(made).toMatchObject({ status: "QUEUED", service_type: "TIMESCALEDB", initial_password: expect.any(String) });
+    for (const until = Date.now() + 5000; sim.service(sim.defaults().projectId, made.service_id)?.status !== "READY" && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 20));
+    const listed = (await (await call("GET", `/projects/${sim.defaults().projectId}/services`)).json()) as {
+      service_id: string;
+      status: string;
+    }[];
+    expect(listed.find((s) => s.service_id === made.service_id)?.status).toBe("READY");
+    expect((await call("POST", `/projects/${sim.defaults().projectId}/services`, basic, { addons: ["time-series"] })).status).toBe(400);
+  });
 });
 
 describe("validation like the real service", () => {

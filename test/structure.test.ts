@@ -167,3 +167,29 @@ test("the README's Developing map names every folder and module of the package",
       expect(map).toContain(`${folder}/`);
   }
 });
+
+/** Every .ts file below simulator/, as a path from the repository ("simulator/cloud.ts"). */
+const SIMULATOR_MODULES = fs
+  .readdirSync(path.join(ROOT, "simulator"))
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => `simulator/${f}`);
+
+test("the provider never loads the simulator, and the simulator, shipped beside it, needs only Node's built-ins", () => {
+  const wrong: string[] = [];
+  for (const file of MODULES)
+    for (const m of fs.readFileSync(path.join(PROVIDER, file), "utf8").matchAll(IMPORT))
+      if (/simulator/.test((m[2] ?? m[3]) as string)) wrong.push(`provider/${file} -> ${m[2] ?? m[3]}`);
+  expect(SIMULATOR_MODULES.length).toBeGreaterThan(4);
+  for (const file of SIMULATOR_MODULES)
+    for (const m of fs.readFileSync(path.join(ROOT, file), "utf8").matchAll(IMPORT)) {
+      const spec = (m[2] ?? m[3]) as string;
+      if (spec.startsWith(".") ? !/^\.\/[\w-]+$/.test(spec) : !NODE_BUILTINS.has(spec)) wrong.push(`${file} -> ${spec}`);
+    }
+  expect(wrong).toEqual([]);
+});
+
+test("the README's Developing map names every module of the simulator", () => {
+  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const map = readme.slice(readme.indexOf("## Developing"));
+  for (const file of SIMULATOR_MODULES) expect(map).toContain(path.posix.basename(file));
+});

@@ -6,7 +6,7 @@ import { serviceForkProvider as fork } from "../provider/resources/serviceFork/p
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, startProviderSim, stopProviderSim } from "./helpers";
-import type { Simulator } from "./simulator/server";
+import type { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;

@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { promisify } from "util";
-import { SAMPLE_ROWS, SAMPLE_TABLE } from "../simulator/databases";
+import { SAMPLE_ROWS, SAMPLE_TABLE } from "../../simulator";
 import { type EngineHarness, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(180_000);

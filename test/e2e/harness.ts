@@ -6,8 +6,8 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
-import type { DatabaseMode } from "../simulator/databases";
-import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../simulator/server";
+import type { DatabaseMode } from "../../simulator";
+import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../../simulator";
 
 const REPO = path.join(__dirname, "..", "..");
 export const PASSPHRASE = "e2e-test-passphrase";
@@ -49,7 +49,7 @@ export interface Outcome {
   requests: LoggedRequest[];
 }
 
-/** `databases: "postgres"` puts a real PostgreSQL server behind every service (test/simulator/databases.ts). */
+/** `databases: "postgres"` puts a real PostgreSQL server behind every service (simulator/databases.ts). */
 export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: { databases?: DatabaseMode } = {}): Promise<EngineHarness> {
   const sim = new Simulator({ delays: { ...NO_DELAYS, ...delays }, databases: options.databases ?? "stand-in" });
   await sim.start();

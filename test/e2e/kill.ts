@@ -6,7 +6,7 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { PROVIDER_PROCESS_TITLE } from "../../provider/engine/engineWatch";
-import { type Delays, NO_DELAYS, Simulator } from "../simulator/server";
+import { type Delays, NO_DELAYS, Simulator } from "../../simulator";
 
 const ROOT = path.join(__dirname, "..", "..");
 

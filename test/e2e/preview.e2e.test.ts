@@ -1,7 +1,7 @@
 // `pulumi preview` catches what `pulumi up` would fail on: check reads, read-only and once per
 // object, what a new or replaced resource refers to. The real engine, against the simulator.
 import type { PulumiFn } from "@pulumi/pulumi/automation";
-import type { LoggedRequest } from "../simulator/server";
+import type { LoggedRequest } from "../../simulator";
 import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(240_000);

@@ -6,7 +6,7 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { NO_DELAYS, Simulator } from "../simulator/server";
+import { NO_DELAYS, Simulator } from "../../simulator";
 import { packedTarball } from "./harness";
 
 jest.setTimeout(600_000);

@@ -2,7 +2,7 @@
 // components without an alias is a create of the new URN and a delete of the old, and the delete
 // must not undo what the new one declares.
 import type { UpOptions } from "@pulumi/pulumi/automation";
-import type { LoggedRequest } from "../simulator/server";
+import type { LoggedRequest } from "../../simulator";
 import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "./harness";
 
 jest.setTimeout(300_000);

@@ -10,7 +10,7 @@ import * as path from "path";
 import { Client } from "pg";
 import { GitHubApi } from "../gitops/githubApi";
 import { type GitHubEvent, type JobRun, WorkflowRunner } from "../gitops/runner";
-import { NO_DELAYS, Simulator } from "../simulator/server";
+import { NO_DELAYS, Simulator } from "../../simulator";
 import { packedTarball } from "./harness";
 
 jest.setTimeout(300_000);

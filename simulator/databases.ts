@@ -128,7 +128,8 @@ export class Databases {
   }
 
   /** A seeded service: its endpoints, and (postgres) its server with `tsdb` and the sample table. */
-  async seed(serviceId: string, password: string): Promise<Endpoints> {
+  /** A service's database, with the sample table unless `sample` is false (a service created empty). */
+  async seed(serviceId: string, password: string, sample = true): Promise<Endpoints> {
     const s = await this.listen(serviceId, password, 0);
     if (this.pg) {
       await this.chain(s, async () => {
@@ -139,11 +140,12 @@ export class Databases {
           `CREATE ROLE ${ROLE} LOGIN PASSWORD ${literal(password)};`,
           `CREATE DATABASE ${DATABASE} OWNER ${ROLE};`,
         ]);
-        await this.psql(s, DATABASE, [
-          `CREATE TABLE ${SAMPLE_TABLE} (time timestamptz NOT NULL, device text NOT NULL, temperature double precision);`,
-          `INSERT INTO ${SAMPLE_TABLE} SELECT timestamptz '2026-01-01' + g * interval '1 minute', 'device-' || (g % 10), 20 + (g % 7) FROM generate_series(1, ${SAMPLE_ROWS}) g;`,
-          `ALTER TABLE ${SAMPLE_TABLE} OWNER TO ${ROLE};`,
-        ]);
+        if (sample)
+          await this.psql(s, DATABASE, [
+            `CREATE TABLE ${SAMPLE_TABLE} (time timestamptz NOT NULL, device text NOT NULL, temperature double precision);`,
+            `INSERT INTO ${SAMPLE_TABLE} SELECT timestamptz '2026-01-01' + g * interval '1 minute', 'device-' || (g % 10), 20 + (g % 7) FROM generate_series(1, ${SAMPLE_ROWS}) g;`,
+            `ALTER TABLE ${SAMPLE_TABLE} OWNER TO ${ROLE};`,
+          ]);
       });
       if (s.failure) throw new Error(`seeding ${serviceId}'s database failed: ${s.failure}`);
     }

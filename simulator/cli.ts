@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// `tigercloud-simulator` (npx tigercloud-simulator, or npm run simulator here): serves a local Tiger
+// Cloud until stopped. The first line of output is one line of JSON (url, apiKey, publicKey,
+// secretKey, projectId, serviceId, vpcId); then an `export` line for a shell, then notes.
+import { NO_DELAYS, REALISTIC_DELAYS, Simulator } from "./index";
+
+const USAGE = `Usage: tigercloud-simulator [options]
+
+A local Tiger Cloud on 127.0.0.1 for tests: the API the provider and the official tiger CLI call,
+with a PostgreSQL server behind each service where PostgreSQL is installed.
+
+Options:
+  --port N             listen on port N (default: any free port)
+  --seed FILE          projects, services and VPCs from FILE (JSON, the SeedData format)
+  --fast               no status delays (READY at once); default: delays like the real service's
+  --api-key KEY        the bearer API key (default: a random one)
+  --public-key KEY     the key pair's public key, sent as HTTP Basic (default: a random one)
+  --secret-key KEY     the key pair's secret key (default: a random one)
+  --stand-in           no PostgreSQL servers: a stand-in behind each service that accepts a login only
+  --help               this text`;
+
+const VALUED = ["--port", "--seed", "--api-key", "--public-key", "--secret-key"];
+const FLAGS = ["--fast", "--stand-in", "--help"];
+
+function parse(argv: string[]): Map<string, string | true> {
+  const options = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (FLAGS.includes(arg)) options.set(arg, true);
+    else if (VALUED.includes(arg)) {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith("--")) throw new Error(`${arg} needs a value`);
+      options.set(arg, value);
+    } else throw new Error(`unknown option ${JSON.stringify(arg)}`);
+  }
+  return options;
+}
+
+async function main(): Promise<void> {
+  let options: Map<string, string | true>;
+  try {
+    options = parse(process.argv.slice(2));
+  } catch (err) {
+    console.error(`tigercloud-simulator: ${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (options.has("--help")) {
+    console.log(USAGE);
+    return;
+  }
+  const value = (name: string) => options.get(name) as string | undefined;
+  const port = value("--port");
+  if (port !== undefined && !/^\d+$/.test(port)) {
+    console.error(`tigercloud-simulator: --port must be a number, got ${JSON.stringify(port)}`);
+    process.exit(2);
+  }
+  const [publicKey, secretKey] = [value("--public-key"), value("--secret-key")];
+  if ((publicKey === undefined) !== (secretKey === undefined)) {
+    console.error("tigercloud-simulator: --public-key and --secret-key go together");
+    process.exit(2);
+  }
+  const seedFile = value("--seed");
+  const apiKey = value("--api-key");
+  const sim = new Simulator({
+    ...(seedFile ? { seed: Simulator.seedFromFile(seedFile) } : {}),
+    ...(port ? { port: Number(port) } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    ...(publicKey && secretKey ? { keyPair: { publicKey, secretKey } } : {}),
+    delays: options.has("--fast") ? NO_DELAYS : REALISTIC_DELAYS,
+    databases: options.has("--stand-in") ? "stand-in" : "postgres",
+  });
+  const url = await sim.start();
+  const { publicKey: pk, secretKey: sk } = sim.keyPair;
+  console.log(JSON.stringify({ url, apiKey: sim.apiKey, publicKey: pk, secretKey: sk, ...sim.defaults(), projectId: sim.keyProjectId }));
+  console.log(
+    `export TIGER_API_URL=${url} TIGER_API_KEY=${sim.apiKey} TIGER_PUBLIC_KEY=${pk} TIGER_SECRET_KEY=${sk} TIGER_PROJECT_ID=${sim.keyProjectId}`,
+  );
+  console.log(`Tiger Cloud API simulator listening on ${url} (Ctrl-C to stop)`);
+  console.log(
+    `  databases: ${sim.databases.kind === "postgres" ? "a PostgreSQL server per service" : "stand-ins (login and SELECT 1 only)"}`,
+  );
+  console.log("  credentials: the bearer key (TIGER_API_KEY) or the key pair (TIGER_PUBLIC_KEY, TIGER_SECRET_KEY), of one project");
+  const shutdown = () => void sim.stop().then(() => process.exit(0));
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
