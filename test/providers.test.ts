@@ -103,14 +103,18 @@ describe("ServiceFork", () => {
       expect(inputs.name).toBe(UNKNOWN);
     });
 
-    test("no project anywhere: a failure naming the config key and the variable", async () => {
+    test("no project and no credentials anywhere: check leaves the project to up (as a preview without secrets passes), and create fails naming the config key, the variable and what it tried", async () => {
       await configure({});
       const env = process.env.TIGER_PROJECT_ID;
       delete process.env.TIGER_PROJECT_ID;
       try {
-        expect(await failuresOf(fork, base)).toEqual([
-          "projectId: projectId is required: set it on the resource, or set tigercloud:projectId (stack config) or TIGER_PROJECT_ID",
-        ]);
+        const { inputs, failures } = await fork.check({}, { __provider: P, ...base });
+        expect(failures).toEqual([]);
+        expect(inputs.projectId).toBeUndefined();
+        const err = (await rejectionOf(fork.create(inputs))) as Error & { reasons?: string[] };
+        expect(err.message).toMatch(
+          /projectId is required: it is not set on the resource, nor in tigercloud:projectId \(stack config\) or TIGER_PROJECT_ID, and the API cannot be asked which project a key belongs to \(GET \/auth\/info\) without one: No Tiger Cloud credentials/,
+        );
         process.env.TIGER_PROJECT_ID = "proj-from-env";
         expect((await fork.check({}, { __provider: P, ...base })).inputs.projectId).toBe("proj-from-env");
       } finally {

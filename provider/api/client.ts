@@ -7,6 +7,8 @@ import { type ConfigLookup, type ConnectionSettings, type ResolvedSettings, reso
 import { fragmentRedactor, wholeRedactor } from "./redaction";
 import { type ApiRequest, ApiRequester, apiPath, CLIENT_DEFAULTS, type CallOptions, type ClientOptions } from "./request";
 import {
+  type AuthInfo,
+  AuthInfoSchema,
   type EnvironmentTag,
   type ForkServiceRequest,
   MessageResponseSchema,
@@ -37,6 +39,7 @@ export {
 const SERVICE = { schema: ServiceSchema, expected: "a Service" };
 const SERVICES = { schema: z.array(ServiceSchema), expected: "an array of Service" };
 const VPC = { schema: VpcSchema, expected: "a Vpc" };
+const AUTH_INFO = { schema: AuthInfoSchema, expected: "an AuthInfo for an API key" };
 /** A success with nothing to say (202, 204): whatever body comes with it is not read. */
 const NO_CONTENT = { schema: z.unknown(), expected: "no content", noContent: true };
 
@@ -132,6 +135,11 @@ export class TigerCloudClient {
   /** Every service of the project, with no filter and no paging. */
   async listServices(projectId: string, call?: CallOptions): Promise<Service[]> {
     return this.safe("listServices", "GET", apiPath`/projects/${{ projectId }}/services`, SERVICES, call);
+  }
+
+  /** Who is calling: for an API key (bearer or pair), the one project it belongs to. */
+  async authInfo(call?: CallOptions): Promise<AuthInfo> {
+    return this.safe("authInfo", "GET", "/auth/info", AUTH_INFO, call);
   }
 
   async getVpc(projectId: string, vpcId: string, call?: CallOptions): Promise<Vpc> {

@@ -92,6 +92,17 @@ export const RenameResponseSchema = z.union([
 export type RenameResponse = z.infer<typeof RenameResponseSchema>;
 
 /** setEnvironment answers a message only. */
+/** GET /auth/info for an API key: the key's project (`api_key`; `apiKey` is the older name of the same object). */
+const KeyInfoSchema = z.looseObject({
+  public_key: opt(z.string()),
+  name: opt(z.string()),
+  project: z.looseObject({ id: z.string().min(1), name: opt(z.string()) }),
+});
+export const AuthInfoSchema = z
+  .looseObject({ type: z.string(), api_key: opt(KeyInfoSchema), apiKey: opt(KeyInfoSchema) })
+  .refine((info) => info.api_key !== undefined || info.apiKey !== undefined, { message: "an API key's info (api_key)" });
+export type AuthInfo = z.infer<typeof AuthInfoSchema>;
+
 export const MessageResponseSchema = z.looseObject({ message: opt(z.string()) });
 export type MessageResponse = z.infer<typeof MessageResponseSchema>;
 

@@ -3,11 +3,12 @@
 // nothing for the API (a new package version, a waiting control) calls no API.
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { configureFromStack, defaultProjectId } from "../engine/host";
+import { configureFromStack } from "../engine/host";
+import { projectIdFallback } from "../workflows/keyProject";
 import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { Declarant } from "../rules/claims";
 import { changedInPlaceKeys, type DiffRules, diffInputs, makesNewObject, onlyStateChanged } from "../rules/diff";
-import { checkInputs, declarantOf, readInputs } from "../rules/inputs";
+import { checkInputs, type ProjectSource, declarantOf, readInputs } from "../rules/inputs";
 import { toPlainJson, withoutProvider, withDeclarant } from "../rules/outputs";
 import { type Reference, verifyReferences } from "../workflows/verify";
 
@@ -76,7 +77,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       }),
     check: (olds, news) =>
       escapingErrors(async () => {
-        const outcome = checkInputs(def.schema, news, defaultProjectId);
+        const outcome = checkInputs(def.schema, news, await projectSourceFor("check", news, olds));
         if (outcome.failures.length === 0 && def.recordClaims)
           outcome.failures.push(...def.recordClaims(outcome.inputs, declarantOf(news)));
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
@@ -101,13 +102,18 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       }),
     create: (news) =>
       escapingErrors(async () => {
-        const made = await def.create(readInputs(def.kind, def.schema, news, defaultProjectId), news);
+        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor("apply", news));
+        // A project learnt only now (check deferred it): this resource's claims, keyed by project,
+        // are recorded again, so that a delete later in this run spares what it declares.
+        if (news.projectId === undefined && def.recordClaims)
+          def.recordClaims({ ...news, projectId: (inputs as { projectId?: unknown }).projectId }, declarantOf(news));
+        const made = await def.create(inputs, news);
         return { ...made, outs: withDeclarant(made.outs, news) };
       }),
     read: (id, props) => escapingErrors(() => def.read(id, props ?? {})),
     update: (id, olds, news) =>
       escapingErrors(async () => {
-        const inputs = readInputs(def.kind, def.schema, news, defaultProjectId);
+        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor("apply", news, olds));
         if (!onlyStateChanged(olds, news, def.rules)) {
           const changed = await def.update(id, olds, inputs, news);
           return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
@@ -117,4 +123,14 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       }),
     delete: (id, props) => escapingErrors(() => def.delete(id, props)),
   };
+}
+
+/** Where a projectId the inputs leave unset comes from; none is needed when they set one (or it is unknown). */
+async function projectSourceFor(
+  phase: "check" | "apply",
+  news: Record<string, unknown>,
+  olds: Record<string, unknown> = {},
+): Promise<ProjectSource | undefined> {
+  if (news.projectId !== undefined && news.projectId !== null) return undefined;
+  return projectIdFallback(phase, olds.projectId);
 }

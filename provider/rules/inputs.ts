@@ -7,6 +7,9 @@ import { SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
 import type { Declarant } from "./claims";
 
+/** Where a missing projectId comes from (workflows/keyProject.ts decides): a project, later, or a failure. */
+export type ProjectSource = { projectId: string } | { deferred: true } | { failure: string };
+
 /**
  * Who declares a resource: its URN (`__resourceUrn`) and its name in the program
  * (`__resourceName`), which its constructor adds to the inputs, as the provider is never told them
@@ -38,9 +41,10 @@ export interface CheckOutcome {
  * Validates inputs with a zod schema, skipping every value still unknown during preview: a rule
  * that involves an unknown value is not judged. Each failure names the property and the rule.
  * Cross-field rules report with `params: { involves: [...] }`. A missing projectId is taken from
- * `defaultProjectId` (stack config or the environment), and checked by the same rules.
+ * `projectSource` (stack config, the environment or the key's project: workflows/keyProject.ts) and
+ * checked by the same rules; where the source defers it to `up`, it stays unset and unjudged.
  */
-export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, defaultProjectId: () => string | undefined): CheckOutcome {
+export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, projectSource?: ProjectSource): CheckOutcome {
   const { __provider, ...rest } = news;
   const raw = withoutBookkeeping(rest);
   const unknownKeys = new Set(Object.keys(raw).filter((k) => isUnknown(raw[k])));
@@ -48,12 +52,13 @@ export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, de
 
   const failures: pulumi.dynamic.CheckFailure[] = [];
   if (known.projectId === undefined && !unknownKeys.has("projectId")) {
-    const fallback = defaultProjectId();
-    if (fallback) known.projectId = fallback;
-    else
+    if (projectSource && "projectId" in projectSource) known.projectId = projectSource.projectId;
+    else if (!projectSource || !("deferred" in projectSource))
       failures.push({
         property: "projectId",
-        reason: `projectId is required: set it on the resource, or set ${SETTING_SOURCES.projectId.config} (stack config) or ${SETTING_SOURCES.projectId.env}`,
+        reason:
+          projectSource?.failure ??
+          `projectId is required: set it on the resource, or set ${SETTING_SOURCES.projectId.config} (stack config) or ${SETTING_SOURCES.projectId.env}`,
       });
   }
 
@@ -99,9 +104,9 @@ export function readInputs<T extends z.ZodType>(
   resource: string,
   schema: T,
   news: Record<string, unknown>,
-  defaultProjectId: () => string | undefined,
+  projectSource?: ProjectSource,
 ): z.output<T> {
-  const { inputs, failures } = checkInputs(schema, news, defaultProjectId);
+  const { inputs, failures } = checkInputs(schema, news, projectSource);
   const stillUnknown = Object.keys(inputs).filter((k) => isUnknown(inputs[k]));
   for (const k of stillUnknown) failures.push({ property: k, reason: `${k} is not known yet` });
   if (failures.length > 0)

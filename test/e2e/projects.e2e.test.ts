@@ -122,9 +122,12 @@ const PREVIEW_READS: Record<string, string[]> = {
   production: ["GET getService", "GET getVpc"],
 };
 
-test("every example is a project: Pulumi.yaml, package.json depending on the package, a test configuration", () => {
+/** Examples that carry their own test (`npm test`), run below as their users run it. */
+const SELF_TESTED = ["testing"];
+
+test("every example is a project: Pulumi.yaml, package.json depending on the package, a test configuration or a test of its own", () => {
   const dirs = fs.readdirSync(path.join(ROOT, "examples"));
-  expect(dirs.sort()).toEqual(Object.keys(EXAMPLE_CONFIG).sort());
+  expect(dirs.sort()).toEqual([...Object.keys(EXAMPLE_CONFIG), ...SELF_TESTED].sort());
   for (const d of dirs) {
     expect(fs.readFileSync(path.join(ROOT, "examples", d, "Pulumi.yaml"), "utf8")).toMatch(/^runtime:\n {2}name: nodejs/m);
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "examples", d, "package.json"), "utf8")) as {
@@ -191,6 +194,18 @@ test.each(Object.keys(EXAMPLE_CONFIG))(
     if (fork) sim.outOfBand.deleteService(projectId, fork.service_id);
   },
 );
+
+test("examples/testing: its own test (node:test) passes in its directory, from the packed tarball: the simulator from the package, the program previewed, deployed with no projectId anywhere, checked and destroyed", async () => {
+  const dir = await installExample("testing");
+  // What its devDependencies add for the test (pg, for the login) comes with the package here.
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+  expect(Object.keys(pkg.devDependencies).sort()).toEqual(["@types/node", "pg", "ts-node", "typescript"]);
+  expect(fs.existsSync(path.join(dir, "node_modules", "pg", "package.json"))).toBe(true);
+  const r = await run(dir, "npm", ["test"]);
+  if (r.status !== 0) throw new Error(`npm test in examples/testing exited ${r.status}:\n${r.output}`);
+  expect(r.output).toMatch(/^# pass 3$/m);
+  expect(r.output).toMatch(/^# fail 0$/m);
+});
 
 test("the root Pulumi.yaml previews in the repository, as a person runs it", async () => {
   const configFile = path.join(work, "root-config.yaml");

@@ -1,0 +1,60 @@
+// The project of a resource that sets no projectId, where neither stack config nor the environment
+// sets one either: the API key's own. A key belongs to exactly one project, and GET /auth/info
+// names it (the official CLI asks the same). Asked at most once per provider process, with
+// preview's short limits; a preview with verifyReferences off asks nothing.
+import { SETTING_SOURCES } from "../settings";
+import {
+  clientFromSettings,
+  configurationCount,
+  credentialSourceNow,
+  defaultProjectId,
+  progress,
+  verifyReferencesNow,
+} from "../engine/host";
+import type { ProjectSource } from "../rules/inputs";
+import { VERIFY_LIMITS } from "./verify";
+
+let asked: { of: number; answer: Promise<ProjectSource> } | undefined;
+
+/** GET /auth/info, once per configuration (a provider process has one). */
+function askTheKey(): Promise<ProjectSource> {
+  if (asked?.of === configurationCount()) return asked.answer;
+  const answer = (async (): Promise<ProjectSource> => {
+    const { config, env } = SETTING_SOURCES.projectId;
+    try {
+      const info = await clientFromSettings(VERIFY_LIMITS).authInfo();
+      const key = info.api_key ?? info.apiKey;
+      if (!key) throw new Error("the answer names no API key");
+      progress(
+        `projectId: ${key.project.id}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
+      );
+      return { projectId: key.project.id };
+    } catch (err) {
+      const source = credentialSourceNow();
+      const tried = source
+        ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
+        : "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
+      return {
+        failure:
+          `projectId is required: it is not set on the resource, nor in ${config} (stack config) or ${env}, and ${tried}: ` +
+          `${(err as Error).message} Set projectId on the resource, or ${config} / ${env}.`,
+      };
+    }
+  })();
+  asked = { of: configurationCount(), answer };
+  return answer;
+}
+
+/**
+ * The project for a resource whose inputs leave projectId unset. At check: stack config or the
+ * environment, else the key's project, asked unless verifyReferences is off or no credential is
+ * set (then a resource in state keeps its recorded project, and a new one learns it at `up`). At
+ * apply: config, environment, else the key's project.
+ */
+export async function projectIdFallback(phase: "check" | "apply", recorded?: unknown): Promise<ProjectSource> {
+  const configured = defaultProjectId();
+  if (configured) return { projectId: configured };
+  if (phase === "check" && (!verifyReferencesNow() || credentialSourceNow() === undefined))
+    return typeof recorded === "string" && recorded !== "" ? { projectId: recorded } : { deferred: true };
+  return askTheKey();
+}

@@ -1,0 +1,91 @@
+// projectId from the key: with no projectId on the resource, in stack config or the environment,
+// the provider asks GET /auth/info which project the key belongs to, once per provider process;
+// a preview with verifyReferences off asks nothing, and `up` learns it.
+import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
+import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
+import { Simulator } from "../simulator";
+import { captureStderr, configureProviders, startProviderSim, stopProviderSim } from "./helpers";
+
+const P = "serialized-provider-text";
+const keyPair = { publicKey: "pk-project-1", secretKey: "sk-project-1" };
+let sim: Simulator;
+let ids: ReturnType<Simulator["defaults"]>;
+const savedProject = process.env.TIGER_PROJECT_ID;
+
+beforeEach(async () => {
+  delete process.env.TIGER_PROJECT_ID;
+  ({ sim, ids } = await startProviderSim({ keyPair }));
+});
+afterEach(async () => {
+  if (savedProject !== undefined) process.env.TIGER_PROJECT_ID = savedProject;
+  await stopProviderSim(sim);
+});
+
+const credentials = {
+  "a bearer key": () => ({ "tigercloud:apiKey": sim.apiKey }),
+  "a key pair": () => ({ "tigercloud:publicKey": keyPair.publicKey, "tigercloud:secretKey": keyPair.secretKey }),
+};
+
+describe.each(Object.keys(credentials) as (keyof typeof credentials)[])("with %s and no projectId anywhere", (credential) => {
+  const configure = (extra: Record<string, string> = {}) =>
+    configureProviders({ "tigercloud:apiUrl": sim.url, ...credentials[credential](), ...extra });
+
+  test("check takes the key's project from GET /auth/info, asked once for every resource of the process", async () => {
+    await configure();
+    const lines = captureStderr();
+    const checked = await Promise.all([
+      vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "named" }),
+      ha.check({}, { __provider: P, serviceId: ids.serviceId, replicaCount: 1 }),
+      vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "again" }),
+    ]);
+    for (const { inputs, failures } of checked) {
+      expect(failures).toEqual([]);
+      expect(inputs.projectId).toBe(ids.projectId);
+    }
+    expect(sim.requests("authInfo")).toHaveLength(1);
+    expect(lines.join("")).toContain(`projectId: ${ids.projectId}, the project of the API key (GET /auth/info)`);
+    // The same process's create uses what check learnt: no second request.
+    const { outs } = await vpc.create((checked[0] as { inputs: Record<string, unknown> }).inputs);
+    expect(outs).toMatchObject({ projectId: ids.projectId, name: "named" });
+    expect(sim.requests("authInfo")).toHaveLength(1);
+  });
+
+  test("with verifyReferences off, check makes no request and leaves projectId to up; create asks the key and records it", async () => {
+    await configure({ "tigercloud:verifyReferences": "false" });
+    sim.clearLog();
+    const { inputs, failures } = await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "later" });
+    expect(failures).toEqual([]);
+    expect(inputs.projectId).toBeUndefined();
+    expect(sim.requests()).toEqual([]);
+    const { outs } = await vpc.create(inputs);
+    expect(outs).toMatchObject({ projectId: ids.projectId, name: "later" });
+    expect(sim.requests().map((r) => r.operation)).toEqual(["authInfo", "renameVpc", "getVpc"]);
+    // In state, the project stays: the next check keeps it without asking.
+    await configure({ "tigercloud:verifyReferences": "false" });
+    sim.clearLog();
+    const next = await vpc.check({ ...outs, __provider: P }, { __provider: P, vpcId: ids.vpcId, name: "later" });
+    expect(next.inputs.projectId).toBe(ids.projectId);
+    expect(sim.requests()).toEqual([]);
+  });
+});
+
+test("when GET /auth/info fails, check fails on projectId, saying what was tried and how to set it", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+  sim.injectFault("authInfo", { kind: "status", status: 401 }, 10);
+  const failures = (await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" })).failures ?? [];
+  expect(failures).toHaveLength(1);
+  expect(failures[0]?.property).toBe("projectId");
+  expect(failures[0]?.reason).toMatch(
+    /^projectId is required: it is not set on the resource, nor in tigercloud:projectId \(stack config\) or TIGER_PROJECT_ID, and asking the API which project the key belongs to \(GET \/auth\/info, with the credentials from stack config tigercloud:apiKey\) failed: .*401.* Set projectId on the resource, or tigercloud:projectId \/ TIGER_PROJECT_ID\.$/s,
+  );
+  expect(failures[0]?.reason).not.toContain(sim.apiKey);
+});
+
+test("a projectId in stack config or on the resource is used as it is: no request", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
+  sim.clearLog();
+  await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" });
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+  await vpc.check({}, { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "n" });
+  expect(sim.requests("authInfo")).toEqual([]);
+});
