@@ -3,6 +3,7 @@
 // a preview with verifyReferences off asks nothing, and `up` learns it.
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
+import { forgetClaims } from "../provider/rules/claims";
 import { Simulator } from "../simulator";
 import { captureStderr, configureProviders, startProviderSim, stopProviderSim } from "./helpers";
 
@@ -88,4 +89,31 @@ test("a projectId in stack config or on the resource is used as it is: no reques
   await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
   await vpc.check({}, { __provider: P, projectId: ids.projectId, vpcId: ids.vpcId, name: "n" });
   expect(sim.requests("authInfo")).toEqual([]);
+});
+
+test("a ServiceHA renamed without an alias, its project learnt only at up (verifyReferences off): the old one's delete leaves the HA the new one declares", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:verifyReferences": "false" });
+  const urn = (name: string) => `urn:pulumi:dev::app::pulumi-nodejs:dynamic:Resource::${name}`;
+  const declared = (name: string) => ({
+    __provider: P,
+    __resourceName: name,
+    __resourceUrn: urn(name),
+    serviceId: ids.serviceId,
+    replicaCount: 1,
+  });
+  // The run before: "db-ha" made, its project recorded in state.
+  const before = await ha.check({}, declared("db-ha"));
+  const made = await ha.create(before.inputs);
+  expect(made.outs).toMatchObject({ projectId: ids.projectId, replicaCount: 1 });
+  // This run: renamed to "primary-ha" (a new URN), checked with no request, then created, then
+  // the old one deleted, as the engine orders them.
+  forgetClaims();
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:verifyReferences": "false" });
+  const renamed = await ha.check({}, declared("primary-ha"));
+  expect(renamed.inputs.projectId).toBeUndefined();
+  await ha.create(renamed.inputs);
+  sim.clearLog();
+  await ha.delete(ids.serviceId, { ...made.outs, __provider: P });
+  expect(sim.requests("setHA")).toEqual([]);
+  expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 1, sync_replica_count: 0 });
 });
