@@ -207,6 +207,28 @@ test("examples/testing: its own test (node:test) passes in its directory, from t
   expect(r.output).toMatch(/^# fail 0$/m);
 });
 
+test("npx tigercloud-simulator, from the installed tarball: its JSON line's key pair is the key GET /auth/info knows, and its project", async () => {
+  const dir = await installExample("testing");
+  const child = spawn("npx", ["tigercloud-simulator", "--fast", "--stand-in"], { cwd: dir, env: cliEnv(), detached: true });
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString();
+        if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
+      });
+      child.on("close", (status) => reject(new Error(`tigercloud-simulator exited ${status}: ${out}`)));
+    });
+    const info = JSON.parse(line) as { url: string; publicKey: string; secretKey: string; projectId: string };
+    const basic = Buffer.from(`${info.publicKey}:${info.secretKey}`).toString("base64");
+    const answer = await fetch(`${info.url}/auth/info`, { headers: { Authorization: `Basic ${basic}` } });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ type: "apiKey", api_key: { public_key: info.publicKey, project: { id: info.projectId } } });
+  } finally {
+    process.kill(-(child.pid as number), "SIGTERM");
+  }
+});
+
 test("the root Pulumi.yaml previews in the repository, as a person runs it", async () => {
   const configFile = path.join(work, "root-config.yaml");
   const pulumi = (...args: string[]) => ok(ROOT, "pulumi", [...args, "--non-interactive"]);
