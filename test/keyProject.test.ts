@@ -117,3 +117,13 @@ test("a ServiceHA renamed without an alias, its project learnt only at up (verif
   expect(sim.requests("setHA")).toEqual([]);
   expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 1, sync_replica_count: 0 });
 });
+
+test("a resource in state keeps its recorded project: an unchanged check asks nothing, whatever the key's project", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+  const olds = { __provider: P, projectId: "proj-recorded", vpcId: ids.vpcId, name: "n" };
+  sim.clearLog();
+  const { inputs, failures } = await vpc.check(olds, { __provider: P, vpcId: ids.vpcId, name: "n" });
+  expect(failures).toEqual([]);
+  expect(inputs.projectId).toBe("proj-recorded");
+  expect(sim.requests()).toEqual([]);
+});

@@ -46,15 +46,15 @@ function askTheKey(): Promise<ProjectSource> {
 }
 
 /**
- * The project for a resource whose inputs leave projectId unset. At check: stack config or the
- * environment, else the key's project, asked unless verifyReferences is off or no credential is
- * set (then a resource in state keeps its recorded project, and a new one learns it at `up`). At
- * apply: config, environment, else the key's project.
+ * The project for a resource whose inputs leave projectId unset: stack config or the environment;
+ * else, for a resource in state, the project it recorded (where it lives: a preview of an unchanged
+ * stack asks nothing, and another key does not move it); else the key's project, asked at check
+ * unless verifyReferences is off or no credential is set (then `up` asks).
  */
 export async function projectIdFallback(phase: "check" | "apply", recorded?: unknown): Promise<ProjectSource> {
   const configured = defaultProjectId();
   if (configured) return { projectId: configured };
-  if (phase === "check" && (!verifyReferencesNow() || credentialSourceNow() === undefined))
-    return typeof recorded === "string" && recorded !== "" ? { projectId: recorded } : { deferred: true };
+  if (typeof recorded === "string" && recorded !== "") return { projectId: recorded };
+  if (phase === "check" && (!verifyReferencesNow() || credentialSourceNow() === undefined)) return { deferred: true };
   return askTheKey();
 }
