@@ -1,6 +1,6 @@
 // The program under test: a staging copy of production (a fork), one HA replica on it, and the VPC
 // named. No projectId anywhere: the provider asks the API which project the key belongs to.
-// Its test, test/infra.test.js, runs it against a local Tiger Cloud (npm test).
+// Its test, examples/testing/test/infra.test.js, runs it against a local Tiger Cloud (npm test).
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceFork, ServiceHA, VpcName } from "pulumi-tigercloud";
 
