@@ -159,7 +159,7 @@ describe("no server outlives the simulator's process", () => {
   /** A process that starts a simulator with databases and forks once; resolves with its directory. */
   async function simulatorProcess(): Promise<{ child: ChildProcess; dir: string }> {
     const script = `
-      const { Simulator } = require(${JSON.stringify(path.join(__dirname, "..", "simulator", "server"))});
+      const { Simulator } = require(${JSON.stringify(path.join(__dirname, "..", "..", "simulator"))});
       (async () => {
         const sim = new Simulator({ databases: "postgres" });
         const url = await sim.start();

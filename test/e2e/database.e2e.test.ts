@@ -98,13 +98,16 @@ test("rename, resize and environment, one up each: the same server, the data kep
   await s.destroy();
 });
 
-/** Processes by ID: their parent's ID, command line and working directory (Linux /proc). */
+/** Live processes by ID: their parent's ID, command line and working directory (Linux /proc). A
+ *  zombie (killed, not yet reaped by its new parent) is dead, and left out. */
 function processes(): { pid: number; ppid: number; argv: string[]; cwd: string }[] {
   const found = [];
   for (const entry of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const [state, ppidField] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state === "Z") continue;
+      const ppid = Number(ppidField);
       const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
       found.push({ pid: Number(entry), ppid, argv, cwd: fs.readlinkSync(`/proc/${entry}/cwd`) });
     } catch {
@@ -154,6 +157,9 @@ test("pulumi up SIGKILLed after the fork is READY, while it waits for the login:
     expect(h.sim.databases.acceptsLogins(id)).toBe(false);
     const pids = killUp(path.join(h.dir, "killed"));
     expect(String((await killed)?.message)).toMatch(/signal|exit|code/i);
+    // SIGKILL is final, but a killed process leaves /proc when the kernel is done with it: allow a moment.
+    for (const until = Date.now() + 5000; processes().some((p) => pids.includes(p.pid)) && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 100));
     expect(processes().filter((p) => pids.includes(p.pid))).toEqual([]);
     // Nothing recorded: the create never returned.
     expect(JSON.stringify(await s.exportState())).not.toContain(id);
