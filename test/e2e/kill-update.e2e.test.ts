@@ -2,6 +2,7 @@
 // killed while they are in flight. ServiceHA and VpcName set the declared value, so the next `up`
 // (or refresh, then up) finishes the change, on the same fork. Also: an ambiguous 500 after the
 // fork was made. The lab and its checks: test/e2e/kill.ts.
+import * as fs from "fs";
 import { sleep, tally, useKillLab } from "./kill";
 
 const lab = useKillLab("update");
@@ -103,5 +104,23 @@ test("an ambiguous 500 after the fork was made: one fork in state, one forkServi
     const [fork] = lab.forksNamed("ambiguous-fork");
     expect(lab.forksNamed("ambiguous-fork")).toHaveLength(1);
     expect(await lab.ok("stack", "export", "--stack", stack)).toContain(fork?.service_id);
+    await lab.ok("destroy", "--yes", "--stack", stack);
+  }));
+
+test("a kill that left the file backend's sidecar empty: the engine reads no stack (failed to load checkpoint: EOF) until it is deleted, as the README says; then up goes on, on the same fork", () =>
+  lab.inCase("during the file backend's sidecar write (made certain: emptied by hand)", async () => {
+    const stack = "sidecar";
+    await lab.initStack(stack, "sidecar-fork");
+    await lab.ok("up", "--yes", "--stack", stack);
+    const [fork] = lab.forksNamed("sidecar-fork");
+    // What a SIGKILL between fileblob's truncate and write of `<stack>.json.attrs` leaves.
+    const sidecars = lab.sidecarsOf(stack);
+    expect(sidecars).toHaveLength(1);
+    fs.truncateSync(sidecars[0] as string, 0);
+    const refused = await lab.pulumi("up", "--yes", "--stack", stack);
+    expect(refused.status).not.toBe(0);
+    expect(refused.output).toContain("failed to load checkpoint: EOF");
+    await lab.recover(stack);
+    expect(lab.forksNamed("sidecar-fork").map((f) => f.service_id)).toEqual([fork?.service_id]);
     await lab.ok("destroy", "--yes", "--stack", stack);
   }));

@@ -37,6 +37,8 @@ export const tally = {
   missingFromState: 0,
   providersLeft: 0,
   idleSdkProvidersLeft: 0,
+  /** Empty `.attrs` sidecars a kill left in the file backend, removed as the README says. */
+  emptySidecarsRemoved: 0,
 };
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -201,18 +203,72 @@ export class KillLab {
     expect(left).toEqual({ ours: [], idle: [] });
   }
 
-  /** What a user runs after a cancelled pipeline: `up`; where the engine refuses, refresh then `up`. */
-  async recover(stack: string): Promise<string> {
-    let again = await this.pulumi("up", "--yes", "--stack", stack);
-    if (again.status === 0) return again.output;
-    // A killed update leaves the file backend's lock behind: `pulumi cancel` removes it.
-    if (/currently locked/.test(again.output)) {
-      await this.ok("cancel", "--yes", "--stack", stack);
-      again = await this.pulumi("up", "--yes", "--stack", stack);
+  /**
+   * Runs `pulumi <args>` as a person does after a cancelled pipeline (README, "After a cancelled or
+   * killed run"): where the engine refuses, the repair it asks for, then the command again. A
+   * killed run's lock: `pulumi cancel`. An empty sidecar a kill left: deleted. Pending creates
+   * (`up` only): `refresh --clear-pending-creates`.
+   */
+  async againAfterKill(stack: string, command: "up" | "destroy"): Promise<string> {
+    const repaired = new Set<string>();
+    for (;;) {
+      const again = await this.pulumi(command, "--yes", "--stack", stack);
       if (again.status === 0) return again.output;
+      if (/currently locked/.test(again.output) && !repaired.has("lock")) {
+        repaired.add("lock");
+        await this.ok("cancel", "--yes", "--stack", stack);
+      } else if (/failed to load checkpoint: EOF/.test(again.output) && !repaired.has("sidecar")) {
+        repaired.add("sidecar");
+        this.removeEmptySidecars();
+      } else if (command === "up" && !repaired.has("pending")) {
+        repaired.add("pending");
+        await this.ok("refresh", "--yes", "--clear-pending-creates", "--stack", stack);
+      } else throw new Error(`pulumi ${command} exited ${again.status} after ${[...repaired].join(", ") || "no"} repair:\n${again.output}`);
     }
-    await this.ok("refresh", "--yes", "--clear-pending-creates", "--stack", stack);
-    return this.ok("up", "--yes", "--stack", stack);
+  }
+
+  /** What a user runs after a cancelled pipeline: `up` again, with the repairs the engine asks for. */
+  recover(stack: string): Promise<string> {
+    return this.againAfterKill(stack, "up");
+  }
+
+  /**
+   * The file backend (gocloud's fileblob) writes each file's metadata beside it, `<file>.attrs`, by
+   * truncating and then writing it: a SIGKILL in between leaves it empty, and every later read of
+   * the stack fails with "failed to load checkpoint: EOF", although the checkpoint itself, written to
+   * a temporary file and renamed, is whole. Deleting the empty sidecar is safe (a missing one reads
+   * as no metadata). Recorded in the transcript and the tally.
+   */
+  removeEmptySidecars(): string[] {
+    const removed: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.name.endsWith(".attrs") && fs.statSync(file).size === 0) {
+          fs.rmSync(file);
+          removed.push(path.relative(this.dir, file));
+        }
+      }
+    };
+    walk(path.join(this.dir, "state"));
+    tally.emptySidecarsRemoved += removed.length;
+    this.transcript.push(`$ rm ${removed.join(" ")}   # the empty .attrs sidecar(s) a kill left (README: After a cancelled or killed run)`);
+    return removed;
+  }
+
+  /** The file backend's sidecars of a stack's checkpoint (`<stack>.json.attrs`). */
+  sidecarsOf(stack: string): string[] {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.name === `${stack}.json.attrs`) found.push(file);
+      }
+    };
+    walk(path.join(this.dir, "state", ".pulumi", "stacks"));
+    return found;
   }
 
   async initStack(stack: string, forkName: string): Promise<void> {
@@ -294,7 +350,14 @@ export class KillLab {
 
   /** The outputs the stack's state records for the resource named `name` in the program. */
   async recordedOutputs(stack: string, name: string): Promise<Record<string, unknown>> {
-    const state = JSON.parse(await this.ok("stack", "export", "--stack", stack)) as {
+    let exported = await this.pulumi("stack", "export", "--stack", stack);
+    // Read right after a kill: the repair the README gives for an empty sidecar comes first.
+    if (/failed to load checkpoint: EOF/.test(exported.output)) {
+      this.removeEmptySidecars();
+      exported = await this.pulumi("stack", "export", "--stack", stack);
+    }
+    if (exported.status !== 0) throw new Error(`pulumi stack export exited ${exported.status}:\n${exported.output}`);
+    const state = JSON.parse(exported.output) as {
       deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] };
     };
     const resource = (state.deployment.resources ?? []).find((r) => r.urn.endsWith(`::${name}`));
@@ -320,11 +383,7 @@ export class KillLab {
       await destroying.done;
       tally.destroyKills++;
       await this.expectNoProviderLeft();
-      const again = await this.pulumi("destroy", "--yes", "--stack", stack);
-      if (again.status !== 0) {
-        await this.ok("cancel", "--yes", "--stack", stack);
-        await this.ok("destroy", "--yes", "--stack", stack);
-      }
+      await this.againAfterKill(stack, "destroy");
     } else {
       await this.ok("destroy", "--yes", "--stack", stack);
     }
