@@ -101,6 +101,8 @@ export class Databases {
   private async prepare(): Promise<void> {
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), `${MARKER}${process.pid}-`));
     LIVE.add(this);
+    // Hooked once a simulator runs, not when the module loads: importing it changes nothing.
+    hookExit();
     this.startWatchdog();
     this.own(this.root);
     const [key, cert] = selfSignedCertificate();
@@ -624,7 +626,16 @@ function hookExit(): void {
     process.on(signal, onSignal);
   }
 }
-hookExit();
+
+/** Whether `pid` is a PostgreSQL server running on `dataDir` (Linux /proc; false where it cannot be told). */
+function isServerOf(pid: number, dataDir: string): boolean {
+  try {
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return argv.some((a) => a.endsWith("postgres")) && argv.includes(dataDir);
+  } catch {
+    return false;
+  }
+}
 
 /** Directories of simulators whose process is gone (a kill -9 that the watchdog missed): stopped and removed. */
 function sweepLeftovers(): void {
@@ -636,7 +647,10 @@ function sweepLeftovers(): void {
     try {
       for (const sub of fs.readdirSync(dir)) {
         const pidFile = path.join(dir, sub, "postmaster.pid");
-        if (fs.existsSync(pidFile)) killQuietly(Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]), "SIGQUIT");
+        if (!fs.existsSync(pidFile)) continue;
+        // Only the server that directory ran: after a reboot, its recorded PID may be anyone's.
+        const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
+        if (isServerOf(pid, path.join(dir, sub))) killQuietly(pid, "SIGQUIT");
       }
       fs.rmSync(dir, { recursive: true, force: true });
     } catch {

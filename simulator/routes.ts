@@ -31,16 +31,20 @@ export interface Route {
    */
   kind: "api" | "analytics" | "notImplemented";
   operation: string;
+  /** The path as the API documents it: /projects/{project_id}/services/{service_id}/… */
+  path: string;
 }
 
-const P = "/projects/([^/]+)";
-const S = `${P}/services/([^/]+)`;
-const V = `${P}/vpcs/([^/]+)`;
+// Paths written as the API documents them; each {name} matches one path segment.
+const P = "/projects/{project_id}";
+const S = `${P}/services/{service_id}`;
+const V = `${P}/vpcs/{vpc_id}`;
 const route = (kind: Route["kind"], operation: string, method: string, path: string): Route => ({
   kind,
   operation,
   method,
-  pattern: new RegExp(`^${path}$`),
+  path,
+  pattern: new RegExp(`^${path.replace(/\{\w+\}/g, "([^/]+)")}$`),
 });
 const api = (operation: OperationName, method: string, path: string) => route("api", operation, method, path);
 const missing = (operation: string, method: string, path: string) => route("notImplemented", operation, method, path);
@@ -71,8 +75,8 @@ export const ROUTES: Route[] = [
   missing("deleteVPC", "DELETE", V),
   missing("getVPCPeerings", "GET", `${V}/peerings`),
   missing("createVPCPeering", "POST", `${V}/peerings`),
-  missing("getVPCPeering", "GET", `${V}/peerings/([^/]+)`),
-  missing("deleteVPCPeering", "DELETE", `${V}/peerings/([^/]+)`),
+  missing("getVPCPeering", "GET", `${V}/peerings/{peering_id}`),
+  missing("deleteVPCPeering", "DELETE", `${V}/peerings/{peering_id}`),
   missing("attachServiceToVPC", "POST", `${S}/attachToVPC`),
   missing("detachServiceFromVPC", "POST", `${S}/detachFromVPC`),
   missing("enablePooler", "POST", `${S}/enablePooler`),
@@ -82,9 +86,9 @@ export const ROUTES: Route[] = [
   missing("getServiceMetricsSeries", "POST", `${S}/metrics/series`),
   missing("getReplicaSets", "GET", `${S}/replicaSets`),
   missing("createReplicaSet", "POST", `${S}/replicaSets`),
-  missing("deleteReplicaSet", "DELETE", `${S}/replicaSets/([^/]+)`),
-  missing("resizeReplicaSet", "POST", `${S}/replicaSets/([^/]+)/resize`),
-  missing("enableReplicaPooler", "POST", `${S}/replicaSets/([^/]+)/enablePooler`),
-  missing("disableReplicaPooler", "POST", `${S}/replicaSets/([^/]+)/disablePooler`),
-  missing("setReplicaEnvironment", "POST", `${S}/replicaSets/([^/]+)/setEnvironment`),
+  missing("deleteReplicaSet", "DELETE", `${S}/replicaSets/{replica_set_id}`),
+  missing("resizeReplicaSet", "POST", `${S}/replicaSets/{replica_set_id}/resize`),
+  missing("enableReplicaPooler", "POST", `${S}/replicaSets/{replica_set_id}/enablePooler`),
+  missing("disableReplicaPooler", "POST", `${S}/replicaSets/{replica_set_id}/disablePooler`),
+  missing("setReplicaEnvironment", "POST", `${S}/replicaSets/{replica_set_id}/setEnvironment`),
 ];

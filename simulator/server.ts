@@ -70,7 +70,14 @@ export class Simulator extends Cloud {
       publicKey: `sim-pk-${crypto.randomBytes(6).toString("hex")}`,
       secretKey: `sim-sk-${crypto.randomBytes(16).toString("hex")}`,
     };
-    this.server = http.createServer((req, res) => void this.handle(req, res));
+    // Whatever a request does (a path no URL parser takes, a client gone mid-body), the server
+    // answers or drops that one request, and goes on.
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (res.headersSent) res.destroy();
+        else send(res, 500, { code: "INTERNAL", message: String(err) });
+      });
+    });
   }
 
   /** Starts listening on loopback; resolves to the base URL. */
@@ -130,8 +137,9 @@ export class Simulator extends Cloud {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    const url = new URL(req.url ?? "/", "http://sim");
-    const basePath = url.pathname.replace(/^\/public\/api\/v1/, "");
+    // The path as sent (`new URL` would read `//x` as a host): without its query, less the base.
+    const pathname = (req.url ?? "/").split("?")[0] as string;
+    const basePath = pathname.replace(/^\/public\/api\/v1/, "");
     const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(basePath));
     const operation = route?.kind === "api" ? (route.operation as OperationName) : undefined;
     let body: unknown = undefined;
@@ -147,7 +155,7 @@ export class Simulator extends Cloud {
     const entry: LoggedRequest = {
       operation: operation ?? "unknown",
       method: req.method ?? "",
-      path: url.pathname,
+      path: pathname,
       headers: req.headers,
       body,
       at: Date.now(),
@@ -198,7 +206,13 @@ export class Simulator extends Cloud {
       }
       if (bodyError) throw fail(400, "INVALID_JSON", "the request body is not valid JSON");
       const match = route.pattern.exec(basePath) as RegExpExecArray;
-      const [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] ?? "")];
+      let projectId: string;
+      let id: string;
+      try {
+        [projectId, id] = [decodeURIComponent(match[1] as string), decodeURIComponent(match[2] ?? "")];
+      } catch {
+        throw fail(400, "INVALID_PATH", "the path is not valid percent-encoding");
+      }
       const [status, answer] = await this.answer(operation, projectId, id, body);
       if (lostAnswer) {
         const fault = this.faults.take(operation) as { status: number };
@@ -251,7 +265,7 @@ export class Simulator extends Cloud {
       501,
       {
         code: "NOT_IMPLEMENTED",
-        message: `${route.operation} (${route.method} ${route.pattern.source.slice(1, -1).replace(/\(\[\^\/\]\+\)/g, "{id}")}) is part of the Tiger Cloud API but not of this simulator`,
+        message: `${route.operation} (${route.method} ${route.path}) is part of the Tiger Cloud API but not of this simulator`,
       },
     ];
   }
@@ -336,11 +350,14 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.writeHead(status, { ...headers, "Content-Type": "application/json" }).end(JSON.stringify(body));
 }
 
+/** The request's body; what came, if the client went away before the end. */
 function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
+    const done = () => resolve(Buffer.concat(chunks).toString("utf8"));
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
+    req.on("end", done);
+    req.on("error", done);
+    req.on("aborted", done);
   });
 }

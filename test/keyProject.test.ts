@@ -61,13 +61,32 @@ describe.each(Object.keys(credentials) as (keyof typeof credentials)[])("with %s
     const { outs } = await vpc.create(inputs);
     expect(outs).toMatchObject({ projectId: ids.projectId, name: "later" });
     expect(sim.requests().map((r) => r.operation)).toEqual(["authInfo", "renameVpc", "getVpc"]);
-    // In state, the project stays: the next check keeps it without asking.
-    await configure({ "tigercloud:verifyReferences": "false" });
-    sim.clearLog();
-    const next = await vpc.check({ ...outs, __provider: P }, { __provider: P, vpcId: ids.vpcId, name: "later" });
-    expect(next.inputs.projectId).toBe(ids.projectId);
-    expect(sim.requests()).toEqual([]);
+    // The next runs, as the engine calls them: check gets the inputs it recorded (no project), diff
+    // and update the outputs (the project). Nothing is asked, nothing is replaced, verification on or off.
+    for (const verify of ["false", "true"]) {
+      await configure({ "tigercloud:verifyReferences": verify });
+      sim.clearLog();
+      const next = await vpc.check(inputs, { __provider: P, vpcId: ids.vpcId, name: "later" });
+      expect(next.failures).toEqual([]);
+      const olds = { ...outs, __provider: P };
+      expect(await vpc.diff(ids.vpcId, olds, next.inputs)).toMatchObject({ changes: false, replaces: [] });
+      const renamed = await vpc.check(inputs, { __provider: P, vpcId: ids.vpcId, name: `renamed-${verify}` });
+      expect(await vpc.diff(ids.vpcId, olds, renamed.inputs)).toMatchObject({ changes: true, replaces: [] });
+      const { outs: updated } = await vpc.update(ids.vpcId, olds, renamed.inputs);
+      expect(updated).toMatchObject({ projectId: ids.projectId, name: `renamed-${verify}` });
+      expect(sim.requests().map((r) => r.operation)).toEqual(["renameVpc", "getVpc"]);
+    }
   });
+});
+
+test("a failed GET /auth/info is not kept: the next resource of the process asks again", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+  sim.injectFault("authInfo", { kind: "status", status: 401 }, 1);
+  expect((await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" })).failures).toHaveLength(1);
+  const { inputs, failures } = await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" });
+  expect(failures).toEqual([]);
+  expect(inputs.projectId).toBe(ids.projectId);
+  expect(sim.requests("authInfo").map((r) => r.status)).toEqual([401, 200]);
 });
 
 test("when GET /auth/info fails, check fails on projectId, saying what was tried and how to set it", async () => {

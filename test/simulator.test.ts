@@ -121,9 +121,43 @@ describe("the API as the official tiger CLI uses it", () => {
       expect(answer.headers.get("content-type")).toMatch(/application\/json/);
       expect(await answer.json()).toEqual({ code: "NOT_IMPLEMENTED", message: expect.stringContaining(operation) });
     }
+    expect(await (await call("GET", `/projects/${projectId}/services/${serviceId}/replicaSets`)).json()).toEqual({
+      code: "NOT_IMPLEMENTED",
+      message:
+        "getReplicaSets (GET /projects/{project_id}/services/{service_id}/replicaSets) is part of the Tiger Cloud API but not of this simulator",
+    });
     const unknown = await call("GET", `/projects/${projectId}/teapots`);
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get("content-type")).toMatch(/text\/html/);
+  });
+
+  test("no request brings it down: a path no URL parser takes, a bad percent-encoding, a client gone mid-body", async () => {
+    const net = await import("net");
+    const { port } = new URL(sim.url);
+    const raw = (text: string) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(Number(port), "127.0.0.1", () => socket.end(text));
+        let got = "";
+        socket.on("data", (d) => (got += d.toString()));
+        socket.on("close", () => resolve(got));
+        socket.on("error", () => resolve(got));
+      });
+    expect(await raw("GET // HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")).toMatch(/^HTTP\/1\.1 404/);
+    const bad = await call("GET", `/projects/%E0/services`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: "INVALID_PATH" });
+    // A body announced longer than sent, then the connection closed.
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(port), "127.0.0.1", () => {
+        socket.write(
+          `POST /projects/${sim.defaults().projectId}/services HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na`,
+        );
+        setTimeout(() => socket.destroy(), 50);
+      });
+      socket.on("close", () => resolve());
+      socket.on("error", () => resolve());
+    });
+    expect((await call("GET", "/auth/info")).status).toBe(200);
   });
 
   test("POST /projects/{p}/services: 202 with the initial password, QUEUED, then READY; listed; a service without a name is a 400", async () => {

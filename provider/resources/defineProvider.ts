@@ -86,8 +86,10 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
         if (failures.length === 0) await def.foresee?.(olds, outcome.inputs, declarantOf(news));
         return escapedFailures({ ...outcome, failures });
       }),
-    diff: (id, olds, news) =>
+    diff: (id, olds, unfilled) =>
       escapingErrors(async () => {
+        // A project check left to `up` is the one the resource lives in (its outputs): no change.
+        const news = withRecordedProject(unfilled, olds);
         const found = diffInputs(olds, news, def.rules);
         const changed = changedInPlaceKeys(olds, news, def.rules);
         const instead = (await def.replacesInstead?.(changed, olds, news)) ?? [];
@@ -104,15 +106,22 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       escapingErrors(async () => {
         const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor("apply", news));
         // A project learnt only now (check deferred it): this resource's claims, keyed by project,
-        // are recorded again, so that a delete later in this run spares what it declares.
-        if (news.projectId === undefined && def.recordClaims)
-          def.recordClaims({ ...news, projectId: (inputs as { projectId?: unknown }).projectId }, declarantOf(news));
+        // are recorded (and judged) now, so that a delete later in this run spares what it declares.
+        if (news.projectId === undefined && def.recordClaims) {
+          const failures = def.recordClaims({ ...(inputs as Record<string, unknown>), __provider: news.__provider }, declarantOf(news));
+          if (failures.length > 0)
+            throw new InvalidInputError(
+              def.kind,
+              failures.map((f) => ({ property: f.property ?? "", reason: f.reason })),
+            );
+        }
         const made = await def.create(inputs, news);
         return { ...made, outs: withDeclarant(made.outs, news) };
       }),
     read: (id, props) => escapingErrors(() => def.read(id, props ?? {})),
-    update: (id, olds, news) =>
+    update: (id, olds, unfilled) =>
       escapingErrors(async () => {
+        const news = withRecordedProject(unfilled, olds);
         const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor("apply", news, olds));
         if (!onlyStateChanged(olds, news, def.rules)) {
           const changed = await def.update(id, olds, inputs, news);
@@ -132,5 +141,11 @@ async function projectSourceFor(
   olds: Record<string, unknown> = {},
 ): Promise<ProjectSource | undefined> {
   if (news.projectId !== undefined && news.projectId !== null) return undefined;
-  return projectIdFallback(phase, olds.projectId);
+  return projectIdFallback(phase, olds.projectId, Object.keys(olds).length > 0);
+}
+
+/** The inputs with the project of the recorded outputs where check left it unset. */
+function withRecordedProject(news: Record<string, unknown>, olds: Record<string, unknown>): Record<string, unknown> {
+  if (news.projectId !== undefined && news.projectId !== null) return news;
+  return typeof olds.projectId === "string" ? { ...news, projectId: olds.projectId } : news;
 }

@@ -16,9 +16,13 @@ import { VERIFY_LIMITS } from "./verify";
 
 let asked: { of: number; answer: Promise<ProjectSource> } | undefined;
 
-/** GET /auth/info, once per configuration (a provider process has one). */
+/**
+ * GET /auth/info, once per configuration (a provider process has one): every resource shares the
+ * answer, and a request under way. A failure is not kept, so a later resource asks again.
+ */
 function askTheKey(): Promise<ProjectSource> {
   if (asked?.of === configurationCount()) return asked.answer;
+  const of = configurationCount();
   const answer = (async (): Promise<ProjectSource> => {
     const { config, env } = SETTING_SOURCES.projectId;
     try {
@@ -30,6 +34,7 @@ function askTheKey(): Promise<ProjectSource> {
       );
       return { projectId: key.project.id };
     } catch (err) {
+      if (asked?.of === of) asked = undefined;
       const source = credentialSourceNow();
       const tried = source
         ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
@@ -41,7 +46,7 @@ function askTheKey(): Promise<ProjectSource> {
       };
     }
   })();
-  asked = { of: configurationCount(), answer };
+  asked = { of, answer };
   return answer;
 }
 
@@ -49,12 +54,15 @@ function askTheKey(): Promise<ProjectSource> {
  * The project for a resource whose inputs leave projectId unset: stack config or the environment;
  * else, for a resource in state, the project it recorded (where it lives: a preview of an unchanged
  * stack asks nothing, and another key does not move it); else the key's project, asked at check
- * unless verifyReferences is off or no credential is set (then `up` asks).
+ * unless verifyReferences is off or no credential is set (then `up` asks). `recorded` is the
+ * project in the resource's old inputs (check) or old outputs (update); `inState`, whether it has any.
  */
-export async function projectIdFallback(phase: "check" | "apply", recorded?: unknown): Promise<ProjectSource> {
+export async function projectIdFallback(phase: "check" | "apply", recorded?: unknown, inState = false): Promise<ProjectSource> {
   const configured = defaultProjectId();
   if (configured) return { projectId: configured };
   if (typeof recorded === "string" && recorded !== "") return { projectId: recorded };
-  if (phase === "check" && (!verifyReferencesNow() || credentialSourceNow() === undefined)) return { deferred: true };
+  // A resource in state whose recorded inputs hold no project learnt it at `up` (check deferred it):
+  // its project is in its outputs, which diff and update read. Asking here would only risk another.
+  if (phase === "check" && (inState || !verifyReferencesNow() || credentialSourceNow() === undefined)) return { deferred: true };
   return askTheKey();
 }

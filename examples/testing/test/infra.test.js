@@ -23,6 +23,13 @@ let stack;
 
 before(async () => {
   await sim.start();
+  // Without PostgreSQL the simulator puts a stand-in behind each service, which takes a login but
+  // holds no data: this test reads a fork's rows, so it says what is missing rather than fail later.
+  assert.equal(
+    sim.databases.kind,
+    "postgres",
+    "this test needs PostgreSQL's server programs (initdb, postgres, pg_basebackup), e.g. apt-get install postgresql",
+  );
   const { serviceId, vpcId } = sim.defaults();
   stack = await LocalWorkspace.createOrSelectStack(
     { stackName: "test", workDir: path.join(__dirname, "..") },
