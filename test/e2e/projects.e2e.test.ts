@@ -207,7 +207,7 @@ test("examples/testing: its own test (node:test) passes in its directory, from t
   expect(r.output).toMatch(/^# fail 0$/m);
 });
 
-test("npx tigercloud-simulator, from the installed tarball: its JSON line's key pair is the key GET /auth/info knows, and its project", async () => {
+test("npx tigercloud-simulator, from the installed tarball: its JSON line's key pair is the key GET /auth/info knows; a program's pulumi up against it, with that key pair and no projectId, makes the fork", async () => {
   const dir = await installExample("testing");
   const child = spawn("npx", ["tigercloud-simulator", "--fast", "--stand-in"], { cwd: dir, env: cliEnv(), detached: true });
   try {
@@ -224,6 +224,21 @@ test("npx tigercloud-simulator, from the installed tarball: its JSON line's key 
     const answer = await fetch(`${info.url}/auth/info`, { headers: { Authorization: `Basic ${basic}` } });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ type: "apiKey", api_key: { public_key: info.publicKey, project: { id: info.projectId } } });
+
+    // The program in that directory, as a person's shell runs it against the simulator: the URL
+    // and the key pair it printed, no TIGER_PROJECT_ID (the provider asks the key).
+    const env = cliEnv({ TIGER_API_URL: info.url, TIGER_PUBLIC_KEY: info.publicKey, TIGER_SECRET_KEY: info.secretKey });
+    const { serviceId, vpcId } = JSON.parse(line) as { serviceId: string; vpcId: string };
+    await ok(dir, "pulumi", ["stack", "init", "npx-simulator", "--non-interactive"], env);
+    await ok(dir, "pulumi", ["config", "set-all", "--plaintext", `sourceServiceId=${serviceId}`, "--plaintext", `vpcId=${vpcId}`], env);
+    const up = await ok(dir, "pulumi", ["up", "--yes", "--non-interactive"], env);
+    expect(up).toContain(`projectId: ${info.projectId}, the project of the API key (GET /auth/info)`);
+    const listed = await fetch(`${info.url}/projects/${info.projectId}/services`, { headers: { Authorization: `Basic ${basic}` } });
+    const staging = ((await listed.json()) as { name: string; status: string; ha_replicas?: { replica_count: number } }[]).find(
+      (s) => s.name === "staging",
+    );
+    expect(staging).toMatchObject({ status: "READY", ha_replicas: { replica_count: 1 } });
+    expect(up).not.toContain(info.secretKey);
   } finally {
     process.kill(-(child.pid as number), "SIGTERM");
   }
