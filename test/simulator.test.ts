@@ -46,18 +46,23 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
     expect(await denied.json()).toEqual({ code: "UNAUTHORIZED", message: expect.any(String) });
   }, 30_000);
 
-  test("an unknown option, or half a key pair: exit 2 with the usage", () => {
+  test("--help prints the usage and every option; an unknown option, or half a key pair: exit 2", () => {
     const cli = path.join(__dirname, "..", "simulator", "cli.ts");
-    for (const args of [["--nope"], ["--public-key", "pk-only"]]) {
-      const run = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", cli, ...args], {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", cli, ...args], {
         encoding: "utf8",
         cwd: path.join(__dirname, ".."),
       });
-      expect(run.status).toBe(2);
-      expect(run.stderr).toMatch(
-        args[0] === "--nope" ? /unknown option "--nope"[\s\S]*Usage: tigercloud-simulator/ : /--public-key and --secret-key go together/,
-      );
-    }
+    const help = run("--help");
+    expect(help.status).toBe(0);
+    for (const option of ["--port", "--seed", "--fast", "--api-key", "--public-key", "--secret-key", "--stand-in", "--help"])
+      expect(help.stdout).toContain(option);
+    const unknown = run("--nope");
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown option "--nope"[\s\S]*Usage: tigercloud-simulator/);
+    const half = run("--public-key", "pk-only");
+    expect(half.status).toBe(2);
+    expect(half.stderr).toMatch(/--public-key and --secret-key go together/);
   }, 30_000);
 });
 

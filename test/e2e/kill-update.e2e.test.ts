@@ -2,7 +2,9 @@
 // killed while they are in flight. ServiceHA and VpcName set the declared value, so the next `up`
 // (or refresh, then up) finishes the change, on the same fork. Also: an ambiguous 500 after the
 // fork was made. The lab and its checks: test/e2e/kill.ts.
+import { execFileSync } from "child_process";
 import * as fs from "fs";
+import * as path from "path";
 import { sleep, tally, useKillLab } from "./kill";
 
 const lab = useKillLab("update");
@@ -123,4 +125,16 @@ test("a kill that left the file backend's sidecar empty: the engine reads no sta
     await lab.recover(stack);
     expect(lab.forksNamed("sidecar-fork").map((f) => f.service_id)).toEqual([fork?.service_id]);
     await lab.ok("destroy", "--yes", "--stack", stack);
+
+    // The README's other way out: a backend URL with ?metadata=skip writes no sidecar at all.
+    const skipping = path.join(lab.dir, "state-skip");
+    fs.mkdirSync(skipping);
+    const env = { ...process.env, PULUMI_BACKEND_URL: `file://${skipping}?metadata=skip`, PULUMI_CONFIG_PASSPHRASE: "kill-e2e" };
+    execFileSync("pulumi", ["stack", "init", "no-sidecar", "--non-interactive"], {
+      cwd: lab.dir,
+      env: { ...env, PULUMI_HOME: path.join(lab.dir, "home") },
+    });
+    const files = fs.readdirSync(skipping, { recursive: true }).map(String);
+    expect(files.filter((f) => f.endsWith("no-sidecar.json"))).toHaveLength(1);
+    expect(files.filter((f) => f.endsWith(".attrs"))).toEqual([]);
   }));
