@@ -106,6 +106,18 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
         encoding: "utf8",
         env: { ...process.env, ...envVars, PULUMI_HOME: home },
       });
+    // Automation's up and destroy end by reading the stack's history (`pulumi stack history`) for a
+    // summary no assertion here reads: skipped, one CLI run fewer each. Refresh keeps it: its
+    // changes are asserted.
+    const withoutSummary = async <T>(op: () => Promise<T>): Promise<T> => {
+      const summary = s.info;
+      s.info = async () => undefined;
+      try {
+        return await op();
+      } finally {
+        s.info = summary;
+      }
+    };
     const logged = async <T>(op: () => Promise<T>): Promise<[T, LoggedRequest[]]> => {
       sim.clearLog();
       const result = await during(op);
@@ -121,7 +133,7 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
         return { stdout: r.stdout, changes: r.changeSummary as Record<string, number>, requests };
       },
       async up() {
-        const [r, requests] = await logged(() => s.up());
+        const [r, requests] = await logged(() => withoutSummary(() => s.up()));
         return { stdout: r.stdout, outputs: r.outputs as Record<string, { value: unknown; secret: boolean }>, requests };
       },
       async refresh() {
@@ -129,7 +141,7 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
         return { stdout: r.stdout, changes: (r.summary.resourceChanges ?? {}) as Record<string, number>, requests };
       },
       async destroy() {
-        const [r, requests] = await logged(() => s.destroy());
+        const [r, requests] = await logged(() => withoutSummary(() => s.destroy()));
         return { stdout: r.stdout, requests };
       },
       rawState() {
