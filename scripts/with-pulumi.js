@@ -30,6 +30,9 @@ if (builtSince(stamp)) step("the package is built (dist/ is newer than every sou
 else {
   step("building the package (tsc -p tsconfig.build.json)");
   const buildStarted = new Date();
+  // From an empty dist/: tsc never deletes what a removed or moved source once compiled to, and
+  // `npm pack` would ship it.
+  fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
   execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
   fs.writeFileSync(stamp, "");
   fs.utimesSync(stamp, buildStarted, buildStarted);
