@@ -39,6 +39,8 @@ export const tally = {
   idleSdkProvidersLeft: 0,
   /** Empty `.attrs` sidecars a kill left in the file backend, removed as the README says. */
   emptySidecarsRemoved: 0,
+  /** The engine's language hosts still running at the end (Pulumi's; they outlive a killed `up`). */
+  languageHostsLeft: 0,
 };
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -81,7 +83,29 @@ export class KillLab {
 
   async stop(): Promise<void> {
     await this.sim?.stop();
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    if (!this.dir) return;
+    // The engine's Node.js language host (Pulumi's, not ours) outlives a SIGKILLed `pulumi up`,
+    // idle, for good: counted in the tally, then ended, so that runs do not pile them up.
+    const hosts = this.processesIn((cmdline) => cmdline.includes("pulumi-language-nodejs"));
+    tally.languageHostsLeft += hosts.length;
+    for (const pid of hosts) process.kill(pid, "SIGKILL");
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Processes running in this lab's directory whose command line `matches`. */
+  processesIn(matches: (cmdline: string) => boolean): number[] {
+    const found: number[] = [];
+    for (const pid of fs
+      .readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .map(Number)) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/cwd`) === this.dir && matches(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"))) found.push(pid);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return found;
   }
 
   /** Runs one case; a failure is rethrown with the case's moment and its transcript. */
@@ -172,21 +196,10 @@ export class KillLab {
    * never ran our code: the SDK's provider process, killed with its engine before its first call.
    */
   providersLeft(): { ours: number[]; idle: number[] } {
-    const left = { ours: [] as number[], idle: [] as number[] };
-    for (const pid of fs
-      .readdirSync("/proc")
-      .filter((p) => /^\d+$/.test(p))
-      .map(Number)) {
-      try {
-        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-        if (fs.readlinkSync(`/proc/${pid}/cwd`) !== this.dir) continue;
-        if (cmdline.startsWith(PROVIDER_PROCESS_TITLE)) left.ours.push(pid);
-        else if (cmdline.includes("cmd/dynamic-provider")) left.idle.push(pid);
-      } catch {
-        // gone meanwhile
-      }
-    }
-    return left;
+    return {
+      ours: this.processesIn((cmdline) => cmdline.startsWith(PROVIDER_PROCESS_TITLE)),
+      idle: this.processesIn((cmdline) => !cmdline.startsWith(PROVIDER_PROCESS_TITLE) && cmdline.includes("cmd/dynamic-provider")),
+    };
   }
 
   /** The provider processes outlive their killed engine by at most a few seconds (they check every second). */
