@@ -253,35 +253,26 @@ export class KillLab {
    * as no metadata). Recorded in the transcript and the tally.
    */
   removeEmptySidecars(): string[] {
-    const removed: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        const file = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(file);
-        else if (entry.name.endsWith(".attrs") && fs.statSync(file).size === 0) {
-          fs.rmSync(file);
-          removed.push(path.relative(this.dir, file));
-        }
-      }
-    };
-    walk(path.join(this.dir, "state"));
+    const removed = this.stateFiles().filter((f) => f.endsWith(".attrs") && fs.statSync(f).size === 0);
+    for (const file of removed) fs.rmSync(file);
     tally.emptySidecarsRemoved += removed.length;
-    this.transcript.push(`$ rm ${removed.join(" ")}   # the empty .attrs sidecar(s) a kill left (README: After a cancelled or killed run)`);
+    const shown = removed.map((f) => path.relative(this.dir, f)).join(" ");
+    this.transcript.push(`$ rm ${shown}   # the empty .attrs sidecar(s) a kill left (README: After a cancelled or killed run)`);
     return removed;
   }
 
   /** The file backend's sidecars of a stack's checkpoint (`<stack>.json.attrs`). */
   sidecarsOf(stack: string): string[] {
-    const found: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        const file = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(file);
-        else if (entry.name === `${stack}.json.attrs`) found.push(file);
-      }
-    };
-    walk(path.join(this.dir, "state", ".pulumi", "stacks"));
-    return found;
+    return this.stateFiles().filter((f) => path.basename(f) === `${stack}.json.attrs`);
+  }
+
+  /** Every file of the lab's state backend. */
+  private stateFiles(): string[] {
+    const root = path.join(this.dir, "state");
+    return fs
+      .readdirSync(root, { recursive: true })
+      .map((f) => path.join(root, String(f)))
+      .filter((f) => fs.statSync(f).isFile());
   }
 
   async initStack(stack: string, forkName: string): Promise<void> {
