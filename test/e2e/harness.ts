@@ -5,12 +5,20 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { LocalWorkspace, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { type EngineEvent, LocalWorkspace, PulumiCommand, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import type { DatabaseMode } from "../../simulator";
 import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../../simulator";
 
 const REPO = path.join(__dirname, "..", "..");
 export const PASSPHRASE = "e2e-test-passphrase";
+
+// One handle on the CLI for every workspace of the process: LocalWorkspace.create otherwise runs
+// `pulumi version` for each stack.
+let pulumiCommand: Promise<PulumiCommand> | undefined;
+const sharedPulumiCommand = () => (pulumiCommand ??= PulumiCommand.get({ skipVersionCheck: true }));
+
+/** The signature Pulumi's state gives a secret value (`{ [SIG]: SECRET_SIG, ciphertext }`). */
+const SECRET_SIG = ["4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270"] as const;
 
 export interface EngineHarness {
   sim: Simulator;
@@ -23,11 +31,15 @@ export interface EngineHarness {
 }
 
 export interface Scenario {
+  /** Automation's stack. Its up, refresh and destroy return no outputs or summary (skipped: CLI
+   *  runs no test reads); the scenario's own methods give them. */
   stack: Stack;
   /** Runs the next operations with another program (same stack, same state). */
   setProgram(program: PulumiFn): void;
   preview(): Promise<Outcome & { changes: Record<string, number> }>;
-  up(): Promise<Outcome & { outputs: Record<string, { value: unknown; secret: boolean }> }>;
+  /** `outputs` is read when first touched (one `stack output` run), and must be read before the
+   *  stack's next operation. */
+  up(): Promise<Outcome & { readonly outputs: Outputs }>;
   refresh(): Promise<Outcome & { changes: Record<string, number> }>;
   destroy(): Promise<Outcome>;
   /** The stack's state file as stored by the backend (what an attacker with the bucket reads). */
@@ -41,6 +53,8 @@ export interface Scenario {
     resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[];
   }>;
 }
+
+export type Outputs = Record<string, { value: unknown; secret: boolean }>;
 
 export interface Outcome {
   /** What the engine printed. */
@@ -89,6 +103,7 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
       program,
       pulumiHome: home,
       envVars,
+      pulumiCommand: await sharedPulumiCommand(),
       projectSettings: { name: project, runtime: "nodejs", backend: { url: `file://${backend}` } },
     });
     const s = await Stack.create(name, ws);
@@ -106,23 +121,40 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
         encoding: "utf8",
         env: { ...process.env, ...envVars, PULUMI_HOME: home },
       });
-    // Automation's up and destroy end by reading the stack's history (`pulumi stack history`) for a
-    // summary no assertion here reads: skipped, one CLI run fewer each. Refresh keeps it: its
-    // changes are asserted.
-    const withoutSummary = async <T>(op: () => Promise<T>): Promise<T> => {
-      const summary = s.info;
-      s.info = async () => undefined;
-      try {
-        return await op();
-      } finally {
-        s.info = summary;
-      }
-    };
+    // Automation's up, refresh and destroy end with CLI runs no test reads: `stack history`, for a
+    // summary, and after up `stack output` twice (masked, then shown), each run decrypting the
+    // stack's secrets. Skipped for every call, the scenario's and a test's own on `stack`: the
+    // scenario reads an up's outputs once, when a test asks, and a refresh's changes from its events.
+    let operations = 0;
+    for (const op of ["up", "refresh", "destroy"] as const) {
+      const automation = s[op].bind(s) as (options?: object) => Promise<unknown>;
+      (s as unknown as Record<string, unknown>)[op] = async (options?: object) => {
+        operations++;
+        const { info, outputs } = s;
+        s.info = async () => undefined;
+        s.outputs = async () => ({});
+        try {
+          return await automation(options);
+        } finally {
+          Object.assign(s, { info, outputs });
+        }
+      };
+    }
     const logged = async <T>(op: () => Promise<T>): Promise<[T, LoggedRequest[]]> => {
       sim.clearLog();
       const result = await during(op);
       return [result, sim.requests()];
     };
+    /** The outputs as Automation gives them: values shown, and which are secret, read from the
+     *  state (where a secret is stored under Pulumi's secret signature, as ciphertext). */
+    const readOutputs = (): Outputs => {
+      const shown = JSON.parse(cli(["stack", "output", "--json", "--show-secrets"])) as Record<string, unknown>;
+      const state = JSON.parse(rawState()) as { checkpoint: { latest?: { resources?: { type: string; outputs?: Record<string, unknown> }[] } } };
+      const stored = state.checkpoint.latest?.resources?.find((r) => r.type === "pulumi:pulumi:Stack")?.outputs ?? {};
+      const isSecret = (v: unknown) => typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG[0]] === SECRET_SIG[1];
+      return Object.fromEntries(Object.entries(shown).map(([k, value]) => [k, { value, secret: isSecret(stored[k]) }]));
+    };
+    const rawState = () => fs.readFileSync(path.join(backend, ".pulumi", "stacks", project, `${name}.json`), "utf8");
     return {
       stack: s,
       setProgram: (p) => {
@@ -133,21 +165,32 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
         return { stdout: r.stdout, changes: r.changeSummary as Record<string, number>, requests };
       },
       async up() {
-        const [r, requests] = await logged(() => withoutSummary(() => s.up()));
-        return { stdout: r.stdout, outputs: r.outputs as Record<string, { value: unknown; secret: boolean }>, requests };
+        const [r, requests] = await logged(() => s.up());
+        const after = operations;
+        let outputs: Outputs | undefined;
+        return {
+          stdout: r.stdout,
+          requests,
+          get outputs() {
+            if (!outputs && operations !== after) throw new Error("an up's outputs are read before the stack's next operation");
+            return (outputs ??= readOutputs());
+          },
+        };
       },
       async refresh() {
-        const [r, requests] = await logged(() => s.refresh());
-        return { stdout: r.stdout, changes: (r.summary.resourceChanges ?? {}) as Record<string, number>, requests };
+        let changes: Record<string, number> | undefined;
+        const onEvent = (e: EngineEvent) => {
+          if (e.summaryEvent) changes = e.summaryEvent.resourceChanges as Record<string, number>;
+        };
+        const [r, requests] = await logged(() => s.refresh({ onEvent }));
+        if (!changes) throw new Error("the engine's events of a refresh held no summary");
+        return { stdout: r.stdout, changes, requests };
       },
       async destroy() {
-        const [r, requests] = await logged(() => withoutSummary(() => s.destroy()));
+        const [r, requests] = await logged(() => s.destroy());
         return { stdout: r.stdout, requests };
       },
-      rawState() {
-        const file = path.join(backend, ".pulumi", "stacks", project, `${name}.json`);
-        return fs.readFileSync(file, "utf8");
-      },
+      rawState,
       exportWithCli: () => cli(["stack", "export"]),
       cli,
       async exportState() {
