@@ -149,9 +149,12 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
      *  state (where a secret is stored under Pulumi's secret signature, as ciphertext). */
     const readOutputs = (): Outputs => {
       const shown = JSON.parse(cli(["stack", "output", "--json", "--show-secrets"])) as Record<string, unknown>;
-      const state = JSON.parse(rawState()) as { checkpoint: { latest?: { resources?: { type: string; outputs?: Record<string, unknown> }[] } } };
+      const state = JSON.parse(rawState()) as {
+        checkpoint: { latest?: { resources?: { type: string; outputs?: Record<string, unknown> }[] } };
+      };
       const stored = state.checkpoint.latest?.resources?.find((r) => r.type === "pulumi:pulumi:Stack")?.outputs ?? {};
-      const isSecret = (v: unknown) => typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG[0]] === SECRET_SIG[1];
+      const isSecret = (v: unknown) =>
+        typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG[0]] === SECRET_SIG[1];
       return Object.fromEntries(Object.entries(shown).map(([k, value]) => [k, { value, secret: isSecret(stored[k]) }]));
     };
     const rawState = () => fs.readFileSync(path.join(backend, ".pulumi", "stacks", project, `${name}.json`), "utf8");
