@@ -155,6 +155,21 @@ test("requiring the package entry, compiled, in a fresh node loads no module of 
   }
 });
 
+test("the provider side, loaded in a fresh node, loads axios with its first request: a preview with nothing to change sends none", () => {
+  const script = `
+    const axiosLoaded = () => Object.keys(require.cache).some((f) => /[\\\\/]node_modules[\\\\/]axios[\\\\/]/.test(f));
+    require("./provider/runtime");
+    const atLoad = axiosLoaded();
+    const { createClient } = require("./provider/api/client");
+    // Port 9 (discard): refused at once; the request is made, which is what loads axios.
+    createClient({ apiUrl: "http://127.0.0.1:9", apiKey: "k" }, undefined, { maxAttempts: 1 })
+      .getService("p", "s")
+      .catch(() => undefined)
+      .then(() => console.log(JSON.stringify({ atLoad, afterRequest: axiosLoaded() })));`;
+  const out = execFileSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], { cwd: ROOT, encoding: "utf8" });
+  expect(JSON.parse(out)).toEqual({ atLoad: false, afterRequest: true });
+});
+
 test("the README's Developing map names every folder and module of the package", () => {
   const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
   const map = readme.slice(readme.indexOf("## Developing"));
