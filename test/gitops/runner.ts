@@ -166,18 +166,17 @@ export class WorkflowRunner {
     const entry = this.caches.get(`${ref} ${key}`) ?? this.caches.get(`refs/heads/main ${key}`);
     if (!entry) return false;
     fs.mkdirSync(path.dirname(dir), { recursive: true });
-    // Hard links: GitHub extracts a copy, and no job of ours writes into node_modules once
-    // restored (npm ci is skipped), so links serve the same; a real copy took about 10 s a job.
-    await copyTree(entry.dir, dir, { links: true });
+    await linkTree(entry.dir, dir);
     return true;
   }
 
-  /** actions/cache's post step: saves `dir` under key for this ref, once (a key is never overwritten). */
+  /** actions/cache's post step, as the job ends: saves `dir` under key for this ref, once (a key is
+   *  never overwritten). The job's workspace is then removed; the links keep the files. */
   private async saveCache(key: string, ref: string, dir: string): Promise<void> {
     if (this.caches.has(`${ref} ${key}`) || !fs.existsSync(dir)) return;
     const saved = path.join(this.options.work, "caches", `${this.caches.size}-${crypto.randomUUID()}`);
     fs.mkdirSync(path.dirname(saved), { recursive: true });
-    await copyTree(dir, saved);
+    await linkTree(dir, saved);
     if (!this.caches.has(`${ref} ${key}`)) this.caches.set(`${ref} ${key}`, { ref, dir: saved });
   }
 
@@ -372,16 +371,17 @@ function hashFilesIn(workspace: string, pattern: string): string {
   return crypto.createHash("sha256").update(digest).digest("hex");
 }
 
-/** A copy of a directory tree (or, with `links`, of its directories with hard links to its files), with
- *  `cp`: fs.cpSync took 7 s for a node_modules and held the
- *  event loop, and with it the simulator and GitHub's stand-in, which answer from this process. */
-function copyTree(from: string, to: string, options: { links?: boolean } = {}): Promise<void> {
+/** A copy of a directory tree made of hard links to its files (`cp -al`): actions/cache archives
+ *  a copy, and no job writes into a saved or restored node_modules, so links serve the same; a
+ *  real copy cost about 10 s a job. `cp`, not fs.cpSync, which held the event loop, and with it the
+ *  simulator and GitHub's stand-in, which answer from this process. */
+function linkTree(from: string, to: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn("cp", [options.links ? "-al" : "-a", from, to], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn("cp", ["-al", from, to], { stdio: ["ignore", "ignore", "pipe"] });
     let errors = "";
     child.stderr.on("data", (c: Buffer) => (errors += c.toString()));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`cp -a ${from} ${to} exited ${code}: ${errors}`))));
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`cp -al ${from} ${to} exited ${code}: ${errors}`))));
   });
 }
 
