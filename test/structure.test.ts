@@ -114,6 +114,26 @@ function loadedFrom(from: string): { modules: Set<string>; packages: Set<string>
   return { modules, packages };
 }
 
+/** Runs `use` on `entries` and every module they load, transpiled as the build compiles them, in a
+ *  fresh directory inside the repository (so that packages resolve from its node_modules): the
+ *  directory that stands for provider/. */
+function withTranspiled<T>(entries: string[], use: (providerDir: string) => T): T {
+  fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
+  const out = fs.mkdtempSync(path.join(ROOT, ".tmp", "entry-"));
+  try {
+    for (const file of new Set(entries.flatMap((entry) => [...loadedFrom(entry).modules]))) {
+      const source = fs.readFileSync(path.join(PROVIDER, file), "utf8");
+      const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
+      const target = path.join(out, "provider", file.replace(/\.ts$/, ".js"));
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, js.outputText);
+    }
+    return use(path.join(out, "provider"));
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}
+
 test("the package entry reaches only the program side and the shared modules: no zod, axios, pg, API client or kit", () => {
   const { modules, packages } = loadedFrom("index.ts");
   expect([...modules].filter((f) => f !== "index.ts" && !["program", "shared"].includes(layerOf(f)[0] as string))).toEqual([]);
@@ -121,53 +141,42 @@ test("the package entry reaches only the program side and the shared modules: no
 });
 
 test("requiring the package entry, compiled, in a fresh node loads no module of zod, axios or pg", () => {
-  // The modules the entry reaches, transpiled as the build compiles them, inside the repository so
-  // that @pulumi/pulumi resolves from its node_modules.
-  fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
-  const out = fs.mkdtempSync(path.join(ROOT, ".tmp", "entry-"));
-  try {
-    for (const file of loadedFrom("index.ts").modules) {
-      const source = fs.readFileSync(path.join(PROVIDER, file), "utf8");
-      const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
-      const target = path.join(out, "provider", file.replace(/\.ts$/, ".js"));
-      fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.writeFileSync(target, js.outputText);
-    }
+  const result = withTranspiled(["index.ts"], (dir) => {
     const script = `
       const before = new Set(Object.keys(require.cache));
-      const entry = require(${JSON.stringify(path.join(out, "provider", "index.js"))});
+      const entry = require(${JSON.stringify(path.join(dir, "index.js"))});
       const loaded = Object.keys(require.cache).filter((f) => !before.has(f));
       console.log(JSON.stringify({
         classes: [typeof entry.ServiceFork, typeof entry.ServiceHA, typeof entry.VpcName],
         count: loaded.length,
         heavy: loaded.filter((f) => /[\\\\/]node_modules[\\\\/](zod|axios|pg)[\\\\/]/.test(f)),
       }));`;
-    const result = JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: ROOT, encoding: "utf8" })) as {
+    return JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: ROOT, encoding: "utf8" })) as {
       classes: string[];
       count: number;
       heavy: string[];
     };
-    expect(result.classes).toEqual(["function", "function", "function"]);
-    expect(result.count).toBeGreaterThan(0);
-    expect(result.heavy).toEqual([]);
-  } finally {
-    fs.rmSync(out, { recursive: true, force: true });
-  }
+  });
+  expect(result.classes).toEqual(["function", "function", "function"]);
+  expect(result.count).toBeGreaterThan(0);
+  expect(result.heavy).toEqual([]);
 });
 
 test("the provider side, loaded in a fresh node, loads axios with its first request: a preview with nothing to change sends none", () => {
-  const script = `
-    const axiosLoaded = () => Object.keys(require.cache).some((f) => /[\\\\/]node_modules[\\\\/]axios[\\\\/]/.test(f));
-    require("./provider/runtime");
-    const atLoad = axiosLoaded();
-    const { createClient } = require("./provider/api/client");
-    // Port 9 (discard): refused at once; the request is made, which is what loads axios.
-    createClient({ apiUrl: "http://127.0.0.1:9", apiKey: "k" }, undefined, { maxAttempts: 1 })
-      .getService("p", "s")
-      .catch(() => undefined)
-      .then(() => console.log(JSON.stringify({ atLoad, afterRequest: axiosLoaded() })));`;
-  const out = execFileSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], { cwd: ROOT, encoding: "utf8" });
-  expect(JSON.parse(out)).toEqual({ atLoad: false, afterRequest: true });
+  const loads = withTranspiled(["runtime.ts", "api/client.ts"], (dir) => {
+    const script = `
+      const axiosLoaded = () => Object.keys(require.cache).some((f) => /[\\\\/]node_modules[\\\\/]axios[\\\\/]/.test(f));
+      require(${JSON.stringify(path.join(dir, "runtime.js"))});
+      const atLoad = axiosLoaded();
+      const { createClient } = require(${JSON.stringify(path.join(dir, "api", "client.js"))});
+      // Port 9 (discard): refused at once; the request is made, which is what loads axios.
+      createClient({ apiUrl: "http://127.0.0.1:9", apiKey: "k" }, undefined, { maxAttempts: 1 })
+        .getService("p", "s")
+        .catch(() => undefined)
+        .then(() => console.log(JSON.stringify({ atLoad, afterRequest: axiosLoaded() })));`;
+    return JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: ROOT, encoding: "utf8" })) as unknown;
+  });
+  expect(loads).toEqual({ atLoad: false, afterRequest: true });
 });
 
 test("the README's Developing map names every folder and module of the package", () => {
