@@ -292,19 +292,15 @@ export class Databases {
       backendUp: false,
     };
     this.services.set(serviceId, s);
+    const ports: number[] = [];
     for (let i = 0; i < 2; i++) {
       const listener = net.createServer((socket) => this.accept(s, socket));
-      await new Promise<void>((resolve, reject) => {
-        listener.once("error", reject);
-        listener.listen(0, "127.0.0.1", resolve);
-      });
-      listener.on("error", () => undefined);
+      ports.push(await listenOnStablePort(listener));
+      // A start that cannot listen again says so (logins would otherwise hang unexplained).
+      listener.on("error", (err) => process.stderr.write(`[simulator] the endpoint of ${serviceId} cannot listen: ${err.message}\n`));
       s.listeners.push(listener);
     }
-    s.ports = {
-      port: (s.listeners[0]?.address() as net.AddressInfo).port,
-      poolerPort: (s.listeners[1]?.address() as net.AddressInfo).port,
-    };
+    s.ports = { port: ports[0] as number, poolerPort: ports[1] as number };
     return s;
   }
 
@@ -676,10 +672,35 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Ports for what binds the same port again later: a service's endpoints, which a stop closes and a
+ * start opens again, and its PostgreSQL server, restarted on its port. Drawn below the kernel's
+ * ephemeral range (32768-60999 by default), from which every `listen(0)` and outgoing connection of
+ * the machine takes its ports: with an ephemeral one, another process could take the port while
+ * the service was stopped, and the start's listen failed (once, in CI: the resumed fork's login hung).
+ */
+const STABLE_PORTS = { from: 20000, to: 32767 };
+
+async function listenOnStablePort(server: net.Server): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = STABLE_PORTS.from + Math.floor(Math.random() * (STABLE_PORTS.to - STABLE_PORTS.from + 1));
+    const listening = await new Promise<boolean>((resolve) => {
+      const taken = () => resolve(false);
+      server.once("error", taken);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", taken);
+        resolve(true);
+      });
+    });
+    if (listening) return port;
+  }
+  throw new Error(`no free port between ${STABLE_PORTS.from} and ${STABLE_PORTS.to} after 100 tries`);
+}
+
+/** A port for a PostgreSQL server (which binds it itself), from the same range. */
 async function freePort(): Promise<number> {
   const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as net.AddressInfo;
+  const port = await listenOnStablePort(probe);
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
 }
