@@ -191,6 +191,21 @@ describe("the probe with node-postgres against the simulator's stand-in database
     expect(err.message).toMatch(/ECONNREFUSED/);
   });
 
+  test("a service's endpoints take ports below the kernel's ephemeral range, and a start after a stop listens on them again (README)", async () => {
+    const { serviceId, projectId } = sim.defaults();
+    const { endpoint, connection_pooler } = sim.service(projectId, serviceId)!;
+    for (const port of [endpoint.port, connection_pooler?.endpoint.port]) {
+      expect(port).toBeGreaterThanOrEqual(20000);
+      expect(port).toBeLessThanOrEqual(32767);
+    }
+    const spec = { serviceId, host: endpoint.host, port: endpoint.port, timeoutInput: "createTimeout" };
+    const password = sim.databases.password(serviceId);
+    sim.databases.stopServer(serviceId);
+    expect((await rejectionOf(waitForLogin({ ...spec, password, deadline: Date.now() + 300 }))).message).toMatch(/ECONNREFUSED/);
+    sim.databases.startServer(serviceId, 0);
+    expect(await waitForLogin({ ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
+  });
+
   test("a hostile server that quotes the password in its refusal: not a fragment of it in progress lines or the error", async () => {
     const { serviceId, projectId } = sim.defaults();
     const { endpoint } = sim.service(projectId, serviceId)!;
