@@ -272,7 +272,7 @@ export class Databases {
   closeNow(): void {
     for (const s of this.services.values()) if (s.server?.pid) killQuietly(s.server.pid, "SIGQUIT");
     if (this.watchdog?.pid) killQuietly(this.watchdog.pid, "SIGKILL");
-    if (this.root) fs.rmSync(this.root, { recursive: true, force: true });
+    if (this.root) removeWhileServersExit(this.root);
     LIVE.delete(this);
   }
 
@@ -661,6 +661,21 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes `dir` whose servers were just sent SIGQUIT, synchronously (this runs in exit and signal
+ * hooks). A server still exiting writes into its data directory, and rmSync then
+ * returns with files left behind (seen with Node.js 26), so the removal is repeated until the folder
+ * is gone (2 s at most).
+ */
+function removeWhileServersExit(dir: string): void {
+  const until = Date.now() + 2000;
+  for (;;) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (!fs.existsSync(dir) || Date.now() > until) return;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
 }
 
