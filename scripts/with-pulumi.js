@@ -1,20 +1,41 @@
 #!/usr/bin/env node
-// Runs a command with everything the real Pulumi engine needs: the CLI (found or built by
-// scripts/ensure-pulumi), this package built to dist/ and linked by name, and PATH set so the
-// engine finds both the CLI and the dynamic-provider plugin shipped inside @pulumi/pulumi.
+// Runs a command with everything the real Pulumi engine needs: a maintained Node.js (found or
+// unpacked by scripts/ensure-node.js), the CLI (found or built by scripts/ensure-pulumi), this
+// package built to dist/ and linked by name, and PATH set so the engine finds the CLI, the
+// dynamic-provider plugin shipped inside @pulumi/pulumi and that Node.js.
 // Usage: node scripts/with-pulumi.js [--pack] <command> [args...]
 //   --pack: also pack the package once (npm pack) and name the tarball in PULUMI_TIGERCLOUD_TARBALL,
 //   for the suites that install it as a user would; the demo and the benchmark do not need it.
+// PULUMI_TIGERCLOUD_NODE (a version such as 20.20.2) picks the lane's Node.js; by default, the main
+// lane's (scripts/toolchain.js).
 const { execFileSync, spawnSync } = require("child_process");
 const fs = require("fs");
 const path = require("path");
+const toolchain = require("./toolchain");
+const { ensureNode } = require("./ensure-node");
 
 const root = path.join(__dirname, "..");
 const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
 
+// Everything below, and everything it starts (jest, the engine's language host and provider
+// processes, npm), runs on the lane's Node.js: this script starts itself again on it when the
+// machine's is another, with that Node first on PATH.
+const laneNode = ensureNode(process.env.PULUMI_TIGERCLOUD_NODE || toolchain.main.node);
+if (laneNode.version !== process.version) {
+  const again = spawnSync(path.join(laneNode.dir, "node"), [__filename, ...process.argv.slice(2)], {
+    stdio: "inherit",
+    env: { ...process.env, PATH: [laneNode.dir, process.env.PATH].join(path.delimiter) },
+  });
+  process.exit(again.status ?? 1);
+}
+
 const started = Date.now();
 // ensure-pulumi's last line: the directories to put first on PATH, the CLI's first.
-const toolDirs = execFileSync(path.join(__dirname, "ensure-pulumi"), { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
+const toolDirs = execFileSync(path.join(__dirname, "ensure-pulumi"), {
+  stdio: ["ignore", "pipe", "inherit"],
+  encoding: "utf8",
+  env: { ...process.env, PULUMI_VERSION: process.env.PULUMI_VERSION || toolchain.pulumiCli },
+})
   .trim()
   .split("\n")
   .pop()
@@ -63,13 +84,16 @@ const env = {
   ...process.env,
   // The plugin shipped in @pulumi/pulumi comes after the CLI's own directory, where a normal
   // install (and ensure-pulumi's build) keeps a copy the engine prefers.
-  PATH: [...toolDirs, pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(path.delimiter),
+  PATH: [...toolDirs, path.dirname(process.execPath), pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(
+    path.delimiter,
+  ),
   PULUMI_SKIP_UPDATE_CHECK: "true",
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
 };
 const version = execFileSync(path.join(pulumiBin, "pulumi"), ["version"], { env, encoding: "utf8" }).trim();
+const sdkVersion = require(require.resolve("@pulumi/pulumi/package.json", { paths: [root] })).version;
 step(
-  `engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${require("@pulumi/pulumi/package.json").version}`,
+  `engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${sdkVersion}; Node.js ${process.version} (${process.execPath})`,
 );
 env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
 // The CLI's directories alone: the workflow runner's jobs (test/gitops) get them from their

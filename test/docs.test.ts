@@ -47,18 +47,36 @@ test("the retry and waiting numbers are the code's", () => {
   );
 });
 
-test("the Pulumi version the README explains is the one tested and built", () => {
+test("the Tested versions table is the toolchain the lanes run, and ensure-pulumi builds that CLI", () => {
+  const toolchain = require("../scripts/toolchain") as {
+    main: { node: string; sdk: string };
+    pulumiCli: string;
+    floor: { node: string; sdk: string };
+  };
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
     devDependencies: Record<string, string>;
     peerDependencies: Record<string, string>;
   };
-  const sdk = pkg.devDependencies["@pulumi/pulumi"] as string;
+  expect(toolchain.main.sdk).toBe(pkg.devDependencies["@pulumi/pulumi"]);
+  expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(`^${toolchain.floor.sdk}`);
   const script = fs.readFileSync(path.join(ROOT, "scripts", "ensure-pulumi"), "utf8");
-  expect(script).toContain(`PULUMI_VERSION="\${PULUMI_VERSION:-${sdk}}"`);
-  expect(readme).toContain(`\`@pulumi/pulumi\` ${sdk} is the last release`);
-  expect(readme).toContain(`pulumi-v${sdk}`);
-  expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(`^${sdk}`);
-  expect(readme).toContain(`\`^${sdk}\``);
+  expect(script).toContain(`PULUMI_VERSION="\${PULUMI_VERSION:-${toolchain.pulumiCli}}"`);
+  const from = readme.indexOf("## Tested versions");
+  const table = readme.slice(from, readme.indexOf("\n\n", readme.indexOf("| main lane", from)));
+  const row = (lane: string) => table.split("\n").find((line) => line.startsWith(`| ${lane} |`)) ?? "";
+  expect(row("main lane")).toContain(`| ${toolchain.main.node} (LTS) | ${toolchain.main.sdk} (the newest) | ${toolchain.pulumiCli} |`);
+  expect(row("floor lane")).toContain(
+    `| ${toolchain.floor.node.split(".")[0]} (the machine's, else ${toolchain.floor.node}) | ${toolchain.floor.sdk} (the peer range's oldest) | ${toolchain.pulumiCli} |`,
+  );
+  expect(readme).toContain(`pulumi-v${toolchain.pulumiCli}`);
+  expect(readme).toContain(`at version >= ${toolchain.pulumiCli}`);
+  expect(readme).toContain(`peer range \`^${toolchain.floor.sdk}\``);
+  expect(readme).toContain(`sdk-v${toolchain.floor.sdk}`);
+  // The examples' workflows set up the main lane's Node.js (the workflow runner checks what they ask).
+  const workflows = path.join(ROOT, "examples");
+  const asked = execFileSync("grep", ["-rhoE", "node-version: \\S+", workflows], { encoding: "utf8" }).trim().split("\n");
+  expect(asked.length).toBeGreaterThan(0);
+  for (const line of asked) expect(line).toBe(`node-version: ${toolchain.main.node.split(".")[0]}`);
 });
 
 test("the ServiceFork changes table is the diff's rules: what replaces, what changes in place, what only state records", () => {

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// The test command's two lanes (npm test runs this after the type check and lint):
+//   - the main lane: every suite, on today's toolchain (scripts/toolchain.js: the newest Node.js
+//     LTS, @pulumi/pulumi and Pulumi CLI), with the arguments given here passed on to jest;
+//   - the floor lane, beside it: the tests of test/lanes.js on the oldest toolchain the package
+//     supports (Node.js 20, the oldest @pulumi/pulumi of the peer range), run in .tmp/floor, a
+//     hard-linked copy of this checkout whose node_modules holds that SDK instead.
+// Both run the same CLI. The floor lane's output follows the main lane's; the exit code is
+// non-zero when either failed.
+const { execFileSync, spawn, spawnSync } = require("child_process");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const toolchain = require("./toolchain");
+const { floorLane } = require("../test/lanes");
+
+const root = path.join(__dirname, "..");
+const floorDir = path.join(root, ".tmp", "floor");
+const cacheRoot =
+  process.env.PULUMI_TIGERCLOUD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-tigercloud");
+const step = (what) => process.stderr.write(`[test-lanes] ${what}\n`);
+const withPulumi = path.join("scripts", "with-pulumi.js");
+
+/** node_modules holding @pulumi/pulumi at `version` and its dependencies, installed once into the cache. */
+function floorSdk(version) {
+  const dir = path.join(cacheRoot, `sdk-v${version}`);
+  const modules = path.join(dir, "node_modules");
+  try {
+    if (require(path.join(modules, "@pulumi", "pulumi", "package.json")).version === version) return modules;
+  } catch {
+    // not installed yet
+  }
+  step(`installing @pulumi/pulumi ${version} for the floor lane into ${dir} (once)`);
+  fs.mkdirSync(cacheRoot, { recursive: true });
+  const work = fs.mkdtempSync(path.join(cacheRoot, ".sdk-"));
+  try {
+    fs.writeFileSync(path.join(work, "package.json"), JSON.stringify({ private: true, dependencies: { "@pulumi/pulumi": version } }));
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: work, stdio: ["ignore", "inherit", "inherit"] });
+    fs.rmSync(dir, { recursive: true, force: true });
+    // Renamed into place whole: an install killed halfway is never taken for a finished one.
+    fs.renameSync(work, dir);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return modules;
+}
+
+/** .tmp/floor: this checkout hard-linked (dist/ as built), with the floor SDK in its node_modules.
+ *  The SDK's own dependencies go inside its folder, where they take precedence for it. */
+function makeFloorTree(sdkModules) {
+  fs.rmSync(floorDir, { recursive: true, force: true });
+  fs.mkdirSync(floorDir, { recursive: true });
+  const skip = new Set([".git", ".tmp", "node_modules"]);
+  const entries = fs.readdirSync(root).filter((e) => !skip.has(e));
+  // cp -a keeps the times, so with-pulumi there sees dist/ as current and does not build again.
+  execFileSync("cp", ["-al", ...entries.map((e) => path.join(root, e)), floorDir]);
+  execFileSync("cp", ["-al", path.join(root, "node_modules"), path.join(floorDir, "node_modules")]);
+  const sdk = path.join(floorDir, "node_modules", "@pulumi", "pulumi");
+  fs.rmSync(sdk, { recursive: true, force: true });
+  execFileSync("cp", ["-al", path.join(sdkModules, "@pulumi", "pulumi"), sdk]);
+  const own = path.join(sdk, "node_modules");
+  fs.mkdirSync(own, { recursive: true });
+  const deps = fs.readdirSync(sdkModules).filter((e) => !e.startsWith(".") && e !== "@pulumi");
+  const scoped = fs.readdirSync(path.join(sdkModules, "@pulumi")).filter((e) => e !== "pulumi");
+  execFileSync("cp", ["-al", ...deps.map((e) => path.join(sdkModules, e)), own]);
+  if (scoped.length) {
+    fs.mkdirSync(path.join(own, "@pulumi"));
+    execFileSync("cp", ["-al", ...scoped.map((e) => path.join(sdkModules, "@pulumi", e)), path.join(own, "@pulumi")]);
+  }
+}
+
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Starts the floor lane in .tmp/floor; resolves to its exit code, its output in `log`. */
+function startFloorLane(log, results) {
+  const suites = [...new Set(floorLane.map((t) => t.suite))];
+  const names = `^(${floorLane.map((t) => escapeRegExp(t.test)).join("|")})$`;
+  const out = fs.openSync(log, "w");
+  const child = spawn(
+    process.execPath,
+    [withPulumi, "jest", "--selectProjects", "e2e", "--maxWorkers=2", "--json", `--outputFile=${results}`, "-t", names, ...suites],
+    { cwd: floorDir, env: { ...process.env, PULUMI_TIGERCLOUD_NODE: toolchain.floor.node }, stdio: ["ignore", out, out] },
+  );
+  return new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+}
+
+/** Every floor-lane test ran and passed, by its results; what did not, named. */
+function judgeFloorLane(results) {
+  let report;
+  try {
+    report = JSON.parse(fs.readFileSync(results, "utf8"));
+  } catch (e) {
+    return { passed: 0, failed: floorLane.length, problems: [`no results from jest (${e.message})`] };
+  }
+  const outcomes = new Map();
+  for (const suite of report.testResults)
+    for (const t of suite.assertionResults) outcomes.set(`${path.relative(floorDir, suite.name)}\0${t.fullName}`, t.status);
+  const problems = [];
+  let passed = 0;
+  for (const t of floorLane) {
+    const status = outcomes.get(`${t.suite}\0${t.test}`);
+    if (status === "passed") passed++;
+    else problems.push(`${t.suite}: "${t.test}" ${status ? status : "did not run (renamed? test/lanes.js names it)"}`);
+  }
+  return { passed, failed: floorLane.length - passed, problems };
+}
+
+async function main() {
+  // Built, and the tools ready, once before both lanes start: the floor tree links dist/.
+  const ready = spawnSync(process.execPath, [withPulumi, "true"], { cwd: root, stdio: "inherit" });
+  if (ready.status !== 0) process.exit(ready.status ?? 1);
+
+  fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
+  const log = path.join(root, ".tmp", "floor-lane.log");
+  const results = path.join(root, ".tmp", "floor-results.json");
+  fs.rmSync(results, { force: true });
+  makeFloorTree(floorSdk(toolchain.floor.sdk));
+  step(
+    `floor lane: ${floorLane.length} tests on Node.js ${toolchain.floor.node.split(".")[0]} with @pulumi/pulumi ${toolchain.floor.sdk}, beside the main lane (output: ${path.relative(root, log)})`,
+  );
+  const floor = startFloorLane(log, results);
+
+  const main = await new Promise((resolve) => {
+    const child = spawn(process.execPath, [withPulumi, "--pack", "jest", ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+  const floorCode = await floor;
+  process.stdout.write(`\n---- floor lane (Node.js ${toolchain.floor.node.split(".")[0]}, @pulumi/pulumi ${toolchain.floor.sdk}) ----\n`);
+  process.stdout.write(fs.readFileSync(log, "utf8"));
+  const judged = judgeFloorLane(results);
+  for (const p of judged.problems) process.stdout.write(`floor lane: ${p}\n`);
+  process.stdout.write(`floor lane: ${judged.passed} passed, ${judged.failed} failed\n`);
+  fs.rmSync(floorDir, { recursive: true, force: true });
+  process.exit(main !== 0 ? main : floorCode !== 0 || judged.failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  step(`failed: ${e.stack || e}`);
+  process.exit(1);
+});
