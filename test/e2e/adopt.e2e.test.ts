@@ -108,3 +108,18 @@ test.each([true, false])(
     await s.destroy();
   },
 );
+
+// What the README says of Pulumi's own import, held on each SDK a lane runs: should an SDK make it
+// work for dynamic resources, this fails and the README's advice is to be changed.
+test("Pulumi's import resource option still fails for a dynamic resource, with the message the README quotes, before any request of ours", async () => {
+  const { ServiceFork } = tigercloud();
+  const made = await forkThroughApi(h.ids.serviceId, "pr-78");
+  const before = h.sim.requests().length;
+  const s = await h.stack("import-option", async () => {
+    new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr-78" }, { import: made });
+  });
+  await expect(s.up()).rejects.toThrow(/code must be a string, not undefined/);
+  expect(h.sim.requests().slice(before)).toEqual([]);
+  expect((await s.exportState()).resources?.filter((r) => r.type.endsWith("ServiceFork"))).toEqual([]);
+  expect(h.sim.service(h.ids.projectId, made)?.status).toBe("READY");
+});
