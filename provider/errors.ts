@@ -182,6 +182,16 @@ export class TimeoutError extends TigerCloudError {
   }
 }
 
+/** A failure that may pass by itself (no answer, a timeout, a 5xx, a 429): reading again is worth it. */
+export function isTransient(err: unknown): boolean {
+  return (
+    err instanceof ConnectionError ||
+    err instanceof TimeoutError ||
+    err instanceof InternalServerError ||
+    (err instanceof ApiError && err.status === 429)
+  );
+}
+
 /** The request worked but the response body is not what the API describes (or is larger than the client accepts). */
 export class SchemaValidationError extends TigerCloudError {
   override name = "SchemaValidationError";

@@ -43,7 +43,7 @@ function importsOf(file: string): Import[] {
   });
 }
 
-const SHARED = ["errors.ts", "settings.ts", "text.ts", "version.ts"];
+const SHARED = ["errors.ts", "settings.ts", "text.ts", "time.ts", "version.ts"];
 /** Each layer: which modules are in it, and which layers its modules may import. */
 const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: string[] }> = {
   entry: { holds: (f) => ["index.ts", "runtime.ts", "watchdog.ts"].includes(f), mayImport: ["program", "shared", "resources", "engine"] },

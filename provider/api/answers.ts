@@ -1,6 +1,7 @@
 // What came back, described for an error: the API's own error body, what is wrong with a body (by
 // field path and type only: never a value, which could be a password), and sizes.
 import type { z } from "zod";
+import { ErrorBodySchema } from "./schemas";
 
 /** The API's own error object (`{code, message, details}`, a string code or message at least), or undefined. */
 export function apiErrorBody(
@@ -12,11 +13,10 @@ export function apiErrorBody(
   } catch {
     return undefined;
   }
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
-  const o = json as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-  const answer = { code: str(o.code), message: str(o.message), details: str(o.details) };
-  return answer.code === undefined && answer.message === undefined ? undefined : answer;
+  const body = ErrorBodySchema.safeParse(json);
+  if (!body.success) return undefined;
+  const { code, message, details } = body.data;
+  return code === undefined && message === undefined ? undefined : { code, message, details };
 }
 
 /** What is wrong with a body, by field path and type only: never a value, which could be a password. */

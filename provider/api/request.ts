@@ -14,6 +14,7 @@ import {
   apiErrorFor,
 } from "../errors";
 import { SETTING_SOURCES } from "../settings";
+import { sleep } from "../time";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 import { apiErrorBody, describeIssues, formatBytes } from "./answers";
 
@@ -140,8 +141,6 @@ function segmentRule(value: unknown): string | undefined {
   return undefined;
 }
 
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** How much of a body an error quotes, and of an API error message it keeps. */
 const QUOTED_BODY_CHARS = 200;
 const API_MESSAGE_CHARS = 1000;
@@ -177,7 +176,7 @@ export class ApiRequester {
         delayMs !== undefined && now - started + delayMs <= maxTotalMs && (deadline === undefined || now + delayMs <= deadline);
       if (attempt >= maxAttempts || !withinBudget) throw failure;
       this.options.onRetry?.({ operation: op.operation, attempt: attempt + 1, maxAttempts, delayMs, reason: failure.message });
-      await (this.options.sleep ?? sleepFor)(delayMs);
+      await (this.options.sleep ?? sleep)(delayMs);
     }
   }
 

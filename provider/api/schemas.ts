@@ -112,11 +112,11 @@ export interface ResizeRequest {
   memory_gbs: string;
 }
 
-/** Error bodies: `{code, message}`, both optional, `details` sometimes. */
+/** Error bodies: `{code, message}`, both optional, `details` sometimes; a field of another type is ignored. */
 export const ErrorBodySchema = z.looseObject({
-  code: opt(z.string()),
-  message: opt(z.string()),
-  details: opt(z.string()),
+  code: z.string().optional().catch(undefined),
+  message: z.string().optional().catch(undefined),
+  details: z.string().optional().catch(undefined),
 });
 
 export const FORK_STRATEGIES = ["LAST_SNAPSHOT", "NOW", "PITR"] as const;

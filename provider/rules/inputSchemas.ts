@@ -12,6 +12,9 @@ export function parseDuration(text: string): number {
   }
   return total;
 }
+
+/** The deadline a timeout input sets from now; `fallback` where state written by an older version lacks it. */
+export const deadlineIn = (timeout: string | undefined, fallback: string) => Date.now() + parseDuration(timeout ?? fallback);
 /**
  * A string checked by one rule that names its first problem. The problem is not fatal, so the
  * object's cross-field rules still run and preview reports every mistake at once.

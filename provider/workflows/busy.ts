@@ -8,6 +8,7 @@ import { GONE, IN_TRANSITION } from "../api/statuses";
 import type { TigerCloudClient } from "../api/client";
 import { ConflictError, WaitError } from "../errors";
 import { hostOptions, progress } from "../engine/host";
+import { secondsSince, sleep } from "../time";
 import { WAIT_DEFAULTS, waitForService } from "./waiting";
 
 export interface BusySpec {
@@ -24,8 +25,6 @@ export interface BusySpec {
   /** The input that sets the deadline, named in the timeout error. */
   timeoutInput: string;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Sends the request; on the API's 409 from a busy service, waits until it settles and sends again. */
 export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>): Promise<T> {
@@ -74,9 +73,8 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
 }
 
 function stillBusy(spec: BusySpec, service: Service, started: number, cause: unknown): WaitError {
-  const waited = Math.round((Date.now() - started) / 1000);
   return new WaitError(
-    `The ${spec.role} service ${spec.serviceId} was still busy (it was ${service.status}) after ${waited} s of waiting, ` +
+    `The ${spec.role} service ${spec.serviceId} was still busy (it was ${service.status}) after ${secondsSince(started)} s of waiting, ` +
       `the whole of ${spec.timeoutInput}; the API refused to ${spec.action} it meanwhile, so nothing was done. ` +
       `Raise ${spec.timeoutInput}, or run again once the operation on ${spec.serviceId} has finished.`,
     { cause },

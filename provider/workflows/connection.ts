@@ -5,6 +5,7 @@
 import { secretRedactor } from "../api/redaction";
 import { WaitError } from "../errors";
 import { printable } from "../text";
+import { secondsSince, sleep } from "../time";
 import { hostOptions, type LoginTiming, progress } from "../engine/host";
 
 /** Every service's database and admin role (the fork's initial password is that role's). */
@@ -70,7 +71,7 @@ export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
   const timing = { ...LOGIN_DEFAULTS, ...hostOptions().login };
   const redact = secretRedactor(spec.password ? [spec.password, encodeURIComponent(spec.password)] : []);
   const attempt = spec.attempt ?? ((ms: number) => pgAttempt(spec, ms));
-  const sleep = spec.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const pause = spec.sleep ?? sleep;
   const started = Date.now();
   const where = `${spec.host}:${spec.port}`;
   progress(
@@ -84,18 +85,18 @@ export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
     const budgetMs = Math.max(1, Math.min(timing.attemptTimeoutMs, spec.deadline - Date.now()));
     const result = await attempt(budgetMs);
     if (result.ok) {
-      progress(`service ${spec.serviceId}: ${USERNAME} logged in and ran SELECT 1 (${elapsed(started)} s after READY)`);
+      progress(`service ${spec.serviceId}: ${USERNAME} logged in and ran SELECT 1 (${secondsSince(started)} s after READY)`);
       return "logged-in";
     }
     if (!spec.password && result.code === WRONG_PASSWORD) {
       progress(
-        `service ${spec.serviceId}: its database answers and refuses a login without the password: taken as up (${elapsed(started)} s after READY)`,
+        `service ${spec.serviceId}: its database answers and refuses a login without the password: taken as up (${secondsSince(started)} s after READY)`,
       );
       return "answered";
     }
     const reason = redact(printable(result.reason)).slice(0, REASON_CHARS);
     if (reason !== lastReason) {
-      progress(`service ${spec.serviceId}: no login yet (${elapsed(started)} s elapsed): ${reason}`);
+      progress(`service ${spec.serviceId}: no login yet (${secondsSince(started)} s elapsed): ${reason}`);
       if (lastReason) earlierReason = lastReason;
     }
     const wait = spec.deadline - Date.now();
@@ -107,13 +108,13 @@ export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
           ? `the last attempt, with ${budgetMs} ms left, failed: ${reason}; before that, one failed: ${earlierReason}`
           : `the last attempt failed: ${reason}`;
       throw new WaitError(
-        `Timed out after ${elapsed(started)} s waiting for a login to service ${spec.serviceId} at ${where} as ${USERNAME}; ` +
+        `Timed out after ${secondsSince(started)} s waiting for a login to service ${spec.serviceId} at ${where} as ${USERNAME}; ` +
           `${failures}. It is READY, but its database does not accept the login yet. ` +
           `Raise ${spec.timeoutInput}, or set readyWhen: "status" to wait for READY only.`,
       );
     }
     lastReason = reason;
-    await sleep(Math.min(nextLoginDelay(tries, timing), wait));
+    await pause(Math.min(nextLoginDelay(tries, timing), wait));
   }
 }
 
@@ -148,5 +149,3 @@ async function pgAttempt(spec: LoginWait, timeoutMs: number): Promise<Attempt> {
     await client.end().catch(() => undefined);
   }
 }
-
-const elapsed = (since: number) => Math.round((Date.now() - since) / 1000);

@@ -1,7 +1,8 @@
 // Waiting for a service to reach a status: polling with backoff, within a deadline.
 import type { Service } from "../api/schemas";
 import type { TigerCloudClient } from "../api/client";
-import { ApiError, ConnectionError, InternalServerError, NotFoundError, TimeoutError, WaitError } from "../errors";
+import { isTransient, NotFoundError, WaitError } from "../errors";
+import { secondsSince, sleep } from "../time";
 import { hostOptions, type PollOptions, progress } from "../engine/host";
 
 /** Polling and the default timeouts of every resource: every number in one place. */
@@ -29,8 +30,6 @@ export interface WaitSpec {
   timeoutInput: string;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Polls GET service with backoff until `done`. Transient failures (connection, timeout, 5xx, 429)
  * keep polling; a 404 or a hopeless status fails at once. Each poll gets only the time left, so
@@ -51,7 +50,7 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
         throw new WaitError(`Service ${spec.serviceId} is ${status} while waiting for it to be ${spec.goal}; it will not get there.`);
       }
       if (status !== lastStatus)
-        progress(`service ${spec.serviceId} is ${status}; waiting for ${spec.goal} (${elapsed(started)} s elapsed)`);
+        progress(`service ${spec.serviceId} is ${status}; waiting for ${spec.goal} (${secondsSince(started)} s elapsed)`);
       lastStatus = status;
       lastProblem = "";
     } catch (err) {
@@ -59,12 +58,7 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
         const why = err.apiAnswered ? "the API answers that it does not exist (404)" : err.message;
         throw new WaitError(`Service ${spec.serviceId} could not be read while waiting for it to be ${spec.goal}: ${why}`, { cause: err });
       }
-      const transient =
-        err instanceof ConnectionError ||
-        err instanceof TimeoutError ||
-        err instanceof InternalServerError ||
-        (err instanceof ApiError && err.status === 429);
-      if (!transient) throw err;
+      if (!isTransient(err)) throw err;
       lastProblem = (err as Error).message;
       progress(`reading service ${spec.serviceId} failed, still waiting: ${lastProblem}`);
     }
@@ -75,7 +69,7 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
       const lastSeen = lastStatus ? `; it was last seen ${lastStatus}` : "";
       const seen = lastProblem ? `the last read failed: ${lastProblem}${lastSeen}` : `it is ${lastStatus}`;
       throw new WaitError(
-        `Timed out after ${elapsed(started)} s waiting for service ${spec.serviceId} to be ${spec.goal}; ${seen}. ` +
+        `Timed out after ${secondsSince(started)} s waiting for service ${spec.serviceId} to be ${spec.goal}; ${seen}. ` +
           `Raise ${spec.timeoutInput}, or set waitForReady: false.`,
       );
     }
@@ -91,5 +85,3 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
 export function nextPollDelay(elapsedMs: number, poll: PollOptions = WAIT_DEFAULTS): number {
   return Math.min(poll.maxPollMs, Math.max(poll.firstPollMs, poll.pollShare * elapsedMs));
 }
-
-const elapsed = (since: number) => Math.round((Date.now() - since) / 1000);

@@ -7,9 +7,9 @@ import { type Declarant, declaredBy, describeDeclarant } from "../../rules/claim
 import { declarantOf } from "../../rules/inputs";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
-import { waitForService } from "../../workflows/waiting";
+import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
 import { forkHeld, forkIdentity } from "./identity";
-import { deadlineOf } from "./inputs";
+import { deadlineIn } from "../../rules/inputSchemas";
 import { busyFork, stopFork } from "./operations";
 import type { ServiceForkState } from "./state";
 
@@ -24,11 +24,11 @@ export async function destroyFork(id: string, state: ServiceForkState): Promise<
   }
   const wait = state.waitForReady !== false;
   if (state.onDestroy === "delete") {
-    await deleteFork(id, projectId, String(state.sourceServiceId), wait, deadlineOf(state.deleteTimeout));
+    await deleteFork(id, projectId, String(state.sourceServiceId), wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
     return;
   }
   progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
-  await stopFork(id, projectId, wait, deadlineOf(state.deleteTimeout));
+  await stopFork(id, projectId, wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
 }
 
 /**

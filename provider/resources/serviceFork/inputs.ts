@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES } from "../../api/schemas";
 import type { DiffRules } from "../../rules/diff";
-import { booleanSchema, durationSchema, idSchema, nameSchema, parseDuration, textSchema } from "../../rules/inputSchemas";
+import { booleanSchema, durationSchema, idSchema, nameSchema, deadlineIn, textSchema } from "../../rules/inputSchemas";
 import { WAIT_DEFAULTS } from "../../workflows/waiting";
 
 const SIZE_RULE = {
@@ -129,9 +129,5 @@ export const WHOLE = /^[0-9]+(\.0*)?$/;
 /** resize takes its sizes as strings of digits only (the API's spec): "8.0" is sent as "8", the same size. */
 export const resizeDigits = (size: string) => size.replace(/\.0*$/, "");
 
-/** The deadline a timeout input sets from now; state written by older versions may lack it. */
-export const deadlineOf = (timeout: unknown, fallback: string = WAIT_DEFAULTS.deleteTimeout) =>
-  Date.now() + parseDuration(typeof timeout === "string" ? timeout : fallback);
-
 /** createTimeout bounds the whole create: waiting for a busy source, then for the fork. */
-export const createDeadline = (inputs: ForkInputs) => deadlineOf(inputs.createTimeout);
+export const createDeadline = (inputs: ForkInputs) => deadlineIn(inputs.createTimeout, WAIT_DEFAULTS.createTimeout);

@@ -5,7 +5,7 @@ import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import { clientFromSettings, progress } from "../../engine/host";
 import { WaitError } from "../../errors";
 import { declarantOf } from "../../rules/inputs";
-import { parseDuration } from "../../rules/inputSchemas";
+import { deadlineIn } from "../../rules/inputSchemas";
 import { partialFailure } from "../../rules/outputs";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
@@ -70,7 +70,11 @@ async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
 
 /** setHA then wait; once setHA succeeded, a failure still records the resource. */
 async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
-  const target: HATarget = { ...inputs, deadline: Date.now() + parseDuration(inputs.updateTimeout), timeoutInput: "updateTimeout" };
+  const target: HATarget = {
+    ...inputs,
+    deadline: deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout),
+    timeoutInput: "updateTimeout",
+  };
   const answer = await setHAWhenReady(target);
   try {
     return haStateFromService(inputs, await awaitHA(target, answer));
@@ -149,14 +153,13 @@ export const serviceHAProvider = defineProvider({
       progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
       return;
     }
-    const deleteTimeout = recorded.deleteTimeout ?? WAIT_DEFAULTS.deleteTimeout;
     const noHA: HATarget = {
       projectId,
       serviceId: id,
       replicaCount: 0,
       syncReplicaCount: 0,
       waitForReady: recorded.waitForReady !== false,
-      deadline: Date.now() + parseDuration(deleteTimeout),
+      deadline: deadlineIn(recorded.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
       timeoutInput: "deleteTimeout",
     };
     await awaitHA(noHA, await setHAWhenReady(noHA));
