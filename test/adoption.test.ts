@@ -1,7 +1,7 @@
 // One fork per declared ServiceFork: a running fork with the same identity (project, source,
 // name) is adopted instead of forked again, and a fork whose forkService answer was lost is
 // found and recorded. Provider methods against the simulator, as the engine calls them.
-import { ForkOutcomeUnknownError, TigerCloudError } from "../provider/errors";
+import { ForkOutcomeUnknownError, PartialFailureError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "../simulator";
@@ -50,6 +50,26 @@ test("a running fork with the same name and source is adopted: no second forkSer
   expect(outs).not.toHaveProperty("passwordPending");
   expect(stderrText()).toContain(`the password of fork ${existing} was reset`);
   expect(stderrText()).not.toContain(outs.initialPassword as string);
+});
+
+test("an adopted fork that is not READY in time keeps its new password owed: the partial failure records it, and the next up sets it before the login", async () => {
+  const existing = await makeFork("pr-5");
+  sim.outOfBand.setStatus(ids.projectId, existing, "CONFIGURING");
+  sim.clearLog();
+  const inputs = await inputsFor({ createTimeout: "1s", readyWhen: "login" });
+  const err = await rejectionOf(fork.create(inputs));
+  expect(err).toBeInstanceOf(PartialFailureError);
+  const recorded = (err as PartialFailureError).properties;
+  expect(recorded).toMatchObject({ serviceId: existing, status: "CONFIGURING", passwordPending: true });
+  expect(sim.requests("updatePassword")).toEqual([]);
+
+  sim.outOfBand.setStatus(ids.projectId, existing, "READY");
+  const news = (await fork.check(recorded, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: "pr-5" })).inputs;
+  const { outs } = await fork.update(existing, recorded, news);
+  expect(sim.requests("updatePassword")).toHaveLength(1);
+  expect(outs).toMatchObject({ status: "READY", initialPassword: sim.service(ids.projectId, existing)?.initial_password });
+  expect(outs).not.toHaveProperty("passwordPending");
+  expect(outs).not.toHaveProperty("loginPending");
 });
 
 test("an adopted PROD fork keeps its tag when the program declares none; a declared tag is set", async () => {

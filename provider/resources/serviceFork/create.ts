@@ -1,12 +1,13 @@
 // Making a fork, or taking one over instead: adoptServiceId names it, or a running fork with this
 // resource's identity exists (adoptExisting), or forkService's answer was lost and the fork it
-// made is found. Never a second forkService. Then the waits a create promises (READY, a login),
-// which a failure leaves pending in state for the next `up` to finish (finishPendingCreate).
+// made is found. Never a second forkService. Then what makes the fork usable (READY, an adopted
+// fork's new password, a login), one sequence, which a failure leaves owed in state for the next
+// `up` to finish (finishPendingCreate).
 import * as crypto from "crypto";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TigerCloudClient } from "../../api/client";
 import type { ForkServiceRequest, Service } from "../../api/schemas";
-import { READY, SETTLED } from "../../api/statuses";
+import { SETTLED } from "../../api/statuses";
 import { clientFromSettings, progress } from "../../engine/host";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
 import { recordClaim } from "../../rules/claims";
@@ -15,19 +16,11 @@ import { partialFailure } from "../../rules/outputs";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { adoptionProblem, forkHeld, hasIdentity } from "./identity";
-import { createDeadline, deadlineOf, type ForkInputs } from "./inputs";
+import { createDeadline, type ForkInputs } from "./inputs";
+import { deadlineIn } from "../../rules/inputSchemas";
+import { WAIT_DEFAULTS } from "../../workflows/waiting";
 import { awaitLogin, busyFork, stopFork, waitReady } from "./operations";
-import {
-  isLoginPending,
-  isPasswordPending,
-  liveInputs,
-  type ServiceForkState,
-  stateFromService,
-  withLoginPending,
-  withoutLoginPending,
-  withoutPasswordPending,
-  withPasswordPending,
-} from "./state";
+import { liveInputs, markOwed, type ServiceForkState, settled, stateFromService, stepsOwed, type UsableStep } from "./state";
 
 /** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
 const CLOCK_SKEW_MS = 5 * 60_000;
@@ -59,7 +52,12 @@ export async function createFork(inputs: ForkInputs, news: Record<string, unknow
   // records the fork, running, so the next `up` stops it.
   const state = made.outs as ServiceForkState;
   try {
-    const stopped = await stopFork(made.id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
+    const stopped = await stopFork(
+      made.id,
+      inputs.projectId,
+      inputs.waitForReady,
+      deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+    );
     return { id: made.id, outs: stopped ? stateFromService(state, stopped, state.initialPassword) : state };
   } catch (err) {
     throw partialFailure(made.id, state, news, err);
@@ -150,7 +148,7 @@ async function adopt(
   return finishCreate(inputs, news, fork, { at: new Date().toISOString(), reason });
 }
 
-/** From a fork that exists: wait for it unless told not to; any failure still records it. */
+/** From a fork that exists: recorded, then made usable (makeUsable); any failure still records it. */
 async function finishCreate(
   inputs: ForkInputs,
   news: Record<string, unknown>,
@@ -159,34 +157,64 @@ async function finishCreate(
   deadline = createDeadline(inputs),
 ): Promise<pulumi.dynamic.CreateResult> {
   const id = fork.service_id;
-  let state: ServiceForkState = {
+  const state: ServiceForkState = {
     ...stateFromService(inputs, fork, undefined),
-    // An adopted fork is recorded as it is: the next `up` changes in place what the program declares otherwise.
-    ...(adopted ? { adopted, ...liveInputs(inputs, fork) } : {}),
+    // An adopted fork is recorded as it is: the next `up` changes in place what the program declares
+    // otherwise. Its lost password is owed a reset from this moment on.
+    ...(adopted ? { adopted, ...liveInputs(inputs, fork), ...(inputs.passwordOnAdopt === "reset" ? { passwordPending: true } : {}) } : {}),
   };
   if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
   recordClaim(forkHeld(inputs.projectId, id), declarantOf(news), true);
+  return { id, outs: await makeUsable(id, state, inputs, news, stepsOwed(state, inputs, "new"), deadline) };
+}
+
+/** A create recorded before its fork was usable (a partial failure) is finished here, by the same steps. */
+export async function finishPendingCreate(
+  id: string,
+  recorded: ServiceForkState,
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+): Promise<ServiceForkState> {
+  const steps = stepsOwed(recorded, inputs, "recorded");
+  // A flag of a step no longer owed (waitForReady or readyWhen changed) goes.
+  const unowed = (["password", "login"] as const).filter((step) => !steps.includes(step));
+  const current = unowed.reduce(settled, recorded);
+  return steps.length === 0 ? current : makeUsable(id, current, inputs, news, steps, createDeadline(inputs));
+}
+
+/**
+ * The one sequence that makes a fork usable, for a create and for the next `up` after a create
+ * that failed part-way: every step is recorded as owed first, then each is done in order and
+ * cleared. A failure hands the engine the state as far as it got.
+ */
+async function makeUsable(
+  id: string,
+  from: ServiceForkState,
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+  steps: readonly UsableStep[],
+  deadline: number,
+): Promise<ServiceForkState> {
+  let state = markOwed(from, steps);
   try {
-    if (inputs.waitForReady && fork.status !== READY) {
-      state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
-      progress(`fork ${id} is READY`);
-    }
-    // An adopted fork's lost password is reset first, so that the login below proves the new one.
-    // Each wait is marked pending in state before it starts: a failure leaves it for the next `up`.
-    if (adopted && inputs.passwordOnAdopt === "reset") {
-      state = withPasswordPending(state);
-      state = await resetAdoptedPassword(id, inputs, state, deadline);
-    }
-    if (inputs.waitForReady && inputs.readyWhen === "login") {
-      state = withLoginPending(state);
-      state = await awaitLogin(id, state, deadline);
+    for (const step of steps) {
+      if (step === "ready") {
+        state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
+        progress(`fork ${id} is READY`);
+      } else if (step === "password") {
+        // Reset before the login, so that the login proves the new password.
+        state = await resetAdoptedPassword(id, inputs, state, deadline);
+      } else {
+        await awaitLogin(id, { host: state.host, port: state.port, password: state.initialPassword }, deadline);
+      }
+      state = settled(state, step);
     }
   } catch (err) {
     throw partialFailure(id, state, news, err);
   }
-  return { id, outs: state };
+  return state;
 }
 
 /**
@@ -195,42 +223,11 @@ async function finishCreate(
  * recorded as a secret; the connection outputs and the login probe use it.
  */
 async function resetAdoptedPassword(id: string, inputs: ForkInputs, state: ServiceForkState, deadline: number): Promise<ServiceForkState> {
-  if (inputs.passwordOnAdopt !== "reset" || !isPasswordPending(state)) return state;
   const password = crypto.randomBytes(24).toString("base64url");
   const client = clientFromSettings({}, [password]);
   const busy = busyFork(id, inputs.projectId, "set the password of", deadline, { client, timeoutInput: "createTimeout" });
   await sendWhenSettled(busy, () => client.updatePassword(inputs.projectId, id, password));
   progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
   // The fork read again, so the connection outputs are built the one way every read builds them.
-  return stateFromService(withoutPasswordPending(state), await client.getService(inputs.projectId, id, { deadline }), password);
-}
-
-/** A create recorded before the fork was READY, or before a login worked (a partial failure), is finished here. */
-export async function finishPendingCreate(
-  id: string,
-  recorded: ServiceForkState,
-  inputs: ForkInputs,
-  news: Record<string, unknown>,
-): Promise<ServiceForkState> {
-  const needsStatus = inputs.waitForReady && !inputs.paused && recorded.status !== READY;
-  const passwordPending = isPasswordPending(recorded) && inputs.passwordOnAdopt === "reset";
-  // A fork recorded before READY never had its login tried either.
-  const needsLogin =
-    inputs.waitForReady && !inputs.paused && inputs.readyWhen === "login" && (needsStatus || passwordPending || isLoginPending(recorded));
-  // No longer awaited (readyWhen or waitForReady changed): the login flag goes.
-  if (!needsStatus && !needsLogin && !passwordPending) return withoutLoginPending(recorded);
-  const deadline = createDeadline(inputs);
-  let state = recorded;
-  try {
-    if (needsStatus) state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
-    if (passwordPending) state = await resetAdoptedPassword(id, inputs, state, deadline);
-    if (needsLogin) {
-      // Marked before the wait, as at create: a failure leaves the login for the next `up`.
-      state = withLoginPending(state);
-      state = await awaitLogin(id, state, deadline);
-    }
-    return state;
-  } catch (err) {
-    throw partialFailure(id, state, news, err);
-  }
+  return stateFromService(state, await client.getService(inputs.projectId, id, { deadline }), password);
 }

@@ -10,7 +10,6 @@ import { waitForLogin } from "../../workflows/connection";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { waitForService } from "../../workflows/waiting";
 import { createDeadline, type ForkInputs } from "./inputs";
-import { type ServiceForkState, withoutLoginPending } from "./state";
 
 /** The busy rule (workflows/busy.ts) for a request on a fork: by default an in-place change. */
 export const busyFork = (
@@ -75,15 +74,19 @@ export async function stopFork(id: string, projectId: string, wait: boolean, dea
   return paused;
 }
 
-/** Waits until the fork's database takes a login (workflows/connection.ts); the state without its login pending. */
-export async function awaitLogin(id: string, state: ServiceForkState, deadline: number): Promise<ServiceForkState> {
-  const { host, port } = state;
-  if (typeof host !== "string" || typeof port !== "number") {
+/** Where a fork's database takes logins, and the password to try (none: a refused login proves it up). */
+export interface LoginTarget {
+  host: string | undefined;
+  port: number | undefined;
+  password: string | undefined;
+}
+
+/** Waits until the fork's database takes a login (workflows/connection.ts). */
+export async function awaitLogin(id: string, { host, port, password }: LoginTarget, deadline: number): Promise<void> {
+  if (host === undefined || port === undefined) {
     throw new TigerCloudError(
       `Fork ${id} is READY but the API gives no endpoint to log in to; set readyWhen: "status" to wait for READY only.`,
     );
   }
-  const password = state.initialPassword !== undefined && state.initialPassword !== "" ? state.initialPassword : undefined;
-  await waitForLogin({ serviceId: id, host, port, password, deadline, timeoutInput: "createTimeout" });
-  return withoutLoginPending(state);
+  await waitForLogin({ serviceId: id, host, port, password: password || undefined, deadline, timeoutInput: "createTimeout" });
 }

@@ -1,12 +1,13 @@
-// A fork's state: the checked inputs as recorded, what the API says of the fork, and the two
-// pending flags a create leaves for the next `up` when it fails part-way. State from the engine is
-// read once, here, into ServiceForkState; the flags are set and cleared only through this module.
+// A fork's state: the checked inputs as recorded, what the API says of the fork, and what a create
+// still owes it before it is usable (a step each: READY, an adopted fork's new password, a working
+// login), which a create that fails part-way leaves for the next `up`. State from the engine is read
+// once, here, into ServiceForkState; which steps are owed is decided here, and only here.
 import type { Service } from "../../api/schemas";
-import { isStopped } from "../../api/statuses";
+import { isStopped, READY } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
 import { type FieldTypes, typedState } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
-import { FORK_DIFF_RULES, sameSize } from "./inputs";
+import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
 
 export interface ServiceForkState {
   projectId?: string | undefined;
@@ -67,18 +68,37 @@ export function forkStateFrom(props: Record<string, unknown>): ServiceForkState 
   return state;
 }
 
-export const isPasswordPending = (state: ServiceForkState): boolean => state.passwordPending === true;
-export const isLoginPending = (state: ServiceForkState): boolean => state.loginPending === true;
-/** Recorded before the password is reset: a failure leaves it for the next `up`, and nothing else. */
-export const withPasswordPending = (state: ServiceForkState): ServiceForkState => ({ ...state, passwordPending: true });
-/** Recorded before the login is awaited: a failure leaves it for the next `up`. */
-export const withLoginPending = (state: ServiceForkState): ServiceForkState => ({ ...state, loginPending: true });
-export function withoutPasswordPending(state: ServiceForkState): ServiceForkState {
-  const { passwordPending: _reset, ...rest } = state;
-  return rest;
+/** What a fork owes before it is usable, in the order a create does it. */
+export type UsableStep = "ready" | "password" | "login";
+/** The flag that records a step as owed; READY needs none: the recorded status tells. */
+const FLAG_OF = { password: "passwordPending", login: "loginPending" } as const;
+
+/**
+ * The steps a fork owes, from what state records: READY when it is not (and the program waits);
+ * a new password for an adopted fork that has not had one yet (passwordOnAdopt "reset"); a login
+ * when the program waits for one and any step before it was owed, or the login itself was. A new
+ * fork is made usable even when declared paused (it is stopped after); a recorded fork that stays
+ * stopped owes no wait.
+ */
+export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "new" | "recorded"): UsableStep[] {
+  const waits = inputs.waitForReady && (fork === "new" || !inputs.paused);
+  const ready = waits && state.status !== READY;
+  const password = state.passwordPending === true && inputs.passwordOnAdopt === "reset";
+  const login = waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true);
+  return (["ready", "password", "login"] as const).filter((step) => ({ ready, password, login })[step]);
 }
-export function withoutLoginPending(state: ServiceForkState): ServiceForkState {
-  const { loginPending: _awaited, ...rest } = state;
+
+/** The state with `steps` recorded as owed: a failure from here on leaves them for the next `up`. */
+export function markOwed(state: ServiceForkState, steps: readonly UsableStep[]): ServiceForkState {
+  const marked = { ...state };
+  for (const step of steps) if (step !== "ready") marked[FLAG_OF[step]] = true;
+  return marked;
+}
+
+/** The state with `step` done, or no longer owed. */
+export function settled(state: ServiceForkState, step: UsableStep): ServiceForkState {
+  if (step === "ready") return state;
+  const { [FLAG_OF[step]]: _done, ...rest } = state;
   return rest;
 }
 

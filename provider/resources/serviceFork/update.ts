@@ -7,8 +7,9 @@ import { clientFromSettings, progress } from "../../engine/host";
 import { BadRequestError, TigerCloudError } from "../../errors";
 import { partialFailure, toPlainJson } from "../../rules/outputs";
 import { sendWhenSettled } from "../../workflows/busy";
-import { waitForService } from "../../workflows/waiting";
-import { createDeadline, deadlineOf, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize } from "./inputs";
+import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
+import { deadlineIn } from "../../rules/inputSchemas";
+import { createDeadline, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize } from "./inputs";
 import { awaitLogin, busyFork, stopFork, waitReady } from "./operations";
 import { liveSize, type ServiceForkState, stateFromService } from "./state";
 
@@ -35,8 +36,7 @@ async function startFork(id: string, inputs: ForkInputs, password: string | unde
   progress(`fork ${id} is READY`);
   if (inputs.readyWhen === "login") {
     // A resumed fork is ready as a new one is: when its database takes a login.
-    const endpoint = ready.endpoint;
-    await awaitLogin(id, { host: endpoint?.host, port: endpoint?.port, initialPassword: password }, deadline);
+    await awaitLogin(id, { host: ready.endpoint?.host, port: ready.endpoint?.port, password }, deadline);
   }
   return ready;
 }
@@ -52,7 +52,7 @@ const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
 async function renameFork(id: string, inputs: ForkInputs): Promise<Service> {
   const name = inputs.name as string;
   progress(`renaming fork ${id} to "${name}"`);
-  const busy = busyFork(id, inputs.projectId, "rename", deadlineOf(inputs.updateTimeout));
+  const busy = busyFork(id, inputs.projectId, "rename", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
   return sendWhenSettled(busy, () => busy.client.renameService(inputs.projectId, id, name));
 }
 
@@ -66,7 +66,7 @@ async function resizeFork(id: string, inputs: ForkInputs, before: ServiceForkSta
   const missing = body.cpu_millis === "" ? "cpuMillis" : body.memory_gbs === "" ? "memoryGbs" : undefined;
   if (missing)
     throw new TigerCloudError(`Resizing fork ${id} needs both sizes, and its current ${missing} is not known: declare ${missing} too.`);
-  const deadline = deadlineOf(inputs.updateTimeout);
+  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
   progress(`resizing fork ${id} to ${what}`);
   const busy = busyFork(id, inputs.projectId, "resize", deadline);
@@ -88,7 +88,7 @@ async function resizeFork(id: string, inputs: ForkInputs, before: ServiceForkSta
 
 async function setForkEnvironment(id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
   progress(`tagging fork ${id} ${environment}`);
-  const busy = busyFork(id, inputs.projectId, "set the environment of", deadlineOf(inputs.updateTimeout));
+  const busy = busyFork(id, inputs.projectId, "set the environment of", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
   await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, environment));
   return undefined;
 }
@@ -131,7 +131,12 @@ export async function updateFork(
     }
     if (refused) throw refused;
     if (!wasPaused && inputs.paused) {
-      const stopped = await stopFork(id, inputs.projectId, inputs.waitForReady, deadlineOf(inputs.deleteTimeout));
+      const stopped = await stopFork(
+        id,
+        inputs.projectId,
+        inputs.waitForReady,
+        deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+      );
       if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);
       applied(["paused"], stopped);
     }
