@@ -1,29 +1,55 @@
 // The cloud in memory: projects, services and VPCs, and the API's operations on them with the
 // real rules (validation, 409 while busy) and status sequences over time. No HTTP: the server
-// (server.ts) answers requests with these operations; tests and the demo use them directly too.
+// (server.ts) holds a cloud and answers requests with its operations; tests and the demo reach it
+// through the server. Each service's database is the Databases' (databases.ts), handed in.
 import * as crypto from "crypto";
-import * as fs from "fs";
-import { type Databases } from "./databases";
-import { BUSY, currentStatus, type Delays, fail, NO_DELAYS, type SeedData, type SimService, type SimVpc, type Status, view } from "./model";
+import type { Databases, Endpoints } from "./databases";
+import {
+  currentStatus,
+  type Delays,
+  fail,
+  NO_DELAYS,
+  refuseIfBusy,
+  type SeedData,
+  type SimService,
+  type SimVpc,
+  type Status,
+  view,
+} from "./model";
 import type { OperationName } from "./routes";
+
+/** The operations the cloud carries out; who is calling (authInfo, listProjects) is the server's to answer. */
+export type CloudOperation = Exclude<OperationName, "authInfo" | "listProjects">;
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 export class Cloud {
-  protected readonly projects = new Map<string, { services: Map<string, SimService>; vpcs: Map<string, SimVpc> }>();
+  private readonly projects = new Map<string, { services: Map<string, SimService>; vpcs: Map<string, SimVpc> }>();
   private readonly projectNames = new Map<string, string>();
   delays: Delays;
   renameAnswersVpc: boolean;
-  /** The services' databases; set by the server's start(). */
-  databases!: Databases;
 
-  constructor(options: { seed: SeedData; delays?: Partial<Delays> | undefined; renameAnswersVpc?: boolean | undefined }) {
+  constructor(
+    options: { seed: SeedData; delays?: Partial<Delays> | undefined; renameAnswersVpc?: boolean | undefined },
+    /** The services' databases: each operation on a service acts on its database too. */
+    private readonly databases: Databases,
+  ) {
     this.delays = { ...NO_DELAYS, ...options.delays };
     this.renameAnswersVpc = options.renameAnswersVpc ?? false;
     this.loadSeed(options.seed);
   }
 
-  protected attach(s: SimService, ports: { port: number; poolerPort: number }): void {
+  /** A database for every service of the seed, behind its endpoints (once the databases have started). */
+  async seedDatabases(): Promise<void> {
+    for (const project of this.projects.values())
+      for (const s of project.services.values()) {
+        s.initial_password ??= newPassword();
+        this.attach(s, await this.databases.seed(s.service_id, s.initial_password));
+      }
+  }
+
+  /** The service's endpoints become its database's loopback listeners. */
+  private attach(s: SimService, ports: Endpoints): void {
     s.endpoint = { host: "127.0.0.1", port: ports.port };
     s.connection_pooler = { endpoint: { host: "127.0.0.1", port: ports.poolerPort } };
   }
@@ -38,10 +64,6 @@ export class Cloud {
       this.projects.set(p.id, { services, vpcs: new Map(p.vpcs.map((v) => [v.id, { ...v }])) });
       if (p.name !== undefined) this.projectNames.set(p.id, p.name);
     }
-  }
-
-  static seedFromFile(file: string): SeedData {
-    return JSON.parse(fs.readFileSync(file, "utf8")) as SeedData;
   }
 
   /** The first project, service and VPC of the seed: what `npm run simulator` prints. */
@@ -79,7 +101,7 @@ export class Cloud {
       this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }, ...later];
       // Its database opens a login lag after READY, whenever READY now comes.
       const readyAt = status === "READY" ? Date.now() : later[0]?.at;
-      if (readyAt !== undefined) this.databases?.opensBy(serviceId, readyAt + this.delays.loginLagMs);
+      if (readyAt !== undefined) this.databases.opensBy(serviceId, readyAt + this.delays.loginLagMs);
     },
     /** An operation started elsewhere (an HA change or a resize in the console): `status` for `ms`, then as before. */
     holdBusy: (projectId: string, serviceId: string, status: Status, ms: number) => {
@@ -95,9 +117,7 @@ export class Cloud {
       this.requireService(projectId, serviceId).name = name;
     },
     resize: (projectId: string, serviceId: string, cpuMillis: number, memoryGbs: number) => {
-      const s = this.requireService(projectId, serviceId);
-      const spec = s.resources[0]?.spec ?? { cpu_millis: 0, memory_gbs: 0, volume_type: "gp3" };
-      s.resources = [{ id: s.resources[0]?.id ?? `res-${serviceId}`, spec: { ...spec, cpu_millis: cpuMillis, memory_gbs: memoryGbs } }];
+      setSize(this.requireService(projectId, serviceId), cpuMillis, memoryGbs);
     },
     setEnvironment: (projectId: string, serviceId: string, environment: "DEV" | "PROD") => {
       this.requireService(projectId, serviceId).metadata = { environment };
@@ -107,13 +127,13 @@ export class Cloud {
       this.requireService(projectId, serviceId).endpoint = { host, port };
     },
     deleteService: (projectId: string, serviceId: string) => {
-      this.databases?.stopServer(serviceId);
+      this.databases.stopServer(serviceId);
       this.projects.get(projectId)?.services.delete(serviceId);
     },
   };
 
   /** Carries out one operation of the API: its status and answer, or an HttpFailure. */
-  protected async dispatch(op: OperationName, projectId: string, id: string, body: unknown): Promise<[number, unknown]> {
+  async carryOut(op: CloudOperation, projectId: string, id: string, body: unknown): Promise<[number, unknown]> {
     switch (op) {
       case "forkService":
         return [202, view(await this.fork(projectId, id, body), { withPassword: true })];
@@ -155,10 +175,6 @@ export class Cloud {
       }
       case "createService":
         return [202, view(await this.createService(projectId, body), { withPassword: true })];
-      case "authInfo":
-      case "listProjects":
-        // Who is calling is the server's to answer (server.ts), not the cloud's.
-        throw fail(500, "INTERNAL", `${op} is answered by the server`);
     }
   }
 
@@ -179,7 +195,8 @@ export class Cloud {
     return s;
   }
 
-  private requireVpc(projectId: string, vpcId: string): SimVpc {
+  /** The VPC, or the API's 400 or 404 for it. */
+  requireVpc(projectId: string, vpcId: string): SimVpc {
     if (!/^[0-9]+$/.test(vpcId)) throw fail(400, "INVALID_VPC_ID", "vpc_id must be digits");
     const v = this.requireProject(projectId).vpcs.get(vpcId);
     if (!v) throw fail(404, "NOT_FOUND", `vpc ${vpcId} not found`);
@@ -200,22 +217,13 @@ export class Cloud {
       if (!RFC3339.test(b.target_time)) throw fail(400, "INVALID_TARGET_TIME", "target_time: must be an RFC 3339 date-time");
       if (Date.parse(b.target_time) > Date.now()) throw fail(400, "INVALID_TARGET_TIME", "target_time: must not be in the future");
     }
-    if (b.name !== undefined && (typeof b.name !== "string" || b.name.length < 1 || b.name.length > 128)) {
-      throw fail(400, "INVALID_NAME", "name: 1 to 128 characters");
-    }
-    for (const field of ["cpu_millis", "memory_gbs"] as const) {
-      const v = b[field];
-      if (v !== undefined && (typeof v !== "string" || !(v === "shared" || /^\d+(\.\d+)?$/.test(v)))) {
-        throw fail(400, "INVALID_RESOURCES", `${field}: a string holding a number, or "shared"`);
-      }
-    }
-    if (b.environment_tag !== undefined && !["DEV", "PROD"].includes(b.environment_tag as string)) {
-      throw fail(400, "INVALID_ENVIRONMENT_TAG", "environment_tag: DEV or PROD");
-    }
-    const id = `svc-${crypto.randomBytes(4).toString("hex")}`;
+    if (b.name !== undefined) checkServiceName(b.name);
+    checkSizes(b);
+    checkEnvironmentTag(b);
+    const id = newServiceId();
     const now = Date.now();
+    const { timeline, readyAt } = this.creationTimeline(now);
     const parentSpec = parent.resources[0]?.spec ?? { cpu_millis: 1000, memory_gbs: 4, volume_type: "gp3" };
-    const size = (v: unknown, inherited: number) => (typeof v === "string" ? (v === "shared" ? 0 : Number(v)) : inherited);
     const fork: SimService = {
       service_id: id,
       project_id: projectId,
@@ -226,26 +234,21 @@ export class Cloud {
       endpoint: { host: `${id}.${projectId}.tsdb.cloud.timescale.com`, port: 30000 + crypto.randomInt(9999) },
       forked_from: { is_standby: false, project_id: projectId, service_id: parentId },
       ha_replicas: { replica_count: 0, sync_replica_count: 0 },
-      initial_password: crypto.randomBytes(18).toString("base64url"),
+      initial_password: newPassword(),
       metadata: { environment: (b.environment_tag as "DEV" | "PROD" | undefined) ?? "DEV" },
       resources: [
         {
           id: `res-${id}`,
           spec: {
-            cpu_millis: size(b.cpu_millis, parentSpec.cpu_millis),
-            memory_gbs: size(b.memory_gbs, parentSpec.memory_gbs),
+            cpu_millis: sizeOf(b.cpu_millis, parentSpec.cpu_millis),
+            memory_gbs: sizeOf(b.memory_gbs, parentSpec.memory_gbs),
             volume_type: parentSpec.volume_type,
           },
         },
       ],
-      timeline: [
-        { status: "QUEUED", at: now },
-        { status: "CONFIGURING", at: now + this.delays.forkQueuedMs },
-        { status: "READY", at: now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs },
-      ],
+      timeline,
     };
     // Its database: a copy of the parent's as of now, accepting logins a lag after READY.
-    const readyAt = now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs;
     this.attach(fork, await this.databases.fork(parentId, id, fork.initial_password as string, readyAt + this.delays.loginLagMs));
     this.requireProject(projectId).services.set(id, fork);
     return fork;
@@ -255,50 +258,50 @@ export class Cloud {
   private async createService(projectId: string, body: unknown): Promise<SimService> {
     const project = this.requireProject(projectId);
     const b = (body ?? {}) as Record<string, unknown>;
-    if (typeof b.name !== "string" || b.name.length < 1 || b.name.length > 128)
-      throw fail(400, "INVALID_NAME", "name: required, 1 to 128 characters");
+    const name = checkServiceName(b.name, "name: required, 1 to 128 characters");
     const addons = b.addons ?? [];
     if (!Array.isArray(addons) || addons.some((a) => a !== "time-series" && a !== "ai"))
       throw fail(400, "INVALID_ADDONS", 'addons: an array of "time-series" and "ai"');
-    for (const field of ["cpu_millis", "memory_gbs"] as const) {
-      const v = b[field];
-      if (v !== undefined && (typeof v !== "string" || !(v === "shared" || /^\d+(\.\d+)?$/.test(v))))
-        throw fail(400, "INVALID_RESOURCES", `${field}: a string holding a number, or "shared"`);
-    }
+    checkSizes(b);
     const replicas = b.replica_count ?? 0;
     if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0 || replicas > 2)
-      throw fail(400, "INVALID_HA", "replica_count: 0, 1 or 2");
-    if (b.environment_tag !== undefined && !["DEV", "PROD"].includes(b.environment_tag as string))
-      throw fail(400, "INVALID_ENVIRONMENT_TAG", "environment_tag: DEV or PROD");
-    const id = `svc-${crypto.randomBytes(4).toString("hex")}`;
+      throw fail(400, "INVALID_HA", REPLICA_COUNTS);
+    checkEnvironmentTag(b);
+    const id = newServiceId();
     const now = Date.now();
-    const size = (v: unknown, otherwise: number) => (typeof v === "string" ? (v === "shared" ? 0 : Number(v)) : otherwise);
-    const readyAt = now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs;
+    const { timeline, readyAt } = this.creationTimeline(now);
     const service: SimService = {
       service_id: id,
       project_id: projectId,
-      name: b.name,
+      name,
       service_type: addons.includes("time-series") ? "TIMESCALEDB" : addons.includes("ai") ? "VECTOR" : "POSTGRES",
       region_code: typeof b.region_code === "string" ? b.region_code : "us-east-1",
       created: new Date(now).toISOString(),
       endpoint: { host: "127.0.0.1", port: 0 },
       ha_replicas: { replica_count: replicas, sync_replica_count: 0 },
-      initial_password: crypto.randomBytes(18).toString("base64url"),
+      initial_password: newPassword(),
       metadata: { environment: (b.environment_tag as "DEV" | "PROD" | undefined) ?? "DEV" },
       resources: [
-        { id: `res-${id}`, spec: { cpu_millis: size(b.cpu_millis, 500), memory_gbs: size(b.memory_gbs, 2), volume_type: "gp3" } },
+        { id: `res-${id}`, spec: { cpu_millis: sizeOf(b.cpu_millis, 500), memory_gbs: sizeOf(b.memory_gbs, 2), volume_type: "gp3" } },
       ],
-      timeline: [
-        { status: "QUEUED", at: now },
-        { status: "CONFIGURING", at: now + this.delays.forkQueuedMs },
-        { status: "READY", at: readyAt },
-      ],
+      timeline,
     };
     this.attach(service, await this.databases.seed(id, service.initial_password as string, false));
     // Its database takes logins a lag after READY, as a fork's does.
     this.databases.opensBy(id, readyAt + this.delays.loginLagMs);
     project.services.set(id, service);
     return service;
+  }
+
+  /** A new service's statuses, fork or create: QUEUED, CONFIGURING, then READY at `readyAt`. */
+  private creationTimeline(now: number): { timeline: SimService["timeline"]; readyAt: number } {
+    const readyAt = now + this.delays.forkQueuedMs + this.delays.forkConfiguringMs;
+    const timeline: SimService["timeline"] = [
+      { status: "QUEUED", at: now },
+      { status: "CONFIGURING", at: now + this.delays.forkQueuedMs },
+      { status: "READY", at: readyAt },
+    ];
+    return { timeline, readyAt };
   }
 
   private setHA(projectId: string, serviceId: string, body: unknown): SimService {
@@ -314,7 +317,7 @@ export class Cloud {
     }
     const replicas = (b.replica_count as number | undefined) ?? s.ha_replicas.replica_count;
     const sync = (b.sync_replica_count as number | undefined) ?? s.ha_replicas.sync_replica_count;
-    if (replicas > 2) throw fail(400, "INVALID_HA", "replica_count: 0, 1 or 2");
+    if (replicas > 2) throw fail(400, "INVALID_HA", REPLICA_COUNTS);
     if (sync > 1 || (sync === 1 && replicas !== 2)) throw fail(400, "INVALID_HA", "sync_replica_count: 1 only with 2 replicas");
     const status = currentStatus(s);
     if (status !== "READY") throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; HA can be changed only when READY`);
@@ -331,7 +334,7 @@ export class Cloud {
     const s = this.requireService(projectId, serviceId);
     const status = currentStatus(s);
     if (status === "PAUSED" || status === "PAUSING") throw fail(400, "INVALID_STATE", `service ${serviceId} is already ${status}`);
-    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    refuseIfBusy(serviceId, status);
     const now = Date.now();
     this.databases.stopServer(serviceId);
     s.timeline = [
@@ -346,7 +349,7 @@ export class Cloud {
     const s = this.requireService(projectId, serviceId);
     const status = currentStatus(s);
     if (status === "DELETING") return;
-    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    refuseIfBusy(serviceId, status);
     const now = Date.now();
     this.databases.dropServer(serviceId);
     s.timeline = [
@@ -359,14 +362,13 @@ export class Cloud {
   private requireSettled(projectId: string, serviceId: string, what: string): SimService {
     const s = this.requireService(projectId, serviceId);
     const status = currentStatus(s);
-    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    refuseIfBusy(serviceId, status);
     if (status !== "READY") throw fail(400, "INVALID_STATE", `service ${serviceId} is ${status}: ${what} needs it READY`);
     return s;
   }
 
   private renameService(projectId: string, serviceId: string, body: unknown): SimService {
-    const name = (body as { name?: unknown } | undefined)?.name;
-    if (typeof name !== "string" || name.length < 1 || name.length > 128) throw fail(400, "INVALID_NAME", "name: 1 to 128 characters");
+    const name = checkServiceName((body as { name?: unknown } | undefined)?.name);
     const s = this.requireSettled(projectId, serviceId, "rename");
     s.name = name;
     return s;
@@ -379,13 +381,7 @@ export class Cloud {
         throw fail(400, "INVALID_RESOURCES", `${field}: required, a string of digits`);
     }
     const s = this.requireSettled(projectId, serviceId, "resize");
-    const spec = s.resources[0]?.spec ?? { cpu_millis: 0, memory_gbs: 0, volume_type: "gp3" };
-    s.resources = [
-      {
-        id: s.resources[0]?.id ?? `res-${serviceId}`,
-        spec: { ...spec, cpu_millis: Number(b.cpu_millis), memory_gbs: Number(b.memory_gbs) },
-      },
-    ];
+    setSize(s, Number(b.cpu_millis), Number(b.memory_gbs));
     const now = Date.now();
     s.timeline = [
       { status: "CONFIGURING", at: now },
@@ -406,13 +402,13 @@ export class Cloud {
     const password = (body as { password?: unknown } | undefined)?.password;
     if (typeof password !== "string" || password.length < 8) throw fail(400, "INVALID_PASSWORD", "password: at least 8 characters");
     this.requireService(projectId, serviceId).initial_password = password;
-    await this.databases?.setPassword(serviceId, password);
+    await this.databases.setPassword(serviceId, password);
   }
 
   private startService(projectId: string, serviceId: string): SimService {
     const s = this.requireService(projectId, serviceId);
     const status = currentStatus(s);
-    if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+    refuseIfBusy(serviceId, status);
     if (status !== "PAUSED") throw fail(400, "INVALID_STATE", `service ${serviceId} is ${status}, not PAUSED`);
     const now = Date.now();
     s.timeline = [
@@ -420,7 +416,42 @@ export class Cloud {
       { status: "READY", at: now + this.delays.startMs },
     ];
     // Its database comes back with its data, and takes logins a little after READY, as at a fork.
-    this.databases?.startServer(serviceId, now + this.delays.startMs + this.delays.loginLagMs);
+    this.databases.startServer(serviceId, now + this.delays.startMs + this.delays.loginLagMs);
     return s;
   }
+}
+
+const REPLICA_COUNTS = "replica_count: 0, 1 or 2";
+
+const newServiceId = () => `svc-${crypto.randomBytes(4).toString("hex")}`;
+
+/** A new service's password, as the API makes one. */
+const newPassword = () => crypto.randomBytes(18).toString("base64url");
+
+/** A service's name: 1 to 128 characters (`text`: the refusal's words, which differ by operation). */
+function checkServiceName(name: unknown, text = "name: 1 to 128 characters"): string {
+  if (typeof name !== "string" || name.length < 1 || name.length > 128) throw fail(400, "INVALID_NAME", text);
+  return name;
+}
+
+/** cpu_millis and memory_gbs, where given: a string holding a number, or "shared". */
+function checkSizes(b: Record<string, unknown>): void {
+  for (const field of ["cpu_millis", "memory_gbs"] as const) {
+    const v = b[field];
+    if (v !== undefined && (typeof v !== "string" || !(v === "shared" || /^\d+(\.\d+)?$/.test(v))))
+      throw fail(400, "INVALID_RESOURCES", `${field}: a string holding a number, or "shared"`);
+  }
+}
+
+function checkEnvironmentTag(b: Record<string, unknown>): void {
+  if (b.environment_tag !== undefined && !["DEV", "PROD"].includes(b.environment_tag as string))
+    throw fail(400, "INVALID_ENVIRONMENT_TAG", "environment_tag: DEV or PROD");
+}
+
+/** A size as checkSizes lets it through ("shared" is 0); absent, `otherwise`. */
+const sizeOf = (v: unknown, otherwise: number) => (typeof v === "string" ? (v === "shared" ? 0 : Number(v)) : otherwise);
+
+function setSize(s: SimService, cpuMillis: number, memoryGbs: number): void {
+  const spec = s.resources[0]?.spec ?? { cpu_millis: 0, memory_gbs: 0, volume_type: "gp3" };
+  s.resources = [{ id: s.resources[0]?.id ?? `res-${s.service_id}`, spec: { ...spec, cpu_millis: cpuMillis, memory_gbs: memoryGbs } }];
 }

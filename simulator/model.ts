@@ -5,7 +5,6 @@ import * as crypto from "crypto";
 export type Status =
   "QUEUED" | "CONFIGURING" | "RESUMING" | "UPGRADING" | "READY" | "PAUSING" | "PAUSED" | "DELETING" | "DELETED" | "UNSTABLE";
 /** A service in one of these is busy with an operation, and refuses another with 409. */
-/** A service in one of these is busy with an operation, and refuses another with 409. */
 export const BUSY: readonly Status[] = ["QUEUED", "CONFIGURING", "RESUMING", "UPGRADING", "PAUSING", "UNSTABLE"];
 
 export interface SimService {
@@ -101,14 +100,17 @@ export class HttpFailure extends Error {
 }
 export const fail = (status: number, code: string, message: string) => new HttpFailure(status, code, message);
 
+/** The API's 409 for a service busy with another operation (a BUSY status): the one text of that refusal. */
+export function refuseIfBusy(serviceId: string, status: Status): void {
+  if (BUSY.includes(status)) throw fail(409, "CONFLICT", `service ${serviceId} is ${status}; try again when the operation has finished`);
+}
+
 export function currentStatus(s: SimService): Status {
   const now = Date.now();
   let status: Status = s.timeline[0]?.status ?? "READY";
   for (const step of s.timeline) if (step.at <= now) status = step.status;
   return status;
 }
-
-/** The wire form of a service: its status now, metrics that change on every read, and the initial
 
 /** The wire form of a service: its status now, metrics that change on every read, and the initial
  *  password only in the answer to the fork that made it. */

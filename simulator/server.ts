@@ -1,17 +1,18 @@
-// The simulator: a real HTTP server on loopback that plays the Tiger Cloud API over the cloud in
-// memory (cloud.ts). In front of it, a gateway: a path the API does not have gets its HTML 404. Who
-// may call: a bearer API key and a public/secret key pair (HTTP Basic, as the official CLI sends),
-// both of one project, which GET /auth/info names. For tests: fault injection and a request log.
+// The simulator: a real HTTP server on loopback that plays the Tiger Cloud API over a cloud in
+// memory (cloud.ts) that it holds, with the services' databases (databases.ts). In front of it, a
+// gateway: a path the API does not have gets its HTML 404. Who may call: a bearer API key and a
+// public/secret key pair (HTTP Basic, as the official CLI sends), both of one project, which GET
+// /auth/info names. For tests: fault injection (faults.ts) and a request log.
 import * as crypto from "crypto";
+import * as fs from "fs";
 import * as http from "http";
 import type { AddressInfo } from "net";
 import { Cloud } from "./cloud";
 import { type DatabaseMode, Databases } from "./databases";
-import { type Fault, FaultQueue } from "./faults";
-import { DEFAULT_SEED, type Delays, fail, HttpFailure, type SeedData } from "./model";
+import { type Fault, Faults } from "./faults";
+import { DEFAULT_SEED, type Delays, fail, type SeedData, type SimService, type SimVpc, type Status } from "./model";
+import { send, sendFailure } from "./responses";
 import { type OperationName, type Route, ROUTES } from "./routes";
-
-const HUGE_CHUNK = Buffer.alloc(64 * 1024, " ");
 
 export interface LoggedRequest {
   operation: OperationName | "unknown";
@@ -51,20 +52,26 @@ export interface SimulatorOptions {
 const KEY_CREATED = "2026-01-15T10:00:00Z";
 const ISSUING_USER = { id: "user-sim01", name: "Simulator User", email: "simulator@example.com" };
 
-export class Simulator extends Cloud {
+export class Simulator {
   readonly apiKey: string;
   readonly keyPair: KeyPair;
-  private readonly faults = new FaultQueue();
+  /** The cloud in memory the API's operations act on. */
+  readonly cloud: Cloud;
+  /** What is behind each service's endpoint: stand-ins until start() has the servers it can. */
+  readonly databases: Databases;
   private readonly log: LoggedRequest[] = [];
+  private readonly faults = new Faults((operation, since) =>
+    this.log.some((r) => r.operation === operation && r.at >= since && r.status !== undefined),
+  );
   private readonly server: http.Server;
-  private readonly hanging = new Set<http.ServerResponse>();
-  private readonly trickles = new Set<NodeJS.Timeout>();
-  /** Bytes the last `huge` fault wrote before the client closed (or it finished). */
-  hugeBytesWritten = 0;
   private url_ = "";
 
   constructor(private readonly options: SimulatorOptions = {}) {
-    super({ seed: options.seed ?? DEFAULT_SEED, delays: options.delays, renameAnswersVpc: options.renameAnswersVpc });
+    this.databases = new Databases(options.databases ?? "stand-in");
+    this.cloud = new Cloud(
+      { seed: options.seed ?? DEFAULT_SEED, delays: options.delays, renameAnswersVpc: options.renameAnswersVpc },
+      this.databases,
+    );
     this.apiKey = options.apiKey ?? `sim-${crypto.randomBytes(12).toString("hex")}`;
     this.keyPair = options.keyPair ?? {
       publicKey: `sim-pk-${crypto.randomBytes(6).toString("hex")}`,
@@ -75,21 +82,16 @@ export class Simulator extends Cloud {
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (res.headersSent) res.destroy();
-        else send(res, 500, { code: "INTERNAL", message: String(err) });
+        else sendFailure(res, err);
       });
     });
   }
 
   /** Starts listening on loopback; resolves to the base URL. */
   async start(): Promise<string> {
-    // Every service's endpoint becomes its database's loopback listener.
-    this.databases = await Databases.start(this.options.databases ?? "stand-in");
+    await this.databases.start();
     if (this.databases.note) process.stderr.write(`[simulator] ${this.databases.note}\n`);
-    for (const project of this.projects.values())
-      for (const s of project.services.values()) {
-        s.initial_password ??= crypto.randomBytes(18).toString("base64url");
-        this.attach(s, await this.databases.seed(s.service_id, s.initial_password));
-      }
+    await this.cloud.seedDatabases();
     await new Promise<void>((resolve) => this.server.listen(this.options.port ?? 0, "127.0.0.1", resolve));
     this.url_ = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.url_;
@@ -100,17 +102,73 @@ export class Simulator extends Cloud {
   }
 
   async stop(): Promise<void> {
-    for (const timer of this.trickles) clearInterval(timer);
-    this.trickles.clear();
-    for (const res of this.hanging) res.destroy();
+    this.faults.release();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await this.databases?.close();
+    await this.databases.close();
   }
 
   /** The project the keys belong to: what GET /auth/info names. */
   get keyProjectId(): string {
     return this.options.keyProjectId ?? this.defaults().projectId;
+  }
+
+  static seedFromFile(file: string): SeedData {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as SeedData;
+  }
+
+  // ---- the cloud, for tests and the demo -----------------------------------------------------
+
+  get delays(): Delays {
+    return this.cloud.delays;
+  }
+
+  set delays(delays: Delays) {
+    this.cloud.delays = delays;
+  }
+
+  /** Answer rename with a Vpc (the API's earlier behaviour) instead of `{message}`. */
+  get renameAnswersVpc(): boolean {
+    return this.cloud.renameAnswersVpc;
+  }
+
+  set renameAnswersVpc(answersVpc: boolean) {
+    this.cloud.renameAnswersVpc = answersVpc;
+  }
+
+  /** Changes made outside Pulumi, as a person in the console would. */
+  get outOfBand(): Cloud["outOfBand"] {
+    return this.cloud.outOfBand;
+  }
+
+  loadSeed(seed: SeedData): void {
+    this.cloud.loadSeed(seed);
+  }
+
+  /** The first project, service and VPC of the seed: what `npm run simulator` prints. */
+  defaults(): { projectId: string; serviceId: string; vpcId: string } {
+    return this.cloud.defaults();
+  }
+
+  service(projectId: string, serviceId: string): (SimService & { status: Status }) | undefined {
+    return this.cloud.service(projectId, serviceId);
+  }
+
+  services(projectId: string): (SimService & { status: Status })[] {
+    return this.cloud.services(projectId);
+  }
+
+  vpc(projectId: string, vpcId: string): SimVpc | undefined {
+    return this.cloud.vpc(projectId, vpcId);
+  }
+
+  /** The VPC itself, or the API's 400 or 404 (a test changes it in place). */
+  requireVpc(projectId: string, vpcId: string): SimVpc {
+    return this.cloud.requireVpc(projectId, vpcId);
+  }
+
+  projectName(projectId: string): string {
+    return this.cloud.projectName(projectId);
   }
 
   // ---- faults and the request log (tests) --------------------------------------------------
@@ -122,6 +180,11 @@ export class Simulator extends Cloud {
 
   clearFaults(): void {
     this.faults.clear();
+  }
+
+  /** Bytes the last `huge` fault wrote before the client closed (or it finished). */
+  get hugeBytesWritten(): number {
+    return this.faults.hugeBytesWritten;
   }
 
   /** Every request logged since the last clearLog (the official CLI's analytics calls are not). */
@@ -180,27 +243,8 @@ export class Simulator extends Cloud {
         send(res, ...this.answerOther(route));
         return;
       }
-      if (this.faults.nextIs(operation, "slow")) {
-        const { ms } = this.faults.take(operation) as { ms: number };
-        await new Promise((resolve) => setTimeout(resolve, ms));
-      }
-      if (this.faults.nextIs(operation, "after")) {
-        const since = this.faults.nextSince(operation);
-        const { operation: first, timeoutMs } = this.faults.take(operation) as { operation: OperationName; timeoutMs: number };
-        const answered = () => this.log.some((r) => r.operation === first && r.at >= since && r.status !== undefined);
-        for (const deadline = Date.now() + timeoutMs; !answered() && Date.now() < deadline;) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }
-      if (this.faults.nextIs(operation, "echo")) {
-        const { status, html } = this.faults.take(operation) as { status: number; html?: boolean };
-        const message = `refused: the request was ${raw}`;
-        if (html) res.writeHead(status, { "Content-Type": "text/html" }).end(`<html><body><pre>${message}</pre></body></html>`);
-        else send(res, status, { code: "REFUSED", message });
-        return;
-      }
-      const lostAnswer = this.faults.nextIs(operation, "afterApplying");
-      if (!lostAnswer && this.applyFault(operation, res)) return;
+      const plan = await this.faults.before(operation, raw, res);
+      if (plan === "answered") return;
       if (raw.length > 0 && !String(req.headers["content-type"] ?? "").startsWith("application/json")) {
         throw fail(415, "UNSUPPORTED_MEDIA_TYPE", "requests with a body must be application/json");
       }
@@ -214,16 +258,10 @@ export class Simulator extends Cloud {
         throw fail(400, "INVALID_PATH", "the path is not valid percent-encoding");
       }
       const [status, answer] = await this.answer(operation, projectId, id, body);
-      if (lostAnswer) {
-        const fault = this.faults.take(operation) as { status: number };
-        if (fault.status === 0) res.socket?.destroy();
-        else res.writeHead(fault.status).end();
-        return;
-      }
+      if (plan === "carry out, then lose the answer" && this.faults.loseAnswer(operation, res)) return;
       send(res, status, answer);
     } catch (err) {
-      if (err instanceof HttpFailure) send(res, err.status, { code: err.code, message: err.message });
-      else send(res, 500, { code: "INTERNAL", message: String(err) });
+      sendFailure(res, err);
     }
   }
 
@@ -251,11 +289,11 @@ export class Simulator extends Cloud {
     }
     // A key sees only its own project.
     if (operation === "listProjects") return [200, [this.keyProject()]];
-    return this.dispatch(operation, projectId, id, body);
+    return this.cloud.carryOut(operation, projectId, id, body);
   }
 
   private keyProject(): { id: string; name: string; plan_type: string } {
-    return { id: this.keyProjectId, name: this.projectName(this.keyProjectId), plan_type: "FREE" };
+    return { id: this.keyProjectId, name: this.cloud.projectName(this.keyProjectId), plan_type: "FREE" };
   }
 
   /** Analytics: 200 and nothing kept. An operation the API has and the simulator does not: 501, named. */
@@ -269,85 +307,6 @@ export class Simulator extends Cloud {
       },
     ];
   }
-
-  private applyFault(operation: OperationName, res: http.ServerResponse): boolean {
-    const f = this.faults.take(operation);
-    if (!f) return false;
-    switch (f.kind) {
-      case "status": {
-        const headers: Record<string, string> = {};
-        if (f.retryAfterSeconds !== undefined) headers["Retry-After"] = String(f.retryAfterSeconds);
-        if (f.body !== undefined) {
-          res.writeHead(f.status, { ...headers, "Content-Type": f.contentType ?? "text/html" }).end(f.body);
-        } else if (f.status === 429) {
-          send(res, 429, { code: "RATE_LIMITED", message: "too many requests" }, headers);
-        } else {
-          res.writeHead(f.status, headers).end();
-        }
-        return true;
-      }
-      case "drop":
-        res.socket?.destroy();
-        return true;
-      case "hang":
-        this.hanging.add(res);
-        return true;
-      case "malformed":
-        res.writeHead(200, { "Content-Type": "application/json" }).end('{"service_id": "svc-');
-        return true;
-      case "trickle": {
-        res.writeHead(200, { "Content-Type": "application/json" });
-        res.flushHeaders();
-        const timer = setInterval(() => res.write(" "), f.intervalMs);
-        this.trickles.add(timer);
-        res.on("close", () => {
-          clearInterval(timer);
-          this.trickles.delete(timer);
-        });
-        return true;
-      }
-      case "huge":
-        void this.streamHuge(res, f.bytes);
-        return true;
-      case "afterApplying":
-      case "slow":
-      case "after":
-      case "echo":
-        return false; // handled in handle()
-    }
-  }
-
-  /** Writes `bytes` bytes, waiting for the client to drain each full buffer, and stops when it closes. */
-  private async streamHuge(res: http.ServerResponse, bytes: number): Promise<void> {
-    this.hugeBytesWritten = 0;
-    let closed = false;
-    let wake: (() => void) | undefined;
-    res.on("close", () => {
-      closed = true;
-      wake?.();
-    });
-    res.writeHead(200, { "Content-Type": "application/json" });
-    while (!closed && this.hugeBytesWritten < bytes) {
-      const chunk = HUGE_CHUNK.subarray(0, Math.min(HUGE_CHUNK.length, bytes - this.hugeBytesWritten));
-      const more = res.write(chunk);
-      this.hugeBytesWritten += chunk.length;
-      if (!more && !closed) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          res.once("drain", resolve);
-        });
-      }
-    }
-    if (!closed) res.end();
-  }
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (status === 204 || body === undefined) {
-    res.writeHead(status, headers).end();
-    return;
-  }
-  res.writeHead(status, { ...headers, "Content-Type": "application/json" }).end(JSON.stringify(body));
 }
 
 /** The request's body; what came, if the client went away before the end. */

@@ -379,7 +379,7 @@ describe("routes and faults like the real service", () => {
   });
 
   test("trickle: 200 headers, then one byte at a time; its timer ends when the client closes, and at stop", async () => {
-    const trickles = () => (sim as unknown as { trickles: Set<unknown> }).trickles.size;
+    const trickles = () => (sim as unknown as { faults: { trickles: Set<unknown> } }).faults.trickles.size;
     sim.injectFault("getVpc", { kind: "trickle", intervalMs: 20 }, 2);
     const res = await get(`/projects/${ids.projectId}/vpcs/${ids.vpcId}`);
     expect(res.status).toBe(200);
