@@ -1,4 +1,4 @@
-// Behaviours the README and the code claim that no other test covered (issue 22, point 4): the
+// Behaviours the README and the code claim that the other suites do not cover: the
 // busy rule for every in-place request on a fork, a start of a running fork, adoptServiceId's
 // refusals at check and at create, the new password's redaction, and a refresh that follows a
 // moved endpoint. Provider methods against the simulator, as the engine calls them.

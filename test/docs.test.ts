@@ -109,6 +109,14 @@ describe("no text cites a file outside the repository, or one that does not exis
     expect(tracked.filter(({ text }) => text.includes(notes)).map(({ file }) => file)).toEqual([]);
   });
 
+  test("no code, test or example cites an issue of the project's tracker by number (they mean nothing to a reader of the repository)", () => {
+    // Built, so that this file does not match itself.
+    const citation = new RegExp(["\\bissue", "\\s+\\d+"].join(""), "i");
+    const code = tracked.filter(({ file }) => /^(provider|simulator|test|scripts|examples)\//.test(file) || file === ".ci/run");
+    expect(code.length).toBeGreaterThan(50);
+    expect(code.filter(({ text }) => citation.test(text)).map(({ file }) => file)).toEqual([]);
+  });
+
   /**
    * A citation: a path from the repository's root (`provider/…`, `test/…`, `scripts/…`,
    * `examples/…`, `.ci/…`, `docs/…`) not inside a longer path or a URL, ending in a letter or digit
