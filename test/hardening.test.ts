@@ -57,6 +57,28 @@ async function newFork(extra: Record<string, unknown> = {}) {
 }
 
 describe('"gone" only when the API says so, confirmed', () => {
+  test("a state without its project (edited, or written by something else): read and delete of all three fail naming projectId, with no request", async () => {
+    const { id, props } = await newFork();
+    const { projectId: _f, ...forkProps } = props;
+    const haProps = { __provider: P, serviceId: id, replicaCount: 2 };
+    const vpcProps = { __provider: P, vpcId: ids.vpcId, name: "main-vpc" };
+    sim.clearLog();
+    const attempts = [
+      () => fork.read(id, forkProps),
+      () => fork.delete(id, forkProps),
+      () => ha.read(id, haProps),
+      () => ha.delete(id, haProps),
+      () => vpc.read(ids.vpcId, vpcProps),
+    ];
+    for (const attempt of attempts) {
+      const err = await rejectionOf(attempt());
+      expect(err).toBeInstanceOf(TigerCloudError);
+      expect(err.message).toMatch(/its state in the stack holds no projectId/);
+    }
+    expect(sim.requests()).toEqual([]);
+    expect(sim.service(ids.projectId, id)?.status).toBe("READY");
+  });
+
   test("a wrong base path (the gateway's HTML 404 everywhere): read and delete fail for all three, and nothing live is lost", async () => {
     const { id, props } = await newFork();
     await ha.create((await ha.check({}, { __provider: P, serviceId: id, replicaCount: 2 })).inputs);

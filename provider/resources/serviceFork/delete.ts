@@ -1,6 +1,7 @@
 // Destroying a fork: stop it (onDestroy "stop", the default) or delete it ("delete"), unless
 // another resource of this run holds it or would take it over (a rename or a move).
 import { DELETED, GONE, SETTLED } from "../../api/statuses";
+import { requiredField } from "../../rules/state";
 import { clientFromSettings, progress } from "../../engine/host";
 import { NotFoundError, TigerCloudError, WaitError } from "../../errors";
 import { type Declarant, declaredBy, describeDeclarant } from "../../rules/claims";
@@ -14,7 +15,7 @@ import { busyFork, stopFork } from "./operations";
 import type { ServiceForkState } from "./state";
 
 export async function destroyFork(id: string, state: ServiceForkState): Promise<void> {
-  const projectId = String(state.projectId);
+  const projectId = requiredField("ServiceFork", id, state, "projectId");
   // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
   const holders = heldElsewhere(id, state);
   if (holders.length > 0) {
@@ -24,7 +25,13 @@ export async function destroyFork(id: string, state: ServiceForkState): Promise<
   }
   const wait = state.waitForReady !== false;
   if (state.onDestroy === "delete") {
-    await deleteFork(id, projectId, String(state.sourceServiceId), wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
+    await deleteFork(
+      id,
+      projectId,
+      requiredField("ServiceFork", id, state, "sourceServiceId"),
+      wait,
+      deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+    );
     return;
   }
   progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
@@ -37,7 +44,7 @@ export async function destroyFork(id: string, state: ServiceForkState): Promise<
  */
 function heldElsewhere(id: string, state: ServiceForkState): { resource: Declarant }[] {
   const me = declarantOf(state);
-  const projectId = String(state.projectId);
+  const projectId = requiredField("ServiceFork", id, state, "projectId");
   const holders = declaredBy(forkHeld(projectId, id), me);
   const { sourceServiceId, name } = state;
   if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;

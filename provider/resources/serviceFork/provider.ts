@@ -1,5 +1,6 @@
 // The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts).
 import { clientFromSettings } from "../../engine/host";
+import { requiredField } from "../../rules/state";
 import { recordClaim } from "../../rules/claims";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { defineProvider } from "../defineProvider";
@@ -28,7 +29,7 @@ export const serviceForkProvider = defineProvider({
   recordClaims: recordForkClaims,
   foresee: warnOfTakeover,
   stillDeclared(id, olds, resource) {
-    recordClaim(forkHeld(String(olds.projectId), id), resource, true);
+    recordClaim(forkHeld(requiredField("ServiceFork", id, forkStateFrom(olds), "projectId"), id), resource, true);
   },
   references: forkReferences,
   replacesInstead: replacedOnChange,
@@ -40,7 +41,7 @@ export const serviceForkProvider = defineProvider({
 
   async read(id, props) {
     const recorded = forkStateFrom(props);
-    const service = await serviceUnlessGone(clientFromSettings(), String(recorded.projectId), id);
+    const service = await serviceUnlessGone(clientFromSettings(), requiredField("ServiceFork", id, recorded, "projectId"), id);
     if (!service) return {};
     // Name, size, environment and running state as they are now: a change made in the console is
     // drift, which the next `up` puts back in place.

@@ -1,6 +1,7 @@
 // The ServiceHA provider: setHA once the service can take it, then the wait for the counts; its
 // parts wired into the engine's methods (resources/defineProvider.ts).
 import type { Service, SetHARequest } from "../../api/schemas";
+import { requiredField } from "../../rules/state";
 import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import { clientFromSettings, progress } from "../../engine/host";
 import { WaitError } from "../../errors";
@@ -117,7 +118,7 @@ export const serviceHAProvider = defineProvider({
 
   async read(id, props) {
     const recorded = haStateFrom(props);
-    const service = await serviceUnlessGone(clientFromSettings(), String(recorded.projectId), id);
+    const service = await serviceUnlessGone(clientFromSettings(), requiredField("ServiceHA", id, recorded, "projectId"), id);
     if (!service) return {};
     if (isStopped(service.status)) {
       progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
@@ -132,7 +133,7 @@ export const serviceHAProvider = defineProvider({
 
   async delete(id, props) {
     const recorded = haStateFrom(props);
-    const projectId = String(recorded.projectId);
+    const projectId = requiredField("ServiceHA", id, recorded, "projectId");
     const service = await serviceUnlessGone(clientFromSettings(), projectId, id);
     if (!service) {
       progress(`service ${id} no longer exists; no HA to remove`);

@@ -1,5 +1,6 @@
 // The VpcName provider: rename, then GET. Destroy makes no API call (a VPC cannot be unnamed).
 import { z } from "zod";
+import { requiredField } from "../../rules/state";
 import { clientFromSettings, progress } from "../../engine/host";
 import type { DiffRules } from "../../rules/diff";
 import { idSchema, nameSchema, textSchema } from "../../rules/inputSchemas";
@@ -45,7 +46,7 @@ export const vpcNameProvider = defineProvider({
 
   async read(id, props) {
     const recorded = vpcStateFrom(props);
-    const vpc = await vpcUnlessGone(clientFromSettings(), String(recorded.projectId), id);
+    const vpc = await vpcUnlessGone(clientFromSettings(), requiredField("VpcName", id, recorded, "projectId"), id);
     if (!vpc) return {};
     return { id, props: vpcStateFromApi(recorded, vpc) };
   },
