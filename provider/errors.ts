@@ -33,9 +33,6 @@ export class InvalidInputError extends TigerCloudError {
   }
 }
 
-/** The properties of each PartialFailureError, out of reach of JSON.stringify and util.inspect: they hold the initial password. */
-const partialProperties = new WeakMap<PartialFailureError, Record<string, unknown>>();
-
 /**
  * The remote object exists but a later step failed. Thrown from create and update with the
  * object's `id` and `properties` (with `__provider`): the engine records the object in state
@@ -44,6 +41,8 @@ const partialProperties = new WeakMap<PartialFailureError, Record<string, unknow
 export class PartialFailureError extends TigerCloudError {
   override name = "PartialFailureError";
   readonly reasons: string[];
+  /** Private, so out of reach of JSON.stringify and util.inspect: they hold the initial password. */
+  readonly #properties: Record<string, unknown>;
   constructor(
     readonly id: string,
     properties: Record<string, unknown>,
@@ -51,11 +50,11 @@ export class PartialFailureError extends TigerCloudError {
   ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.reasons = [this.message];
-    partialProperties.set(this, properties);
+    this.#properties = properties;
   }
   /** What the engine records in state (read by the dynamic provider host). */
   get properties(): Record<string, unknown> {
-    return partialProperties.get(this) ?? {};
+    return this.#properties;
   }
 }
 

@@ -3,7 +3,7 @@
 // a preview with verifyReferences off asks nothing, and `up` learns it.
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { forgetClaims } from "../provider/rules/claims";
+import { startRun } from "../provider/run";
 import { Simulator } from "../simulator";
 import { captureStderr, configureProviders, startProviderSim, stopProviderSim } from "./helpers";
 
@@ -89,6 +89,24 @@ test("a failed GET /auth/info is not kept: the next resource of the process asks
   expect(sim.requests("authInfo").map((r) => r.status)).toEqual([401, 200]);
 });
 
+test("a failure before any request (no credential yet) is not kept either: set in the environment, the next resource asks and learns", async () => {
+  const savedKey = process.env.TIGER_API_KEY;
+  delete process.env.TIGER_API_KEY;
+  try {
+    await configureProviders({ "tigercloud:apiUrl": sim.url });
+    sim.clearLog();
+    await expect(vpc.create({ __provider: P, vpcId: ids.vpcId, name: "n" })).rejects.toThrow(/projectId is required/);
+    expect(sim.requests("authInfo")).toEqual([]);
+    process.env.TIGER_API_KEY = sim.apiKey;
+    const { outs } = await vpc.create({ __provider: P, vpcId: ids.vpcId, name: "n" });
+    expect(outs).toMatchObject({ projectId: ids.projectId });
+    expect(sim.requests("authInfo")).toHaveLength(1);
+  } finally {
+    if (savedKey === undefined) delete process.env.TIGER_API_KEY;
+    else process.env.TIGER_API_KEY = savedKey;
+  }
+});
+
 test("when GET /auth/info fails, check fails on projectId, saying what was tried and how to set it", async () => {
   await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
   sim.injectFault("authInfo", { kind: "status", status: 401 }, 10);
@@ -126,7 +144,7 @@ test("a ServiceHA renamed without an alias, its project learnt only at up (verif
   expect(made.outs).toMatchObject({ projectId: ids.projectId, replicaCount: 1 });
   // This run: renamed to "primary-ha" (a new URN), checked with no request, then created, then
   // the old one deleted, as the engine orders them.
-  forgetClaims();
+  startRun();
   await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:verifyReferences": "false" });
   const renamed = await ha.check({}, declared("primary-ha"));
   expect(renamed.inputs.projectId).toBeUndefined();

@@ -1,7 +1,7 @@
 // What destroy does to a fork (ServiceFork's onDestroy): "stop" by default, "delete" on request.
 // Provider methods against the simulator, as the engine calls them.
 import { InvalidInputError, NotFoundError, TigerCloudError } from "../provider/errors";
-import { forgetClaims } from "../provider/rules/claims";
+import { startRun } from "../provider/run";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "../simulator";
@@ -12,7 +12,7 @@ let ids: { projectId: string; serviceId: string; vpcId: string };
 let stderr: string[];
 beforeEach(async () => {
   // Each test is a run of its own: no declaration of another test's run holds a fork.
-  forgetClaims();
+  startRun();
   ({ sim, ids, stderr } = await startProviderSim({ delays: { deleteMs: 100 } }, { captureStderr: true }));
 });
 afterEach(() => stopProviderSim(sim));

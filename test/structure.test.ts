@@ -43,7 +43,7 @@ function importsOf(file: string): Import[] {
   });
 }
 
-const SHARED = ["errors.ts", "settings.ts", "text.ts", "time.ts", "version.ts"];
+const SHARED = ["errors.ts", "run.ts", "settings.ts", "text.ts", "time.ts", "version.ts"];
 /** Each layer: which modules are in it, and which layers its modules may import. */
 const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: string[] }> = {
   entry: { holds: (f) => ["index.ts", "runtime.ts", "watchdog.ts"].includes(f), mayImport: ["program", "shared", "resources", "engine"] },
@@ -83,6 +83,14 @@ test("the program side and the shared modules import only @pulumi/pulumi, Node's
     for (const { target } of importsOf(file))
       if (!target.endsWith(".ts") && target !== "@pulumi/pulumi" && !NODE_BUILTINS.has(target)) wrong.push(`${file} -> ${target}`);
   expect(wrong).toEqual([]);
+});
+
+test("no module keeps state of its own: what a run learns lives in run.ts, the process's settings in engine/", () => {
+  // A module-level let or var, or a collection made at load (which is filled later), outside those.
+  const STATE = /^(?:export\s+)?(?:let|var)\s|^(?:export\s+)?const\s+\w+(?:\s*:[^=]+)?=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b/m;
+  const holders = MODULES.filter((f) => STATE.test(fs.readFileSync(path.join(PROVIDER, f), "utf8")));
+  expect(holders.filter((f) => f !== "run.ts" && !f.startsWith("engine/"))).toEqual([]);
+  expect(holders).toContain("run.ts"); // the scan sees state where there is some
 });
 
 test("a resource's folder imports no other resource's folder", () => {

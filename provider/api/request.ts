@@ -20,8 +20,8 @@ import { apiErrorBody, describeIssues, formatBytes } from "./answers";
 
 // axios, loaded with the first request: the engine starts a provider process for every preview,
 // and one with nothing to change (the common preview) sends none. Its load was about 60 ms of CPU.
-let loadedAxios: AxiosStatic | undefined;
-const http = (): AxiosStatic => (loadedAxios ??= (require("axios") as { default: AxiosStatic }).default);
+// (Node's module cache makes every call after the first a lookup.)
+const http = (): AxiosStatic => (require("axios") as { default: AxiosStatic }).default;
 
 /** Every timing, size and retry number of the client. */
 export interface ClientTuning {

@@ -6,6 +6,7 @@ import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../api/client";
 import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
+import { startRun } from "../run";
 import { printable } from "../text";
 import { endWithEngine } from "./engineWatch";
 
@@ -33,7 +34,6 @@ export interface LoginTiming {
 
 let stackConfig: ConfigLookup = () => undefined;
 let options: HostOptions = {};
-let configurations = 0;
 let settingsDigest = "";
 
 /** Called from configure(): stack config is read from here on. */
@@ -50,7 +50,7 @@ export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
     .createHash("sha256")
     .update(JSON.stringify(Object.values(SETTING_SOURCES).map((s) => stackConfig(s.config) ?? null)))
     .digest("hex");
-  if (digest !== settingsDigest) configurations++;
+  if (digest !== settingsDigest) startRun();
   settingsDigest = digest;
 }
 
@@ -61,11 +61,6 @@ export function setHostOptions(next: HostOptions): void {
 
 export function hostOptions(): Readonly<HostOptions> {
   return options;
-}
-
-/** Counts the configurations with different settings: what was learned under an earlier one is stale. */
-export function configurationCount(): number {
-  return configurations;
 }
 
 /**

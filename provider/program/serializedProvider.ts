@@ -12,19 +12,17 @@ export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
  * no API.
  */
 export function serializedProvider(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
-  // One object per kind and process: the SDK caches a provider's serialized text by the object,
-  // so every instance after the first costs nothing to serialize (about 12 ms each otherwise).
-  // Keyed by version too: the text must follow the package version (a no-API-call update).
-  const key = `${kind}@${PACKAGE_VERSION}`;
-  let provider = providersByKind.get(key);
-  if (!provider) {
-    provider = providerFor(kind);
-    providersByKind.set(key, provider);
-  }
-  return provider;
+  return PROVIDERS[kind];
 }
 
-const providersByKind = new Map<string, pulumi.dynamic.ResourceProvider>();
+// One object per kind and process, made when the package loads: the SDK caches a provider's
+// serialized text by the object, so every instance after the first costs nothing to serialize
+// (about 12 ms each otherwise).
+const PROVIDERS: Readonly<Record<ResourceKind, pulumi.dynamic.ResourceProvider>> = Object.freeze({
+  ServiceFork: providerFor("ServiceFork"),
+  ServiceHA: providerFor("ServiceHA"),
+  VpcName: providerFor("VpcName"),
+});
 
 /** The object itself: what it captures (two strings and the kind) is all that goes into state. */
 function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {

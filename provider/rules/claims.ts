@@ -7,6 +7,8 @@
 // A resource is known by its URN, as the engine knows it (parent chain, type and name): a move
 // into a component keeps the name and changes the URN, and only the URN tells the two apart.
 
+import { learntInRun } from "../run";
+
 /** Who declares: the resource's URN (its identity) and its name in the program (for messages). */
 export interface Declarant {
   urn: string;
@@ -19,13 +21,15 @@ export interface Claim<T> {
   value: T;
 }
 
-const claims = new Map<string, Map<string, Claim<unknown>>>();
+/** Each key's declarations in this run, by the declaring resource's URN. */
+const claimsOfRun = learntInRun(() => new Map<string, Map<string, Claim<unknown>>>());
 
 /**
  * Records that `resource` declares `value` for `key`, replacing its own earlier declaration, and
  * returns the other resources' declarations of the same key.
  */
 export function recordClaim<T>(key: string, resource: Declarant, value: T): Claim<T>[] {
+  const claims = claimsOfRun();
   const byResource = claims.get(key) ?? new Map<string, Claim<unknown>>();
   claims.set(key, byResource);
   byResource.set(resource.urn, { resource, value });
@@ -34,7 +38,7 @@ export function recordClaim<T>(key: string, resource: Declarant, value: T): Clai
 
 /** The declarations of `key` by resources other than `except` (another URN). */
 export function declaredBy<T>(key: string, except?: Declarant): Claim<T>[] {
-  return [...(claims.get(key) ?? new Map<string, Claim<unknown>>()).values()].filter(
+  return [...(claimsOfRun().get(key) ?? new Map<string, Claim<unknown>>()).values()].filter(
     (claim): claim is Claim<T> => claim.resource.urn !== except?.urn,
   );
 }
@@ -47,9 +51,4 @@ export function describeDeclarant(resource: Declarant): string {
   const types = resource.urn.split("::")[2]?.split("$") ?? [];
   const parent = types.length > 1 ? types[types.length - 2] : undefined;
   return parent ? `"${resource.name}" (in a ${parent})` : `"${resource.name}"`;
-}
-
-/** Forgets every declaration (tests run many "runs" in one process). */
-export function forgetClaims(): void {
-  claims.clear();
 }

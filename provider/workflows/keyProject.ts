@@ -3,51 +3,51 @@
 // names it (the official CLI asks the same). Asked at most once per provider process, with
 // preview's short limits; a preview with verifyReferences off asks nothing.
 import { SETTING_SOURCES } from "../settings";
-import {
-  clientFromSettings,
-  configurationCount,
-  credentialSourceNow,
-  defaultProjectId,
-  progress,
-  verifyReferencesNow,
-} from "../engine/host";
+import { clientFromSettings, credentialSourceNow, defaultProjectId, progress, verifyReferencesNow } from "../engine/host";
 import type { ProjectSource } from "../rules/inputs";
+import { learntInRun } from "../run";
 import { VERIFY_LIMITS } from "./verify";
 
-let asked: { of: number; answer: Promise<ProjectSource> } | undefined;
+/** This run's question to the key, while one is under way or once it was answered. */
+const asked = learntInRun((): { answer?: Promise<ProjectSource> } => ({}));
 
 /**
- * GET /auth/info, once per configuration (a provider process has one): every resource shares the
- * answer, and a request under way. A failure is not kept, so a later resource asks again.
+ * GET /auth/info, once per run (a provider process has one): every resource shares the answer,
+ * and a request under way. A failure is not kept, so a later resource asks again: it is dropped
+ * once settled, whether it came before any request was sent or from the API.
  */
 function askTheKey(): Promise<ProjectSource> {
-  if (asked?.of === configurationCount()) return asked.answer;
-  const of = configurationCount();
-  const answer = (async (): Promise<ProjectSource> => {
-    const { config, env } = SETTING_SOURCES.projectId;
-    try {
-      const info = await clientFromSettings(VERIFY_LIMITS).authInfo();
-      const key = info.api_key ?? info.apiKey;
-      if (!key) throw new Error("the answer names no API key");
-      progress(
-        `projectId: ${key.project.id}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
-      );
-      return { projectId: key.project.id };
-    } catch (err) {
-      if (asked?.of === of) asked = undefined;
-      const source = credentialSourceNow();
-      const tried = source
-        ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
-        : "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
-      return {
-        failure:
-          `projectId is required: it is not set on the resource, nor in ${config} (stack config) or ${env}, and ${tried}: ` +
-          `${(err as Error).message} Set projectId on the resource, or ${config} / ${env}.`,
-      };
-    }
-  })();
-  asked = { of, answer };
+  const run = asked();
+  if (run.answer) return run.answer;
+  const answer = projectOfTheKey();
+  run.answer = answer;
+  void answer.then((source) => {
+    if ("failure" in source && run.answer === answer) delete run.answer;
+  });
   return answer;
+}
+
+async function projectOfTheKey(): Promise<ProjectSource> {
+  const { config, env } = SETTING_SOURCES.projectId;
+  try {
+    const info = await clientFromSettings(VERIFY_LIMITS).authInfo();
+    const key = info.api_key ?? info.apiKey;
+    if (!key) throw new Error("the answer names no API key");
+    progress(
+      `projectId: ${key.project.id}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
+    );
+    return { projectId: key.project.id };
+  } catch (err) {
+    const source = credentialSourceNow();
+    const tried = source
+      ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
+      : "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
+    return {
+      failure:
+        `projectId is required: it is not set on the resource, nor in ${config} (stack config) or ${env}, and ${tried}: ` +
+        `${(err as Error).message} Set projectId on the resource, or ${config} / ${env}.`,
+    };
+  }
 }
 
 /**

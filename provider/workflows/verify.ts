@@ -8,8 +8,9 @@ import type { TigerCloudClient } from "../api/client";
 import { AuthenticationError, ConfigurationError, NotFoundError, PermissionDeniedError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
-import { clientFromSettings, configurationCount, credentialSourceNow, verifyReferencesNow, warning } from "../engine/host";
+import { clientFromSettings, credentialSourceNow, verifyReferencesNow, warning } from "../engine/host";
 import { isUnknown } from "../rules/inputs";
+import { learntInRun } from "../run";
 
 /** What a resource says of an object it found: nothing, a failure of the check, or a warning. */
 export interface Judgement {
@@ -27,20 +28,12 @@ export const VERIFY_LIMITS = Object.freeze({ requestTimeoutMs: 5000, maxAttempts
 
 type Found = { object: Service | Vpc } | { gone: true } | { error: Error };
 
-let reads = new Map<string, Promise<Found>>();
-let said = new Set<string>();
-let readsOf = -1;
-
-/** A new configuration (a new provider process, or a test) starts with nothing known. */
-function freshForConfiguration(): void {
-  if (readsOf === configurationCount()) return;
-  readsOf = configurationCount();
-  reads = new Map();
-  said = new Set();
-}
+/** This run's reads, shared by every resource (even while one runs), and the warnings said. */
+const learnt = learntInRun(() => ({ reads: new Map<string, Promise<Found>>(), said: new Set<string>() }));
 
 /** A warning said once per process, however many resources lead to it. */
 async function warnOnce(message: string): Promise<void> {
+  const { said } = learnt();
   if (said.has(message)) return;
   said.add(message);
   await warning(message);
@@ -51,6 +44,7 @@ const keyOf = (type: string, projectId: string, id: string) => `${type} ${projec
 /** One read per object: every resource that refers to it shares it, even while it runs. */
 function read(client: TigerCloudClient, type: Reference["type"], projectId: string, id: string): Promise<Found> {
   const key = keyOf(type, projectId, id);
+  const { reads } = learnt();
   let found = reads.get(key);
   if (!found) {
     found = (async (): Promise<Found> => {
@@ -71,7 +65,6 @@ function read(client: TigerCloudClient, type: Reference["type"], projectId: stri
  * still unknown are skipped. Turned off by tigercloud:verifyReferences / TIGER_VERIFY_REFERENCES.
  */
 export async function verifyReferences(kind: string, references: readonly Reference[]): Promise<pulumi.dynamic.CheckFailure[]> {
-  freshForConfiguration();
   // The unknown sentinel is a string too.
   const isKnown = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
   const known = references.filter((r): r is Reference & { projectId: string; id: string } => isKnown(r.projectId) && isKnown(r.id));

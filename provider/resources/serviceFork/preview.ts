@@ -4,7 +4,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { Service } from "../../api/schemas";
 import { GONE, SETTLED } from "../../api/statuses";
-import { clientFromSettings, configurationCount, verifyReferencesNow, warning } from "../../engine/host";
+import { clientFromSettings, verifyReferencesNow, warning } from "../../engine/host";
+import { learntInRun } from "../../run";
 import { type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
 import { declarantOf, isUnknown } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
@@ -53,23 +54,17 @@ export function forkReferences(inputs: Record<string, unknown>): Reference[] {
 const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
 
 /** The project's services, read once per project and run for preview's warnings. */
-let servicesForPreview = {
-  configuration: -1,
+const previewState = learntInRun(() => ({
   byProject: new Map<string, Promise<Service[]>>(),
   warned: new Set<string>(),
   replacing: new Set<string>(),
-};
-/** What preview's warnings have learned in this run (a new configuration is a new run). */
-function previewState(): typeof servicesForPreview {
-  if (servicesForPreview.configuration !== configurationCount())
-    servicesForPreview = { configuration: configurationCount(), byProject: new Map(), warned: new Set(), replacing: new Set() };
-  return servicesForPreview;
-}
+}));
 function servicesOnce(projectId: string): Promise<Service[]> {
-  let services = previewState().byProject.get(projectId);
+  const { byProject } = previewState();
+  let services = byProject.get(projectId);
   if (!services) {
     services = clientFromSettings(VERIFY_LIMITS).listServices(projectId);
-    servicesForPreview.byProject.set(projectId, services);
+    byProject.set(projectId, services);
   }
   return services;
 }
