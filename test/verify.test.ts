@@ -120,9 +120,11 @@ test("a source in transition warns that up will wait; HA asks only that the serv
 });
 
 test("create of a fork whose source check saw busy: the API's 409 is waited through (the busy rule), then it forks", async () => {
-  sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING", 300);
+  sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING");
   const { inputs } = await fork.check({}, forkNews({ name: "after-busy" }));
+  // READY 250 ms into the create, however long the check took (a busy machine).
   const readyAt = Date.now() + 250;
+  sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING", 250);
   await fork.create(inputs);
   const forks = sim.requests("forkService");
   expect(forks).toHaveLength(2); // refused while CONFIGURING, then accepted

@@ -32,7 +32,7 @@ export interface ResourceDefinition<T extends z.ZodType> {
    */
   recordClaims?(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
-  stillDeclared?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
+  recordKept?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
   /**
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
    * them when the resource is about to be created or replaced (workflows/verify.ts).
@@ -43,23 +43,23 @@ export interface ResourceDefinition<T extends z.ZodType> {
    * plan's "create" (take over a running fork, say), said at preview. Called after references
    * were verified, with the same read-only limits; it never fails the check.
    */
-  foresee?(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void>;
+  warnOfCreate?(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void>;
   /**
    * Optional: update or state-only keys whose change this time cannot be made in place (the API
    * cannot express it): they replace instead. Called only with keys that changed.
    */
-  replacesInstead?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
+  keysThatReplace?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
   /** Optional: a reason to refuse this change at preview (diff fails with it), or undefined. */
-  refuse?(olds: Record<string, unknown>, news: Record<string, unknown>, replaces: string[], changed: string[]): string | undefined;
+  refusalOfChange?(olds: Record<string, unknown>, news: Record<string, unknown>, replaces: string[], changed: string[]): string | undefined;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /** Optional: warnings, said when diff plans a replacement, of what the old object's delete will do. */
-  foreseeReplacement?(id: string, olds: Record<string, unknown>, news: Record<string, unknown>, deleteFirst: boolean): Promise<void>;
+  warnOfReplacement?(id: string, olds: Record<string, unknown>, news: Record<string, unknown>, deleteFirst: boolean): Promise<void>;
   /**
    * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
    * fork recorded before it was READY). Called with the state it would write.
    */
-  finishPending?(
+  finishPendingCreate?(
     id: string,
     outs: Record<string, unknown>,
     inputs: z.output<T>,
@@ -83,7 +83,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
         if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return escapedFailures(outcome);
         const failures = def.references ? await verifyReferences(def.kind, def.references(outcome.inputs)) : [];
-        if (failures.length === 0) await def.foresee?.(olds, outcome.inputs, declarantOf(news));
+        if (failures.length === 0) await def.warnOfCreate?.(olds, outcome.inputs, declarantOf(news));
         return escapedFailures({ ...outcome, failures });
       }),
     diff: (id, olds, unfilled) =>
@@ -92,14 +92,14 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
         const news = withRecordedProject(unfilled, olds);
         const found = diffInputs(olds, news, def.rules);
         const changed = changedInPlaceKeys(olds, news, def.rules);
-        const instead = (await def.replacesInstead?.(changed, olds, news)) ?? [];
+        const instead = (await def.keysThatReplace?.(changed, olds, news)) ?? [];
         const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
-        const refusal = def.refuse?.(olds, news, result.replaces, changed);
+        const refusal = def.refusalOfChange?.(olds, news, result.replaces, changed);
         if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
         // A replaced object is not kept: its delete must go ahead.
-        if (!result.replaces?.length) def.stillDeclared?.(id, olds, declarantOf(news));
+        if (!result.replaces?.length) def.recordKept?.(id, olds, declarantOf(news));
         const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
-        if (result.replaces?.length) await def.foreseeReplacement?.(id, olds, news, deleteFirst);
+        if (result.replaces?.length) await def.warnOfReplacement?.(id, olds, news, deleteFirst);
         return { ...result, deleteBeforeReplace: deleteFirst };
       }),
     create: (news) =>
@@ -128,7 +128,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
           return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
         }
         const outs = toPlainJson({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
-        return { outs: withDeclarant(def.finishPending ? await def.finishPending(id, outs, inputs, news) : outs, news) };
+        return { outs: withDeclarant(def.finishPendingCreate ? await def.finishPendingCreate(id, outs, inputs, news) : outs, news) };
       }),
     delete: (id, props) => escapingErrors(() => def.delete(id, props)),
   };

@@ -103,7 +103,7 @@ export const FORK_DIFF_RULES: DiffRules = {
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
   updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
-  // adoptServiceId is bookkeeping once created; another service's ID replaces (replacesInstead).
+  // adoptServiceId is bookkeeping once created; another service's ID replaces (keysThatReplace).
   stateOnlyKeys: [
     "waitForReady",
     "readyWhen",

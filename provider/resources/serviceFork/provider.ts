@@ -27,15 +27,15 @@ export const serviceForkProvider = defineProvider({
   rules: FORK_DIFF_RULES,
 
   recordClaims: recordForkClaims,
-  foresee: warnOfTakeover,
-  stillDeclared(id, olds, resource) {
+  warnOfCreate: warnOfTakeover,
+  recordKept(id, olds, resource) {
     recordClaim(forkHeld(requiredField("ServiceFork", id, forkStateFrom(olds), "projectId"), id), resource, true);
   },
   references: forkReferences,
-  replacesInstead: replacedOnChange,
-  refuse: refusedChange,
+  keysThatReplace: replacedOnChange,
+  refusalOfChange: refusedChange,
   deleteBeforeReplace: deletesBeforeReplace,
-  foreseeReplacement: warnOfDeletion,
+  warnOfReplacement: warnOfDeletion,
 
   create: createFork,
 
@@ -50,6 +50,6 @@ export const serviceForkProvider = defineProvider({
   },
 
   update: (id, olds, inputs, news) => updateFork(id, forkStateFrom(olds), inputs, news),
-  finishPending: (id, outs, inputs, news) => finishPendingCreate(id, forkStateFrom(outs), inputs, news),
+  finishPendingCreate: (id, outs, inputs, news) => finishPendingCreate(id, forkStateFrom(outs), inputs, news),
   delete: (id, props) => destroyFork(id, forkStateFrom(props)),
 });

@@ -1,88 +1,10 @@
-// The ServiceHA provider: setHA once the service can take it, then the wait for the counts; its
-// parts wired into the engine's methods (resources/defineProvider.ts).
-import type { Service, SetHARequest } from "../../api/schemas";
-import { requiredField } from "../../rules/state";
-import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
-import { clientFromSettings, progress } from "../../engine/host";
-import { WaitError } from "../../errors";
-import { declarantOf } from "../../rules/inputs";
-import { deadlineIn } from "../../rules/inputSchemas";
-import { partialFailure } from "../../rules/outputs";
-import { sendWhenSettled } from "../../workflows/busy";
-import { serviceUnlessGone } from "../../workflows/gone";
-import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
+// The ServiceHA provider: its parts wired into the engine's methods (resources/defineProvider.ts);
+// the API work is in lifecycle.ts.
 import { defineProvider } from "../defineProvider";
-import { declaredBy } from "../../rules/claims";
-import { describeClaims, haOf, recordHAClaims } from "./claims";
-import { describeCounts, HA_DIFF_RULES, type HAInputs, HAInputsSchema, hasCounts, liveCounts, undeclaredCountProblem } from "./inputs";
-import { haStateFrom, haStateFromService, type ServiceHAState } from "./state";
-
-/** What setting HA needs: the service, the counts, whether to wait, and by when. */
-type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
-  /** One deadline for the whole change: waiting for READY, setHA, waiting for the counts. */
-  deadline: number;
-  timeoutInput: "updateTimeout" | "deleteTimeout";
-};
-
-const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
-  waitForService({
-    client: clientFromSettings(),
-    projectId: target.projectId,
-    serviceId: target.serviceId,
-    goal,
-    done,
-    hopeless: STOPPED_OR_GONE,
-    timeoutMs: Math.max(0, target.deadline - Date.now()),
-    timeoutInput: target.timeoutInput,
-  });
-
-/** setHA once the service can take it. */
-async function setHAWhenReady(target: HATarget): Promise<Service> {
-  const client = clientFromSettings();
-  const { projectId, serviceId } = target;
-  // A service still being created or reconfigured (a fork from the same program with
-  // waitForReady false, say) refuses setHA: wait for READY first.
-  const service = await client.getService(projectId, serviceId, { deadline: target.deadline });
-  if (isStopped(service.status)) {
-    // Its HA cannot change until it runs again: say so now rather than wait out the timeout.
-    throw new WaitError(
-      `Service ${serviceId} is ${service.status}: HA cannot be changed while it is paused. ` +
-        `Resume it first (paused: false on its ServiceFork, or start it in the console), then run \`pulumi up\` again.`,
-    );
-  }
-  if (service.status !== READY) await waitUntil(target, "READY before changing HA", (s) => s.status === READY);
-  const body: SetHARequest = {};
-  if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
-  if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
-  progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
-  const busy = { client, projectId, serviceId, role: "service", action: "change HA", accepts: [READY] };
-  return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, () =>
-    client.setHA(projectId, serviceId, body),
-  );
-}
-
-/** Unless told not to, wait until the service is READY with the counts. */
-async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
-  if (!target.waitForReady) return answer;
-  const withCounts = await waitUntil(target, `READY with ${describeCounts(target)}`, (s) => s.status === READY && hasCounts(target)(s));
-  progress(`service ${target.serviceId} is READY with ${describeCounts(target)}`);
-  return withCounts;
-}
-
-/** setHA then wait; once setHA succeeded, a failure still records the resource. */
-async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
-  const target: HATarget = {
-    ...inputs,
-    deadline: deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout),
-    timeoutInput: "updateTimeout",
-  };
-  const answer = await setHAWhenReady(target);
-  try {
-    return haStateFromService(inputs, await awaitHA(target, answer));
-  } catch (err) {
-    throw partialFailure(id, haStateFromService(inputs, answer), news, err);
-  }
-}
+import { recordHAClaims } from "./claims";
+import { HA_DIFF_RULES, HAInputsSchema, liveCounts, undeclaredCountProblem } from "./inputs";
+import { applyHA, readHA, removeHA } from "./lifecycle";
+import { haStateFrom } from "./state";
 
 /** @internal */
 export const serviceHAProvider = defineProvider({
@@ -105,7 +27,7 @@ export const serviceHAProvider = defineProvider({
   ],
 
   // The counts in state are the live ones: a change that leaves one count undeclared keeps it.
-  refuse(olds, news, replaces) {
+  refusalOfChange(olds, news, replaces) {
     const { replicaCount, syncReplicaCount, serviceId } = haStateFrom(olds);
     if (replaces.length > 0 || replicaCount === undefined || syncReplicaCount === undefined) return undefined;
     const problem = undeclaredCountProblem(news, { replicaCount, syncReplicaCount });
@@ -116,53 +38,11 @@ export const serviceHAProvider = defineProvider({
     return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
   },
 
-  async read(id, props) {
-    const recorded = haStateFrom(props);
-    const service = await serviceUnlessGone(clientFromSettings(), requiredField("ServiceHA", id, recorded, "projectId"), id);
-    if (!service) return {};
-    if (isStopped(service.status)) {
-      progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
-      return { id, props: recorded };
-    }
-    return { id, props: haStateFromService(recorded, service) };
-  },
+  read: readHA,
 
   async update(id, _olds, inputs, news) {
     return { outs: await applyHA(id, inputs, news) };
   },
 
-  async delete(id, props) {
-    const recorded = haStateFrom(props);
-    const projectId = requiredField("ServiceHA", id, recorded, "projectId");
-    const service = await serviceUnlessGone(clientFromSettings(), projectId, id);
-    if (!service) {
-      progress(`service ${id} no longer exists; no HA to remove`);
-      return;
-    }
-    const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
-    if (replica_count === 0 && sync_replica_count === 0) return;
-    // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
-    const successors = declaredBy(haOf(projectId, id), declarantOf(props));
-    if (successors.length > 0) {
-      progress(
-        `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +
-          `${describeCounts({ replicaCount: replica_count, syncReplicaCount: sync_replica_count })}`,
-      );
-      return;
-    }
-    if (STOPPED_OR_GONE.includes(service.status)) {
-      progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
-      return;
-    }
-    const noHA: HATarget = {
-      projectId,
-      serviceId: id,
-      replicaCount: 0,
-      syncReplicaCount: 0,
-      waitForReady: recorded.waitForReady !== false,
-      deadline: deadlineIn(recorded.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
-      timeoutInput: "deleteTimeout",
-    };
-    await awaitHA(noHA, await setHAWhenReady(noHA));
-  },
+  delete: removeHA,
 });

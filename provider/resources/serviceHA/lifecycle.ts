@@ -1,0 +1,133 @@
+// ServiceHA's work on the API: setHA once the service can take it, then the wait for the counts;
+// reading the counts back; taking the replicas off at destroy, unless another resource declares them.
+import type * as pulumi from "@pulumi/pulumi";
+import type { Service, SetHARequest } from "../../api/schemas";
+import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
+import { clientFromSettings, progress } from "../../engine/host";
+import { WaitError } from "../../errors";
+import { declaredBy } from "../../rules/claims";
+import { declarantOf } from "../../rules/inputs";
+import { deadlineIn } from "../../rules/inputSchemas";
+import { partialFailure } from "../../rules/outputs";
+import { requiredField } from "../../rules/state";
+import { sendWhenSettled } from "../../workflows/busy";
+import { serviceUnlessGone } from "../../workflows/gone";
+import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
+import { describeClaims, haOf } from "./claims";
+import { describeCounts, type HAInputs, hasCounts } from "./inputs";
+import { haStateFrom, haStateFromService, type ServiceHAState } from "./state";
+
+/** What setting HA needs: the service, the counts, whether to wait, and by when. */
+type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
+  /** One deadline for the whole change: waiting for READY, setHA, waiting for the counts. */
+  deadline: number;
+  timeoutInput: "updateTimeout" | "deleteTimeout";
+};
+
+const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
+  waitForService({
+    client: clientFromSettings(),
+    projectId: target.projectId,
+    serviceId: target.serviceId,
+    goal,
+    done,
+    hopeless: STOPPED_OR_GONE,
+    timeoutMs: Math.max(0, target.deadline - Date.now()),
+    timeoutInput: target.timeoutInput,
+  });
+
+/** setHA once the service can take it. */
+async function setHAWhenReady(target: HATarget): Promise<Service> {
+  const client = clientFromSettings();
+  const { projectId, serviceId } = target;
+  // A service still being created or reconfigured (a fork from the same program with
+  // waitForReady false, say) refuses setHA: wait for READY first.
+  const service = await client.getService(projectId, serviceId, { deadline: target.deadline });
+  if (isStopped(service.status)) {
+    // Its HA cannot change until it runs again: say so now rather than wait out the timeout.
+    throw new WaitError(
+      `Service ${serviceId} is ${service.status}: HA cannot be changed while it is paused. ` +
+        `Resume it first (paused: false on its ServiceFork, or start it in the console), then run \`pulumi up\` again.`,
+    );
+  }
+  if (service.status !== READY) await waitUntil(target, "READY before changing HA", (s) => s.status === READY);
+  const body: SetHARequest = {};
+  if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
+  if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
+  progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
+  const busy = { client, projectId, serviceId, role: "service", action: "change HA", accepts: [READY] };
+  return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, () =>
+    client.setHA(projectId, serviceId, body),
+  );
+}
+
+/** Unless told not to, wait until the service is READY with the counts. */
+async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
+  if (!target.waitForReady) return answer;
+  const withCounts = await waitUntil(target, `READY with ${describeCounts(target)}`, (s) => s.status === READY && hasCounts(target)(s));
+  progress(`service ${target.serviceId} is READY with ${describeCounts(target)}`);
+  return withCounts;
+}
+
+/** setHA then wait; once setHA succeeded, a failure still records the resource. */
+export async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
+  const target: HATarget = {
+    ...inputs,
+    deadline: deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout),
+    timeoutInput: "updateTimeout",
+  };
+  const answer = await setHAWhenReady(target);
+  try {
+    return haStateFromService(inputs, await awaitHA(target, answer));
+  } catch (err) {
+    throw partialFailure(id, haStateFromService(inputs, answer), news, err);
+  }
+}
+
+/** The counts as the service has them now; nothing when it is gone; the recorded ones while it is paused. */
+export async function readHA(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
+  const recorded = haStateFrom(props);
+  const service = await serviceUnlessGone(clientFromSettings(), requiredField("ServiceHA", id, recorded, "projectId"), id);
+  if (!service) return {};
+  if (isStopped(service.status)) {
+    progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
+    return { id, props: recorded };
+  }
+  return { id, props: haStateFromService(recorded, service) };
+}
+
+/** Takes the replicas off at destroy, unless the service is gone, stopped, or its HA is declared by another resource. */
+export async function removeHA(id: string, props: Record<string, unknown>): Promise<void> {
+  const recorded = haStateFrom(props);
+  const projectId = requiredField("ServiceHA", id, recorded, "projectId");
+  const service = await serviceUnlessGone(clientFromSettings(), projectId, id);
+  if (!service) {
+    progress(`service ${id} no longer exists; no HA to remove`);
+    return;
+  }
+  const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
+  if (replica_count === 0 && sync_replica_count === 0) return;
+  // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
+  const successors = declaredBy(haOf(projectId, id), declarantOf(props));
+  if (successors.length > 0) {
+    progress(
+      `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +
+        `${describeCounts({ replicaCount: replica_count, syncReplicaCount: sync_replica_count })}`,
+    );
+    return;
+  }
+  if (STOPPED_OR_GONE.includes(service.status)) {
+    progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
+    return;
+  }
+  const noHA: HATarget = {
+    projectId,
+    serviceId: id,
+    replicaCount: 0,
+    syncReplicaCount: 0,
+    waitForReady: recorded.waitForReady !== false,
+    deadline: deadlineIn(recorded.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+    timeoutInput: "deleteTimeout",
+  };
+  await awaitHA(noHA, await setHAWhenReady(noHA));
+}

@@ -1,0 +1,20 @@
+// VpcName's inputs: their schema and diff rules (pure).
+import { z } from "zod";
+import type { DiffRules } from "../../rules/diff";
+import { idSchema, nameSchema, textSchema } from "../../rules/inputSchemas";
+
+/** The API publishes no limit on a VPC's name; 128 matches a service's name. */
+export const VPC_NAME_MAX = 128;
+
+/** @internal */
+export const VpcInputsSchema = z.strictObject({
+  projectId: idSchema,
+  vpcId: textSchema(
+    (s) => (!/^[0-9]+$/.test(s) ? "must be a string of digits" : s.length > 64 ? "must be at most 64 digits" : undefined),
+    "must be a string of digits",
+  ),
+  name: nameSchema(VPC_NAME_MAX),
+});
+export type VpcInputs = z.output<typeof VpcInputsSchema>;
+
+export const VPC_DIFF_RULES: DiffRules = { replaceKeys: ["projectId", "vpcId"], updateKeys: ["name"] };
