@@ -1,7 +1,8 @@
-// What the provider process learns in one run, kept in one place: the reference reads and warnings
-// of preview, the key's project, what the resources declare. A run is one configuration: the
-// engine configures every resource kind's provider with the same settings, and only other settings
-// (a test's) start a new run, with nothing known. Every other module keeps no state of its own.
+// What a process learns in one run, kept in one place: in the provider process, the reference reads
+// and warnings of preview, the key's project, what the resources declare; in the program, the
+// provider objects it serializes. A run is one configuration: the engine configures every resource
+// kind's provider with the same settings, and only other settings (a test's) start a new run, with
+// nothing known (a program's process is one run). Every other module keeps no state of its own.
 
 let learnt = new Map<object, unknown>();
 
