@@ -106,7 +106,7 @@ const [command, ...args] = pack ? argv.slice(1) : argv;
 let packDir;
 if (pack) {
   // The package as npm would serve it, packed once from that build: suites that install it
-  // (projects.e2e, workflows.e2e) must not run `npm pack` themselves, whose prepack rebuilds dist/
+  // (projects.e2e, gitops.e2e) must not run `npm pack` themselves, whose prepack rebuilds dist/
   // while other suites, running beside them, load it.
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
   packDir = fs.mkdtempSync(path.join(root, ".tmp", "pack-"));

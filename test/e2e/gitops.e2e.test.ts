@@ -158,7 +158,7 @@ beforeAll(async () => {
   Object.assign(secrets, {
     TIGER_API_KEY: sim.apiKey,
     PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-    PULUMI_CONFIG_PASSPHRASE: "workflows-e2e",
+    PULUMI_CONFIG_PASSPHRASE: "gitops-e2e",
   });
   Object.assign(vars, {
     TIGER_API_URL: sim.url,
