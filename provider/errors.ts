@@ -181,7 +181,7 @@ export class TimeoutError extends TigerCloudError {
   }
 }
 
-/** A failure that may pass by itself (no answer, a timeout, a 5xx, a 429): reading again is worth it. */
+/** A failure that may pass by itself (no answer, a timeout, a 5xx, a 429): a wait reads again. (A request's own retries follow the client's configurable statuses: api/request.ts.) */
 export function isTransient(err: unknown): boolean {
   return (
     err instanceof ConnectionError ||

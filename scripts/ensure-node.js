@@ -12,6 +12,15 @@ const cacheRoot =
   process.env.PULUMI_TIGERCLOUD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-tigercloud");
 const say = (what) => process.stderr.write(`ensure-node: ${what}\n`);
 
+/** What `node --version` of `node` prints, or undefined when it cannot run. */
+function versionOf(node) {
+  try {
+    return execFileSync(node, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** The major version of a version text such as "v22.23.3" or "22.23.3". */
 const majorOf = (version) => Number(String(version).replace(/^v/, "").split(".")[0]);
 
@@ -27,7 +36,9 @@ function ensureNode(version) {
   const pkg = `node-${process.platform}-${process.arch}`;
   const home = path.join(cacheRoot, `node-v${version}-${process.platform}-${process.arch}`);
   const bin = path.join(home, "bin");
-  if (fs.existsSync(path.join(bin, "node"))) return { dir: bin, version: `v${version}` };
+  if (versionOf(path.join(bin, "node")) === `v${version}`) return { dir: bin, version: `v${version}` };
+  // Not there, or not what its folder's name says (a copy left half-made by hand): made afresh.
+  fs.rmSync(home, { recursive: true, force: true });
 
   say(
     `Node.js ${majorOf(version)} is not on this machine (it runs ${process.version}): unpacking ${pkg}@${version} from the npm registry into ${home}`,
@@ -46,11 +57,16 @@ function ensureNode(version) {
       .pop();
     execFileSync("tar", ["-xzf", path.join(work, tarball), "-C", work], { stdio: "inherit" });
     const unpacked = path.join(work, "package");
-    const found = execFileSync(path.join(unpacked, "bin", "node"), ["--version"], { encoding: "utf8" }).trim();
+    const found = versionOf(path.join(unpacked, "bin", "node"));
     if (found !== `v${version}`) throw new Error(`${pkg}@${version} holds node ${found}`);
     shareNpmConfig(unpacked);
     // Renamed into place whole: a run killed halfway leaves no half-unpacked Node behind.
-    fs.renameSync(unpacked, home);
+    try {
+      fs.renameSync(unpacked, home);
+    } catch (err) {
+      // Another first run beside this one (the demo beside the tests) got there first: use its copy.
+      if (versionOf(path.join(bin, "node")) !== `v${version}`) throw err;
+    }
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -72,6 +72,32 @@ test("an adopted fork that is not READY in time keeps its new password owed: the
   expect(outs).not.toHaveProperty("loginPending");
 });
 
+test('a password reset still owed stays recorded under passwordOnAdopt "keep", and is made when it goes back to "reset"', async () => {
+  const existing = await makeFork("pr-5");
+  sim.outOfBand.setStatus(ids.projectId, existing, "CONFIGURING");
+  const err = await rejectionOf(fork.create(await inputsFor({ createTimeout: "1s", readyWhen: "status" })));
+  const recorded = (err as PartialFailureError).properties;
+  sim.outOfBand.setStatus(ids.projectId, existing, "READY");
+  const checked = async (olds: Record<string, unknown>, passwordOnAdopt: string) =>
+    (
+      await fork.check(olds, {
+        __provider: P,
+        sourceServiceId: ids.serviceId,
+        forkStrategy: "NOW",
+        name: "pr-5",
+        readyWhen: "status",
+        passwordOnAdopt,
+      })
+    ).inputs;
+  sim.clearLog();
+  const kept = (await fork.update(existing, recorded, await checked(recorded, "keep"))).outs as Record<string, unknown>;
+  expect(sim.requests("updatePassword")).toEqual([]);
+  expect(kept).toMatchObject({ passwordPending: true });
+  const reset = (await fork.update(existing, { ...kept, __provider: P }, await checked(kept, "reset"))).outs;
+  expect(sim.requests("updatePassword")).toHaveLength(1);
+  expect(reset).not.toHaveProperty("passwordPending");
+});
+
 test("an adopted PROD fork keeps its tag when the program declares none; a declared tag is set", async () => {
   const existing = await makeFork("pr-5", { environment_tag: "PROD" });
   const { id, outs } = await fork.create(await inputsFor());

@@ -35,8 +35,20 @@ test("another major version comes from the cache when unpacked there before, wit
   const other = `${Number(process.versions.node.split(".")[0]) + 2}.1.0`;
   const bin = path.join(tmp, "cache", `node-v${other}-${process.platform}-${process.arch}`, "bin");
   fs.mkdirSync(bin, { recursive: true });
-  fs.writeFileSync(path.join(bin, "node"), "#!/bin/sh\n", { mode: 0o755 });
+  fs.writeFileSync(path.join(bin, "node"), `#!/bin/sh\necho v${other}\n`, { mode: 0o755 });
   expect(ensureNode(other)).toMatchObject({ status: 0, dir: bin });
+});
+
+test("a cached Node.js that is not the version its folder names is not trusted: it is removed and fetched afresh", async () => {
+  const other = `${Number(process.versions.node.split(".")[0]) + 2}.1.0`;
+  const home = path.join(tmp, "cache", `node-v${other}-${process.platform}-${process.arch}`);
+  fs.mkdirSync(path.join(home, "bin"), { recursive: true });
+  fs.writeFileSync(path.join(home, "bin", "node"), "#!/bin/sh\necho v1.0.0\n", { mode: 0o755 });
+  const r = ensureNode(other);
+  // No npm here to fetch it with: the run fails, saying what it tried, and the wrong copy is gone.
+  expect(r.status).not.toBe(0);
+  expect(r.stderr).toContain(`unpacking node-${process.platform}-${process.arch}@${other}`);
+  expect(fs.existsSync(home)).toBe(false);
 });
 
 test("another major version not cached is fetched with npm, and its failure is the run's, leaving nothing half-made", () => {

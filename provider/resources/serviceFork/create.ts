@@ -178,9 +178,9 @@ export async function finishPendingCreate(
   news: Record<string, unknown>,
 ): Promise<ServiceForkState> {
   const steps = stepsOwed(recorded, inputs, "recorded");
-  // A flag of a step no longer owed (waitForReady or readyWhen changed) goes.
-  const unowed = (["password", "login"] as const).filter((step) => !steps.includes(step));
-  const current = unowed.reduce(settled, recorded);
+  // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
+  // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
+  const current = steps.includes("login") ? recorded : settled(recorded, "login");
   return steps.length === 0 ? current : makeUsable(id, current, inputs, news, steps, createDeadline(inputs));
 }
 
