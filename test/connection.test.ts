@@ -4,7 +4,7 @@
 import { parse } from "pg-connection-string";
 import { WaitError } from "../provider/errors";
 import { type Attempt, connectionUri, nextLoginDelay, waitForLogin } from "../provider/workflows/connection";
-import { setHostOptions } from "../provider/engine/host";
+import { callContext, setHostOptions } from "../provider/engine/host";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { Simulator } from "../simulator";
 
@@ -63,6 +63,7 @@ describe("the login probe", () => {
     const sleeps: number[] = [];
     const { text, result } = await stderrOf(() =>
       waitForLogin({
+        ctx: callContext(),
         ...base,
         password: "pw-123456",
         deadline: Date.now() + 60_000,
@@ -86,6 +87,7 @@ describe("the login probe", () => {
       const started = Date.now();
       const { text, error } = await stderrOf(() =>
         waitForLogin({
+          ctx: callContext(),
           ...base,
           password,
           deadline: started + 300,
@@ -125,6 +127,7 @@ describe("the login probe", () => {
     jest.spyOn(Date, "now").mockImplementation(() => now);
     const { error } = await stderrOf(() =>
       waitForLogin({
+        ctx: callContext(),
         ...base,
         password: "pw-123456",
         deadline: now + 200,
@@ -144,6 +147,7 @@ describe("the login probe", () => {
     const refused = failing('password authentication failed for user "tsdbadmin"', "28P01");
     const answered = await stderrOf(() =>
       waitForLogin({
+        ctx: callContext(),
         ...base,
         password: undefined,
         deadline: Date.now() + 1000,
@@ -158,6 +162,7 @@ describe("the login probe", () => {
     let tries = 0;
     const known = await stderrOf(() =>
       waitForLogin({
+        ctx: callContext(),
         ...base,
         password: "pw-abcdef",
         deadline: Date.now() + 1000,
@@ -183,11 +188,13 @@ describe("the probe with node-postgres against the simulator's stand-in database
     const { endpoint } = sim.service(sim.defaults().projectId, serviceId)!;
     const spec = { serviceId, host: endpoint.host, port: endpoint.port, timeoutInput: "createTimeout" };
     const password = sim.databases.password(serviceId);
-    expect(await waitForLogin({ ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
-    expect((await stderrOf(() => waitForLogin({ ...spec, password: undefined, deadline: Date.now() + 5000 }))).result).toBe("answered");
+    expect(await waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
+    expect(
+      (await stderrOf(() => waitForLogin({ ctx: callContext(), ...spec, password: undefined, deadline: Date.now() + 5000 }))).result,
+    ).toBe("answered");
 
     sim.databases.stopServer(serviceId);
-    const err = await rejectionOf(waitForLogin({ ...spec, password, deadline: Date.now() + 300 }));
+    const err = await rejectionOf(waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 300 }));
     expect(err.message).toMatch(/ECONNREFUSED/);
   });
 
@@ -201,9 +208,11 @@ describe("the probe with node-postgres against the simulator's stand-in database
     const spec = { serviceId, host: endpoint.host, port: endpoint.port, timeoutInput: "createTimeout" };
     const password = sim.databases.password(serviceId);
     sim.databases.stopServer(serviceId);
-    expect((await rejectionOf(waitForLogin({ ...spec, password, deadline: Date.now() + 300 }))).message).toMatch(/ECONNREFUSED/);
+    expect((await rejectionOf(waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 300 }))).message).toMatch(
+      /ECONNREFUSED/,
+    );
     sim.databases.startServer(serviceId, 0);
-    expect(await waitForLogin({ ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
+    expect(await waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
   });
 
   test("a hostile server that quotes the password in its refusal: not a fragment of it in progress lines or the error", async () => {
@@ -213,6 +222,7 @@ describe("the probe with node-postgres against the simulator's stand-in database
     sim.databases.echoPasswordInErrors = true;
     const { text, error } = await stderrOf(() =>
       waitForLogin({
+        ctx: callContext(),
         serviceId,
         host: endpoint.host,
         port: endpoint.port,

@@ -93,6 +93,15 @@ test("no module keeps state of its own: what a run learns lives in run.ts, the p
   expect(holders).toContain("run.ts"); // the scan sees state where there is some
 });
 
+test("only the host builds a call's context: below it, settings, the client and progress come from the context handed in", () => {
+  const reaching = MODULES.filter((f) => !f.startsWith("engine/") && f !== "resources/defineProvider.ts").filter((f) =>
+    importsOf(f).some(({ target, typeOnly }) => target === "engine/host.ts" && !typeOnly),
+  );
+  expect(reaching).toEqual([]);
+  // The scan sees such an import where there is one.
+  expect(importsOf("resources/defineProvider.ts").some(({ target, typeOnly }) => target === "engine/host.ts" && !typeOnly)).toBe(true);
+});
+
 test("a resource's folder imports no other resource's folder", () => {
   const wrong: string[] = [];
   for (const file of MODULES.filter((f) => /^resources\/\w+\//.test(f))) {

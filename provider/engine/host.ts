@@ -59,18 +59,11 @@ export function setHostOptions(next: HostOptions): void {
   options = next;
 }
 
-export function hostOptions(): Readonly<HostOptions> {
-  return options;
-}
-
 /**
  * A client with settings resolved now: stack config, then the environment. `limits` tighten the
  * client's own numbers (a caller that must answer quickly); they never loosen them.
  */
-export function clientFromSettings(
-  limits: Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">> = {},
-  secrets: readonly string[] = [],
-): TigerCloudClient {
+function clientFromSettings(limits: ClientLimits = {}, secrets: readonly string[] = []): TigerCloudClient {
   const tightened = Object.fromEntries(
     Object.entries(limits).map(([key, limit]) => {
       const own = options.client?.[key as keyof typeof limits] ?? CLIENT_DEFAULTS[key as keyof typeof limits];
@@ -88,23 +81,66 @@ export function clientFromSettings(
   });
 }
 
+/** What the provider process's settings allow a call: `limits` tighten the client's own numbers. */
+export type ClientLimits = Partial<Pick<ClientOptions, "requestTimeoutMs" | "maxAttempts" | "maxTotalMs">>;
+
+/**
+ * What one call of a provider method runs with, built by the host and handed to every lifecycle:
+ * its settings, a client made from them, where progress and warnings go, and the host's options
+ * (tests pass faster polling through them). Nothing below the
+ * host reads settings or options any other way (test/structure.test.ts).
+ */
+export interface CallContext {
+  /** A client with this call's settings; `secrets` are redacted from its errors too. */
+  client(limits?: ClientLimits, secrets?: readonly string[]): TigerCloudClient;
+  progress(message: string): void;
+  warning(message: string, urn?: string): Promise<void>;
+  readonly options: Readonly<HostOptions>;
+  /** Whether check verifies references (tigercloud:verifyReferences / TIGER_VERIFY_REFERENCES). */
+  readonly verifyReferences: boolean;
+  /** Where the credentials come from (a config key or a variable, never the value), if any. */
+  readonly credentialSource: string | undefined;
+  /** The project of stack config or the environment, for a resource that sets none. */
+  readonly projectId: string | undefined;
+}
+
+/** The context of a call starting now, from the process's settings and options. */
+export function callContext(): CallContext {
+  return {
+    client: clientFromSettings,
+    progress,
+    warning,
+    options,
+    // Read when asked: a setting that is wrong fails where it is used (a check failure there).
+    get verifyReferences() {
+      return verifyReferencesNow();
+    },
+    get credentialSource() {
+      return credentialSourceNow();
+    },
+    get projectId() {
+      return defaultProjectId();
+    },
+  };
+}
+
 /** Whether check verifies references: stack config, then the environment (default true). */
-export function verifyReferencesNow(): boolean {
+function verifyReferencesNow(): boolean {
   return resolveVerifyReferences(stackConfig);
 }
 
 /** Where the credentials in use come from (a config key or a variable, never the value). */
-export function credentialSourceNow(): string | undefined {
+function credentialSourceNow(): string | undefined {
   return credentialSource(stackConfig);
 }
 
 /** The project a resource uses when its input leaves it unset: stack config, then the environment. */
-export function defaultProjectId(): string | undefined {
+function defaultProjectId(): string | undefined {
   return resolveProjectId(undefined, stackConfig);
 }
 
 /** A progress line a person can follow; anything from outside in it is escaped. */
-export function progress(message: string): void {
+function progress(message: string): void {
   process.stderr.write(`[tigercloud] ${printable(message)}\n`);
 }
 
@@ -122,7 +158,7 @@ let engine: { client: EngineLog; request: (message: string, urn?: string) => unk
  * anyone. Outside the provider process, or if that fails, the warning is a progress line. With
  * the resource's URN (`__resourceUrn`), the engine shows it under that resource.
  */
-export async function warning(message: string, urn?: string): Promise<void> {
+async function warning(message: string, urn?: string): Promise<void> {
   const text = `[tigercloud] ${printable(message)}`;
   const log = engineLog();
   const delivered =

@@ -3,7 +3,7 @@
 // nothing for the API (a new package version, a waiting control) calls no API.
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { configureFromStack } from "../engine/host";
+import { type CallContext, callContext, configureFromStack } from "../engine/host";
 import { projectIdFallback } from "../workflows/keyProject";
 import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { Declarant } from "../rules/claims";
@@ -16,21 +16,22 @@ export interface ResourceDefinition<T extends z.ZodType> {
   kind: string;
   schema: T;
   rules: DiffRules;
-  create(inputs: z.output<T>, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult>;
-  read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult>;
+  create(ctx: CallContext, inputs: z.output<T>, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult>;
+  read(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult>;
   /** Applies a change to an update key through the API. */
   update(
+    ctx: CallContext,
     id: string,
     olds: Record<string, unknown>,
     inputs: z.output<T>,
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.UpdateResult>;
-  delete(id: string, props: Record<string, unknown>): Promise<void>;
+  delete(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<void>;
   /**
    * Optional: records what the resource declares for this run (rules/claims.ts), from its checked
    * inputs (unknown values included); a conflict with another resource's declaration is a failure.
    */
-  recordClaims?(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
+  recordClaims?(ctx: CallContext, inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
   recordKept?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
   /**
@@ -43,23 +44,30 @@ export interface ResourceDefinition<T extends z.ZodType> {
    * plan's "create" (take over a running fork, say), said at preview. Called after references
    * were verified, with the same read-only limits; it never fails the check.
    */
-  warnOfCreate?(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void>;
+  warnOfCreate?(ctx: CallContext, olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void>;
   /**
    * Optional: update or state-only keys whose change this time cannot be made in place (the API
    * cannot express it): they replace instead. Called only with keys that changed.
    */
-  keysThatReplace?(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
+  keysThatReplace?(ctx: CallContext, changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
   /** Optional: a reason to refuse this change at preview (diff fails with it), or undefined. */
   refusalOfChange?(olds: Record<string, unknown>, news: Record<string, unknown>, replaces: string[], changed: string[]): string | undefined;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
   /** Optional: warnings, said when diff plans a replacement, of what the old object's delete will do. */
-  warnOfReplacement?(id: string, olds: Record<string, unknown>, news: Record<string, unknown>, deleteFirst: boolean): Promise<void>;
+  warnOfReplacement?(
+    ctx: CallContext,
+    id: string,
+    olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+    deleteFirst: boolean,
+  ): Promise<void>;
   /**
    * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
    * fork recorded before it was READY). Called with the state it would write.
    */
   finishPendingCreate?(
+    ctx: CallContext,
     id: string,
     outs: Record<string, unknown>,
     inputs: z.output<T>,
@@ -77,71 +85,80 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
       }),
     check: (olds, news) =>
       escapingErrors(async () => {
-        const outcome = checkInputs(def.schema, news, await projectSourceFor("check", news, olds));
+        const ctx = callContext();
+        const outcome = checkInputs(def.schema, news, await projectSourceFor(ctx, "check", news, olds));
         if (outcome.failures.length === 0 && def.recordClaims)
-          outcome.failures.push(...def.recordClaims(outcome.inputs, declarantOf(news)));
+          outcome.failures.push(...def.recordClaims(ctx, outcome.inputs, declarantOf(news)));
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
         if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return escapedFailures(outcome);
-        const failures = def.references ? await verifyReferences(def.kind, def.references(outcome.inputs)) : [];
-        if (failures.length === 0) await def.warnOfCreate?.(olds, outcome.inputs, declarantOf(news));
+        const failures = def.references ? await verifyReferences(ctx, def.kind, def.references(outcome.inputs)) : [];
+        if (failures.length === 0) await def.warnOfCreate?.(ctx, olds, outcome.inputs, declarantOf(news));
         return escapedFailures({ ...outcome, failures });
       }),
     diff: (id, olds, unfilled) =>
       escapingErrors(async () => {
+        const ctx = callContext();
         // A project check left to `up` is the one the resource lives in (its outputs): no change.
         const news = withRecordedProject(unfilled, olds);
         const found = diffInputs(olds, news, def.rules);
         const changed = changedInPlaceKeys(olds, news, def.rules);
-        const instead = (await def.keysThatReplace?.(changed, olds, news)) ?? [];
+        const instead = (await def.keysThatReplace?.(ctx, changed, olds, news)) ?? [];
         const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
         const refusal = def.refusalOfChange?.(olds, news, result.replaces, changed);
         if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
         // A replaced object is not kept: its delete must go ahead.
         if (!result.replaces?.length) def.recordKept?.(id, olds, declarantOf(news));
         const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
-        if (result.replaces?.length) await def.warnOfReplacement?.(id, olds, news, deleteFirst);
+        if (result.replaces?.length) await def.warnOfReplacement?.(ctx, id, olds, news, deleteFirst);
         return { ...result, deleteBeforeReplace: deleteFirst };
       }),
     create: (news) =>
       escapingErrors(async () => {
-        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor("apply", news));
+        const ctx = callContext();
+        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news));
         // A project learnt only now (check deferred it): this resource's claims, keyed by project,
         // are recorded (and judged) now, so that a delete later in this run spares what it declares.
         if (news.projectId === undefined && def.recordClaims) {
-          const failures = def.recordClaims({ ...(inputs as Record<string, unknown>), __provider: news.__provider }, declarantOf(news));
+          const failures = def.recordClaims(
+            ctx,
+            { ...(inputs as Record<string, unknown>), __provider: news.__provider },
+            declarantOf(news),
+          );
           if (failures.length > 0)
             throw new InvalidInputError(
               def.kind,
               failures.map((f) => ({ property: f.property ?? "", reason: f.reason })),
             );
         }
-        const made = await def.create(inputs, news);
+        const made = await def.create(ctx, inputs, news);
         return { ...made, outs: withDeclarant(made.outs, news) };
       }),
-    read: (id, props) => escapingErrors(() => def.read(id, props ?? {})),
+    read: (id, props) => escapingErrors(() => def.read(callContext(), id, props ?? {})),
     update: (id, olds, unfilled) =>
       escapingErrors(async () => {
+        const ctx = callContext();
         const news = withRecordedProject(unfilled, olds);
-        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor("apply", news, olds));
+        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news, olds));
         if (!onlyStateChanged(olds, news, def.rules)) {
-          const changed = await def.update(id, olds, inputs, news);
+          const changed = await def.update(ctx, id, olds, inputs, news);
           return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
         }
         const outs = toPlainJson({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
-        return { outs: withDeclarant(def.finishPendingCreate ? await def.finishPendingCreate(id, outs, inputs, news) : outs, news) };
+        return { outs: withDeclarant(def.finishPendingCreate ? await def.finishPendingCreate(ctx, id, outs, inputs, news) : outs, news) };
       }),
-    delete: (id, props) => escapingErrors(() => def.delete(id, props)),
+    delete: (id, props) => escapingErrors(() => def.delete(callContext(), id, props)),
   };
 }
 
 /** Where a projectId the inputs leave unset comes from; none is needed when they set one (or it is unknown). */
 async function projectSourceFor(
+  ctx: CallContext,
   phase: "check" | "apply",
   news: Record<string, unknown>,
   olds: Record<string, unknown> = {},
 ): Promise<ProjectSource | undefined> {
   if (news.projectId !== undefined && news.projectId !== null) return undefined;
-  return projectIdFallback(phase, olds.projectId, Object.keys(olds).length > 0);
+  return projectIdFallback(ctx, phase, olds.projectId, Object.keys(olds).length > 0);
 }
 
 /** The inputs with the project of the recorded outputs where check left it unset. */

@@ -7,11 +7,12 @@ import type { Service } from "../api/schemas";
 import { GONE, IN_TRANSITION } from "../api/statuses";
 import type { TigerCloudClient } from "../api/client";
 import { ConflictError, WaitError } from "../errors";
-import { hostOptions, progress } from "../engine/host";
+import type { CallContext } from "../engine/host";
 import { secondsSince, sleep } from "../time";
 import { WAIT_DEFAULTS, waitForService } from "./waiting";
 
 export interface BusySpec {
+  ctx: CallContext;
   client: TigerCloudClient;
   projectId: string;
   serviceId: string;
@@ -49,12 +50,13 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
       // once. A second 409 from a settled service is a refusal that is not about being busy.
       if (raced) throw refusal;
       raced = true;
-      await sleep(Math.min(hostOptions().poll?.firstPollMs ?? WAIT_DEFAULTS.firstPollMs, spec.deadline - Date.now()));
+      await sleep(Math.min(spec.ctx.options.poll?.firstPollMs ?? WAIT_DEFAULTS.firstPollMs, spec.deadline - Date.now()));
       continue;
     }
-    progress(`${who} is ${service.status}; waiting to ${spec.action} (the API refused: it is busy with another operation)`);
+    spec.ctx.progress(`${who} is ${service.status}; waiting to ${spec.action} (the API refused: it is busy with another operation)`);
     try {
       await waitForService({
+        ctx: spec.ctx,
         client: spec.client,
         projectId: spec.projectId,
         serviceId: spec.serviceId,
@@ -68,7 +70,7 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
       if (Date.now() < spec.deadline) throw err;
       throw stillBusy(spec, service, started, err);
     }
-    progress(`${who} has settled; sending the request to ${spec.action} again`);
+    spec.ctx.progress(`${who} has settled; sending the request to ${spec.action} again`);
   }
 }
 

@@ -6,7 +6,7 @@ import { secretRedactor } from "../api/redaction";
 import { WaitError } from "../errors";
 import { printable } from "../text";
 import { secondsSince, sleep } from "../time";
-import { hostOptions, type LoginTiming, progress } from "../engine/host";
+import type { CallContext, LoginTiming } from "../engine/host";
 
 /** Every service's database and admin role (the fork's initial password is that role's). */
 export const DATABASE = "tsdb";
@@ -45,6 +45,7 @@ export type Attempt = { ok: true } | { ok: false; code: string | undefined; reas
 const WRONG_PASSWORD = "28P01";
 
 export interface LoginWait {
+  ctx: CallContext;
   serviceId: string;
   host: string;
   port: number;
@@ -68,7 +69,8 @@ export type LoginOutcome = "logged-in" | "answered";
  * message: a failed attempt's text is redacted before it is cut.
  */
 export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
-  const timing = { ...LOGIN_DEFAULTS, ...hostOptions().login };
+  const { progress } = spec.ctx;
+  const timing = { ...LOGIN_DEFAULTS, ...spec.ctx.options.login };
   const redact = secretRedactor(spec.password ? [spec.password, encodeURIComponent(spec.password)] : []);
   const attempt = spec.attempt ?? ((ms: number) => pgAttempt(spec, ms));
   const pause = spec.sleep ?? sleep;

@@ -3,7 +3,7 @@
 // names it (the official CLI asks the same). Asked at most once per provider process, with
 // preview's short limits; a preview with verifyReferences off asks nothing.
 import { SETTING_SOURCES } from "../settings";
-import { clientFromSettings, credentialSourceNow, defaultProjectId, progress, verifyReferencesNow } from "../engine/host";
+import type { CallContext } from "../engine/host";
 import type { ProjectSource } from "../rules/inputs";
 import { learntInRun } from "../run";
 import { VERIFY_LIMITS } from "./verify";
@@ -16,10 +16,10 @@ const asked = learntInRun((): { answer?: Promise<ProjectSource> } => ({}));
  * and a request under way. A failure is not kept, so a later resource asks again: it is dropped
  * once settled, whether it came before any request was sent or from the API.
  */
-function askTheKey(): Promise<ProjectSource> {
+function askTheKey(ctx: CallContext): Promise<ProjectSource> {
   const run = asked();
   if (run.answer) return run.answer;
-  const answer = projectOfTheKey();
+  const answer = projectOfTheKey(ctx);
   run.answer = answer;
   void answer.then((source) => {
     if ("failure" in source && run.answer === answer) delete run.answer;
@@ -27,18 +27,18 @@ function askTheKey(): Promise<ProjectSource> {
   return answer;
 }
 
-async function projectOfTheKey(): Promise<ProjectSource> {
+async function projectOfTheKey(ctx: CallContext): Promise<ProjectSource> {
   const { config, env } = SETTING_SOURCES.projectId;
   try {
-    const info = await clientFromSettings(VERIFY_LIMITS).authInfo();
+    const info = await ctx.client(VERIFY_LIMITS).authInfo();
     const key = info.api_key ?? info.apiKey;
     if (!key) throw new Error("the answer names no API key");
-    progress(
+    ctx.progress(
       `projectId: ${key.project.id}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
     );
     return { projectId: key.project.id };
   } catch (err) {
-    const source = credentialSourceNow();
+    const source = ctx.credentialSource;
     const tried = source
       ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
       : "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
@@ -57,12 +57,17 @@ async function projectOfTheKey(): Promise<ProjectSource> {
  * unless verifyReferences is off or no credential is set (then `up` asks). `recorded` is the
  * project in the resource's old inputs (check) or old outputs (update); `inState`, whether it has any.
  */
-export async function projectIdFallback(phase: "check" | "apply", recorded?: unknown, inState = false): Promise<ProjectSource> {
-  const configured = defaultProjectId();
+export async function projectIdFallback(
+  ctx: CallContext,
+  phase: "check" | "apply",
+  recorded?: unknown,
+  inState = false,
+): Promise<ProjectSource> {
+  const configured = ctx.projectId;
   if (configured) return { projectId: configured };
   if (typeof recorded === "string" && recorded !== "") return { projectId: recorded };
   // A resource in state whose recorded inputs hold no project learnt it at `up` (check deferred it):
   // its project is in its outputs, which diff and update read. Asking here would only risk another.
-  if (phase === "check" && (inState || !verifyReferencesNow() || credentialSourceNow() === undefined)) return { deferred: true };
-  return askTheKey();
+  if (phase === "check" && (inState || !ctx.verifyReferences || ctx.credentialSource === undefined)) return { deferred: true };
+  return askTheKey(ctx);
 }

@@ -8,7 +8,7 @@ import type { TigerCloudClient } from "../api/client";
 import { AuthenticationError, ConfigurationError, NotFoundError, PermissionDeniedError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
-import { clientFromSettings, credentialSourceNow, verifyReferencesNow, warning } from "../engine/host";
+import type { CallContext } from "../engine/host";
 import { isUnknown } from "../rules/inputs";
 import { learntInRun } from "../run";
 
@@ -32,11 +32,11 @@ type Found = { object: Service | Vpc } | { gone: true } | { error: Error };
 const learnt = learntInRun(() => ({ reads: new Map<string, Promise<Found>>(), said: new Set<string>() }));
 
 /** A warning said once per process, however many resources lead to it. */
-async function warnOnce(message: string): Promise<void> {
+async function warnOnce(ctx: CallContext, message: string): Promise<void> {
   const { said } = learnt();
   if (said.has(message)) return;
   said.add(message);
-  await warning(message);
+  await ctx.warning(message);
 }
 
 const keyOf = (type: string, projectId: string, id: string) => `${type} ${projectId} ${id}`;
@@ -64,7 +64,11 @@ function read(client: TigerCloudClient, type: Reference["type"], projectId: stri
  * Verifies the known references of one resource of `kind`; returns the check failures. Values
  * still unknown are skipped. Turned off by tigercloud:verifyReferences / TIGER_VERIFY_REFERENCES.
  */
-export async function verifyReferences(kind: string, references: readonly Reference[]): Promise<pulumi.dynamic.CheckFailure[]> {
+export async function verifyReferences(
+  ctx: CallContext,
+  kind: string,
+  references: readonly Reference[],
+): Promise<pulumi.dynamic.CheckFailure[]> {
   // The unknown sentinel is a string too.
   const isKnown = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
   const known = references.filter((r): r is Reference & { projectId: string; id: string } => isKnown(r.projectId) && isKnown(r.id));
@@ -73,14 +77,15 @@ export async function verifyReferences(kind: string, references: readonly Refere
 
   let client: TigerCloudClient;
   try {
-    if (!verifyReferencesNow()) return [];
-    client = clientFromSettings(VERIFY_LIMITS);
+    if (!ctx.verifyReferences) return [];
+    client = ctx.client(VERIFY_LIMITS);
   } catch (err) {
     if (!(err instanceof ConfigurationError)) throw err;
-    if (credentialSourceNow() === undefined) {
+    if (ctx.credentialSource === undefined) {
       // A pull request from a fork repository gets no secrets: its preview still passes.
       const { apiKey } = SETTING_SOURCES;
       await warnOnce(
+        ctx,
         `references were not verified: no Tiger Cloud credentials (${apiKey.config} or ${apiKey.env}, or a key pair). \`pulumi up\` needs them.`,
       );
       return [];
@@ -98,17 +103,17 @@ export async function verifyReferences(kind: string, references: readonly Refere
     } else if ("gone" in found) {
       judgement.failure = `names ${what}, which does not exist in project ${ref.projectId} (the API answered 404${ref.type === "service" ? ", and the project's service list does not hold it" : " twice"})`;
     } else {
-      judgement = judgeError(kind, ref, what, found.error);
+      judgement = judgeError(ctx, kind, ref, what, found.error);
     }
     if (judgement.failure) failures.push({ property: ref.property, reason: `${ref.property} ${judgement.failure}` });
-    if (judgement.warning) await warnOnce(judgement.warning);
+    if (judgement.warning) await warnOnce(ctx, judgement.warning);
   }
   return failures;
 }
 
 /** Refused credentials and a wrong URL fail the check: `up` would fail on them too. The rest may pass by `up`. */
-function judgeError(kind: string, ref: Reference & { projectId: string }, what: string, err: Error): Judgement {
-  const source = credentialSourceNow() ?? "no credentials";
+function judgeError(ctx: CallContext, kind: string, ref: Reference & { projectId: string }, what: string, err: Error): Judgement {
+  const source = ctx.credentialSource ?? "no credentials";
   const { apiKey } = SETTING_SOURCES;
   if (err instanceof AuthenticationError)
     return {

@@ -3,7 +3,7 @@ import type { Service } from "../api/schemas";
 import type { TigerCloudClient } from "../api/client";
 import { isTransient, NotFoundError, WaitError } from "../errors";
 import { secondsSince, sleep } from "../time";
-import { hostOptions, type PollOptions, progress } from "../engine/host";
+import type { CallContext, PollOptions } from "../engine/host";
 
 /** Polling and the default timeouts of every resource: every number in one place. */
 export const WAIT_DEFAULTS = Object.freeze({
@@ -17,6 +17,7 @@ export const WAIT_DEFAULTS = Object.freeze({
 });
 
 export interface WaitSpec {
+  ctx: CallContext;
   client: TigerCloudClient;
   projectId: string;
   serviceId: string;
@@ -36,7 +37,8 @@ export interface WaitSpec {
  * the wait ends within its timeout plus at most one request's timeout.
  */
 export async function waitForService(spec: WaitSpec): Promise<Service> {
-  const poll = { ...WAIT_DEFAULTS, ...hostOptions().poll };
+  const { progress } = spec.ctx;
+  const poll = { ...WAIT_DEFAULTS, ...spec.ctx.options.poll };
   const started = Date.now();
   const deadline = started + spec.timeoutMs;
   let lastStatus = "";

@@ -8,7 +8,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TigerCloudClient } from "../../api/client";
 import type { ForkServiceRequest, Service } from "../../api/schemas";
 import { SETTLED } from "../../api/statuses";
-import { clientFromSettings, progress } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
 import { recordClaim } from "../../rules/claims";
 import { declarantOf } from "../../rules/inputs";
@@ -45,14 +45,19 @@ async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): 
 }
 
 /** The create: fork or adopt, then, when declared paused, stop. A failure after the fork exists still records it. */
-export async function createFork(inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
-  const made = await forkOrAdopt(inputs, news);
+export async function createFork(
+  ctx: CallContext,
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.CreateResult> {
+  const made = await forkOrAdopt(ctx, inputs, news);
   if (!inputs.paused) return made;
   // Declared stopped: forked (and waited for) first, then stopped. A failure here still
   // records the fork, running, so the next `up` stops it.
   const state = made.outs as ServiceForkState;
   try {
     const stopped = await stopFork(
+      ctx,
       made.id,
       inputs.projectId,
       inputs.waitForReady,
@@ -65,18 +70,19 @@ export async function createFork(inputs: ForkInputs, news: Record<string, unknow
 }
 
 /** Adopts the running fork with this identity, or forks; never sends forkService twice. */
-async function forkOrAdopt(inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
-  if (inputs.adoptServiceId !== undefined) return adoptById(inputs, news, inputs.adoptServiceId);
-  const client = clientFromSettings();
+async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  if (inputs.adoptServiceId !== undefined) return adoptById(ctx, inputs, news, inputs.adoptServiceId);
+  const client = ctx.client();
   const adoptable = inputs.name !== undefined && inputs.adoptExisting;
   if (adoptable) {
     const existing = await forksWithIdentity(client, inputs);
-    if (existing.length > 0) return adopt(inputs, news, existing, "a running fork with this name and source already existed");
+    if (existing.length > 0) return adopt(ctx, inputs, news, existing, "a running fork with this name and source already existed");
   }
-  progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
+  ctx.progress(`forking service ${inputs.sourceServiceId} (${inputs.forkStrategy})`);
   const deadline = createDeadline(inputs);
   // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
   const busy = {
+    ctx,
     client,
     projectId: inputs.projectId,
     serviceId: inputs.sourceServiceId,
@@ -97,34 +103,40 @@ async function forkOrAdopt(inputs: ForkInputs, news: Record<string, unknown>): P
     // The answer was lost, but the fork may have been made: look for it rather than let the
     // next `up` make a second one. Never a second forkService here.
     if (!(err instanceof ForkOutcomeUnknownError) || !adoptable) throw err;
-    progress(
+    ctx.progress(
       `forkService's answer was lost (${err.cause instanceof Error ? err.cause.message : "unknown"}); looking for the fork it may have made`,
     );
     const made = (await forksWithIdentity(client, inputs)).filter((s) => Date.parse(s.created ?? "") >= sentAt - CLOCK_SKEW_MS);
     if (made.length === 0) throw err;
-    return adopt(inputs, news, made, "forkService's answer was lost, and the fork it made was found");
+    return adopt(ctx, inputs, news, made, "forkService's answer was lost, and the fork it made was found");
   }
-  return finishCreate(inputs, news, forked, undefined, deadline);
+  return finishCreate(ctx, inputs, news, forked, undefined, deadline);
 }
 
 /** adoptServiceId: the named fork, checked, taken under management; nothing recorded when a check fails. */
-async function adoptById(inputs: ForkInputs, news: Record<string, unknown>, serviceId: string): Promise<pulumi.dynamic.CreateResult> {
-  const service = await serviceUnlessGone(clientFromSettings(), inputs.projectId, serviceId);
+async function adoptById(
+  ctx: CallContext,
+  inputs: ForkInputs,
+  news: Record<string, unknown>,
+  serviceId: string,
+): Promise<pulumi.dynamic.CreateResult> {
+  const service = await serviceUnlessGone(ctx.client(), inputs.projectId, serviceId);
   if (!service)
     throw new TigerCloudError(`adoptServiceId ${serviceId}: the API says no such service exists in project ${inputs.projectId}.`);
   const problem = adoptionProblem(service, inputs);
   if (problem) throw new TigerCloudError(`adoptServiceId ${serviceId} cannot be taken under management: ${problem}. Nothing was recorded.`);
-  progress(
+  ctx.progress(
     `taking fork ${serviceId} ("${service.name}", ${service.status}) under management (adoptServiceId). ` +
       (inputs.passwordOnAdopt === "keep"
         ? `Its initial password is not known, and passwordOnAdopt is "keep": set a new one in the console or with the tiger CLI.`
         : `Its initial password is not known: a new one will be set.`),
   );
-  return finishCreate(inputs, news, service, { at: new Date().toISOString(), reason: "taken under management with adoptServiceId" });
+  return finishCreate(ctx, inputs, news, service, { at: new Date().toISOString(), reason: "taken under management with adoptServiceId" });
 }
 
 /** Takes over the one fork found; several are an error that names them, and nothing is made. */
 async function adopt(
+  ctx: CallContext,
   inputs: ForkInputs,
   news: Record<string, unknown>,
   found: Service[],
@@ -139,17 +151,18 @@ async function adopt(
     );
   }
   const fork = found[0] as Service;
-  progress(
+  ctx.progress(
     `adopting fork ${fork.service_id} ("${inputs.name}", ${fork.status}) instead of forking again: ${reason}. ` +
       (inputs.passwordOnAdopt === "keep"
         ? `Its initial password is not known (only the answer that made it held it), and passwordOnAdopt is "keep": set a new one in the Tiger Cloud console or with the tiger CLI.`
         : `Its initial password is not known (only the answer that made it held it): a new one will be set.`),
   );
-  return finishCreate(inputs, news, fork, { at: new Date().toISOString(), reason });
+  return finishCreate(ctx, inputs, news, fork, { at: new Date().toISOString(), reason });
 }
 
 /** From a fork that exists: recorded, then made usable (makeUsable); any failure still records it. */
 async function finishCreate(
+  ctx: CallContext,
   inputs: ForkInputs,
   news: Record<string, unknown>,
   fork: Service,
@@ -163,15 +176,16 @@ async function finishCreate(
     // otherwise. Its lost password is owed a reset from this moment on.
     ...(adopted ? { adopted, ...liveInputs(inputs, fork), ...(inputs.passwordOnAdopt === "reset" ? { passwordPending: true } : {}) } : {}),
   };
-  if (!adopted) progress(`fork ${id} created, status ${fork.status}`);
+  if (!adopted) ctx.progress(`fork ${id} created, status ${fork.status}`);
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
   recordClaim(forkHeld(inputs.projectId, id), declarantOf(news), true);
-  return { id, outs: await makeUsable(id, state, inputs, news, stepsOwed(state, inputs, "new"), deadline) };
+  return { id, outs: await makeUsable(ctx, id, state, inputs, news, stepsOwed(state, inputs, "new"), deadline) };
 }
 
 /** A create recorded before its fork was usable (a partial failure) is finished here, by the same steps. */
 export async function finishPendingCreate(
+  ctx: CallContext,
   id: string,
   recorded: ServiceForkState,
   inputs: ForkInputs,
@@ -181,7 +195,7 @@ export async function finishPendingCreate(
   // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
   // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
   const current = steps.includes("login") ? recorded : settled(recorded, "login");
-  return steps.length === 0 ? current : makeUsable(id, current, inputs, news, steps, createDeadline(inputs));
+  return steps.length === 0 ? current : makeUsable(ctx, id, current, inputs, news, steps, createDeadline(inputs));
 }
 
 /**
@@ -190,6 +204,7 @@ export async function finishPendingCreate(
  * cleared. A failure hands the engine the state as far as it got.
  */
 async function makeUsable(
+  ctx: CallContext,
   id: string,
   from: ServiceForkState,
   inputs: ForkInputs,
@@ -201,13 +216,13 @@ async function makeUsable(
   try {
     for (const step of steps) {
       if (step === "ready") {
-        state = stateFromService(state, await waitReady(inputs, id, deadline), state.initialPassword);
-        progress(`fork ${id} is READY`);
+        state = stateFromService(state, await waitReady(ctx, inputs, id, deadline), state.initialPassword);
+        ctx.progress(`fork ${id} is READY`);
       } else if (step === "password") {
         // Reset before the login, so that the login proves the new password.
-        state = await resetAdoptedPassword(id, inputs, state, deadline);
+        state = await resetAdoptedPassword(ctx, id, inputs, state, deadline);
       } else {
-        await awaitLogin(id, { host: state.host, port: state.port, password: state.initialPassword }, deadline);
+        await awaitLogin(ctx, id, { host: state.host, port: state.port, password: state.initialPassword }, deadline);
       }
       state = settled(state, step);
     }
@@ -222,12 +237,18 @@ async function makeUsable(
  * a new one (192 random bits, chosen before the request so a retry sends the same) is set and
  * recorded as a secret; the connection outputs and the login probe use it.
  */
-async function resetAdoptedPassword(id: string, inputs: ForkInputs, state: ServiceForkState, deadline: number): Promise<ServiceForkState> {
+async function resetAdoptedPassword(
+  ctx: CallContext,
+  id: string,
+  inputs: ForkInputs,
+  state: ServiceForkState,
+  deadline: number,
+): Promise<ServiceForkState> {
   const password = crypto.randomBytes(24).toString("base64url");
-  const client = clientFromSettings({}, [password]);
-  const busy = busyFork(id, inputs.projectId, "set the password of", deadline, { client, timeoutInput: "createTimeout" });
+  const client = ctx.client({}, [password]);
+  const busy = busyFork(ctx, id, inputs.projectId, "set the password of", deadline, { client, timeoutInput: "createTimeout" });
   await sendWhenSettled(busy, () => client.updatePassword(inputs.projectId, id, password));
-  progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
+  ctx.progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
   // The fork read again, so the connection outputs are built the one way every read builds them.
   return stateFromService(state, await client.getService(inputs.projectId, id, { deadline }), password);
 }

@@ -2,7 +2,7 @@
 // another resource of this run holds it or would take it over (a rename or a move).
 import { DELETED, GONE, SETTLED } from "../../api/statuses";
 import { requiredField } from "../../rules/state";
-import { clientFromSettings, progress } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { NotFoundError, TigerCloudError, WaitError } from "../../errors";
 import { type Declarant, declaredBy, describeDeclarant } from "../../rules/claims";
 import { declarantOf } from "../../rules/inputs";
@@ -14,18 +14,19 @@ import { deadlineIn } from "../../rules/inputSchemas";
 import { busyFork, stopFork } from "./operations";
 import type { ServiceForkState } from "./state";
 
-export async function destroyFork(id: string, state: ServiceForkState): Promise<void> {
+export async function destroyFork(ctx: CallContext, id: string, state: ServiceForkState): Promise<void> {
   const projectId = requiredField("ServiceFork", id, state, "projectId");
   // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
   const holders = heldElsewhere(id, state);
   if (holders.length > 0) {
     const names = holders.map((h) => describeDeclarant(h.resource)).join(" and ");
-    progress(`fork ${id} is held by ServiceFork ${names} of this program, or will be; leaving it as it is`);
+    ctx.progress(`fork ${id} is held by ServiceFork ${names} of this program, or will be; leaving it as it is`);
     return;
   }
   const wait = state.waitForReady !== false;
   if (state.onDestroy === "delete") {
     await deleteFork(
+      ctx,
       id,
       projectId,
       requiredField("ServiceFork", id, state, "sourceServiceId"),
@@ -34,8 +35,8 @@ export async function destroyFork(id: string, state: ServiceForkState): Promise<
     );
     return;
   }
-  progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
-  await stopFork(id, projectId, wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
+  ctx.progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
+  await stopFork(ctx, id, projectId, wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
 }
 
 /**
@@ -59,11 +60,18 @@ function heldElsewhere(id: string, state: ServiceForkState): { resource: Declara
  * deleted: a service without forked_from, or forked from another, is refused and left as it is.
  * A fork already deleting, deleted or gone is success.
  */
-async function deleteFork(id: string, projectId: string, sourceServiceId: string, wait: boolean, deadline: number): Promise<void> {
-  const client = clientFromSettings();
-  const gone = () => progress(`fork ${id} is deleted`);
+async function deleteFork(
+  ctx: CallContext,
+  id: string,
+  projectId: string,
+  sourceServiceId: string,
+  wait: boolean,
+  deadline: number,
+): Promise<void> {
+  const client = ctx.client();
+  const gone = () => ctx.progress(`fork ${id} is deleted`);
   const service = await serviceUnlessGone(client, projectId, id);
-  if (!service) return progress(`fork ${id} no longer exists; nothing to delete`);
+  if (!service) return ctx.progress(`fork ${id} no longer exists; nothing to delete`);
   if (service.forked_from?.service_id !== sourceServiceId) {
     const what = service.forked_from
       ? `a fork of ${service.forked_from.service_id}, not of ${sourceServiceId}`
@@ -74,8 +82,8 @@ async function deleteFork(id: string, projectId: string, sourceServiceId: string
     );
   }
   if (!GONE.includes(service.status)) {
-    progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
-    const busy = busyFork(id, projectId, "delete", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
+    ctx.progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
+    const busy = busyFork(ctx, id, projectId, "delete", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
     try {
       await sendWhenSettled(busy, () => client.deleteService(projectId, id));
     } catch (err) {
@@ -87,6 +95,7 @@ async function deleteFork(id: string, projectId: string, sourceServiceId: string
   if (!wait) return;
   try {
     await waitForService({
+      ctx,
       client,
       projectId,
       serviceId: id,

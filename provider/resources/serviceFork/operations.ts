@@ -2,7 +2,7 @@
 // request on it, waiting for READY, stopping it, and waiting for a login to its database.
 import type { Service } from "../../api/schemas";
 import { GONE, PAUSED, READY, SETTLED, isStopped } from "../../api/statuses";
-import { clientFromSettings, progress } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { BadRequestError, NotFoundError, TigerCloudError } from "../../errors";
 import type { BusySpec } from "../../workflows/busy";
 import { sendWhenSettled } from "../../workflows/busy";
@@ -13,6 +13,7 @@ import { createDeadline, type ForkInputs } from "./inputs";
 
 /** The busy rule (workflows/busy.ts) for a request on a fork: by default an in-place change. */
 export const busyFork = (
+  ctx: CallContext,
   id: string,
   projectId: string,
   action: string,
@@ -20,13 +21,14 @@ export const busyFork = (
   {
     accepts = [READY],
     timeoutInput = "updateTimeout",
-    client = clientFromSettings(),
+    client = ctx.client(),
   }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> = {},
-): BusySpec => ({ client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput });
+): BusySpec => ({ ctx, client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput });
 
-export const waitReady = (inputs: ForkInputs, serviceId: string, deadline = createDeadline(inputs)) =>
+export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline = createDeadline(inputs)) =>
   waitForService({
-    client: clientFromSettings(),
+    ctx,
+    client: ctx.client(),
     projectId: inputs.projectId,
     serviceId,
     goal: READY,
@@ -40,11 +42,17 @@ export const waitReady = (inputs: ForkInputs, serviceId: string, deadline = crea
  * Stops a fork and, unless told not to wait, waits for PAUSED. Idempotent: a fork already stopped
  * is success. Returns the fork as last read, or undefined when the API confirms it is gone.
  */
-export async function stopFork(id: string, projectId: string, wait: boolean, deadline: number): Promise<Service | undefined> {
-  const client = clientFromSettings();
+export async function stopFork(
+  ctx: CallContext,
+  id: string,
+  projectId: string,
+  wait: boolean,
+  deadline: number,
+): Promise<Service | undefined> {
+  const client = ctx.client();
   let answer: Service;
   try {
-    const busy = busyFork(id, projectId, "stop", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
+    const busy = busyFork(ctx, id, projectId, "stop", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
     answer = await sendWhenSettled(busy, () => client.stop(projectId, id));
   } catch (err) {
     // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
@@ -52,15 +60,16 @@ export async function stopFork(id: string, projectId: string, wait: boolean, dea
     if (!(err instanceof BadRequestError || err instanceof NotFoundError)) throw err;
     const service = await serviceUnlessGone(client, projectId, id);
     if (!service) {
-      progress(`fork ${id} no longer exists; nothing to stop`);
+      ctx.progress(`fork ${id} no longer exists; nothing to stop`);
       return undefined;
     }
     if (!isStopped(service.status)) throw err;
-    progress(`fork ${id} is already ${service.status}`);
+    ctx.progress(`fork ${id} is already ${service.status}`);
     answer = service;
   }
   if (!wait) return answer;
   const paused = await waitForService({
+    ctx,
     client,
     projectId,
     serviceId: id,
@@ -70,7 +79,7 @@ export async function stopFork(id: string, projectId: string, wait: boolean, dea
     timeoutMs: Math.max(0, deadline - Date.now()),
     timeoutInput: "deleteTimeout",
   });
-  progress(`fork ${id} is PAUSED`);
+  ctx.progress(`fork ${id} is PAUSED`);
   return paused;
 }
 
@@ -82,11 +91,11 @@ export interface LoginTarget {
 }
 
 /** Waits until the fork's database takes a login (workflows/connection.ts). */
-export async function awaitLogin(id: string, { host, port, password }: LoginTarget, deadline: number): Promise<void> {
+export async function awaitLogin(ctx: CallContext, id: string, { host, port, password }: LoginTarget, deadline: number): Promise<void> {
   if (host === undefined || port === undefined) {
     throw new TigerCloudError(
       `Fork ${id} is READY but the API gives no endpoint to log in to; set readyWhen: "status" to wait for READY only.`,
     );
   }
-  await waitForLogin({ serviceId: id, host, port, password: password || undefined, deadline, timeoutInput: "createTimeout" });
+  await waitForLogin({ ctx, serviceId: id, host, port, password: password || undefined, deadline, timeoutInput: "createTimeout" });
 }

@@ -4,7 +4,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { Service } from "../../api/schemas";
 import { GONE, SETTLED } from "../../api/statuses";
-import { clientFromSettings, verifyReferencesNow, warning } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { learntInRun } from "../../run";
 import { type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
 import { declarantOf, isUnknown } from "../../rules/inputs";
@@ -59,11 +59,11 @@ const previewState = learntInRun(() => ({
   warned: new Set<string>(),
   replacing: new Set<string>(),
 }));
-function servicesOnce(projectId: string): Promise<Service[]> {
+function servicesOnce(ctx: CallContext, projectId: string): Promise<Service[]> {
   const { byProject } = previewState();
   let services = byProject.get(projectId);
   if (!services) {
-    services = clientFromSettings(VERIFY_LIMITS).listServices(projectId);
+    services = ctx.client(VERIFY_LIMITS).listServices(projectId);
     byProject.set(projectId, services);
   }
   return services;
@@ -74,10 +74,15 @@ function servicesOnce(projectId: string): Promise<Service[]> {
  * which, what happens to its password, and that an alias keeps it as it is when the create is a
  * rename or a move. The fork a replacement stops first (deleteBeforeReplace) is not taken over.
  */
-export async function warnOfTakeover(olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void> {
+export async function warnOfTakeover(
+  ctx: CallContext,
+  olds: Record<string, unknown>,
+  inputs: Record<string, unknown>,
+  resource: Declarant,
+): Promise<void> {
   const { projectId, sourceServiceId, name } = inputs;
   if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return;
-  if (inputs.adoptExisting === false || inputs.adoptServiceId !== undefined || !verifyReferencesNow()) return;
+  if (inputs.adoptExisting === false || inputs.adoptServiceId !== undefined || !ctx.verifyReferences) return;
   // A replacement keeping the identity stops its fork before forking anew (deleteBeforeReplace).
   // The engine checks it with the old inputs (not the fork's ID: the identity tells), then once
   // more, as a create, with none: that second check is remembered by the URN.
@@ -89,7 +94,7 @@ export async function warnOfTakeover(olds: Record<string, unknown>, inputs: Reco
   if (Object.keys(olds).length === 0 && state.replacing.has(resource.urn)) return;
   let running: Service[];
   try {
-    running = (await servicesOnce(projectId)).filter((s) => hasIdentity(s, { projectId, sourceServiceId, name }));
+    running = (await servicesOnce(ctx, projectId)).filter((s) => hasIdentity(s, { projectId, sourceServiceId, name }));
   } catch {
     return; // no credentials, or the API unavailable: verifying the references has said so already
   }
@@ -110,7 +115,7 @@ export async function warnOfTakeover(olds: Record<string, unknown>, inputs: Reco
   const key = `${resource.urn}\n${message}`;
   if (state.warned.has(key)) return;
   state.warned.add(key);
-  await warning(message, resource.urn);
+  await ctx.warning(message, resource.urn);
 }
 
 /**
@@ -119,7 +124,7 @@ export async function warnOfTakeover(olds: Record<string, unknown>, inputs: Reco
  * heldElsewhere). Two resources of one program with the same identity would be adopted into one
  * fork (or race to make two): the second to be checked fails, naming both.
  */
-export function recordForkClaims(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordForkClaims(_ctx: CallContext, inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
   if (typeof projectId === "string" && typeof adoptServiceId === "string") recordClaim(forkHeld(projectId, adoptServiceId), resource, true);
   if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
@@ -161,10 +166,15 @@ export function refusedChange(
 }
 
 /** adoptServiceId set to another service than the one held replaces: that one is adopted, this one stopped. */
-export async function replacedOnChange(changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]> {
+export async function replacedOnChange(
+  ctx: CallContext,
+  changed: string[],
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<string[]> {
   const adopting = news.adoptServiceId;
   const another = typeof adopting === "string" && changed.includes("adoptServiceId") && adopting !== olds.serviceId;
-  return [...(another ? ["adoptServiceId"] : []), ...(await sizeChangesResizeCannotMake(changed, olds, news))];
+  return [...(another ? ["adoptServiceId"] : []), ...(await sizeChangesResizeCannotMake(ctx, changed, olds, news))];
 }
 
 /**
@@ -172,6 +182,7 @@ export async function replacedOnChange(changed: string[], olds: Record<string, u
  * a number, or to a fraction of a gigabyte, needs a new fork. Preview says why.
  */
 async function sizeChangesResizeCannotMake(
+  ctx: CallContext,
   changed: string[],
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
@@ -188,7 +199,7 @@ async function sizeChangesResizeCannotMake(
     else if (typeof now === "string" && !WHOLE.test(now)) why = `to ${now}: resize takes whole numbers`;
     if (!why) continue;
     replaced.push(k);
-    await warning(`${k} changes ${why}, so this fork will be replaced by a new one (its data copied afresh from the source)`);
+    await ctx.warning(`${k} changes ${why}, so this fork will be replaced by a new one (its data copied afresh from the source)`);
   }
   return replaced;
 }
@@ -204,13 +215,14 @@ export function deletesBeforeReplace(olds: Record<string, unknown>, news: Record
 
 /** A replacement with onDestroy "delete" deletes the old fork and its data: preview says so. */
 export async function warnOfDeletion(
+  ctx: CallContext,
   id: string,
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
   first: boolean,
 ): Promise<void> {
   if (olds.onDestroy !== "delete") return;
-  await warning(
+  await ctx.warning(
     `ServiceFork ${describeDeclarant(declarantOf(news))} will be replaced, and its fork ${id} will be DELETED with its data ` +
       `(onDestroy: "delete"), ${first ? "before the new fork is made (same name and source)" : "after the new fork is made"}. ` +
       `Set onDestroy: "stop" and run \`up\` first to keep the old fork, paused.`,

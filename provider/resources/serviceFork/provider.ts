@@ -1,5 +1,4 @@
 // The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts).
-import { clientFromSettings } from "../../engine/host";
 import { requiredField } from "../../rules/state";
 import { recordClaim } from "../../rules/claims";
 import { serviceUnlessGone } from "../../workflows/gone";
@@ -39,9 +38,9 @@ export const serviceForkProvider = defineProvider({
 
   create: createFork,
 
-  async read(id, props) {
+  async read(ctx, id, props) {
     const recorded = forkStateFrom(props);
-    const service = await serviceUnlessGone(clientFromSettings(), requiredField("ServiceFork", id, recorded, "projectId"), id);
+    const service = await serviceUnlessGone(ctx.client(), requiredField("ServiceFork", id, recorded, "projectId"), id);
     if (!service) return {};
     // Name, size, environment and running state as they are now: a change made in the console is
     // drift, which the next `up` puts back in place.
@@ -49,7 +48,7 @@ export const serviceForkProvider = defineProvider({
     return { id, props: read, inputs: inputsAfterRefresh(recorded, read) };
   },
 
-  update: (id, olds, inputs, news) => updateFork(id, forkStateFrom(olds), inputs, news),
-  finishPendingCreate: (id, outs, inputs, news) => finishPendingCreate(id, forkStateFrom(outs), inputs, news),
-  delete: (id, props) => destroyFork(id, forkStateFrom(props)),
+  update: (ctx, id, olds, inputs, news) => updateFork(ctx, id, forkStateFrom(olds), inputs, news),
+  finishPendingCreate: (ctx, id, outs, inputs, news) => finishPendingCreate(ctx, id, forkStateFrom(outs), inputs, news),
+  delete: (ctx, id, props) => destroyFork(ctx, id, forkStateFrom(props)),
 });

@@ -3,7 +3,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { Service } from "../../api/schemas";
 import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
-import { clientFromSettings, progress } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { BadRequestError, TigerCloudError } from "../../errors";
 import { partialFailure, toPlainJson } from "../../rules/outputs";
 import { sendWhenSettled } from "../../workflows/busy";
@@ -14,29 +14,29 @@ import { awaitLogin, busyFork, stopFork, waitReady } from "./operations";
 import { liveSize, type ServiceForkState, stateFromService } from "./state";
 
 /** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
-async function startFork(id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
-  const client = clientFromSettings();
+async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
+  const client = ctx.client();
   const { projectId } = inputs;
   const deadline = createDeadline(inputs);
-  progress(`starting fork ${id} (paused: false)`);
+  ctx.progress(`starting fork ${id} (paused: false)`);
   let answer: Service;
   try {
     // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
-    const busy = busyFork(id, projectId, "start", deadline, { client, accepts: [PAUSED, READY], timeoutInput: "createTimeout" });
+    const busy = busyFork(ctx, id, projectId, "start", deadline, { client, accepts: [PAUSED, READY], timeoutInput: "createTimeout" });
     answer = await sendWhenSettled(busy, () => client.start(projectId, id));
   } catch (err) {
     // 400 answers a start of a fork that is not stopped: confirmed by reading it.
     if (!(err instanceof BadRequestError)) throw err;
     answer = await client.getService(projectId, id, { deadline });
     if (isStopped(answer.status)) throw err;
-    progress(`fork ${id} is already ${answer.status}`);
+    ctx.progress(`fork ${id} is already ${answer.status}`);
   }
   if (!inputs.waitForReady) return answer;
-  const ready = answer.status === READY ? answer : await waitReady(inputs, id, deadline);
-  progress(`fork ${id} is READY`);
+  const ready = answer.status === READY ? answer : await waitReady(ctx, inputs, id, deadline);
+  ctx.progress(`fork ${id} is READY`);
   if (inputs.readyWhen === "login") {
     // A resumed fork is ready as a new one is: when its database takes a login.
-    await awaitLogin(id, { host: ready.endpoint?.host, port: ready.endpoint?.port, password }, deadline);
+    await awaitLogin(ctx, id, { host: ready.endpoint?.host, port: ready.endpoint?.port, password }, deadline);
   }
   return ready;
 }
@@ -49,14 +49,14 @@ const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
   (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
 
-async function renameFork(id: string, inputs: ForkInputs): Promise<Service> {
+async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs): Promise<Service> {
   const name = inputs.name as string;
-  progress(`renaming fork ${id} to "${name}"`);
-  const busy = busyFork(id, inputs.projectId, "rename", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
+  ctx.progress(`renaming fork ${id} to "${name}"`);
+  const busy = busyFork(ctx, id, inputs.projectId, "rename", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
   return sendWhenSettled(busy, () => busy.client.renameService(inputs.projectId, id, name));
 }
 
-async function resizeFork(id: string, inputs: ForkInputs, before: ServiceForkState): Promise<Service> {
+async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState): Promise<Service> {
   // resize needs both sizes: one left unset keeps the fork's current one.
   const current = before.resources?.[0];
   const body = {
@@ -68,11 +68,12 @@ async function resizeFork(id: string, inputs: ForkInputs, before: ServiceForkSta
     throw new TigerCloudError(`Resizing fork ${id} needs both sizes, and its current ${missing} is not known: declare ${missing} too.`);
   const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
-  progress(`resizing fork ${id} to ${what}`);
-  const busy = busyFork(id, inputs.projectId, "resize", deadline);
+  ctx.progress(`resizing fork ${id} to ${what}`);
+  const busy = busyFork(ctx, id, inputs.projectId, "resize", deadline);
   const answer = await sendWhenSettled(busy, () => busy.client.resize(inputs.projectId, id, body));
   if (!inputs.waitForReady) return answer;
   const resized = await waitForService({
+    ctx,
     client: busy.client,
     projectId: inputs.projectId,
     serviceId: id,
@@ -82,13 +83,13 @@ async function resizeFork(id: string, inputs: ForkInputs, before: ServiceForkSta
     timeoutMs: Math.max(0, deadline - Date.now()),
     timeoutInput: "updateTimeout",
   });
-  progress(`fork ${id} is READY with ${what}`);
+  ctx.progress(`fork ${id} is READY with ${what}`);
   return resized;
 }
 
-async function setForkEnvironment(id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
-  progress(`tagging fork ${id} ${environment}`);
-  const busy = busyFork(id, inputs.projectId, "set the environment of", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
+async function setForkEnvironment(ctx: CallContext, id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
+  ctx.progress(`tagging fork ${id} ${environment}`);
+  const busy = busyFork(ctx, id, inputs.projectId, "set the environment of", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
   await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, environment));
   return undefined;
 }
@@ -99,6 +100,7 @@ async function setForkEnvironment(id: string, inputs: ForkInputs, environment: "
  * input changed. A failure part-way records what was done, and the next `up` does the rest.
  */
 export async function updateFork(
+  ctx: CallContext,
   id: string,
   before: ServiceForkState,
   inputs: ForkInputs,
@@ -113,14 +115,14 @@ export async function updateFork(
   };
   const wasPaused = before.paused === true;
   try {
-    if (wasPaused && !inputs.paused) applied(["paused"], await startFork(id, inputs, password));
+    if (wasPaused && !inputs.paused) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
     const changes: [string[], () => Promise<Service | undefined>][] = [];
-    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(id, inputs)]);
-    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(id, inputs, before)]);
+    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs)]);
+    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(ctx, id, inputs, before)]);
     const environment = inputs.environmentTag;
     if (environment !== undefined && environment !== before.environmentTag)
-      changes.push([["environmentTag"], () => setForkEnvironment(id, inputs, environment)]);
+      changes.push([["environmentTag"], () => setForkEnvironment(ctx, id, inputs, environment)]);
     let refused: unknown;
     for (const [keys, change] of changes) {
       try {
@@ -132,6 +134,7 @@ export async function updateFork(
     if (refused) throw refused;
     if (!wasPaused && inputs.paused) {
       const stopped = await stopFork(
+        ctx,
         id,
         inputs.projectId,
         inputs.waitForReady,
@@ -140,7 +143,7 @@ export async function updateFork(
       if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);
       applied(["paused"], stopped);
     }
-    const now = await clientFromSettings().getService(inputs.projectId, id);
+    const now = await ctx.client().getService(inputs.projectId, id);
     return { outs: stateFromService({ ...before, ...inputs }, now, password) };
   } catch (err) {
     throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), news, err);

@@ -1,7 +1,7 @@
 // What a ServiceHA declares for the run: one declaration of a service's HA is the rule, so two
 // that differ fail at preview, and a delete leaves alone the HA another resource declares.
 import type * as pulumi from "@pulumi/pulumi";
-import { progress } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { type Claim, type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
 import { isUnknown } from "../../rules/inputs";
 import { COUNT_KEYS, type DeclaredCounts } from "./inputs";
@@ -13,7 +13,7 @@ export const haOf = (projectId: string, serviceId: string) => `ServiceHA ${proje
  * Two ServiceHA of one service with different counts would flip it on every `up`: the second to
  * be checked fails, naming both. The same counts are allowed, with a warning.
  */
-export function recordHAClaims(inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordHAClaims(ctx: CallContext, inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, serviceId } = inputs;
   if (typeof projectId !== "string" || typeof serviceId !== "string") return []; // unknown until apply
   const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };
@@ -33,7 +33,7 @@ export function recordHAClaims(inputs: Record<string, unknown>, resource: Declar
           `with ${k} ${String(counts[k])} and ${String(other.value[k])}: each \`up\` would undo the other. Keep one ServiceHA per service.`,
       });
     } else {
-      progress(
+      ctx.progress(
         `warning: ServiceHA ${describeDeclarant(resource)} and ServiceHA ${describeDeclarant(other.resource)} both set the HA of service ${serviceId}, to the same counts; ` +
           `keep one. While both are declared, removing either leaves the HA as the other declares it.`,
       );

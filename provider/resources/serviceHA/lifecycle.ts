@@ -3,7 +3,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { Service, SetHARequest } from "../../api/schemas";
 import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
-import { clientFromSettings, progress } from "../../engine/host";
+import type { CallContext } from "../../engine/host";
 import { WaitError } from "../../errors";
 import { declaredBy } from "../../rules/claims";
 import { declarantOf } from "../../rules/inputs";
@@ -19,6 +19,7 @@ import { haStateFrom, haStateFromService, type ServiceHAState } from "./state";
 
 /** What setting HA needs: the service, the counts, whether to wait, and by when. */
 type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
+  ctx: CallContext;
   /** One deadline for the whole change: waiting for READY, setHA, waiting for the counts. */
   deadline: number;
   timeoutInput: "updateTimeout" | "deleteTimeout";
@@ -26,7 +27,8 @@ type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syn
 
 const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean) =>
   waitForService({
-    client: clientFromSettings(),
+    ctx: target.ctx,
+    client: target.ctx.client(),
     projectId: target.projectId,
     serviceId: target.serviceId,
     goal,
@@ -38,7 +40,8 @@ const waitUntil = (target: HATarget, goal: string, done: (s: Service) => boolean
 
 /** setHA once the service can take it. */
 async function setHAWhenReady(target: HATarget): Promise<Service> {
-  const client = clientFromSettings();
+  const { ctx } = target;
+  const client = ctx.client();
   const { projectId, serviceId } = target;
   // A service still being created or reconfigured (a fork from the same program with
   // waitForReady false, say) refuses setHA: wait for READY first.
@@ -54,8 +57,8 @@ async function setHAWhenReady(target: HATarget): Promise<Service> {
   const body: SetHARequest = {};
   if (target.replicaCount !== undefined) body.replica_count = target.replicaCount;
   if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
-  progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
-  const busy = { client, projectId, serviceId, role: "service", action: "change HA", accepts: [READY] };
+  ctx.progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
+  const busy = { ctx, client, projectId, serviceId, role: "service", action: "change HA", accepts: [READY] };
   return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, () =>
     client.setHA(projectId, serviceId, body),
   );
@@ -65,14 +68,15 @@ async function setHAWhenReady(target: HATarget): Promise<Service> {
 async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
   if (!target.waitForReady) return answer;
   const withCounts = await waitUntil(target, `READY with ${describeCounts(target)}`, (s) => s.status === READY && hasCounts(target)(s));
-  progress(`service ${target.serviceId} is READY with ${describeCounts(target)}`);
+  target.ctx.progress(`service ${target.serviceId} is READY with ${describeCounts(target)}`);
   return withCounts;
 }
 
 /** setHA then wait; once setHA succeeded, a failure still records the resource. */
-export async function applyHA(id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
+export async function applyHA(ctx: CallContext, id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
   const target: HATarget = {
     ...inputs,
+    ctx,
     deadline: deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout),
     timeoutInput: "updateTimeout",
   };
@@ -85,24 +89,24 @@ export async function applyHA(id: string, inputs: HAInputs, news: Record<string,
 }
 
 /** The counts as the service has them now; nothing when it is gone; the recorded ones while it is paused. */
-export async function readHA(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
+export async function readHA(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
   const recorded = haStateFrom(props);
-  const service = await serviceUnlessGone(clientFromSettings(), requiredField("ServiceHA", id, recorded, "projectId"), id);
+  const service = await serviceUnlessGone(ctx.client(), requiredField("ServiceHA", id, recorded, "projectId"), id);
   if (!service) return {};
   if (isStopped(service.status)) {
-    progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
+    ctx.progress(`service ${id} is ${service.status}; its HA is kept as recorded until it runs again`);
     return { id, props: recorded };
   }
   return { id, props: haStateFromService(recorded, service) };
 }
 
 /** Takes the replicas off at destroy, unless the service is gone, stopped, or its HA is declared by another resource. */
-export async function removeHA(id: string, props: Record<string, unknown>): Promise<void> {
+export async function removeHA(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<void> {
   const recorded = haStateFrom(props);
   const projectId = requiredField("ServiceHA", id, recorded, "projectId");
-  const service = await serviceUnlessGone(clientFromSettings(), projectId, id);
+  const service = await serviceUnlessGone(ctx.client(), projectId, id);
   if (!service) {
-    progress(`service ${id} no longer exists; no HA to remove`);
+    ctx.progress(`service ${id} no longer exists; no HA to remove`);
     return;
   }
   const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
@@ -110,17 +114,18 @@ export async function removeHA(id: string, props: Record<string, unknown>): Prom
   // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
   const successors = declaredBy(haOf(projectId, id), declarantOf(props));
   if (successors.length > 0) {
-    progress(
+    ctx.progress(
       `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +
         `${describeCounts({ replicaCount: replica_count, syncReplicaCount: sync_replica_count })}`,
     );
     return;
   }
   if (STOPPED_OR_GONE.includes(service.status)) {
-    progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
+    ctx.progress(`service ${id} is ${service.status}; its HA replicas cannot be changed now and are left as they are`);
     return;
   }
   const noHA: HATarget = {
+    ctx,
     projectId,
     serviceId: id,
     replicaCount: 0,

@@ -34,14 +34,14 @@ export const serviceHAProvider = defineProvider({
     return problem && `ServiceHA of service ${String(serviceId)}: ${problem}`;
   },
 
-  async create(inputs, news) {
-    return { id: inputs.serviceId, outs: await applyHA(inputs.serviceId, inputs, news) };
+  async create(ctx, inputs, news) {
+    return { id: inputs.serviceId, outs: await applyHA(ctx, inputs.serviceId, inputs, news) };
   },
 
   read: readHA,
 
-  async update(id, _olds, inputs, news) {
-    return { outs: await applyHA(id, inputs, news) };
+  async update(ctx, id, _olds, inputs, news) {
+    return { outs: await applyHA(ctx, id, inputs, news) };
   },
 
   delete: removeHA,

@@ -11,14 +11,14 @@ export const vpcNameProvider = defineProvider({
 
   references: (inputs) => [{ type: "vpc", property: "vpcId", projectId: inputs.projectId, id: inputs.vpcId }],
 
-  async create(inputs) {
-    return { id: inputs.vpcId, outs: await rename(inputs) };
+  async create(ctx, inputs) {
+    return { id: inputs.vpcId, outs: await rename(ctx, inputs) };
   },
   read: readName,
-  async update(_id, _olds, inputs) {
-    return { outs: await rename(inputs) };
+  async update(ctx, _id, _olds, inputs) {
+    return { outs: await rename(ctx, inputs) };
   },
-  async delete(id) {
-    keepName(id);
+  async delete(ctx, id) {
+    keepName(ctx, id);
   },
 });
