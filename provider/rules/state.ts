@@ -1,15 +1,21 @@
 // State as the engine hands it back: written by this version or an earlier one, so every typed
 // field is checked on the way in. Each resource reads its state once, through its own module.
+import { z } from "zod";
 import { TigerCloudError } from "../errors";
 
-/** The type each typed field of a resource's state must have. */
-export type FieldTypes = Record<string, "string" | "number" | "boolean" | "object">;
+/**
+ * A field of a resource's state, of its type or absent: a value of another type (written by
+ * something else, or edited) is read as absent, never taken for the type.
+ */
+export const recorded = <T extends z.ZodType>(type: T) => type.optional().catch(undefined);
 
-/** The recorded properties without `__provider`; a typed field of another type is read as absent. */
-export function typedState<T>(props: Record<string, unknown>, fields: FieldTypes): T {
+/** The recorded properties without `__provider`, parsed by the resource's state schema. */
+export function stateFrom<T extends z.ZodType>(schema: T, props: Record<string, unknown>): z.output<T> {
   const { __provider: _provider, ...state } = props;
-  for (const [key, type] of Object.entries(fields)) if (state[key] !== undefined && typeof state[key] !== type) delete state[key];
-  return state as T;
+  const parsed = schema.parse(state) as Record<string, unknown>;
+  // A field read as absent is absent, not a key holding undefined.
+  for (const [key, value] of Object.entries(parsed)) if (value === undefined) delete parsed[key];
+  return parsed as z.output<T>;
 }
 
 /**

@@ -5,68 +5,49 @@
 import type { Service } from "../../api/schemas";
 import { isStopped, READY } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
-import { type FieldTypes, typedState } from "../../rules/state";
+import { z } from "zod";
+import { recorded, stateFrom } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
 import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
 
-export interface ServiceForkState {
-  projectId?: string | undefined;
-  sourceServiceId?: string | undefined;
-  name?: string | undefined;
-  cpuMillis?: string | undefined;
-  memoryGbs?: string | undefined;
-  environmentTag?: string | undefined;
-  paused?: boolean | undefined;
-  waitForReady?: boolean | undefined;
-  readyWhen?: string | undefined;
-  passwordOnAdopt?: string | undefined;
-  onDestroy?: string | undefined;
-  deleteTimeout?: string | undefined;
-  serviceId?: string | undefined;
-  status?: string | undefined;
-  resources?:
-    | { id?: string | undefined; cpuMillis?: number | undefined; memoryGbs?: number | undefined; volumeType?: string | undefined }[]
-    | undefined;
-  initialPassword?: string | undefined;
-  host?: string | undefined;
-  port?: number | undefined;
+/** The other inputs and outputs (the declarant, `adopted`, the endpoints...) are kept as they came. */
+const ServiceForkStateSchema = z.looseObject({
+  projectId: recorded(z.string()),
+  sourceServiceId: recorded(z.string()),
+  name: recorded(z.string()),
+  cpuMillis: recorded(z.string()),
+  memoryGbs: recorded(z.string()),
+  environmentTag: recorded(z.string()),
+  paused: recorded(z.boolean()),
+  waitForReady: recorded(z.boolean()),
+  readyWhen: recorded(z.string()),
+  passwordOnAdopt: recorded(z.string()),
+  onDestroy: recorded(z.string()),
+  deleteTimeout: recorded(z.string()),
+  serviceId: recorded(z.string()),
+  status: recorded(z.string()),
+  resources: recorded(
+    z.array(
+      z.looseObject({
+        id: recorded(z.string()),
+        cpuMillis: recorded(z.number()),
+        memoryGbs: recorded(z.number()),
+        volumeType: recorded(z.string()),
+      }),
+    ),
+  ),
+  initialPassword: recorded(z.string()),
+  host: recorded(z.string()),
+  port: recorded(z.number()),
   /** An adopted fork whose password is still to be reset (passwordOnAdopt "reset"). */
-  passwordPending?: true;
+  passwordPending: recorded(z.literal(true)),
   /** A fork whose login (readyWhen "login") is still to be awaited. */
-  loginPending?: true;
-  /** The other inputs and outputs, kept as they came. */
-  [key: string]: unknown;
-}
-
-/** The type each typed field must have; a value of another type is read as absent. */
-const FIELD_TYPES: FieldTypes = {
-  projectId: "string",
-  sourceServiceId: "string",
-  name: "string",
-  cpuMillis: "string",
-  memoryGbs: "string",
-  environmentTag: "string",
-  paused: "boolean",
-  waitForReady: "boolean",
-  readyWhen: "string",
-  passwordOnAdopt: "string",
-  onDestroy: "string",
-  deleteTimeout: "string",
-  serviceId: "string",
-  status: "string",
-  resources: "object",
-  initialPassword: "string",
-  host: "string",
-  port: "number",
-};
-const PENDING_FLAGS = ["passwordPending", "loginPending"] as const;
+  loginPending: recorded(z.literal(true)),
+});
+export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
 
 /** State as the engine hands it back (written by this version or an earlier one), without `__provider`. */
-export function forkStateFrom(props: Record<string, unknown>): ServiceForkState {
-  const state = typedState<ServiceForkState>(props, FIELD_TYPES);
-  for (const flag of PENDING_FLAGS) if (state[flag] !== undefined && state[flag] !== true) delete state[flag];
-  return state;
-}
+export const forkStateFrom = (props: Record<string, unknown>): ServiceForkState => stateFrom(ServiceForkStateSchema, props);
 
 /** What a fork owes before it is usable, in the order a create does it. */
 export type UsableStep = "ready" | "password" | "login";

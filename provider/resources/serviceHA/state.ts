@@ -2,35 +2,25 @@
 // reported. State from the engine is read once, here.
 import type { Service } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
-import { type FieldTypes, typedState } from "../../rules/state";
+import { z } from "zod";
+import { recorded, stateFrom } from "../../rules/state";
 import { liveCounts } from "./inputs";
 
-export interface ServiceHAState {
-  projectId?: string | undefined;
-  serviceId?: string | undefined;
+/** The other properties (the declarant: __resourceName, __resourceUrn) are kept as they came. */
+const ServiceHAStateSchema = z.looseObject({
+  projectId: recorded(z.string()),
+  serviceId: recorded(z.string()),
   /** The live counts after the last change or refresh (declared or not). */
-  replicaCount?: number | undefined;
-  syncReplicaCount?: number | undefined;
-  waitForReady?: boolean | undefined;
-  updateTimeout?: string | undefined;
-  deleteTimeout?: string | undefined;
-  status?: string | undefined;
-  /** The declarant (__resourceName, __resourceUrn), kept as it came. */
-  [key: string]: unknown;
-}
+  replicaCount: recorded(z.number()),
+  syncReplicaCount: recorded(z.number()),
+  waitForReady: recorded(z.boolean()),
+  updateTimeout: recorded(z.string()),
+  deleteTimeout: recorded(z.string()),
+  status: recorded(z.string()),
+});
+export type ServiceHAState = z.output<typeof ServiceHAStateSchema>;
 
-const FIELD_TYPES: FieldTypes = {
-  projectId: "string",
-  serviceId: "string",
-  replicaCount: "number",
-  syncReplicaCount: "number",
-  waitForReady: "boolean",
-  updateTimeout: "string",
-  deleteTimeout: "string",
-  status: "string",
-};
-
-export const haStateFrom = (props: Record<string, unknown>): ServiceHAState => typedState<ServiceHAState>(props, FIELD_TYPES);
+export const haStateFrom = (props: Record<string, unknown>): ServiceHAState => stateFrom(ServiceHAStateSchema, props);
 
 /** State = the checked inputs + the service's live counts and status. */
 export function haStateFromService(recorded: ServiceHAState, s: Service): ServiceHAState {

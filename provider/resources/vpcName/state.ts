@@ -2,22 +2,21 @@
 // the engine is read once, here.
 import type { Vpc } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
-import { type FieldTypes, typedState } from "../../rules/state";
+import { z } from "zod";
+import { recorded, stateFrom } from "../../rules/state";
 
-export interface VpcNameState {
-  projectId?: string | undefined;
-  vpcId?: string | undefined;
+/** The other properties (the declarant: __resourceName, __resourceUrn) are kept as they came. */
+const VpcNameStateSchema = z.looseObject({
+  projectId: recorded(z.string()),
+  vpcId: recorded(z.string()),
   /** The name GET answered (after a rename, or as a refresh found it). */
-  name?: string | undefined;
-  cidr?: string | undefined;
-  regionCode?: string | undefined;
-  /** The declarant (__resourceName, __resourceUrn), kept as it came. */
-  [key: string]: unknown;
-}
+  name: recorded(z.string()),
+  cidr: recorded(z.string()),
+  regionCode: recorded(z.string()),
+});
+export type VpcNameState = z.output<typeof VpcNameStateSchema>;
 
-const FIELD_TYPES: FieldTypes = { projectId: "string", vpcId: "string", name: "string", cidr: "string", regionCode: "string" };
-
-export const vpcStateFrom = (props: Record<string, unknown>): VpcNameState => typedState<VpcNameState>(props, FIELD_TYPES);
+export const vpcStateFrom = (props: Record<string, unknown>): VpcNameState => stateFrom(VpcNameStateSchema, props);
 
 /** State = the checked inputs + the VPC as GET answered. */
 export function vpcStateFromApi(recorded: VpcNameState, vpc: Vpc): VpcNameState {
