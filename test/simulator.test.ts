@@ -222,7 +222,8 @@ describe("validation like the real service", () => {
   });
 
   test("a fork: 202, QUEUED -> CONFIGURING -> READY over time, inherits, 0 HA, fresh password", async () => {
-    sim.delays = { ...sim.delays, forkQueuedMs: 60, forkConfiguringMs: 60 };
+    sim.delays = { ...sim.delays, forkQueuedMs: 300, forkConfiguringMs: 300 };
+    const sent = Date.now();
     const res = await post("forkService", { fork_strategy: "NOW" });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({
@@ -233,10 +234,17 @@ describe("validation like the real service", () => {
       ha_replicas: { replica_count: 0, sync_replica_count: 0 },
     });
     const id = res.body.service_id as string;
-    await new Promise((r) => setTimeout(r, 80));
-    expect(sim.service(ids.projectId, id)?.status).toBe("CONFIGURING");
-    await new Promise((r) => setTimeout(r, 60));
-    expect(sim.service(ids.projectId, id)?.status).toBe("READY");
+    // The statuses as a poller sees them (every 10 ms), with when each was first seen: windows of
+    // 300 ms, so that a busy machine's late timers still land in each.
+    const seen: { status: string; at: number }[] = [];
+    while (seen.at(-1)?.status !== "READY" && Date.now() - sent < 5000) {
+      const status = sim.service(ids.projectId, id)?.status as string;
+      if (seen.at(-1)?.status !== status) seen.push({ status, at: Date.now() - sent });
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(seen.map((x) => x.status)).toEqual(["QUEUED", "CONFIGURING", "READY"]);
+    expect(seen[1]?.at).toBeGreaterThanOrEqual(300);
+    expect(seen[2]?.at).toBeGreaterThanOrEqual(600);
     const again = await post("forkService", { fork_strategy: "NOW" });
     expect(again.body.initial_password).not.toBe(res.body.initial_password);
   });
