@@ -16,7 +16,17 @@ export type ProjectSource = { projectId: string } | { deferred: true } | { failu
  * otherwise (program/urn.ts). Bookkeeping for messages and claims; never diffed. State written before
  * the URN was recorded is known by its name alone.
  */
-export function declarantOf(props: Record<string, unknown>): Declarant {
+/**
+ * What the engine's inputs carry beside the declared ones: the serialized provider, and the
+ * declarant the resource classes add (kept through check into state, never sent).
+ */
+export interface EngineInputs {
+  readonly __provider?: unknown;
+  readonly __resourceName?: unknown;
+  readonly __resourceUrn?: unknown;
+}
+
+export function declarantOf(props: EngineInputs): Declarant {
   const name = typeof props.__resourceName === "string" ? props.__resourceName : "(unnamed)";
   return { name, urn: typeof props.__resourceUrn === "string" ? props.__resourceUrn : `(named) ${name}` };
 }

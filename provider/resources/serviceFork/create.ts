@@ -11,7 +11,7 @@ import { SETTLED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
 import { recordClaim } from "../../rules/claims";
-import { declarantOf } from "../../rules/inputs";
+import { declarantOf, type EngineInputs } from "../../rules/inputs";
 import { partialFailure } from "../../rules/outputs";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
@@ -45,11 +45,7 @@ async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): 
 }
 
 /** The create: fork or adopt, then, when declared paused, stop. A failure after the fork exists still records it. */
-export async function createFork(
-  ctx: CallContext,
-  inputs: ForkInputs,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export async function createFork(ctx: CallContext, inputs: ForkInputs, news: EngineInputs): Promise<pulumi.dynamic.CreateResult> {
   const made = await forkOrAdopt(ctx, inputs, news);
   if (!inputs.paused) return made;
   // Declared stopped: forked (and waited for) first, then stopped. A failure here still
@@ -70,7 +66,7 @@ export async function createFork(
 }
 
 /** Adopts the running fork with this identity, or forks; never sends forkService twice. */
-async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: EngineInputs): Promise<pulumi.dynamic.CreateResult> {
   if (inputs.adoptServiceId !== undefined) return adoptById(ctx, inputs, news, inputs.adoptServiceId);
   const client = ctx.client();
   const adoptable = inputs.name !== undefined && inputs.adoptExisting;
@@ -117,7 +113,7 @@ async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: Record<st
 async function adoptById(
   ctx: CallContext,
   inputs: ForkInputs,
-  news: Record<string, unknown>,
+  news: EngineInputs,
   serviceId: string,
 ): Promise<pulumi.dynamic.CreateResult> {
   const service = await serviceUnlessGone(ctx.client(), inputs.projectId, serviceId);
@@ -138,7 +134,7 @@ async function adoptById(
 async function adopt(
   ctx: CallContext,
   inputs: ForkInputs,
-  news: Record<string, unknown>,
+  news: EngineInputs,
   found: Service[],
   reason: string,
 ): Promise<pulumi.dynamic.CreateResult> {
@@ -164,7 +160,7 @@ async function adopt(
 async function finishCreate(
   ctx: CallContext,
   inputs: ForkInputs,
-  news: Record<string, unknown>,
+  news: EngineInputs,
   fork: Service,
   adopted: Adoption | undefined,
   deadline = createDeadline(inputs),
@@ -189,7 +185,7 @@ export async function finishPendingCreate(
   id: string,
   recorded: ServiceForkState,
   inputs: ForkInputs,
-  news: Record<string, unknown>,
+  news: EngineInputs,
 ): Promise<ServiceForkState> {
   const steps = stepsOwed(recorded, inputs, "recorded");
   // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
@@ -208,7 +204,7 @@ async function makeUsable(
   id: string,
   from: ServiceForkState,
   inputs: ForkInputs,
-  news: Record<string, unknown>,
+  news: EngineInputs,
   steps: readonly UsableStep[],
   deadline: number,
 ): Promise<ServiceForkState> {

@@ -10,8 +10,11 @@ import { recorded, stateFrom } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
 import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
 
-/** The other inputs and outputs (the declarant, `adopted`, the endpoints...) are kept as they came. */
+/** The other inputs and outputs (`adopted`, the endpoints...) are kept as they came. */
 const ServiceForkStateSchema = z.looseObject({
+  /** Who declares it (rules/inputs.ts): kept from the inputs into state. */
+  __resourceName: recorded(z.string()),
+  __resourceUrn: recorded(z.string()),
   projectId: recorded(z.string()),
   sourceServiceId: recorded(z.string()),
   name: recorded(z.string()),

@@ -1,6 +1,7 @@
 // In-place changes to a fork: start, rename, resize, setEnvironment and stop, each sent only when
 // its input changed. A failure part-way records what was done, and the next `up` does the rest.
 import type * as pulumi from "@pulumi/pulumi";
+import type { EngineInputs } from "../../rules/inputs";
 import type { Service } from "../../api/schemas";
 import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
@@ -104,7 +105,7 @@ export async function updateFork(
   id: string,
   before: ServiceForkState,
   inputs: ForkInputs,
-  news: Record<string, unknown>,
+  news: EngineInputs,
 ): Promise<pulumi.dynamic.UpdateResult> {
   const password = before.initialPassword;
   let stateSoFar: ServiceForkState = { ...before, ...onlyKeys(inputs, FORK_DIFF_RULES.stateOnlyKeys ?? []) };

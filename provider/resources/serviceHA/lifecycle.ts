@@ -6,7 +6,7 @@ import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { WaitError } from "../../errors";
 import { declaredBy } from "../../rules/claims";
-import { declarantOf } from "../../rules/inputs";
+import { declarantOf, type EngineInputs } from "../../rules/inputs";
 import { deadlineIn } from "../../rules/inputSchemas";
 import { partialFailure } from "../../rules/outputs";
 import { requiredField } from "../../rules/state";
@@ -73,7 +73,7 @@ async function awaitHA(target: HATarget, answer: Service): Promise<Service> {
 }
 
 /** setHA then wait; once setHA succeeded, a failure still records the resource. */
-export async function applyHA(ctx: CallContext, id: string, inputs: HAInputs, news: Record<string, unknown>): Promise<ServiceHAState> {
+export async function applyHA(ctx: CallContext, id: string, inputs: HAInputs, news: EngineInputs): Promise<ServiceHAState> {
   const target: HATarget = {
     ...inputs,
     ctx,

@@ -6,8 +6,11 @@ import { z } from "zod";
 import { recorded, stateFrom } from "../../rules/state";
 import { liveCounts } from "./inputs";
 
-/** The other properties (the declarant: __resourceName, __resourceUrn) are kept as they came. */
+/** Any other property is kept as it came. */
 const ServiceHAStateSchema = z.looseObject({
+  /** Who declares it (rules/inputs.ts): kept from the inputs into state. */
+  __resourceName: recorded(z.string()),
+  __resourceUrn: recorded(z.string()),
   projectId: recorded(z.string()),
   serviceId: recorded(z.string()),
   /** The live counts after the last change or refresh (declared or not). */

@@ -5,8 +5,11 @@ import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
 import { recorded, stateFrom } from "../../rules/state";
 
-/** The other properties (the declarant: __resourceName, __resourceUrn) are kept as they came. */
+/** Any other property is kept as it came. */
 const VpcNameStateSchema = z.looseObject({
+  /** Who declares it (rules/inputs.ts): kept from the inputs into state. */
+  __resourceName: recorded(z.string()),
+  __resourceUrn: recorded(z.string()),
   projectId: recorded(z.string()),
   vpcId: recorded(z.string()),
   /** The name GET answered (after a rename, or as a refresh found it). */
