@@ -9,6 +9,13 @@ import { TigerCloudError } from "../errors";
  */
 export const recorded = <T extends z.ZodType>(type: T) => type.optional().catch(undefined);
 
+/** The fields every resource's state holds: who declares it (rules/inputs.ts), and its project. */
+export const COMMON_STATE = {
+  __resourceName: recorded(z.string()),
+  __resourceUrn: recorded(z.string()),
+  projectId: recorded(z.string()),
+};
+
 /** The recorded properties without `__provider`, parsed by the resource's state schema. */
 export function stateFrom<T extends z.ZodType>(schema: T, props: Record<string, unknown>): z.output<T> {
   const { __provider: _provider, ...state } = props;

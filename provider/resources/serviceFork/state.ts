@@ -6,16 +6,13 @@ import type { Service } from "../../api/schemas";
 import { isStopped, READY } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { recorded, stateFrom } from "../../rules/state";
+import { COMMON_STATE, recorded, stateFrom } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
 import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
 
 /** The other inputs and outputs (`adopted`, the endpoints...) are kept as they came. */
 const ServiceForkStateSchema = z.looseObject({
-  /** Who declares it (rules/inputs.ts): kept from the inputs into state. */
-  __resourceName: recorded(z.string()),
-  __resourceUrn: recorded(z.string()),
-  projectId: recorded(z.string()),
+  ...COMMON_STATE,
   sourceServiceId: recorded(z.string()),
   name: recorded(z.string()),
   cpuMillis: recorded(z.string()),

@@ -3,15 +3,12 @@
 import type { Service } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { recorded, stateFrom } from "../../rules/state";
+import { COMMON_STATE, recorded, stateFrom } from "../../rules/state";
 import { liveCounts } from "./inputs";
 
 /** Any other property is kept as it came. */
 const ServiceHAStateSchema = z.looseObject({
-  /** Who declares it (rules/inputs.ts): kept from the inputs into state. */
-  __resourceName: recorded(z.string()),
-  __resourceUrn: recorded(z.string()),
-  projectId: recorded(z.string()),
+  ...COMMON_STATE,
   serviceId: recorded(z.string()),
   /** The live counts after the last change or refresh (declared or not). */
   replicaCount: recorded(z.number()),

@@ -3,14 +3,11 @@
 import type { Vpc } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { recorded, stateFrom } from "../../rules/state";
+import { COMMON_STATE, recorded, stateFrom } from "../../rules/state";
 
 /** Any other property is kept as it came. */
 const VpcNameStateSchema = z.looseObject({
-  /** Who declares it (rules/inputs.ts): kept from the inputs into state. */
-  __resourceName: recorded(z.string()),
-  __resourceUrn: recorded(z.string()),
-  projectId: recorded(z.string()),
+  ...COMMON_STATE,
   vpcId: recorded(z.string()),
   /** The name GET answered (after a rename, or as a refresh found it). */
   name: recorded(z.string()),
