@@ -99,7 +99,7 @@ function startFloorLane(log, results) {
     [withPulumi, "jest", "--selectProjects", "e2e", "--maxWorkers=2", "--json", `--outputFile=${results}`, "-t", names, ...suites],
     { cwd: floorDir, env: { ...process.env, PULUMI_TIGERCLOUD_NODE: toolchain.floor.node }, stdio: ["ignore", out, out] },
   );
-  return new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  return ended(child);
 }
 
 /** Every floor-lane test ran and passed, by its results; what did not, named. */
@@ -123,16 +123,25 @@ function judgeFloorLane(results) {
   return { passed, failed: floorLane.length - passed, problems };
 }
 
+/** A lane's exit code; a signal this process gets (a CI runner's SIGTERM) is passed on to it meanwhile. */
+function ended(child) {
+  const forward = (signal) => child.kill(signal);
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const signal of signals) process.on(signal, forward);
+  return new Promise((resolve) =>
+    child.on("exit", (code, signal) => {
+      for (const s of signals) process.removeListener(s, forward);
+      resolve(code ?? (signal ? 1 : 0));
+    }),
+  );
+}
+
 /** Arguments that narrow the main lane to some suites or tests (a path, -t): the floor lane then stays out. */
 const narrowed = (args) =>
   args.some((a, i) => !a.startsWith("-") && !/^--?\w[\w-]*$/.test(args[i - 1] ?? "")) ||
   args.some((a) => /^(-t|--testNamePattern)/.test(a));
 
 async function main() {
-  // Built, and the tools ready, once before both lanes start: the floor tree links dist/.
-  const ready = spawnSync(process.execPath, [withPulumi, "true"], { cwd: root, stdio: "inherit" });
-  if (ready.status !== 0) process.exit(ready.status ?? 1);
-
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
   const log = path.join(root, ".tmp", "floor-lane.log");
   const results = path.join(root, ".tmp", "floor-results.json");
@@ -141,19 +150,18 @@ async function main() {
   const args = process.argv.slice(2);
   if (process.env.PULUMI_TIGERCLOUD_FLOOR_LANE === "off" || narrowed(args)) {
     step("the floor lane is left out: the run is narrowed to some tests, or PULUMI_TIGERCLOUD_FLOOR_LANE=off");
-    const only = spawnSync(process.execPath, [withPulumi, "--pack", "jest", ...args], { cwd: root, stdio: "inherit" });
-    process.exit(only.status ?? 1);
+    process.exit(await ended(spawn(process.execPath, [withPulumi, "--pack", "jest", ...args], { cwd: root, stdio: "inherit" })));
   }
+  // Built, and the tools ready, once before both lanes start: the floor tree links dist/.
+  const ready = spawnSync(process.execPath, [withPulumi, "true"], { cwd: root, stdio: "inherit" });
+  if (ready.status !== 0) process.exit(ready.status ?? 1);
   makeFloorTree(floorSdk(toolchain.floor.sdk));
   step(
     `floor lane: ${floorLane.length} tests on Node.js ${toolchain.floor.node.split(".")[0]} with @pulumi/pulumi ${toolchain.floor.sdk}, beside the main lane (output: ${path.relative(root, log)})`,
   );
   const floor = startFloorLane(log, results);
 
-  const main = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [withPulumi, "--pack", "jest", ...args], { cwd: root, stdio: "inherit" });
-    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-  });
+  const main = await ended(spawn(process.execPath, [withPulumi, "--pack", "jest", ...args], { cwd: root, stdio: "inherit" }));
   const floorCode = await floor;
   process.stdout.write(`\n---- floor lane (Node.js ${toolchain.floor.node.split(".")[0]}, @pulumi/pulumi ${toolchain.floor.sdk}) ----\n`);
   process.stdout.write(fs.readFileSync(log, "utf8"));
