@@ -6,6 +6,9 @@ import * as path from "path";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
 import { SAMPLE_TABLE } from "../simulator";
 import { REALISTIC_DELAYS, Simulator } from "../simulator";
+import { isolateEngineClients } from "./inlinePrograms";
+
+isolateEngineClients();
 
 const ROOT = path.join(__dirname, "..");
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);

@@ -8,6 +8,9 @@ import * as path from "path";
 import { type EngineEvent, LocalWorkspace, PulumiCommand, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import type { DatabaseMode } from "../../simulator";
 import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../../simulator";
+import { isolateEngineClients } from "../../scripts/inlinePrograms";
+
+isolateEngineClients();
 
 const REPO = path.join(__dirname, "..", "..");
 export const PASSPHRASE = "e2e-test-passphrase";
