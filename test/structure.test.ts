@@ -102,6 +102,16 @@ test("only the host builds a call's context: below it, settings, the client and 
   expect(importsOf("resources/defineProvider.ts").some(({ target, typeOnly }) => target === "engine/host.ts" && !typeOnly)).toBe(true);
 });
 
+test("the engine's property bags are typed at the host boundary: Record<string, unknown> only there", () => {
+  // The boundary: the host, the adapter that parses the engine's bags into each resource's typed
+  // inputs and state and writes them back (and the bag rules it applies), and the error that
+  // hands the engine a state to record. Every lifecycle below takes and returns typed values.
+  const BOUNDARY = ["resources/defineProvider.ts", "rules/inputs.ts", "rules/state.ts", "rules/outputs.ts", "rules/diff.ts", "errors.ts"];
+  const bags = MODULES.filter((f) => fs.readFileSync(path.join(PROVIDER, f), "utf8").includes("Record<string, unknown>"));
+  expect(bags.filter((f) => !f.startsWith("engine/") && !BOUNDARY.includes(f))).toEqual([]);
+  expect(bags).toContain("resources/defineProvider.ts"); // the scan sees a bag where there is one
+});
+
 test("a resource's folder imports no other resource's folder", () => {
   const wrong: string[] = [];
   for (const file of MODULES.filter((f) => /^resources\/\w+\//.test(f))) {

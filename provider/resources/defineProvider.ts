@@ -8,74 +8,94 @@ import { projectIdFallback } from "../workflows/keyProject";
 import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { Declarant } from "../rules/claims";
 import { changedInPlaceKeys, type DiffRules, diffInputs, makesNewObject, onlyStateChanged } from "../rules/diff";
-import { checkInputs, type ProjectSource, declarantOf, readInputs } from "../rules/inputs";
-import { toPlainJson, withoutProvider, withDeclarant } from "../rules/outputs";
+import { checkInputs, type EngineInputs, type ProjectSource, type UNKNOWN, declarantOf, readInputs } from "../rules/inputs";
+import { toPlainJson, withDeclarant } from "../rules/outputs";
+import { stateFrom } from "../rules/state";
 import { type Reference, verifyReferences } from "../workflows/verify";
 
-export interface ResourceDefinition<T extends z.ZodType> {
+/**
+ * Inputs as check hands them on: each may still be unknown during preview (the engine's sentinel,
+ * rules/inputs.ts), and the declarant rides along. What preview's hooks receive.
+ */
+export type Pending<I> = { readonly [K in keyof I]?: I[K] | typeof UNKNOWN } & EngineInputs;
+
+/** What a create answers: the object's ID and its state. */
+export interface Created<S> {
+  id: string;
+  outs: S;
+}
+
+/**
+ * What a refresh answers: the state as read and, optionally, the inputs (in state's form) that make
+ * the next diff show drift; nothing when the object is gone.
+ */
+export interface Refreshed<S> {
+  id?: string;
+  props?: S;
+  inputs?: S;
+}
+
+/**
+ * A resource: its inputs' schema (T), its state's schema (U), its diff rules, and its lifecycle,
+ * every hook typed. The engine's property bags are parsed here, once, on the way in (inputs by
+ * `schema`, state by `state`), and written once on the way out.
+ */
+export interface ResourceDefinition<T extends z.ZodType, U extends z.ZodType<Record<string, unknown>>> {
   kind: string;
   schema: T;
+  /** The state as the engine hands it back (rules/state.ts reads it). */
+  state: U;
   rules: DiffRules;
-  create(ctx: CallContext, inputs: z.output<T>, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult>;
-  read(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult>;
+  create(ctx: CallContext, inputs: z.output<T>, news: EngineInputs): Promise<Created<z.output<U>>>;
+  read(ctx: CallContext, id: string, recorded: z.output<U>): Promise<Refreshed<z.output<U>>>;
   /** Applies a change to an update key through the API. */
-  update(
-    ctx: CallContext,
-    id: string,
-    olds: Record<string, unknown>,
-    inputs: z.output<T>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.UpdateResult>;
-  delete(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<void>;
+  update(ctx: CallContext, id: string, olds: z.output<U>, inputs: z.output<T>, news: EngineInputs): Promise<z.output<U>>;
+  delete(ctx: CallContext, id: string, recorded: z.output<U>): Promise<void>;
   /**
    * Optional: records what the resource declares for this run (rules/claims.ts), from its checked
    * inputs (unknown values included); a conflict with another resource's declaration is a failure.
    */
-  recordClaims?(ctx: CallContext, inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[];
+  recordClaims?(ctx: CallContext, inputs: Pending<z.output<T>>, resource: Declarant): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
-  recordKept?(id: string, olds: Record<string, unknown>, resource: Declarant): void;
+  recordKept?(id: string, olds: z.output<U>, resource: Declarant): void;
   /**
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
    * them when the resource is about to be created or replaced (workflows/verify.ts).
    */
-  references?(inputs: Record<string, unknown>): Reference[];
+  references?(inputs: Pending<z.output<T>>): Reference[];
   /**
    * Optional: warnings of what the create (or replacement) these inputs make would do beyond the
-   * plan's "create" (take over a running fork, say), said at preview. Called after references
-   * were verified, with the same read-only limits; it never fails the check.
+   * plan's "create" (take over a running fork, say), said at preview. `olds` are the inputs it
+   * replaces (none for a create). Called after references were verified, with the same read-only
+   * limits; it never fails the check.
    */
-  warnOfCreate?(ctx: CallContext, olds: Record<string, unknown>, inputs: Record<string, unknown>, resource: Declarant): Promise<void>;
+  warnOfCreate?(ctx: CallContext, olds: Pending<z.output<T>> | undefined, inputs: Pending<z.output<T>>, resource: Declarant): Promise<void>;
   /**
    * Optional: update or state-only keys whose change this time cannot be made in place (the API
    * cannot express it): they replace instead. Called only with keys that changed.
    */
-  keysThatReplace?(ctx: CallContext, changed: string[], olds: Record<string, unknown>, news: Record<string, unknown>): Promise<string[]>;
+  keysThatReplace?(ctx: CallContext, changed: string[], olds: z.output<U>, news: Pending<z.output<T>>): Promise<string[]>;
   /** Optional: a reason to refuse this change at preview (diff fails with it), or undefined. */
-  refusalOfChange?(olds: Record<string, unknown>, news: Record<string, unknown>, replaces: string[], changed: string[]): string | undefined;
+  refusalOfChange?(olds: z.output<U>, news: Pending<z.output<T>>, replaces: string[], changed: string[]): string | undefined;
   /** Optional: when a replacement must remove the old object before making the new one. */
-  deleteBeforeReplace?(olds: Record<string, unknown>, news: Record<string, unknown>): boolean;
+  deleteBeforeReplace?(olds: z.output<U>, news: Pending<z.output<T>>): boolean;
   /** Optional: warnings, said when diff plans a replacement, of what the old object's delete will do. */
-  warnOfReplacement?(
-    ctx: CallContext,
-    id: string,
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-    deleteFirst: boolean,
-  ): Promise<void>;
+  warnOfReplacement?(ctx: CallContext, id: string, olds: z.output<U>, news: Pending<z.output<T>>, deleteFirst: boolean): Promise<void>;
   /**
    * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
    * fork recorded before it was READY). Called with the state it would write.
    */
-  finishPendingCreate?(
-    ctx: CallContext,
-    id: string,
-    outs: Record<string, unknown>,
-    inputs: z.output<T>,
-    news: Record<string, unknown>,
-  ): Promise<Record<string, unknown>>;
+  finishPendingCreate?(ctx: CallContext, id: string, outs: z.output<U>, inputs: z.output<T>, news: EngineInputs): Promise<z.output<U>>;
 }
 
-export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>): Required<pulumi.dynamic.ResourceProvider> {
+export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<string, unknown>>>(
+  def: ResourceDefinition<T, U>,
+): Required<pulumi.dynamic.ResourceProvider> {
+  type Inputs = z.output<T>;
+  type S = z.output<U>;
+  // The engine's bags, read once: state by its schema; check's inputs as check returned them.
+  const stateOf = (props: Record<string, unknown> | undefined): S => stateFrom(def.state, props ?? {});
+  const pending = (inputs: Record<string, unknown>) => inputs as Pending<Inputs>;
   // Every method's failures reach the engine escaped (errors.ts): check's failures, and whatever
   // any method throws, API text included. Here, once, so that no future code path can forget it.
   return {
@@ -88,20 +108,23 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
         const ctx = callContext();
         const outcome = checkInputs(def.schema, news, await projectSourceFor(ctx, "check", news, olds));
         if (outcome.failures.length === 0 && def.recordClaims)
-          outcome.failures.push(...def.recordClaims(ctx, outcome.inputs, declarantOf(news)));
+          outcome.failures.push(...def.recordClaims(ctx, pending(outcome.inputs), declarantOf(news)));
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
         if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return escapedFailures(outcome);
-        const failures = def.references ? await verifyReferences(ctx, def.kind, def.references(outcome.inputs)) : [];
-        if (failures.length === 0) await def.warnOfCreate?.(ctx, olds, outcome.inputs, declarantOf(news));
+        const inputs = pending(outcome.inputs);
+        const failures = def.references ? await verifyReferences(ctx, def.kind, def.references(inputs)) : [];
+        const replaced = hasInputs(olds) ? pending(olds) : undefined;
+        if (failures.length === 0) await def.warnOfCreate?.(ctx, replaced, inputs, declarantOf(news));
         return escapedFailures({ ...outcome, failures });
       }),
-    diff: (id, olds, unfilled) =>
+    diff: (id, oldProps, unfilled) =>
       escapingErrors(async () => {
         const ctx = callContext();
         // A project check left to `up` is the one the resource lives in (its outputs): no change.
-        const news = withRecordedProject(unfilled, olds);
-        const found = diffInputs(olds, news, def.rules);
-        const changed = changedInPlaceKeys(olds, news, def.rules);
+        const newProps = withRecordedProject(unfilled, oldProps);
+        const [olds, news] = [stateOf(oldProps), pending(newProps)];
+        const found = diffInputs(oldProps, newProps, def.rules);
+        const changed = changedInPlaceKeys(oldProps, newProps, def.rules);
         const instead = (await def.keysThatReplace?.(ctx, changed, olds, news)) ?? [];
         const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
         const refusal = def.refusalOfChange?.(olds, news, result.replaces, changed);
@@ -121,7 +144,7 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
         if (news.projectId === undefined && def.recordClaims) {
           const failures = def.recordClaims(
             ctx,
-            { ...(inputs as Record<string, unknown>), __provider: news.__provider },
+            pending({ ...(inputs as Record<string, unknown>), __provider: news.__provider }),
             declarantOf(news),
           );
           if (failures.length > 0)
@@ -131,23 +154,28 @@ export function defineProvider<T extends z.ZodType>(def: ResourceDefinition<T>):
             );
         }
         const made = await def.create(ctx, inputs, news);
-        return { ...made, outs: withDeclarant(made.outs, news) };
+        return { id: made.id, outs: withDeclarant(made.outs, news) };
       }),
-    read: (id, props) => escapingErrors(() => def.read(callContext(), id, props ?? {})),
-    update: (id, olds, unfilled) =>
+    read: (id, props) => escapingErrors(async () => (await def.read(callContext(), id, stateOf(props))) as pulumi.dynamic.ReadResult),
+    update: (id, oldProps, unfilled) =>
       escapingErrors(async () => {
         const ctx = callContext();
-        const news = withRecordedProject(unfilled, olds);
-        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news, olds));
-        if (!onlyStateChanged(olds, news, def.rules)) {
-          const changed = await def.update(ctx, id, olds, inputs, news);
-          return { ...changed, outs: withDeclarant(changed.outs ?? {}, news) };
-        }
-        const outs = toPlainJson({ ...withoutProvider(olds), ...(inputs as Record<string, unknown>) });
+        const news = withRecordedProject(unfilled, oldProps);
+        const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news, oldProps));
+        const olds = stateOf(oldProps);
+        if (!onlyStateChanged(oldProps, news, def.rules))
+          return { outs: withDeclarant(await def.update(ctx, id, olds, inputs, news), news) };
+        // Nothing for the API: the new inputs recorded over the old state, and what a create left undone finished.
+        const outs = stateOf(toPlainJson({ ...olds, ...(inputs as Record<string, unknown>) }));
         return { outs: withDeclarant(def.finishPendingCreate ? await def.finishPendingCreate(ctx, id, outs, inputs, news) : outs, news) };
       }),
-    delete: (id, props) => escapingErrors(() => def.delete(callContext(), id, props)),
+    delete: (id, props) => escapingErrors(() => def.delete(callContext(), id, stateOf(props))),
   };
+}
+
+/** Old inputs beside the serialized provider: the resource exists (check of an update or a replacement). */
+function hasInputs(olds: Record<string, unknown>): boolean {
+  return Object.keys(olds).some((k) => k !== "__provider");
 }
 
 /** Where a projectId the inputs leave unset comes from; none is needed when they set one (or it is unknown). */

@@ -4,11 +4,11 @@
 // fork's new password, a login), one sequence, which a failure leaves owed in state for the next
 // `up` to finish (finishPendingCreate).
 import * as crypto from "crypto";
-import type * as pulumi from "@pulumi/pulumi";
 import type { TigerCloudClient } from "../../api/client";
 import type { ForkServiceRequest, Service } from "../../api/schemas";
 import { SETTLED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
+import type { Created } from "../defineProvider";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
 import { recordClaim } from "../../rules/claims";
 import { declarantOf, type EngineInputs } from "../../rules/inputs";
@@ -45,12 +45,12 @@ async function forksWithIdentity(client: TigerCloudClient, inputs: ForkInputs): 
 }
 
 /** The create: fork or adopt, then, when declared paused, stop. A failure after the fork exists still records it. */
-export async function createFork(ctx: CallContext, inputs: ForkInputs, news: EngineInputs): Promise<pulumi.dynamic.CreateResult> {
+export async function createFork(ctx: CallContext, inputs: ForkInputs, news: EngineInputs): Promise<Created<ServiceForkState>> {
   const made = await forkOrAdopt(ctx, inputs, news);
   if (!inputs.paused) return made;
   // Declared stopped: forked (and waited for) first, then stopped. A failure here still
   // records the fork, running, so the next `up` stops it.
-  const state = made.outs as ServiceForkState;
+  const state = made.outs;
   try {
     const stopped = await stopFork(
       ctx,
@@ -66,7 +66,7 @@ export async function createFork(ctx: CallContext, inputs: ForkInputs, news: Eng
 }
 
 /** Adopts the running fork with this identity, or forks; never sends forkService twice. */
-async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: EngineInputs): Promise<pulumi.dynamic.CreateResult> {
+async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: EngineInputs): Promise<Created<ServiceForkState>> {
   if (inputs.adoptServiceId !== undefined) return adoptById(ctx, inputs, news, inputs.adoptServiceId);
   const client = ctx.client();
   const adoptable = inputs.name !== undefined && inputs.adoptExisting;
@@ -110,12 +110,7 @@ async function forkOrAdopt(ctx: CallContext, inputs: ForkInputs, news: EngineInp
 }
 
 /** adoptServiceId: the named fork, checked, taken under management; nothing recorded when a check fails. */
-async function adoptById(
-  ctx: CallContext,
-  inputs: ForkInputs,
-  news: EngineInputs,
-  serviceId: string,
-): Promise<pulumi.dynamic.CreateResult> {
+async function adoptById(ctx: CallContext, inputs: ForkInputs, news: EngineInputs, serviceId: string): Promise<Created<ServiceForkState>> {
   const service = await serviceUnlessGone(ctx.client(), inputs.projectId, serviceId);
   if (!service)
     throw new TigerCloudError(`adoptServiceId ${serviceId}: the API says no such service exists in project ${inputs.projectId}.`);
@@ -137,7 +132,7 @@ async function adopt(
   news: EngineInputs,
   found: Service[],
   reason: string,
-): Promise<pulumi.dynamic.CreateResult> {
+): Promise<Created<ServiceForkState>> {
   if (found.length > 1) {
     const list = found.map((s) => `${s.service_id} (created ${s.created ?? "at an unknown time"}, ${s.status})`).join(", ");
     throw new TigerCloudError(
@@ -164,7 +159,7 @@ async function finishCreate(
   fork: Service,
   adopted: Adoption | undefined,
   deadline = createDeadline(inputs),
-): Promise<pulumi.dynamic.CreateResult> {
+): Promise<Created<ServiceForkState>> {
   const id = fork.service_id;
   const state: ServiceForkState = {
     ...stateFromService(inputs, fork, undefined),

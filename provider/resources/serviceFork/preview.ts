@@ -10,7 +10,9 @@ import { type Declarant, describeDeclarant, recordClaim } from "../../rules/clai
 import { declarantOf, isUnknown } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
 import { adoptionProblem, forkHeld, forkIdentity, hasIdentity } from "./identity";
-import { sameSize, WHOLE } from "./inputs";
+import type { Pending } from "../defineProvider";
+import { type ForkInputs, sameSize, WHOLE } from "./inputs";
+import type { ServiceForkState } from "./state";
 
 /** What check says of the source service it found (workflows/verify.ts). */
 function judgeSource(source: Service): Judgement {
@@ -25,7 +27,7 @@ function judgeSource(source: Service): Judgement {
 }
 
 /** The services check reads: the source, and the fork adoptServiceId names (preview tells now what create would refuse). */
-export function forkReferences(inputs: Record<string, unknown>): Reference[] {
+export function forkReferences(inputs: Pending<ForkInputs>): Reference[] {
   const source: Reference = {
     type: "service",
     property: "sourceServiceId",
@@ -35,12 +37,10 @@ export function forkReferences(inputs: Record<string, unknown>): Reference[] {
   };
   if (inputs.adoptServiceId === undefined) return [source];
   const judgeAdopted = (service: Service): Judgement => {
+    const { sourceServiceId, name } = inputs;
     const problem =
-      typeof inputs.sourceServiceId === "string"
-        ? adoptionProblem(service, {
-            sourceServiceId: inputs.sourceServiceId,
-            name: typeof inputs.name === "string" ? inputs.name : undefined,
-          })
+      typeof sourceServiceId === "string"
+        ? adoptionProblem(service, { sourceServiceId, name: typeof name === "string" ? name : undefined })
         : undefined;
     return problem ? { failure: `cannot be taken under management: ${problem}` } : {};
   };
@@ -76,8 +76,8 @@ function servicesOnce(ctx: CallContext, projectId: string): Promise<Service[]> {
  */
 export async function warnOfTakeover(
   ctx: CallContext,
-  olds: Record<string, unknown>,
-  inputs: Record<string, unknown>,
+  olds: Pending<ForkInputs> | undefined,
+  inputs: Pending<ForkInputs>,
   resource: Declarant,
 ): Promise<void> {
   const { projectId, sourceServiceId, name } = inputs;
@@ -87,11 +87,11 @@ export async function warnOfTakeover(
   // The engine checks it with the old inputs (not the fork's ID: the identity tells), then once
   // more, as a create, with none: that second check is remembered by the URN.
   const state = previewState();
-  if (["projectId", "sourceServiceId", "name"].every((k) => olds[k] === inputs[k])) {
+  if (olds && olds.projectId === projectId && olds.sourceServiceId === sourceServiceId && olds.name === name) {
     state.replacing.add(resource.urn);
     return;
   }
-  if (Object.keys(olds).length === 0 && state.replacing.has(resource.urn)) return;
+  if (!olds && state.replacing.has(resource.urn)) return;
   let running: Service[];
   try {
     running = (await servicesOnce(ctx, projectId)).filter((s) => hasIdentity(s, { projectId, sourceServiceId, name }));
@@ -124,7 +124,7 @@ export async function warnOfTakeover(
  * heldElsewhere). Two resources of one program with the same identity would be adopted into one
  * fork (or race to make two): the second to be checked fails, naming both.
  */
-export function recordForkClaims(_ctx: CallContext, inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordForkClaims(_ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
   if (typeof projectId === "string" && typeof adoptServiceId === "string") recordClaim(forkHeld(projectId, adoptServiceId), resource, true);
   if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
@@ -144,8 +144,8 @@ export function recordForkClaims(_ctx: CallContext, inputs: Record<string, unkno
  * fork that stays paused (rename, resize and setEnvironment need it running).
  */
 export function refusedChange(
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
+  olds: ServiceForkState,
+  news: Pending<ForkInputs>,
   replaces: string[],
   changed: string[],
 ): string | undefined {
@@ -169,8 +169,8 @@ export function refusedChange(
 export async function replacedOnChange(
   ctx: CallContext,
   changed: string[],
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
+  olds: ServiceForkState,
+  news: Pending<ForkInputs>,
 ): Promise<string[]> {
   const adopting = news.adoptServiceId;
   const another = typeof adopting === "string" && changed.includes("adoptServiceId") && adopting !== olds.serviceId;
@@ -184,8 +184,8 @@ export async function replacedOnChange(
 async function sizeChangesResizeCannotMake(
   ctx: CallContext,
   changed: string[],
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
+  olds: ServiceForkState,
+  news: Pending<ForkInputs>,
 ): Promise<string[]> {
   const replaced: string[] = [];
   for (const k of ["cpuMillis", "memoryGbs"] as const) {
@@ -208,8 +208,8 @@ async function sizeChangesResizeCannotMake(
  * A replacement that keeps the name and the source would find the old fork running and adopt
  * it, then stop it: so the old one is stopped first, and the new one is forked afresh.
  */
-export function deletesBeforeReplace(olds: Record<string, unknown>, news: Record<string, unknown>): boolean {
-  const sameIdentity = ["projectId", "sourceServiceId", "name"].every((k) => news[k] !== undefined && olds[k] === news[k]);
+export function deletesBeforeReplace(olds: ServiceForkState, news: Pending<ForkInputs>): boolean {
+  const sameIdentity = (["projectId", "sourceServiceId", "name"] as const).every((k) => news[k] !== undefined && olds[k] === news[k]);
   return sameIdentity && news.adoptExisting !== false;
 }
 
@@ -217,8 +217,8 @@ export function deletesBeforeReplace(olds: Record<string, unknown>, news: Record
 export async function warnOfDeletion(
   ctx: CallContext,
   id: string,
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
+  olds: ServiceForkState,
+  news: Pending<ForkInputs>,
   first: boolean,
 ): Promise<void> {
   if (olds.onDestroy !== "delete") return;

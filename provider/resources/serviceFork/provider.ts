@@ -16,19 +16,20 @@ import {
   warnOfDeletion,
   warnOfTakeover,
 } from "./preview";
-import { forkStateFrom, inputsAfterRefresh, liveInputs, stateFromService } from "./state";
+import { inputsAfterRefresh, liveInputs, ServiceForkStateSchema, stateFromService } from "./state";
 import { updateFork } from "./update";
 
 /** @internal */
 export const serviceForkProvider = defineProvider({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
+  state: ServiceForkStateSchema,
   rules: FORK_DIFF_RULES,
 
   recordClaims: recordForkClaims,
   warnOfCreate: warnOfTakeover,
   recordKept(id, olds, resource) {
-    recordClaim(forkHeld(requiredField("ServiceFork", id, forkStateFrom(olds), "projectId"), id), resource, true);
+    recordClaim(forkHeld(requiredField("ServiceFork", id, olds, "projectId"), id), resource, true);
   },
   references: forkReferences,
   keysThatReplace: replacedOnChange,
@@ -38,8 +39,7 @@ export const serviceForkProvider = defineProvider({
 
   create: createFork,
 
-  async read(ctx, id, props) {
-    const recorded = forkStateFrom(props);
+  async read(ctx, id, recorded) {
     const service = await serviceUnlessGone(ctx.client(), requiredField("ServiceFork", id, recorded, "projectId"), id);
     if (!service) return {};
     // Name, size, environment and running state as they are now: a change made in the console is
@@ -48,7 +48,7 @@ export const serviceForkProvider = defineProvider({
     return { id, props: read, inputs: inputsAfterRefresh(recorded, read) };
   },
 
-  update: (ctx, id, olds, inputs, news) => updateFork(ctx, id, forkStateFrom(olds), inputs, news),
-  finishPendingCreate: (ctx, id, outs, inputs, news) => finishPendingCreate(ctx, id, forkStateFrom(outs), inputs, news),
-  delete: (ctx, id, props) => destroyFork(ctx, id, forkStateFrom(props)),
+  update: updateFork,
+  finishPendingCreate,
+  delete: destroyFork,
 });

@@ -6,12 +6,12 @@ import type { Service } from "../../api/schemas";
 import { isStopped, READY } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { COMMON_STATE, recorded, stateFrom } from "../../rules/state";
+import { COMMON_STATE, recorded } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
 import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
 
 /** The other inputs and outputs (`adopted`, the endpoints...) are kept as they came. */
-const ServiceForkStateSchema = z.looseObject({
+export const ServiceForkStateSchema = z.looseObject({
   ...COMMON_STATE,
   sourceServiceId: recorded(z.string()),
   name: recorded(z.string()),
@@ -45,9 +45,6 @@ const ServiceForkStateSchema = z.looseObject({
   loginPending: recorded(z.literal(true)),
 });
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
-
-/** State as the engine hands it back (written by this version or an earlier one), without `__provider`. */
-export const forkStateFrom = (props: Record<string, unknown>): ServiceForkState => stateFrom(ServiceForkStateSchema, props);
 
 /** What a fork owes before it is usable, in the order a create does it. */
 export type UsableStep = "ready" | "password" | "login";
@@ -93,8 +90,8 @@ const INPUT_KEYS = [
 ];
 
 /** The recorded inputs with what a refresh read: after it, preview shows the update. */
-export function inputsAfterRefresh(recorded: ServiceForkState, read: ServiceForkState): Record<string, unknown> {
-  const inputs = Object.fromEntries(INPUT_KEYS.filter((k) => recorded[k] !== undefined).map((k) => [k, recorded[k]]));
+export function inputsAfterRefresh(recorded: ServiceForkState, read: ServiceForkState): ServiceForkState {
+  const inputs: ServiceForkState = Object.fromEntries(INPUT_KEYS.filter((k) => recorded[k] !== undefined).map((k) => [k, recorded[k]]));
   for (const k of FORK_DIFF_RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = read[k];
   return inputs;
 }

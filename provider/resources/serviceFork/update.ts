@@ -1,6 +1,5 @@
 // In-place changes to a fork: start, rename, resize, setEnvironment and stop, each sent only when
 // its input changed. A failure part-way records what was done, and the next `up` does the rest.
-import type * as pulumi from "@pulumi/pulumi";
 import type { EngineInputs } from "../../rules/inputs";
 import type { Service } from "../../api/schemas";
 import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
@@ -43,8 +42,8 @@ async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, passw
 }
 
 /** Only the keys given, and only those set. */
-const onlyKeys = (from: Record<string, unknown>, keys: readonly string[]) =>
-  Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]]));
+const onlyKeys = (from: ForkInputs, keys: readonly string[]): Partial<ForkInputs> =>
+  Object.fromEntries(Object.entries(from).filter(([k, v]) => keys.includes(k) && v !== undefined));
 
 const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
@@ -106,7 +105,7 @@ export async function updateFork(
   before: ServiceForkState,
   inputs: ForkInputs,
   news: EngineInputs,
-): Promise<pulumi.dynamic.UpdateResult> {
+): Promise<ServiceForkState> {
   const password = before.initialPassword;
   let stateSoFar: ServiceForkState = { ...before, ...onlyKeys(inputs, FORK_DIFF_RULES.stateOnlyKeys ?? []) };
   let lastRead: Service | undefined;
@@ -145,7 +144,7 @@ export async function updateFork(
       applied(["paused"], stopped);
     }
     const now = await ctx.client().getService(inputs.projectId, id);
-    return { outs: stateFromService({ ...before, ...inputs }, now, password) };
+    return stateFromService({ ...before, ...inputs }, now, password);
   } catch (err) {
     throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), news, err);
   }

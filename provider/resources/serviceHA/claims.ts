@@ -4,7 +4,8 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { CallContext } from "../../engine/host";
 import { type Claim, type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
 import { isUnknown } from "../../rules/inputs";
-import { COUNT_KEYS, type DeclaredCounts } from "./inputs";
+import type { Pending } from "../defineProvider";
+import { COUNT_KEYS, type DeclaredCounts, type HAInputs } from "./inputs";
 
 /** The claims key of a service's HA (rules/claims.ts). */
 export const haOf = (projectId: string, serviceId: string) => `ServiceHA ${projectId}/${serviceId}`;
@@ -13,7 +14,7 @@ export const haOf = (projectId: string, serviceId: string) => `ServiceHA ${proje
  * Two ServiceHA of one service with different counts would flip it on every `up`: the second to
  * be checked fails, naming both. The same counts are allowed, with a warning.
  */
-export function recordHAClaims(ctx: CallContext, inputs: Record<string, unknown>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordHAClaims(ctx: CallContext, inputs: Pending<HAInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, serviceId } = inputs;
   if (typeof projectId !== "string" || typeof serviceId !== "string") return []; // unknown until apply
   const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };

@@ -1,6 +1,5 @@
 // ServiceHA's work on the API: setHA once the service can take it, then the wait for the counts;
 // reading the counts back; taking the replicas off at destroy, unless another resource declares them.
-import type * as pulumi from "@pulumi/pulumi";
 import type { Service, SetHARequest } from "../../api/schemas";
 import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
@@ -15,7 +14,8 @@ import { serviceUnlessGone } from "../../workflows/gone";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
 import { describeClaims, haOf } from "./claims";
 import { describeCounts, type HAInputs, hasCounts } from "./inputs";
-import { haStateFrom, haStateFromService, type ServiceHAState } from "./state";
+import { haStateFromService, type ServiceHAState } from "./state";
+import type { Refreshed } from "../defineProvider";
 
 /** What setting HA needs: the service, the counts, whether to wait, and by when. */
 type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
@@ -89,8 +89,7 @@ export async function applyHA(ctx: CallContext, id: string, inputs: HAInputs, ne
 }
 
 /** The counts as the service has them now; nothing when it is gone; the recorded ones while it is paused. */
-export async function readHA(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
-  const recorded = haStateFrom(props);
+export async function readHA(ctx: CallContext, id: string, recorded: ServiceHAState): Promise<Refreshed<ServiceHAState>> {
   const service = await serviceUnlessGone(ctx.client(), requiredField("ServiceHA", id, recorded, "projectId"), id);
   if (!service) return {};
   if (isStopped(service.status)) {
@@ -101,8 +100,7 @@ export async function readHA(ctx: CallContext, id: string, props: Record<string,
 }
 
 /** Takes the replicas off at destroy, unless the service is gone, stopped, or its HA is declared by another resource. */
-export async function removeHA(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<void> {
-  const recorded = haStateFrom(props);
+export async function removeHA(ctx: CallContext, id: string, recorded: ServiceHAState): Promise<void> {
   const projectId = requiredField("ServiceHA", id, recorded, "projectId");
   const service = await serviceUnlessGone(ctx.client(), projectId, id);
   if (!service) {
@@ -112,7 +110,7 @@ export async function removeHA(ctx: CallContext, id: string, props: Record<strin
   const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
   if (replica_count === 0 && sync_replica_count === 0) return;
   // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
-  const successors = declaredBy(haOf(projectId, id), declarantOf(props));
+  const successors = declaredBy(haOf(projectId, id), declarantOf(recorded));
   if (successors.length > 0) {
     ctx.progress(
       `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +

@@ -4,12 +4,13 @@ import { defineProvider } from "../defineProvider";
 import { recordHAClaims } from "./claims";
 import { HA_DIFF_RULES, HAInputsSchema, liveCounts, undeclaredCountProblem } from "./inputs";
 import { applyHA, readHA, removeHA } from "./lifecycle";
-import { haStateFrom } from "./state";
+import { ServiceHAStateSchema } from "./state";
 
 /** @internal */
 export const serviceHAProvider = defineProvider({
   kind: "ServiceHA",
   schema: HAInputsSchema,
+  state: ServiceHAStateSchema,
   rules: HA_DIFF_RULES,
   recordClaims: recordHAClaims,
 
@@ -28,7 +29,7 @@ export const serviceHAProvider = defineProvider({
 
   // The counts in state are the live ones: a change that leaves one count undeclared keeps it.
   refusalOfChange(olds, news, replaces) {
-    const { replicaCount, syncReplicaCount, serviceId } = haStateFrom(olds);
+    const { replicaCount, syncReplicaCount, serviceId } = olds;
     if (replaces.length > 0 || replicaCount === undefined || syncReplicaCount === undefined) return undefined;
     const problem = undeclaredCountProblem(news, { replicaCount, syncReplicaCount });
     return problem && `ServiceHA of service ${String(serviceId)}: ${problem}`;
@@ -40,9 +41,7 @@ export const serviceHAProvider = defineProvider({
 
   read: readHA,
 
-  async update(ctx, id, _olds, inputs, news) {
-    return { outs: await applyHA(ctx, id, inputs, news) };
-  },
+  update: (ctx, id, _olds, inputs, news) => applyHA(ctx, id, inputs, news),
 
   delete: removeHA,
 });

@@ -3,11 +3,11 @@
 import type { Service } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { COMMON_STATE, recorded, stateFrom } from "../../rules/state";
+import { COMMON_STATE, recorded } from "../../rules/state";
 import { liveCounts } from "./inputs";
 
 /** Any other property is kept as it came. */
-const ServiceHAStateSchema = z.looseObject({
+export const ServiceHAStateSchema = z.looseObject({
   ...COMMON_STATE,
   serviceId: recorded(z.string()),
   /** The live counts after the last change or refresh (declared or not). */
@@ -19,8 +19,6 @@ const ServiceHAStateSchema = z.looseObject({
   status: recorded(z.string()),
 });
 export type ServiceHAState = z.output<typeof ServiceHAStateSchema>;
-
-export const haStateFrom = (props: Record<string, unknown>): ServiceHAState => stateFrom(ServiceHAStateSchema, props);
 
 /** State = the checked inputs + the service's live counts and status. */
 export function haStateFromService(recorded: ServiceHAState, s: Service): ServiceHAState {

@@ -1,11 +1,11 @@
 // VpcName's work on the API: rename, then GET; reading the name back. Destroy makes no API call
 // (a VPC cannot be unnamed).
-import type * as pulumi from "@pulumi/pulumi";
 import type { CallContext } from "../../engine/host";
 import { requiredField } from "../../rules/state";
 import { vpcUnlessGone } from "../../workflows/gone";
+import type { Refreshed } from "../defineProvider";
 import type { VpcInputs } from "./inputs";
-import { type VpcNameState, vpcStateFrom, vpcStateFromApi } from "./state";
+import { type VpcNameState, vpcStateFromApi } from "./state";
 
 /** rename, then GET: today's rename answers only a message, and GET is the truth either way. */
 export async function rename(ctx: CallContext, inputs: VpcInputs): Promise<VpcNameState> {
@@ -16,8 +16,7 @@ export async function rename(ctx: CallContext, inputs: VpcInputs): Promise<VpcNa
 }
 
 /** The VPC's name as it is now (drift shows on refresh); nothing when the VPC is gone. */
-export async function readName(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
-  const recorded = vpcStateFrom(props);
+export async function readName(ctx: CallContext, id: string, recorded: VpcNameState): Promise<Refreshed<VpcNameState>> {
   const vpc = await vpcUnlessGone(ctx.client(), requiredField("VpcName", id, recorded, "projectId"), id);
   if (!vpc) return {};
   return { id, props: vpcStateFromApi(recorded, vpc) };

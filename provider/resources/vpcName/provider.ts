@@ -2,11 +2,13 @@
 import { defineProvider } from "../defineProvider";
 import { VPC_DIFF_RULES, VpcInputsSchema } from "./inputs";
 import { keepName, readName, rename } from "./lifecycle";
+import { VpcNameStateSchema } from "./state";
 
 /** @internal */
 export const vpcNameProvider = defineProvider({
   kind: "VpcName",
   schema: VpcInputsSchema,
+  state: VpcNameStateSchema,
   rules: VPC_DIFF_RULES,
 
   references: (inputs) => [{ type: "vpc", property: "vpcId", projectId: inputs.projectId, id: inputs.vpcId }],
@@ -15,9 +17,7 @@ export const vpcNameProvider = defineProvider({
     return { id: inputs.vpcId, outs: await rename(ctx, inputs) };
   },
   read: readName,
-  async update(ctx, _id, _olds, inputs) {
-    return { outs: await rename(ctx, inputs) };
-  },
+  update: (ctx, _id, _olds, inputs) => rename(ctx, inputs),
   async delete(ctx, id) {
     keepName(ctx, id);
   },

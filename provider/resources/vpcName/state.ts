@@ -3,10 +3,10 @@
 import type { Vpc } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { COMMON_STATE, recorded, stateFrom } from "../../rules/state";
+import { COMMON_STATE, recorded } from "../../rules/state";
 
 /** Any other property is kept as it came. */
-const VpcNameStateSchema = z.looseObject({
+export const VpcNameStateSchema = z.looseObject({
   ...COMMON_STATE,
   vpcId: recorded(z.string()),
   /** The name GET answered (after a rename, or as a refresh found it). */
@@ -15,8 +15,6 @@ const VpcNameStateSchema = z.looseObject({
   regionCode: recorded(z.string()),
 });
 export type VpcNameState = z.output<typeof VpcNameStateSchema>;
-
-export const vpcStateFrom = (props: Record<string, unknown>): VpcNameState => stateFrom(VpcNameStateSchema, props);
 
 /** State = the checked inputs + the VPC as GET answered. */
 export function vpcStateFromApi(recorded: VpcNameState, vpc: Vpc): VpcNameState {
