@@ -16,6 +16,21 @@ export const COMMON_STATE = {
   projectId: recorded(z.string()),
 };
 
+/**
+ * A resource's state schema: the common fields and `fields`, each recorded (of its type, or
+ * absent). Any other property is kept as it came.
+ */
+export function stateSchema<F extends Record<string, z.ZodType>>(fields: F) {
+  return z.looseObject({ ...COMMON_STATE, ...recordedFields(fields) });
+}
+
+/** Each of `fields` recorded: of its type, or absent. */
+export function recordedFields<F extends Record<string, z.ZodType>>(fields: F): { [K in keyof F]: z.ZodCatch<z.ZodOptional<F[K]>> } {
+  return Object.fromEntries(Object.entries(fields).map(([k, type]) => [k, recorded(type)])) as {
+    [K in keyof F]: z.ZodCatch<z.ZodOptional<F[K]>>;
+  };
+}
+
 /** The recorded properties without `__provider`, parsed by the resource's state schema. */
 export function stateFrom<T extends z.ZodType>(schema: T, props: Record<string, unknown>): z.output<T> {
   const { __provider: _provider, ...state } = props;

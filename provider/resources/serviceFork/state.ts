@@ -6,44 +6,38 @@ import type { Service } from "../../api/schemas";
 import { isStopped, READY } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { COMMON_STATE, recorded } from "../../rules/state";
+import { recordedFields, stateSchema } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
 import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
 
+/** The inputs that state keeps and that this provider reads back. */
+const KEPT = {
+  sourceServiceId: z.string(),
+  name: z.string(),
+  cpuMillis: z.string(),
+  memoryGbs: z.string(),
+  environmentTag: z.string(),
+  paused: z.boolean(),
+  waitForReady: z.boolean(),
+  readyWhen: z.string(),
+  passwordOnAdopt: z.string(),
+  onDestroy: z.string(),
+  deleteTimeout: z.string(),
+};
+const RESOURCE = z.looseObject(recordedFields({ id: z.string(), cpuMillis: z.number(), memoryGbs: z.number(), volumeType: z.string() }));
+/** What the API said of the fork (the create's answer holds its password), read back by this provider. */
+const REPORTED = {
+  serviceId: z.string(),
+  status: z.string(),
+  resources: z.array(RESOURCE),
+  initialPassword: z.string(),
+  host: z.string(),
+  port: z.number(),
+};
+/** Steps a create still owes (see stepsOwed): an adopted fork's password reset, a login to await. */
+const OWED = { passwordPending: z.literal(true), loginPending: z.literal(true) };
 /** The other inputs and outputs (`adopted`, the endpoints...) are kept as they came. */
-export const ServiceForkStateSchema = z.looseObject({
-  ...COMMON_STATE,
-  sourceServiceId: recorded(z.string()),
-  name: recorded(z.string()),
-  cpuMillis: recorded(z.string()),
-  memoryGbs: recorded(z.string()),
-  environmentTag: recorded(z.string()),
-  paused: recorded(z.boolean()),
-  waitForReady: recorded(z.boolean()),
-  readyWhen: recorded(z.string()),
-  passwordOnAdopt: recorded(z.string()),
-  onDestroy: recorded(z.string()),
-  deleteTimeout: recorded(z.string()),
-  serviceId: recorded(z.string()),
-  status: recorded(z.string()),
-  resources: recorded(
-    z.array(
-      z.looseObject({
-        id: recorded(z.string()),
-        cpuMillis: recorded(z.number()),
-        memoryGbs: recorded(z.number()),
-        volumeType: recorded(z.string()),
-      }),
-    ),
-  ),
-  initialPassword: recorded(z.string()),
-  host: recorded(z.string()),
-  port: recorded(z.number()),
-  /** An adopted fork whose password is still to be reset (passwordOnAdopt "reset"). */
-  passwordPending: recorded(z.literal(true)),
-  /** A fork whose login (readyWhen "login") is still to be awaited. */
-  loginPending: recorded(z.literal(true)),
-});
+export const ServiceForkStateSchema = stateSchema({ ...KEPT, ...REPORTED, ...OWED });
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
 
 /** What a fork owes before it is usable, in the order a create does it. */

@@ -3,21 +3,14 @@
 import type { Service } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { COMMON_STATE, recorded } from "../../rules/state";
+import { stateSchema } from "../../rules/state";
 import { liveCounts } from "./inputs";
 
-/** Any other property is kept as it came. */
-export const ServiceHAStateSchema = z.looseObject({
-  ...COMMON_STATE,
-  serviceId: recorded(z.string()),
-  /** The live counts after the last change or refresh (declared or not). */
-  replicaCount: recorded(z.number()),
-  syncReplicaCount: recorded(z.number()),
-  waitForReady: recorded(z.boolean()),
-  updateTimeout: recorded(z.string()),
-  deleteTimeout: recorded(z.string()),
-  status: recorded(z.string()),
-});
+/** The inputs state keeps. */
+const KEPT = { serviceId: z.string(), waitForReady: z.boolean(), updateTimeout: z.string(), deleteTimeout: z.string() };
+/** What the API reported after the last change or refresh: the live counts (declared or not), the status. */
+const REPORTED = { replicaCount: z.number(), syncReplicaCount: z.number(), status: z.string() };
+export const ServiceHAStateSchema = stateSchema({ ...KEPT, ...REPORTED });
 export type ServiceHAState = z.output<typeof ServiceHAStateSchema>;
 
 /** State = the checked inputs + the service's live counts and status. */

@@ -3,17 +3,10 @@
 import type { Vpc } from "../../api/schemas";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
-import { COMMON_STATE, recorded } from "../../rules/state";
+import { stateSchema } from "../../rules/state";
 
-/** Any other property is kept as it came. */
-export const VpcNameStateSchema = z.looseObject({
-  ...COMMON_STATE,
-  vpcId: recorded(z.string()),
-  /** The name GET answered (after a rename, or as a refresh found it). */
-  name: recorded(z.string()),
-  cidr: recorded(z.string()),
-  regionCode: recorded(z.string()),
-});
+/** `name` is the one GET answered (after a rename, or as a refresh found it). */
+export const VpcNameStateSchema = stateSchema({ vpcId: z.string(), name: z.string(), cidr: z.string(), regionCode: z.string() });
 export type VpcNameState = z.output<typeof VpcNameStateSchema>;
 
 /** State = the checked inputs + the VPC as GET answered. */
