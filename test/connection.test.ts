@@ -58,6 +58,20 @@ describe("the login probe", () => {
     expect([0, 1, 2, 3, 4, 5, 30].map((n) => nextLoginDelay(n))).toEqual([500, 1000, 2000, 4000, 5000, 5000, 5000]);
   });
 
+  test("a service the API gives no endpoint for is not tried: the error says how to wait for READY only", async () => {
+    let attempts = 0;
+    const wait = waitForLogin({
+      ctx: callContext(),
+      ...base,
+      host: undefined,
+      password: "pw-123456",
+      deadline: Date.now() + 60_000,
+      attempt: async () => (attempts++, { ok: true }),
+    });
+    await expect(wait).rejects.toThrow(/gives no endpoint to log in to; set readyWhen: "status" to wait for READY only/);
+    expect(attempts).toBe(0);
+  });
+
   test("tries until a login works, pausing as the backoff says, and says why it still waits (once per reason)", async () => {
     const results = [failing("connect ECONNREFUSED"), failing("connect ECONNREFUSED"), failing("Connection terminated unexpectedly")];
     const sleeps: number[] = [];

@@ -31,6 +31,13 @@ export interface BusySpec {
 export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>): Promise<T> {
   const started = Date.now();
   const who = `${spec.role} ${spec.serviceId}`;
+  const stillBusy = (service: Service, cause: unknown) =>
+    new WaitError(
+      `The ${spec.role} service ${spec.serviceId} was still busy (it was ${service.status}) after ${secondsSince(started)} s of waiting, ` +
+        `the whole of ${spec.timeoutInput}; the API refused to ${spec.action} it meanwhile, so nothing was done. ` +
+        `Raise ${spec.timeoutInput}, or run again once the operation on ${spec.serviceId} has finished.`,
+      { cause },
+    );
   let raced = false;
   for (;;) {
     let refusal: ConflictError;
@@ -44,7 +51,7 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
     const settled = spec.accepts.includes(service.status);
     // A 409 from a settled service (but for one that just settled) is a real refusal.
     if (!IN_TRANSITION.includes(service.status) && !settled) throw refusal;
-    if (Date.now() >= spec.deadline) throw stillBusy(spec, service, started, refusal);
+    if (Date.now() >= spec.deadline) throw stillBusy(service, refusal);
     if (settled) {
       // The refusal raced with the end of an operation: pause a poll's length, then send again,
       // once. A second 409 from a settled service is a refusal that is not about being busy.
@@ -68,17 +75,8 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
       });
     } catch (err) {
       if (Date.now() < spec.deadline) throw err;
-      throw stillBusy(spec, service, started, err);
+      throw stillBusy(service, err);
     }
     spec.ctx.progress(`${who} has settled; sending the request to ${spec.action} again`);
   }
-}
-
-function stillBusy(spec: BusySpec, service: Service, started: number, cause: unknown): WaitError {
-  return new WaitError(
-    `The ${spec.role} service ${spec.serviceId} was still busy (it was ${service.status}) after ${secondsSince(started)} s of waiting, ` +
-      `the whole of ${spec.timeoutInput}; the API refused to ${spec.action} it meanwhile, so nothing was done. ` +
-      `Raise ${spec.timeoutInput}, or run again once the operation on ${spec.serviceId} has finished.`,
-    { cause },
-  );
 }

@@ -3,7 +3,7 @@
 // CLI's own tests wait for a real login after READY), so "ready" by default means that tsdbadmin
 // can log in and run `SELECT 1`.
 import { secretRedactor } from "../api/redaction";
-import { WaitError } from "../errors";
+import { TigerCloudError, WaitError } from "../errors";
 import { printable } from "../text";
 import { secondsSince, sleep } from "../time";
 import type { CallContext, LoginTiming } from "../engine/host";
@@ -47,8 +47,9 @@ const WRONG_PASSWORD = "28P01";
 export interface LoginWait {
   ctx: CallContext;
   serviceId: string;
-  host: string;
-  port: number;
+  /** Where the API says the database is; a service that gives none cannot be logged in to. */
+  host: string | undefined;
+  port: number | undefined;
   /** Undefined when not known (an adopted fork): then a server that refuses a login is up. */
   password: string | undefined;
   deadline: number;
@@ -68,7 +69,14 @@ export type LoginOutcome = "logged-in" | "answered";
  * when it changes, why the last attempt failed. No password or connection string is ever in a
  * message: a failed attempt's text is redacted before it is cut.
  */
-export async function waitForLogin(spec: LoginWait): Promise<LoginOutcome> {
+export async function waitForLogin(wait: LoginWait): Promise<LoginOutcome> {
+  const { host, port } = wait;
+  if (host === undefined || port === undefined) {
+    throw new TigerCloudError(
+      `Service ${wait.serviceId} is READY but the API gives no endpoint to log in to; set readyWhen: "status" to wait for READY only.`,
+    );
+  }
+  const spec = { ...wait, host, port };
   const { progress } = spec.ctx;
   const timing = { ...LOGIN_DEFAULTS, ...spec.ctx.options.login };
   const redact = secretRedactor(spec.password ? [spec.password, encodeURIComponent(spec.password)] : []);
@@ -126,7 +134,7 @@ export function nextLoginDelay(tries: number, timing: LoginTiming = LOGIN_DEFAUL
 }
 
 /** One login with node-postgres, loaded only now: TLS without verifying the certificate, as sslmode=require. */
-async function pgAttempt(spec: LoginWait, timeoutMs: number): Promise<Attempt> {
+async function pgAttempt(spec: LoginWait & { host: string; port: number }, timeoutMs: number): Promise<Attempt> {
   const { Client } = require("pg") as typeof import("pg");
   const client = new Client({
     host: spec.host,

@@ -4,14 +4,12 @@ import { DELETED, GONE, SETTLED } from "../../api/statuses";
 import { requiredField } from "../../rules/state";
 import type { CallContext } from "../../engine/host";
 import { NotFoundError, TigerCloudError, WaitError } from "../../errors";
-import { type Declarant, declaredBy, describeDeclarant } from "../../rules/claims";
-import { declarantOf } from "../../rules/inputs";
-import { sendWhenSettled } from "../../workflows/busy";
+import { describeDeclarant } from "../../rules/claims";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
-import { forkHeld, forkIdentity } from "./identity";
+import { heldElsewhere } from "./claims";
 import { deadlineIn } from "../../rules/inputSchemas";
-import { busyFork, stopFork } from "./operations";
+import { sendToFork, stopFork } from "./operations";
 import type { ServiceForkState } from "./state";
 
 export async function destroyFork(ctx: CallContext, id: string, state: ServiceForkState): Promise<void> {
@@ -37,21 +35,6 @@ export async function destroyFork(ctx: CallContext, id: string, state: ServiceFo
   }
   ctx.progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
   await stopFork(ctx, id, projectId, wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
-}
-
-/**
- * The other resources of this run that hold this fork, or would take it over: by adoptServiceId,
- * or by its identity (name and source) with adoptExisting. Destroy leaves such a fork alone.
- */
-function heldElsewhere(id: string, state: ServiceForkState): { resource: Declarant }[] {
-  const me = declarantOf(state);
-  const projectId = requiredField("ServiceFork", id, state, "projectId");
-  const holders = declaredBy(forkHeld(projectId, id), me);
-  const { sourceServiceId, name } = state;
-  if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;
-  const adopters = declaredBy<boolean>(forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
-  const byUrn = new Map([...holders, ...adopters].map((claim) => [claim.resource.urn, claim]));
-  return [...byUrn.values()];
 }
 
 /**
@@ -83,9 +66,12 @@ async function deleteFork(
   }
   if (!GONE.includes(service.status)) {
     ctx.progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
-    const busy = busyFork(ctx, id, projectId, "delete", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
     try {
-      await sendWhenSettled(busy, () => client.deleteService(projectId, id));
+      await sendToFork(ctx, id, projectId, "delete", deadline, (c) => c.deleteService(projectId, id), {
+        client,
+        accepts: SETTLED,
+        timeoutInput: "deleteTimeout",
+      });
     } catch (err) {
       // A 404: gone meanwhile, if the API confirms it.
       if (!(err instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;

@@ -1,12 +1,8 @@
-// Which fork is this resource's: its identity (project, source and name), the claims keys under
-// which a run records the forks its resources hold or would take over, and the rules on adopting
-// one. Pure: no request, no engine.
+// Which fork is this resource's: its identity (project, source and name), and the rules on
+// adopting one. Pure: no request, no engine.
 import type { Service } from "../../api/schemas";
 import { STOPPED_OR_GONE } from "../../api/statuses";
-
-/** Claims keys (rules/claims.ts): the fork a resource holds, and the identity it declares. */
-export const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
-export const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
+import { TigerCloudError } from "../../errors";
 
 /** A running fork named `name` of `sourceServiceId` in `projectId`: one this resource may adopt. */
 export function hasIdentity(
@@ -36,4 +32,36 @@ export function adoptionProblem(service: Service, inputs: { sourceServiceId: str
     return `service ${id} is ${service.status}: only a running fork can be adopted (start it first)`;
   if (inputs.name !== undefined && service.name !== inputs.name) return `service ${id} is named "${service.name}", not "${inputs.name}"`;
   return undefined;
+}
+
+/** The reason an adopted fork records when adoptServiceId named it. */
+export const NAMED_BY_ID = "taken under management with adoptServiceId";
+
+/**
+ * The one fork of `found` to take over; several are an error that names them (Pulumi cannot tell
+ * which is this resource's), and nothing is made.
+ */
+export function oneToAdopt(found: Service[], inputs: { projectId: string; sourceServiceId: string; name?: string | undefined }): Service {
+  if (found.length > 1) {
+    const list = found.map((s) => `${s.service_id} (created ${s.created ?? "at an unknown time"}, ${s.status})`).join(", ");
+    throw new TigerCloudError(
+      `${found.length} running forks of service ${inputs.sourceServiceId} are named "${inputs.name}" in project ${inputs.projectId}: ${list}. ` +
+        `Pulumi cannot tell which one is this resource's, so it made none. Stop or delete all but one, or give this fork another name, ` +
+        `or set adoptExisting: false to make a new one.`,
+    );
+  }
+  return found[0] as Service;
+}
+
+/** What progress says of a fork taken over, and of its password, which only the answer that made it held. */
+export function adoptionNote(fork: Service, passwordOnAdopt: "keep" | "reset", reason: string): string {
+  const taking =
+    reason === NAMED_BY_ID
+      ? `taking fork ${fork.service_id} ("${fork.name}", ${fork.status}) under management (adoptServiceId)`
+      : `adopting fork ${fork.service_id} ("${fork.name}", ${fork.status}) instead of forking again: ${reason}`;
+  const password =
+    passwordOnAdopt === "keep"
+      ? `Its initial password is not known (only the answer that made it held it), and passwordOnAdopt is "keep": set a new one in the Tiger Cloud console or with the tiger CLI.`
+      : `Its initial password is not known (only the answer that made it held it): a new one will be set.`;
+  return `${taking}. ${password}`;
 }

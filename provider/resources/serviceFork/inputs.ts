@@ -1,7 +1,7 @@
 // A fork's inputs: their schema (one parse for check and create), the diff rules, and the rules
 // on sizes and timeouts that create and update apply. Pure: no request, no engine.
 import { z } from "zod";
-import { ENVIRONMENT_TAGS, FORK_STRATEGIES } from "../../api/schemas";
+import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest } from "../../api/schemas";
 import type { DiffRules } from "../../rules/diff";
 import { booleanSchema, durationSchema, idSchema, nameSchema, deadlineIn, textSchema } from "../../rules/inputSchemas";
 import { WAIT_DEFAULTS } from "../../workflows/waiting";
@@ -131,3 +131,14 @@ export const resizeDigits = (size: string) => size.replace(/\.0*$/, "");
 
 /** createTimeout bounds the whole create: waiting for a busy source, then for the fork. */
 export const createDeadline = (inputs: ForkInputs) => deadlineIn(inputs.createTimeout, WAIT_DEFAULTS.createTimeout);
+
+/** The forkService body: the checked inputs, unchanged. */
+export function forkRequest(inputs: ForkInputs): ForkServiceRequest {
+  const body: ForkServiceRequest = { fork_strategy: inputs.forkStrategy };
+  if (inputs.environmentTag !== undefined) body.environment_tag = inputs.environmentTag;
+  if (inputs.targetTime !== undefined) body.target_time = inputs.targetTime;
+  if (inputs.cpuMillis !== undefined) body.cpu_millis = inputs.cpuMillis;
+  if (inputs.memoryGbs !== undefined) body.memory_gbs = inputs.memoryGbs;
+  if (inputs.name !== undefined) body.name = inputs.name;
+  return body;
+}

@@ -1,29 +1,37 @@
 // The requests and waits on a fork that create, update and delete share: the busy rule for a
-// request on it, waiting for READY, stopping it, and waiting for a login to its database.
+// request on it, waiting for READY, stopping it, and setting a new password.
+import * as crypto from "crypto";
+import type { TigerCloudClient } from "../../api/client";
 import type { Service } from "../../api/schemas";
 import { GONE, PAUSED, READY, SETTLED, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
-import { BadRequestError, NotFoundError, TigerCloudError } from "../../errors";
+import { BadRequestError, NotFoundError } from "../../errors";
 import type { BusySpec } from "../../workflows/busy";
 import { sendWhenSettled } from "../../workflows/busy";
-import { waitForLogin } from "../../workflows/connection";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { waitForService } from "../../workflows/waiting";
 import { createDeadline, type ForkInputs } from "./inputs";
 
-/** The busy rule (workflows/busy.ts) for a request on a fork: by default an in-place change. */
-export const busyFork = (
+/**
+ * Sends a request on a fork under the busy rule (workflows/busy.ts): by default an in-place change,
+ * which the fork takes while READY, within updateTimeout.
+ */
+export function sendToFork<T>(
   ctx: CallContext,
   id: string,
   projectId: string,
   action: string,
   deadline: number,
+  send: (client: TigerCloudClient) => Promise<T>,
   {
     accepts = [READY],
     timeoutInput = "updateTimeout",
     client = ctx.client(),
   }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> = {},
-): BusySpec => ({ ctx, client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput });
+): Promise<T> {
+  const busy: BusySpec = { ctx, client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput };
+  return sendWhenSettled(busy, () => send(client));
+}
 
 export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline = createDeadline(inputs)) =>
   waitForService({
@@ -52,8 +60,11 @@ export async function stopFork(
   const client = ctx.client();
   let answer: Service;
   try {
-    const busy = busyFork(ctx, id, projectId, "stop", deadline, { client, accepts: SETTLED, timeoutInput: "deleteTimeout" });
-    answer = await sendWhenSettled(busy, () => client.stop(projectId, id));
+    answer = await sendToFork(ctx, id, projectId, "stop", deadline, (c) => c.stop(projectId, id), {
+      client,
+      accepts: SETTLED,
+      timeoutInput: "deleteTimeout",
+    });
   } catch (err) {
     // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
     // are confirmed by reading the fork; any other answer is a real refusal.
@@ -83,19 +94,24 @@ export async function stopFork(
   return paused;
 }
 
-/** Where a fork's database takes logins, and the password to try (none: a refused login proves it up). */
-export interface LoginTarget {
-  host: string | undefined;
-  port: number | undefined;
-  password: string | undefined;
-}
-
-/** Waits until the fork's database takes a login (workflows/connection.ts). */
-export async function awaitLogin(ctx: CallContext, id: string, { host, port, password }: LoginTarget, deadline: number): Promise<void> {
-  if (host === undefined || port === undefined) {
-    throw new TigerCloudError(
-      `Fork ${id} is READY but the API gives no endpoint to log in to; set readyWhen: "status" to wait for READY only.`,
-    );
-  }
-  await waitForLogin({ ctx, serviceId: id, host, port, password: password || undefined, deadline, timeoutInput: "createTimeout" });
+/**
+ * An adopted fork's password was only in the answer that made it: a new one (192 random bits,
+ * chosen before the request so a retry sends the same) is set, and the fork read again, so that
+ * its connection outputs are built the one way every read builds them. The password is redacted
+ * from whatever the client logs or throws.
+ */
+export async function setNewPassword(
+  ctx: CallContext,
+  id: string,
+  projectId: string,
+  deadline: number,
+): Promise<{ read: Service; password: string }> {
+  const password = crypto.randomBytes(24).toString("base64url");
+  const client = ctx.client({}, [password]);
+  await sendToFork(ctx, id, projectId, "set the password of", deadline, (c) => c.updatePassword(projectId, id, password), {
+    client,
+    timeoutInput: "createTimeout",
+  });
+  ctx.progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
+  return { read: await client.getService(projectId, id, { deadline }), password };
 }

@@ -1,15 +1,14 @@
 // What preview decides for a fork, before anything is made: what check says of the services it
 // refers to, the claims a declaration records for the run, the warnings of a takeover or a
 // deletion, and the changes that replace instead, or are refused, with the reason.
-import type * as pulumi from "@pulumi/pulumi";
 import type { Service } from "../../api/schemas";
 import { GONE, SETTLED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { learntInRun } from "../../run";
-import { type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
+import { type Declarant, describeDeclarant } from "../../rules/claims";
 import { declarantOf, isUnknown } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
-import { adoptionProblem, forkHeld, forkIdentity, hasIdentity } from "./identity";
+import { adoptionProblem, hasIdentity } from "./identity";
 import type { Pending } from "../defineProvider";
 import { type ForkInputs, sameSize, WHOLE } from "./inputs";
 import type { ServiceForkState } from "./state";
@@ -116,26 +115,6 @@ export async function warnOfTakeover(
   if (state.warned.has(key)) return;
   state.warned.add(key);
   await ctx.warning(message, resource.urn);
-}
-
-/**
- * What a fork declaration claims for the run: the fork adoptServiceId names, and the identity,
- * with whether `up` would take over a running fork that has it. A delete spares both (see
- * heldElsewhere). Two resources of one program with the same identity would be adopted into one
- * fork (or race to make two): the second to be checked fails, naming both.
- */
-export function recordForkClaims(_ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
-  const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
-  if (typeof projectId === "string" && typeof adoptServiceId === "string") recordClaim(forkHeld(projectId, adoptServiceId), resource, true);
-  if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
-  const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
-  const others = recordClaim(forkIdentity(projectId, sourceServiceId, name), resource, adopts);
-  return others.map((other) => ({
-    property: "name",
-    reason:
-      `ServiceFork ${describeDeclarant(resource)} and ServiceFork ${describeDeclarant(other.resource)} both declare a fork named "${name}" of service ${sourceServiceId}: ` +
-      `a fork's identity is its project, source and name, so they would be one fork. Give each its own name.`,
-  }));
 }
 
 /**

@@ -1,23 +1,15 @@
 // The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts).
 import { requiredField } from "../../rules/state";
-import { recordClaim } from "../../rules/claims";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { defineProvider } from "../defineProvider";
-import { createFork, finishPendingCreate } from "./create";
+import { createFork } from "./create";
 import { destroyFork } from "./delete";
-import { forkHeld } from "./identity";
 import { FORK_DIFF_RULES, ForkInputsSchema } from "./inputs";
-import {
-  deletesBeforeReplace,
-  forkReferences,
-  recordForkClaims,
-  refusedChange,
-  replacedOnChange,
-  warnOfDeletion,
-  warnOfTakeover,
-} from "./preview";
+import { deletesBeforeReplace, forkReferences, refusedChange, replacedOnChange, warnOfDeletion, warnOfTakeover } from "./preview";
 import { inputsAfterRefresh, liveInputs, ServiceForkStateSchema, stateFromService } from "./state";
 import { updateFork } from "./update";
+import { finishPendingCreate } from "./usable";
+import { claimFork, recordForkClaims } from "./claims";
 
 /** @internal */
 export const serviceForkProvider = defineProvider({
@@ -29,7 +21,7 @@ export const serviceForkProvider = defineProvider({
   recordClaims: recordForkClaims,
   warnOfCreate: warnOfTakeover,
   recordKept(id, olds, resource) {
-    recordClaim(forkHeld(requiredField("ServiceFork", id, olds, "projectId"), id), resource, true);
+    claimFork(requiredField("ServiceFork", id, olds, "projectId"), id, resource);
   },
   references: forkReferences,
   keysThatReplace: replacedOnChange,

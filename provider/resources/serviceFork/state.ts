@@ -1,14 +1,13 @@
-// A fork's state: the checked inputs as recorded, what the API says of the fork, and what a create
-// still owes it before it is usable (a step each: READY, an adopted fork's new password, a working
-// login), which a create that fails part-way leaves for the next `up`. State from the engine is read
-// once, here, into ServiceForkState; which steps are owed is decided here, and only here.
+// A fork's state: the checked inputs as recorded, what the API says of the fork, and the steps a
+// create still owes it (usable.ts decides them). The engine's state is read by this schema once,
+// at the host boundary (resources/defineProvider.ts), into ServiceForkState.
 import type { Service } from "../../api/schemas";
-import { isStopped, READY } from "../../api/statuses";
+import { isStopped } from "../../api/statuses";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
 import { recordedFields, stateSchema } from "../../rules/state";
 import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
-import { FORK_DIFF_RULES, type ForkInputs, sameSize } from "./inputs";
+import { FORK_DIFF_RULES, sameSize } from "./inputs";
 
 /** The inputs that state keeps and that this provider reads back. */
 const KEPT = {
@@ -39,40 +38,6 @@ const OWED = { passwordPending: z.literal(true), loginPending: z.literal(true) }
 /** The other inputs and outputs (`adopted`, the endpoints...) are kept as they came. */
 export const ServiceForkStateSchema = stateSchema({ ...KEPT, ...REPORTED, ...OWED });
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
-
-/** What a fork owes before it is usable, in the order a create does it. */
-export type UsableStep = "ready" | "password" | "login";
-/** The flag that records a step as owed; READY needs none: the recorded status tells. */
-const FLAG_OF = { password: "passwordPending", login: "loginPending" } as const;
-
-/**
- * The steps a fork owes, from what state records: READY when it is not (and the program waits);
- * a new password for an adopted fork that has not had one yet (passwordOnAdopt "reset"); a login
- * when the program waits for one and any step before it was owed, or the login itself was. A new
- * fork is made usable even when declared paused (it is stopped after); a recorded fork that stays
- * stopped owes no wait.
- */
-export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "new" | "recorded"): UsableStep[] {
-  const waits = inputs.waitForReady && (fork === "new" || !inputs.paused);
-  const ready = waits && state.status !== READY;
-  const password = state.passwordPending === true && inputs.passwordOnAdopt === "reset";
-  const login = waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true);
-  return (["ready", "password", "login"] as const).filter((step) => ({ ready, password, login })[step]);
-}
-
-/** The state with `steps` recorded as owed: a failure from here on leaves them for the next `up`. */
-export function markOwed(state: ServiceForkState, steps: readonly UsableStep[]): ServiceForkState {
-  const marked = { ...state };
-  for (const step of steps) if (step !== "ready") marked[FLAG_OF[step]] = true;
-  return marked;
-}
-
-/** The state with `step` done, or no longer owed. */
-export function settled(state: ServiceForkState, step: UsableStep): ServiceForkState {
-  if (step === "ready") return state;
-  const { [FLAG_OF[step]]: _done, ...rest } = state;
-  return rest;
-}
 
 /** The inputs as state records them, so that refresh can hand back what it read (`paused`). */
 const INPUT_KEYS = [

@@ -6,11 +6,11 @@ import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { BadRequestError, TigerCloudError } from "../../errors";
 import { partialFailure, toPlainJson } from "../../rules/outputs";
-import { sendWhenSettled } from "../../workflows/busy";
+import { waitForLogin } from "../../workflows/connection";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
 import { deadlineIn } from "../../rules/inputSchemas";
 import { createDeadline, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize } from "./inputs";
-import { awaitLogin, busyFork, stopFork, waitReady } from "./operations";
+import { sendToFork, stopFork, waitReady } from "./operations";
 import { liveSize, type ServiceForkState, stateFromService } from "./state";
 
 /** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
@@ -22,8 +22,11 @@ async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, passw
   let answer: Service;
   try {
     // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
-    const busy = busyFork(ctx, id, projectId, "start", deadline, { client, accepts: [PAUSED, READY], timeoutInput: "createTimeout" });
-    answer = await sendWhenSettled(busy, () => client.start(projectId, id));
+    answer = await sendToFork(ctx, id, projectId, "start", deadline, (c) => c.start(projectId, id), {
+      client,
+      accepts: [PAUSED, READY],
+      timeoutInput: "createTimeout",
+    });
   } catch (err) {
     // 400 answers a start of a fork that is not stopped: confirmed by reading it.
     if (!(err instanceof BadRequestError)) throw err;
@@ -36,7 +39,8 @@ async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, passw
   ctx.progress(`fork ${id} is READY`);
   if (inputs.readyWhen === "login") {
     // A resumed fork is ready as a new one is: when its database takes a login.
-    await awaitLogin(ctx, id, { host: ready.endpoint?.host, port: ready.endpoint?.port, password }, deadline);
+    const endpoint = { host: ready.endpoint?.host, port: ready.endpoint?.port };
+    await waitForLogin({ ctx, serviceId: id, ...endpoint, password: password || undefined, deadline, timeoutInput: "createTimeout" });
   }
   return ready;
 }
@@ -52,8 +56,8 @@ const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
 async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs): Promise<Service> {
   const name = inputs.name as string;
   ctx.progress(`renaming fork ${id} to "${name}"`);
-  const busy = busyFork(ctx, id, inputs.projectId, "rename", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
-  return sendWhenSettled(busy, () => busy.client.renameService(inputs.projectId, id, name));
+  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
+  return sendToFork(ctx, id, inputs.projectId, "rename", deadline, (c) => c.renameService(inputs.projectId, id, name));
 }
 
 async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState): Promise<Service> {
@@ -69,12 +73,12 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
   const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
   ctx.progress(`resizing fork ${id} to ${what}`);
-  const busy = busyFork(ctx, id, inputs.projectId, "resize", deadline);
-  const answer = await sendWhenSettled(busy, () => busy.client.resize(inputs.projectId, id, body));
+  const client = ctx.client();
+  const answer = await sendToFork(ctx, id, inputs.projectId, "resize", deadline, (c) => c.resize(inputs.projectId, id, body), { client });
   if (!inputs.waitForReady) return answer;
   const resized = await waitForService({
     ctx,
-    client: busy.client,
+    client,
     projectId: inputs.projectId,
     serviceId: id,
     goal: `READY with ${what}`,
@@ -89,8 +93,10 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
 
 async function setForkEnvironment(ctx: CallContext, id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
   ctx.progress(`tagging fork ${id} ${environment}`);
-  const busy = busyFork(ctx, id, inputs.projectId, "set the environment of", deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout));
-  await sendWhenSettled(busy, () => busy.client.setEnvironment(inputs.projectId, id, environment));
+  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
+  await sendToFork(ctx, id, inputs.projectId, "set the environment of", deadline, (c) =>
+    c.setEnvironment(inputs.projectId, id, environment),
+  );
   return undefined;
 }
 

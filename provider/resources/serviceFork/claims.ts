@@ -1,0 +1,55 @@
+// What a ServiceFork declares for the run (rules/claims.ts): the fork it holds, and its identity
+// with whether `up` would take over a running fork that has it. A delete spares a fork that another
+// resource of the run holds or would take over (a rename or a move without an alias).
+import type * as pulumi from "@pulumi/pulumi";
+import type { CallContext } from "../../engine/host";
+import { type Declarant, declaredBy, describeDeclarant, recordClaim } from "../../rules/claims";
+import { declarantOf } from "../../rules/inputs";
+import { requiredField } from "../../rules/state";
+import type { Pending } from "../defineProvider";
+import type { ForkInputs } from "./inputs";
+import type { ServiceForkState } from "./state";
+
+/** Claims keys (rules/claims.ts): the fork a resource holds, and the identity it declares. */
+export const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
+export const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
+
+/** Records that `resource` holds fork `serviceId` from now on (a create, or a fork the program keeps). */
+export function claimFork(projectId: string, serviceId: string, resource: Declarant): void {
+  recordClaim(forkHeld(projectId, serviceId), resource, true);
+}
+
+/**
+ * What a fork declaration claims for the run: the fork adoptServiceId names, and the identity,
+ * with whether `up` would take over a running fork that has it. A delete spares both (see
+ * heldElsewhere). Two resources of one program with the same identity would be adopted into one
+ * fork (or race to make two): the second to be checked fails, naming both.
+ */
+export function recordForkClaims(_ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+  const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
+  if (typeof projectId === "string" && typeof adoptServiceId === "string") recordClaim(forkHeld(projectId, adoptServiceId), resource, true);
+  if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
+  const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
+  const others = recordClaim(forkIdentity(projectId, sourceServiceId, name), resource, adopts);
+  return others.map((other) => ({
+    property: "name",
+    reason:
+      `ServiceFork ${describeDeclarant(resource)} and ServiceFork ${describeDeclarant(other.resource)} both declare a fork named "${name}" of service ${sourceServiceId}: ` +
+      `a fork's identity is its project, source and name, so they would be one fork. Give each its own name.`,
+  }));
+}
+
+/**
+ * The other resources of this run that hold this fork, or would take it over: by adoptServiceId,
+ * or by its identity (name and source) with adoptExisting. Destroy leaves such a fork alone.
+ */
+export function heldElsewhere(id: string, state: ServiceForkState): { resource: Declarant }[] {
+  const me = declarantOf(state);
+  const projectId = requiredField("ServiceFork", id, state, "projectId");
+  const holders = declaredBy(forkHeld(projectId, id), me);
+  const { sourceServiceId, name } = state;
+  if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;
+  const adopters = declaredBy<boolean>(forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
+  const byUrn = new Map([...holders, ...adopters].map((claim) => [claim.resource.urn, claim]));
+  return [...byUrn.values()];
+}

@@ -1,0 +1,72 @@
+// The fork this resource gets: the one adoptServiceId names, or a running fork with this
+// resource's identity (adoptExisting), or a new one, or, when forkService's answer was lost, the
+// fork it made, found. Never a second forkService.
+import type { Service } from "../../api/schemas";
+import { SETTLED } from "../../api/statuses";
+import type { CallContext } from "../../engine/host";
+import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
+import { sendWhenSettled } from "../../workflows/busy";
+import { serviceUnlessGone } from "../../workflows/gone";
+import { adoptionNote, adoptionProblem, hasIdentity, NAMED_BY_ID, oneToAdopt } from "./identity";
+import { forkRequest, type ForkInputs } from "./inputs";
+
+/** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** A fork taken over rather than made: when, and why. */
+export type Adoption = { at: string; reason: string };
+
+/** The fork, and how it was taken over when it was not made (its password then unknown). */
+export interface Obtained {
+  fork: Service;
+  adopted?: Adoption;
+}
+
+export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline: number): Promise<Obtained> {
+  const client = ctx.client();
+  const { projectId, sourceServiceId, adoptServiceId } = inputs;
+  let found: Service[];
+  let reason: string;
+  if (adoptServiceId !== undefined) {
+    const service = await serviceUnlessGone(client, projectId, adoptServiceId);
+    if (!service)
+      throw new TigerCloudError(`adoptServiceId ${adoptServiceId}: the API says no such service exists in project ${projectId}.`);
+    const problem = adoptionProblem(service, inputs);
+    if (problem)
+      throw new TigerCloudError(`adoptServiceId ${adoptServiceId} cannot be taken under management: ${problem}. Nothing was recorded.`);
+    [found, reason] = [[service], NAMED_BY_ID];
+  } else {
+    const adoptable = inputs.name !== undefined && inputs.adoptExisting;
+    const running = async () => (await client.listServices(projectId)).filter((s) => hasIdentity(s, inputs));
+    [found, reason] = [adoptable ? await running() : [], "a running fork with this name and source already existed"];
+    if (found.length === 0) {
+      ctx.progress(`forking service ${sourceServiceId} (${inputs.forkStrategy})`);
+      // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
+      const busy = {
+        ...{ ctx, client, projectId, serviceId: sourceServiceId, role: "source", action: "fork", accepts: SETTLED },
+        ...{ deadline, timeoutInput: "createTimeout" },
+      };
+      let sentAt = Date.now();
+      try {
+        const fork = await sendWhenSettled(busy, () => {
+          sentAt = Date.now();
+          return client.forkService(projectId, sourceServiceId, forkRequest(inputs));
+        });
+        ctx.progress(`fork ${fork.service_id} created, status ${fork.status}`);
+        return { fork };
+      } catch (err) {
+        // The answer was lost, but the fork may have been made: look for it rather than let the
+        // next `up` make a second one. Never a second forkService here.
+        if (!(err instanceof ForkOutcomeUnknownError) || !adoptable) throw err;
+        const why = err.cause instanceof Error ? err.cause.message : "unknown";
+        ctx.progress(`forkService's answer was lost (${why}); looking for the fork it may have made`);
+        found = (await running()).filter((s) => Date.parse(s.created ?? "") >= sentAt - CLOCK_SKEW_MS);
+        if (found.length === 0) throw err;
+        reason = "forkService's answer was lost, and the fork it made was found";
+      }
+    }
+  }
+  const fork = oneToAdopt(found, inputs);
+  ctx.progress(adoptionNote(fork, inputs.passwordOnAdopt, reason));
+  return { fork, adopted: { at: new Date().toISOString(), reason } };
+}

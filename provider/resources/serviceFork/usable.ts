@@ -1,0 +1,118 @@
+// Making a fork usable: the steps it owes (READY, an adopted fork's new password, a login that
+// works) and, for a new fork declared paused, its stop. One sequence serves a create and the next
+// `up` after a create that failed part-way: each owed step is recorded in state before it is tried
+// and cleared once done, so a failure hands the engine the state as far as it got.
+import type { Service } from "../../api/schemas";
+import { READY } from "../../api/statuses";
+import type { CallContext } from "../../engine/host";
+import type { EngineInputs } from "../../rules/inputs";
+import { deadlineIn } from "../../rules/inputSchemas";
+import { partialFailure } from "../../rules/outputs";
+import { WAIT_DEFAULTS } from "../../workflows/waiting";
+import { createDeadline, type ForkInputs } from "./inputs";
+import type { Obtained } from "./obtain";
+import { setNewPassword, stopFork, waitReady } from "./operations";
+import { waitForLogin } from "../../workflows/connection";
+import { liveInputs, type ServiceForkState, stateFromService } from "./state";
+
+/** What a fork owes before it is usable, in the order a create does it. */
+export type UsableStep = "ready" | "password" | "login";
+/** The flag that records a step as owed; READY needs none: the recorded status tells. */
+const FLAG_OF = { password: "passwordPending", login: "loginPending" } as const;
+
+/**
+ * The steps a fork owes, from what state records: READY when it is not (and the program waits);
+ * a new password for an adopted fork that has not had one yet (passwordOnAdopt "reset"); a login
+ * when the program waits for one and any step before it was owed, or the login itself was. A new
+ * fork is made usable even when declared paused (it is stopped after); a recorded fork that stays
+ * stopped owes no wait.
+ */
+export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "new" | "recorded"): UsableStep[] {
+  const waits = inputs.waitForReady && (fork === "new" || !inputs.paused);
+  const ready = waits && state.status !== READY;
+  const password = state.passwordPending === true && inputs.passwordOnAdopt === "reset";
+  const login = waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true);
+  return (["ready", "password", "login"] as const).filter((step) => ({ ready, password, login })[step]);
+}
+
+/**
+ * A fork just made or adopted, as state records it from now on, made usable, then stopped when
+ * declared paused. An adopted fork is recorded as it is (the next `up` changes in place what the
+ * program declares otherwise), and its lost password is owed a reset from this moment on.
+ */
+export async function makeUsable(
+  ctx: CallContext,
+  inputs: ForkInputs,
+  news: EngineInputs,
+  { fork, adopted }: Obtained,
+  deadline: number,
+): Promise<ServiceForkState> {
+  const recorded: ServiceForkState = {
+    ...stateFromService(inputs, fork, undefined),
+    ...(adopted ? { adopted, ...liveInputs(inputs, fork), ...(inputs.passwordOnAdopt === "reset" ? { passwordPending: true } : {}) } : {}),
+  };
+  const steps = [...stepsOwed(recorded, inputs, "new"), ...(inputs.paused ? (["pause"] as const) : [])];
+  return takeSteps(ctx, fork.service_id, recorded, inputs, news, steps, deadline);
+}
+
+/** A create recorded before its fork was usable (a partial failure) is finished here, by the same steps. */
+export async function finishPendingCreate(
+  ctx: CallContext,
+  id: string,
+  recorded: ServiceForkState,
+  inputs: ForkInputs,
+  news: EngineInputs,
+): Promise<ServiceForkState> {
+  const steps = stepsOwed(recorded, inputs, "recorded");
+  // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
+  // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
+  const { loginPending: _owed, ...current } = recorded;
+  const from = steps.includes("login") ? recorded : current;
+  return steps.length === 0 ? from : takeSteps(ctx, id, from, inputs, news, steps, createDeadline(inputs));
+}
+
+/**
+ * The one sequence: every owed step is recorded first, then each is taken in order and cleared.
+ * A step answers with the fork as it read it, which state then records, the one way every read is
+ * recorded. A failure hands the engine the state as far as it got.
+ */
+async function takeSteps(
+  ctx: CallContext,
+  id: string,
+  from: ServiceForkState,
+  inputs: ForkInputs,
+  news: EngineInputs,
+  steps: readonly (UsableStep | "pause")[],
+  deadline: number,
+): Promise<ServiceForkState> {
+  let state: ServiceForkState = { ...from };
+  for (const step of steps) if (step === "password" || step === "login") state[FLAG_OF[step]] = true;
+  try {
+    for (const step of steps) {
+      let read: Service | undefined;
+      let password = state.initialPassword;
+      if (step === "ready") {
+        read = await waitReady(ctx, inputs, id, deadline);
+        ctx.progress(`fork ${id} is READY`);
+      }
+      // Reset before the login, so that the login proves the new password.
+      else if (step === "password") ({ read, password } = await setNewPassword(ctx, id, inputs.projectId, deadline));
+      else if (step === "login") {
+        const target = { serviceId: id, host: state.host, port: state.port, password: password || undefined };
+        await waitForLogin({ ctx, ...target, deadline, timeoutInput: "createTimeout" });
+      } else
+        read = await stopFork(
+          ctx,
+          id,
+          inputs.projectId,
+          inputs.waitForReady,
+          deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+        );
+      if (step === "password" || step === "login") delete state[FLAG_OF[step]];
+      if (read) state = stateFromService(state, read, password);
+    }
+  } catch (err) {
+    throw partialFailure(id, state, news, err);
+  }
+  return state;
+}
