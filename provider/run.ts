@@ -1,24 +1,17 @@
-// What a process learns in one run, kept in one place: in the provider process, the reference reads
-// and warnings of preview, the key's project, what the resources declare; in the program, the
-// provider objects it serializes. A run is one configuration: the engine configures every resource
-// kind's provider with the same settings, and only other settings (a test's) start a new run, with
-// nothing known (a program's process is one run). Every other module keeps no state of its own.
+// What a provider process learns in one run (preview's reads and warnings, the key's project, what
+// the resources declare), asked for by slot. The host holds it (engine/host.ts) and every call's
+// context hands it on: a module keeps its slot, never the state. A run is one configuration: the
+// engine configures every resource kind's provider with the same settings, and only other
+// settings (a test's) start a new run, with nothing known.
 
-let learnt = new Map<object, unknown>();
-
-/**
- * A getter of what one module learns in the current run, made with `fresh()` the first time it is
- * asked for in a run. Modules hold the getter, never the state.
- */
-export function learntInRun<T>(fresh: () => T): () => T {
-  const token = {};
-  return () => {
-    if (!learnt.has(token)) learnt.set(token, fresh());
-    return learnt.get(token) as T;
-  };
+/** A slot for what one module learns in a run: `fresh()` fills it the first time it is asked for. */
+export interface RunSlot<T> {
+  readonly fresh: () => T;
 }
 
-/** Starts a new run: everything learnt before is forgotten (new settings; a test's new "run"). */
-export function startRun(): void {
-  learnt = new Map();
+export const runSlot = <T>(fresh: () => T): RunSlot<T> => Object.freeze({ fresh });
+
+/** What the current run has learnt, by slot (every call's context is one). */
+export interface RunMemory {
+  learnt<T>(slot: RunSlot<T>): T;
 }

@@ -3,7 +3,7 @@
 // a preview with verifyReferences off asks nothing, and `up` learns it.
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { startRun } from "../provider/run";
+import { startRun } from "../provider/engine/host";
 import { Simulator } from "../simulator";
 import { captureStderr, configureProviders, startProviderSim, stopProviderSim } from "./helpers";
 

@@ -1,7 +1,7 @@
 // What destroy does to a fork (ServiceFork's onDestroy): "stop" by default, "delete" on request.
 // Provider methods against the simulator, as the engine calls them.
 import { InvalidInputError, NotFoundError, TigerCloudError } from "../provider/errors";
-import { startRun } from "../provider/run";
+import { startRun } from "../provider/engine/host";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "../simulator";

@@ -262,14 +262,20 @@ describe("validation like the real service", () => {
   });
 
   test("setHA 202 then CONFIGURING -> READY; stop 202 then PAUSING -> PAUSED; stopping a paused service is 400; unknown IDs 404", async () => {
-    sim.delays = { ...sim.delays, setHAMs: 50, stopMs: 50 };
+    // Long enough that the second request lands inside CONFIGURING on a busy machine; the ends
+    // of the transitions are polled for, not slept through.
+    sim.delays = { ...sim.delays, setHAMs: 1000, stopMs: 300 };
+    const statusBecomes = async (status: string) => {
+      for (const until = Date.now() + 5000; sim.service(ids.projectId, ids.serviceId)?.status !== status && Date.now() < until;)
+        await new Promise((r) => setTimeout(r, 20));
+      return sim.service(ids.projectId, ids.serviceId)?.status;
+    };
     const ha = await post("setHA", { replica_count: 2, sync_replica_count: 1 });
     expect(ha).toMatchObject({ status: 202, body: { status: "CONFIGURING", ha_replicas: { replica_count: 2, sync_replica_count: 1 } } });
     expect((await post("setHA", { replica_count: 2, sync_replica_count: 0 })).status).toBe(409);
-    await new Promise((r) => setTimeout(r, 70));
+    expect(await statusBecomes("READY")).toBe("READY");
     expect((await post("stop")).body.status).toBe("PAUSING");
-    await new Promise((r) => setTimeout(r, 70));
-    expect(sim.service(ids.projectId, ids.serviceId)?.status).toBe("PAUSED");
+    expect(await statusBecomes("PAUSED")).toBe("PAUSED");
     expect((await post("stop")).status).toBe(400);
     const missing = await fetch(`${sim.url}/projects/${ids.projectId}/services/svc-nope`, {
       headers: { Authorization: `Bearer ${sim.apiKey}` },
@@ -395,7 +401,7 @@ describe("routes and faults like the real service", () => {
     expect((await reader.read()).value?.length).toBeGreaterThanOrEqual(1);
     expect(trickles()).toBe(1);
     await reader.cancel();
-    await new Promise((r) => setTimeout(r, 100));
+    for (const until = Date.now() + 3000; trickles() > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
     expect(trickles()).toBe(0);
 
     const open = await get(`/projects/${ids.projectId}/vpcs/${ids.vpcId}`);

@@ -6,7 +6,7 @@ import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../api/client";
 import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
-import { startRun } from "../run";
+import type { RunMemory, RunSlot } from "../run";
 import { printable } from "../text";
 import { endWithEngine } from "./engineWatch";
 
@@ -35,6 +35,18 @@ export interface LoginTiming {
 let stackConfig: ConfigLookup = () => undefined;
 let options: HostOptions = {};
 let settingsDigest = "";
+/** What this run has learnt, by slot (run.ts). */
+let learnt = new Map<RunSlot<unknown>, unknown>();
+
+/** Starts a new run: everything learnt before is forgotten (new settings; a test's new "run"). */
+export function startRun(): void {
+  learnt = new Map();
+}
+
+function learntNow<T>(slot: RunSlot<T>): T {
+  if (!learnt.has(slot)) learnt.set(slot, slot.fresh());
+  return learnt.get(slot) as T;
+}
 
 /** Called from configure(): stack config is read from here on. */
 export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
@@ -90,7 +102,7 @@ export type ClientLimits = Partial<Pick<ClientOptions, "requestTimeoutMs" | "max
  * (tests pass faster polling through them). Nothing below the
  * host reads settings or options any other way (test/structure.test.ts).
  */
-export interface CallContext {
+export interface CallContext extends RunMemory {
   /** A client with this call's settings; `secrets` are redacted from its errors too. */
   client(limits?: ClientLimits, secrets?: readonly string[]): TigerCloudClient;
   progress(message: string): void;
@@ -111,6 +123,7 @@ export function callContext(): CallContext {
     progress,
     warning,
     options,
+    learnt: learntNow,
     // Read when asked: a setting that is wrong fails where it is used (a check failure there).
     get verifyReferences() {
       return verifyReferencesNow();

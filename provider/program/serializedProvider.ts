@@ -1,6 +1,5 @@
 // The provider object Pulumi serializes into every resource's state (`__provider`).
 import type * as pulumi from "@pulumi/pulumi";
-import { learntInRun } from "../run";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 
 export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
@@ -13,20 +12,8 @@ export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
  * no API.
  */
 export function serializedProvider(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
-  // One object per kind and process: the SDK caches a provider's serialized text by the object,
-  // so every instance after the first costs nothing to serialize (about 12 ms each otherwise).
-  // Keyed by version too: the text must follow the package version (a no-API-call update).
-  const made = providersMade();
-  const key = `${kind}@${PACKAGE_VERSION}`;
-  let provider = made.get(key);
-  if (!provider) {
-    provider = providerFor(kind);
-    made.set(key, provider);
-  }
-  return provider;
+  return PROVIDERS[kind];
 }
-
-const providersMade = learntInRun(() => new Map<string, pulumi.dynamic.ResourceProvider>());
 
 /** The object itself: what it captures (two strings and the kind) is all that goes into state. */
 function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
@@ -50,3 +37,12 @@ function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
     delete: (id, props) => implementation().delete(id, props),
   };
 }
+
+// One object per kind, made when the package loads (so with its version in it): the SDK caches a
+// provider's serialized text by the object, so every instance after the first costs nothing to
+// serialize (about 12 ms each otherwise).
+const PROVIDERS: Readonly<Record<ResourceKind, pulumi.dynamic.ResourceProvider>> = Object.freeze({
+  ServiceFork: providerFor("ServiceFork"),
+  ServiceHA: providerFor("ServiceHA"),
+  VpcName: providerFor("VpcName"),
+});

@@ -57,7 +57,7 @@ export interface ResourceDefinition<T extends z.ZodType, U extends z.ZodType<Rec
    */
   recordClaims?(ctx: CallContext, inputs: Pending<z.output<T>>, resource: Declarant): pulumi.dynamic.CheckFailure[];
   /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
-  recordKept?(id: string, olds: z.output<U>, resource: Declarant): void;
+  recordKept?(ctx: CallContext, id: string, olds: z.output<U>, resource: Declarant): void;
   /**
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
    * them when the resource is about to be created or replaced (workflows/verify.ts).
@@ -130,7 +130,7 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
         const refusal = def.refusalOfChange?.(olds, news, result.replaces, changed);
         if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
         // A replaced object is not kept: its delete must go ahead.
-        if (!result.replaces?.length) def.recordKept?.(id, olds, declarantOf(news));
+        if (!result.replaces?.length) def.recordKept?.(ctx, id, olds, declarantOf(news));
         const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
         if (result.replaces?.length) await def.warnOfReplacement?.(ctx, id, olds, news, deleteFirst);
         return { ...result, deleteBeforeReplace: deleteFirst };

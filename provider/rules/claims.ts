@@ -7,7 +7,7 @@
 // A resource is known by its URN, as the engine knows it (parent chain, type and name): a move
 // into a component keeps the name and changes the URN, and only the URN tells the two apart.
 
-import { learntInRun } from "../run";
+import { type RunMemory, runSlot } from "../run";
 
 /** Who declares: the resource's URN (its identity) and its name in the program (for messages). */
 export interface Declarant {
@@ -22,23 +22,23 @@ export interface Claim<T> {
 }
 
 /** Each key's declarations in this run, by the declaring resource's URN. */
-const claimsOfRun = learntInRun(() => new Map<string, Map<string, Claim<unknown>>>());
+const CLAIMS = runSlot(() => new Map<string, Map<string, Claim<unknown>>>());
 
 /**
  * Records that `resource` declares `value` for `key`, replacing its own earlier declaration, and
  * returns the other resources' declarations of the same key.
  */
-export function recordClaim<T>(key: string, resource: Declarant, value: T): Claim<T>[] {
-  const claims = claimsOfRun();
+export function recordClaim<T>(run: RunMemory, key: string, resource: Declarant, value: T): Claim<T>[] {
+  const claims = run.learnt(CLAIMS);
   const byResource = claims.get(key) ?? new Map<string, Claim<unknown>>();
   claims.set(key, byResource);
   byResource.set(resource.urn, { resource, value });
-  return declaredBy<T>(key, resource);
+  return declaredBy<T>(run, key, resource);
 }
 
 /** The declarations of `key` by resources other than `except` (another URN). */
-export function declaredBy<T>(key: string, except?: Declarant): Claim<T>[] {
-  return [...(claimsOfRun().get(key) ?? new Map<string, Claim<unknown>>()).values()].filter(
+export function declaredBy<T>(run: RunMemory, key: string, except?: Declarant): Claim<T>[] {
+  return [...(run.learnt(CLAIMS).get(key) ?? new Map<string, Claim<unknown>>()).values()].filter(
     (claim): claim is Claim<T> => claim.resource.urn !== except?.urn,
   );
 }

@@ -5,11 +5,11 @@
 import { SETTING_SOURCES } from "../settings";
 import type { CallContext } from "../engine/host";
 import type { ProjectSource } from "../rules/inputs";
-import { learntInRun } from "../run";
+import { runSlot } from "../run";
 import { VERIFY_LIMITS } from "./verify";
 
 /** This run's question to the key, while one is under way or once it was answered. */
-const asked = learntInRun((): { answer?: Promise<ProjectSource> } => ({}));
+const ASKED = runSlot((): { answer?: Promise<ProjectSource> } => ({}));
 
 /**
  * GET /auth/info, once per run (a provider process has one): every resource shares the answer,
@@ -17,7 +17,7 @@ const asked = learntInRun((): { answer?: Promise<ProjectSource> } => ({}));
  * once settled, whether it came before any request was sent or from the API.
  */
 function askTheKey(ctx: CallContext): Promise<ProjectSource> {
-  const run = asked();
+  const run = ctx.learnt(ASKED);
   if (run.answer) return run.answer;
   const answer = projectOfTheKey(ctx);
   run.answer = answer;

@@ -10,7 +10,7 @@ import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
 import type { CallContext } from "../engine/host";
 import { isUnknown } from "../rules/inputs";
-import { learntInRun } from "../run";
+import { runSlot } from "../run";
 
 /** What a resource says of an object it found: nothing, a failure of the check, or a warning. */
 export interface Judgement {
@@ -29,11 +29,11 @@ export const VERIFY_LIMITS = Object.freeze({ requestTimeoutMs: 5000, maxAttempts
 type Found = { object: Service | Vpc } | { gone: true } | { error: Error };
 
 /** This run's reads, shared by every resource (even while one runs), and the warnings said. */
-const learnt = learntInRun(() => ({ reads: new Map<string, Promise<Found>>(), said: new Set<string>() }));
+const LEARNT = runSlot(() => ({ reads: new Map<string, Promise<Found>>(), said: new Set<string>() }));
 
 /** A warning said once per process, however many resources lead to it. */
 async function warnOnce(ctx: CallContext, message: string): Promise<void> {
-  const { said } = learnt();
+  const { said } = ctx.learnt(LEARNT);
   if (said.has(message)) return;
   said.add(message);
   await ctx.warning(message);
@@ -42,9 +42,9 @@ async function warnOnce(ctx: CallContext, message: string): Promise<void> {
 const keyOf = (type: string, projectId: string, id: string) => `${type} ${projectId} ${id}`;
 
 /** One read per object: every resource that refers to it shares it, even while it runs. */
-function read(client: TigerCloudClient, type: Reference["type"], projectId: string, id: string): Promise<Found> {
+function read(ctx: CallContext, client: TigerCloudClient, type: Reference["type"], projectId: string, id: string): Promise<Found> {
   const key = keyOf(type, projectId, id);
-  const { reads } = learnt();
+  const { reads } = ctx.learnt(LEARNT);
   let found = reads.get(key);
   if (!found) {
     found = (async (): Promise<Found> => {
@@ -96,7 +96,7 @@ export async function verifyReferences(
   const failures: pulumi.dynamic.CheckFailure[] = [];
   for (const ref of known) {
     const what = `${ref.type === "service" ? "service" : "VPC"} ${ref.id}`;
-    const found = await read(client, ref.type, ref.projectId, ref.id);
+    const found = await read(ctx, client, ref.type, ref.projectId, ref.id);
     let judgement: Judgement = {};
     if ("object" in found) {
       if (ref.type === "service" && ref.judge) judgement = ref.judge(found.object as Service);

@@ -6,6 +6,7 @@ import type { CallContext } from "../../engine/host";
 import { type Declarant, declaredBy, describeDeclarant, recordClaim } from "../../rules/claims";
 import { declarantOf } from "../../rules/inputs";
 import { requiredField } from "../../rules/state";
+import type { RunMemory } from "../../run";
 import type { Pending } from "../defineProvider";
 import type { ForkInputs } from "./inputs";
 import type { ServiceForkState } from "./state";
@@ -15,8 +16,8 @@ export const forkHeld = (projectId: string, serviceId: string) => `ServiceFork $
 export const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
 
 /** Records that `resource` holds fork `serviceId` from now on (a create, or a fork the program keeps). */
-export function claimFork(projectId: string, serviceId: string, resource: Declarant): void {
-  recordClaim(forkHeld(projectId, serviceId), resource, true);
+export function claimFork(run: RunMemory, projectId: string, serviceId: string, resource: Declarant): void {
+  recordClaim(run, forkHeld(projectId, serviceId), resource, true);
 }
 
 /**
@@ -25,12 +26,13 @@ export function claimFork(projectId: string, serviceId: string, resource: Declar
  * heldElsewhere). Two resources of one program with the same identity would be adopted into one
  * fork (or race to make two): the second to be checked fails, naming both.
  */
-export function recordForkClaims(_ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
-  if (typeof projectId === "string" && typeof adoptServiceId === "string") recordClaim(forkHeld(projectId, adoptServiceId), resource, true);
+  if (typeof projectId === "string" && typeof adoptServiceId === "string")
+    recordClaim(ctx, forkHeld(projectId, adoptServiceId), resource, true);
   if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
   const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
-  const others = recordClaim(forkIdentity(projectId, sourceServiceId, name), resource, adopts);
+  const others = recordClaim(ctx, forkIdentity(projectId, sourceServiceId, name), resource, adopts);
   return others.map((other) => ({
     property: "name",
     reason:
@@ -43,13 +45,13 @@ export function recordForkClaims(_ctx: CallContext, inputs: Pending<ForkInputs>,
  * The other resources of this run that hold this fork, or would take it over: by adoptServiceId,
  * or by its identity (name and source) with adoptExisting. Destroy leaves such a fork alone.
  */
-export function heldElsewhere(id: string, state: ServiceForkState): { resource: Declarant }[] {
+export function heldElsewhere(run: RunMemory, id: string, state: ServiceForkState): { resource: Declarant }[] {
   const me = declarantOf(state);
   const projectId = requiredField("ServiceFork", id, state, "projectId");
-  const holders = declaredBy(forkHeld(projectId, id), me);
+  const holders = declaredBy(run, forkHeld(projectId, id), me);
   const { sourceServiceId, name } = state;
   if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;
-  const adopters = declaredBy<boolean>(forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
+  const adopters = declaredBy<boolean>(run, forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
   const byUrn = new Map([...holders, ...adopters].map((claim) => [claim.resource.urn, claim]));
   return [...byUrn.values()];
 }

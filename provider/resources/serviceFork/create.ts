@@ -16,6 +16,6 @@ export async function createFork(ctx: CallContext, inputs: ForkInputs, news: Eng
   const id = obtained.fork.service_id;
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
-  claimFork(inputs.projectId, id, declarantOf(news));
+  claimFork(ctx, inputs.projectId, id, declarantOf(news));
   return { id, outs: await makeUsable(ctx, inputs, news, obtained, deadline) };
 }

@@ -15,7 +15,7 @@ import type { ServiceForkState } from "./state";
 export async function destroyFork(ctx: CallContext, id: string, state: ServiceForkState): Promise<void> {
   const projectId = requiredField("ServiceFork", id, state, "projectId");
   // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
-  const holders = heldElsewhere(id, state);
+  const holders = heldElsewhere(ctx, id, state);
   if (holders.length > 0) {
     const names = holders.map((h) => describeDeclarant(h.resource)).join(" and ");
     ctx.progress(`fork ${id} is held by ServiceFork ${names} of this program, or will be; leaving it as it is`);

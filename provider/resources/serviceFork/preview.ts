@@ -4,7 +4,7 @@
 import type { Service } from "../../api/schemas";
 import { GONE, SETTLED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
-import { learntInRun } from "../../run";
+import { runSlot } from "../../run";
 import { type Declarant, describeDeclarant } from "../../rules/claims";
 import { declarantOf, isUnknown } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
@@ -53,13 +53,13 @@ export function forkReferences(inputs: Pending<ForkInputs>): Reference[] {
 const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
 
 /** The project's services, read once per project and run for preview's warnings. */
-const previewState = learntInRun(() => ({
+const PREVIEW = runSlot(() => ({
   byProject: new Map<string, Promise<Service[]>>(),
   warned: new Set<string>(),
   replacing: new Set<string>(),
 }));
 function servicesOnce(ctx: CallContext, projectId: string): Promise<Service[]> {
-  const { byProject } = previewState();
+  const { byProject } = ctx.learnt(PREVIEW);
   let services = byProject.get(projectId);
   if (!services) {
     services = ctx.client(VERIFY_LIMITS).listServices(projectId);
@@ -85,7 +85,7 @@ export async function warnOfTakeover(
   // A replacement keeping the identity stops its fork before forking anew (deleteBeforeReplace).
   // The engine checks it with the old inputs (not the fork's ID: the identity tells), then once
   // more, as a create, with none: that second check is remembered by the URN.
-  const state = previewState();
+  const state = ctx.learnt(PREVIEW);
   if (olds && olds.projectId === projectId && olds.sourceServiceId === sourceServiceId && olds.name === name) {
     state.replacing.add(resource.urn);
     return;

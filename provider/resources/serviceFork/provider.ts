@@ -20,8 +20,8 @@ export const serviceForkProvider = defineProvider({
 
   recordClaims: recordForkClaims,
   warnOfCreate: warnOfTakeover,
-  recordKept(id, olds, resource) {
-    claimFork(requiredField("ServiceFork", id, olds, "projectId"), id, resource);
+  recordKept(ctx, id, olds, resource) {
+    claimFork(ctx, requiredField("ServiceFork", id, olds, "projectId"), id, resource);
   },
   references: forkReferences,
   keysThatReplace: replacedOnChange,

@@ -18,7 +18,7 @@ export function recordHAClaims(ctx: CallContext, inputs: Pending<HAInputs>, reso
   const { projectId, serviceId } = inputs;
   if (typeof projectId !== "string" || typeof serviceId !== "string") return []; // unknown until apply
   const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };
-  const others = recordClaim<DeclaredCounts>(haOf(projectId, serviceId), resource, counts);
+  const others = recordClaim<DeclaredCounts>(ctx, haOf(projectId, serviceId), resource, counts);
   const failures: pulumi.dynamic.CheckFailure[] = [];
   for (const other of others) {
     const differ = COUNT_KEYS.filter((k) => {

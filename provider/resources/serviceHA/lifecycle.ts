@@ -110,7 +110,7 @@ export async function removeHA(ctx: CallContext, id: string, recorded: ServiceHA
   const { replica_count = 0, sync_replica_count = 0 } = service.ha_replicas ?? {};
   if (replica_count === 0 && sync_replica_count === 0) return;
   // Renamed or moved without an alias, this resource is deleted after its successor set the same HA.
-  const successors = declaredBy(haOf(projectId, id), declarantOf(recorded));
+  const successors = declaredBy(ctx, haOf(projectId, id), declarantOf(recorded));
   if (successors.length > 0) {
     ctx.progress(
       `HA of service ${id} is now declared by ServiceHA ${describeClaims(successors)}; leaving it at ` +
