@@ -1,12 +1,12 @@
-// The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts).
+// The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts);
+// the API work is in lifecycle.ts, with update.ts and delete.ts beside it.
 import { requiredField } from "../../rules/state";
-import { serviceUnlessGone } from "../../workflows/gone";
 import { defineProvider } from "../defineProvider";
-import { createFork } from "./create";
+import { createFork, readFork } from "./lifecycle";
 import { destroyFork } from "./delete";
 import { FORK_DIFF_RULES, ForkInputsSchema } from "./inputs";
 import { deletesBeforeReplace, forkReferences, refusedChange, replacedOnChange, warnOfDeletion, warnOfTakeover } from "./preview";
-import { inputsAfterRefresh, liveInputs, ServiceForkStateSchema, stateFromService } from "./state";
+import { ServiceForkStateSchema } from "./state";
 import { updateFork } from "./update";
 import { finishPendingCreate } from "./usable";
 import { claimFork, recordForkClaims } from "./claims";
@@ -31,14 +31,7 @@ export const serviceForkProvider = defineProvider({
 
   create: createFork,
 
-  async read(ctx, id, recorded) {
-    const service = await serviceUnlessGone(ctx.client(), requiredField("ServiceFork", id, recorded, "projectId"), id);
-    if (!service) return {};
-    // Name, size, environment and running state as they are now: a change made in the console is
-    // drift, which the next `up` puts back in place.
-    const read = { ...stateFromService(recorded, service, recorded.initialPassword), ...liveInputs(recorded, service) };
-    return { id, props: read, inputs: inputsAfterRefresh(recorded, read) };
-  },
+  read: readFork,
 
   update: updateFork,
   finishPendingCreate,

@@ -1,7 +1,7 @@
-// Behaviours the README and the code claim that the other suites do not cover: the
-// busy rule for every in-place request on a fork, a start of a running fork, adoptServiceId's
-// refusals at check and at create, the new password's redaction, and a refresh that follows a
-// moved endpoint. Provider methods against the simulator, as the engine calls them.
+// ServiceFork's provider (provider/resources/serviceFork/) at the edges the README promises: the
+// busy rule for every in-place request on a fork, a start of a fork already running,
+// adoptServiceId's refusals at check and at create, the new password's redaction, and a refresh
+// that follows a moved endpoint. Provider methods against the simulator, as the engine calls them.
 import { PartialFailureError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
@@ -15,7 +15,7 @@ beforeEach(async () => ({ sim, ids, stderr } = await startProviderSim({}, { capt
 afterEach(() => stopProviderSim(sim));
 const stderrText = () => stderr.join("");
 
-const NAME = "claimed";
+const NAME = "edges";
 const inputsFor = async (extra: Record<string, unknown> = {}) =>
   (await fork.check({}, { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", name: NAME, ...extra })).inputs;
 const created = async (extra: Record<string, unknown> = {}) => fork.create(await inputsFor(extra));
