@@ -409,6 +409,22 @@ describe("ServiceHA", () => {
     expect(await failuresOf(ha, { serviceId: UNKNOWN, replicaCount: UNKNOWN })).toEqual([]);
   });
 
+  test("two ServiceHA on services not known until apply (new forks) declare nothing at preview: different counts pass", async () => {
+    const declared = (name: string, replicaCount: number) => ({
+      serviceId: UNKNOWN,
+      replicaCount,
+      __resourceName: name,
+      __resourceUrn: `urn:${name}`,
+    });
+    expect(await failuresOf(ha, declared("ha-a", 1))).toEqual([]);
+    expect(await failuresOf(ha, declared("ha-b", 2))).toEqual([]);
+    // Known, the same two conflict, as the README says.
+    expect(await failuresOf(ha, { ...declared("ha-a", 1), serviceId: "svc-parent1" })).toEqual([]);
+    expect(await failuresOf(ha, { ...declared("ha-b", 2), serviceId: "svc-parent1" })).toEqual([
+      expect.stringMatching(/^replicaCount: ServiceHA "ha-b" and ServiceHA "ha-a" both set the HA of service svc-parent1/),
+    ]);
+  });
+
   test("create waits for a CONFIGURING service, sends only the given counts, waits for them", async () => {
     sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING");
     setTimeout(() => sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "READY"), 100);

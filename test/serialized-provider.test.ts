@@ -46,3 +46,17 @@ test("constructing several resources of each kind serializes each kind's provide
     expect(texts[0]).toContain(PACKAGE_VERSION);
   }
 });
+
+test("the package's version changed in the same process (a release installed in place): the next resource carries the new version", async () => {
+  const version = require("../provider/version") as { PACKAGE_VERSION: string };
+  const real = version.PACKAGE_VERSION;
+  version.PACKAGE_VERSION = `${real}-next`;
+  try {
+    const vpc = new VpcName("vpc-next", { projectId: "p", vpcId: "123", name: "n-next" });
+    await new Promise((resolve) => vpc.id.apply(resolve));
+  } finally {
+    version.PACKAGE_VERSION = real;
+  }
+  const texts = providerTexts.get("pulumi-nodejs:dynamic/tigercloud:VpcName") ?? [];
+  expect(texts[texts.length - 1]).toContain(`${real}-next`);
+});

@@ -12,8 +12,21 @@ export type ResourceKind = "ServiceFork" | "ServiceHA" | "VpcName";
  * no API.
  */
 export function serializedProvider(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
-  return PROVIDERS[kind];
+  // One object per kind and version in the program's process: the SDK caches a provider's
+  // serialized text by the object, so every instance after the first costs nothing to serialize
+  // (about 12 ms each otherwise). Keyed by version too, read at each call: the text must follow
+  // the package's version (a no-API-call update), even when the package is replaced in place.
+  const key = `${kind}@${PACKAGE_VERSION}`;
+  let provider = PROVIDERS_MADE.get(key);
+  if (!provider) {
+    provider = providerFor(kind);
+    PROVIDERS_MADE.set(key, provider);
+  }
+  return provider;
 }
+
+/** The program side's one memo (a program's process is one run, with no host to hold it). */
+const PROVIDERS_MADE = new Map<string, pulumi.dynamic.ResourceProvider>();
 
 /** The object itself: what it captures (two strings and the kind) is all that goes into state. */
 function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
@@ -37,12 +50,3 @@ function providerFor(kind: ResourceKind): pulumi.dynamic.ResourceProvider {
     delete: (id, props) => implementation().delete(id, props),
   };
 }
-
-// One object per kind, made when the package loads (so with its version in it): the SDK caches a
-// provider's serialized text by the object, so every instance after the first costs nothing to
-// serialize (about 12 ms each otherwise).
-const PROVIDERS: Readonly<Record<ResourceKind, pulumi.dynamic.ResourceProvider>> = Object.freeze({
-  ServiceFork: providerFor("ServiceFork"),
-  ServiceHA: providerFor("ServiceHA"),
-  VpcName: providerFor("VpcName"),
-});

@@ -8,16 +8,18 @@ import { projectIdFallback } from "../workflows/keyProject";
 import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
 import type { Declarant } from "../rules/claims";
 import { changedInPlaceKeys, type DiffRules, diffInputs, makesNewObject, onlyStateChanged } from "../rules/diff";
-import { checkInputs, type EngineInputs, type ProjectSource, type UNKNOWN, declarantOf, readInputs } from "../rules/inputs";
+import { checkInputs, type EngineInputs, type ProjectSource, declarantOf, readInputs } from "../rules/inputs";
 import { toPlainJson, withDeclarant } from "../rules/outputs";
 import { stateFrom } from "../rules/state";
 import { type Reference, verifyReferences } from "../workflows/verify";
 
 /**
- * Inputs as check hands them on: each may still be unknown during preview (the engine's sentinel,
- * rules/inputs.ts), and the declarant rides along. What preview's hooks receive.
+ * Inputs as check hands them on, what preview's hooks receive: the resource's inputs by name, each
+ * of no type known in advance. During preview a value may be the engine's unknown sentinel (a
+ * string: isKnownText in rules/inputs.ts tells), and where a rule involving such a value was left
+ * unjudged, the others are as the program gave them, not yet normalised. The declarant rides along.
  */
-export type Pending<I> = { readonly [K in keyof I]?: I[K] | typeof UNKNOWN } & EngineInputs;
+export type Pending<I> = { readonly [K in keyof I]?: unknown } & EngineInputs;
 
 /** What a create answers: the object's ID and its state. */
 export interface Created<S> {
@@ -156,7 +158,7 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
         const made = await def.create(ctx, inputs, news);
         return { id: made.id, outs: withDeclarant(made.outs, news) };
       }),
-    read: (id, props) => escapingErrors(async () => (await def.read(callContext(), id, stateOf(props))) as pulumi.dynamic.ReadResult),
+    read: (id, props) => escapingErrors(async () => await def.read(callContext(), id, stateOf(props))),
     update: (id, oldProps, unfilled) =>
       escapingErrors(async () => {
         const ctx = callContext();
@@ -186,7 +188,7 @@ async function projectSourceFor(
   olds: Record<string, unknown> = {},
 ): Promise<ProjectSource | undefined> {
   if (news.projectId !== undefined && news.projectId !== null) return undefined;
-  return projectIdFallback(ctx, phase, olds.projectId, Object.keys(olds).length > 0);
+  return projectIdFallback(ctx, phase, olds.projectId, hasInputs(olds));
 }
 
 /** The inputs with the project of the recorded outputs where check left it unset. */

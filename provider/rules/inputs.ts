@@ -41,6 +41,8 @@ const withoutBookkeeping = (props: Record<string, unknown>) =>
 /** The sentinel that stands for a value not known until apply. */
 export const UNKNOWN = pulumi.runtime.unknownValue;
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
+/** A string known at preview: not the unknown sentinel, which is a string too. */
+export const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
 
 export interface CheckOutcome {
   inputs: Record<string, unknown>;

@@ -2,12 +2,6 @@
 import { PartialFailureError } from "../errors";
 import { BOOKKEEPING_KEYS, type EngineInputs } from "./inputs";
 
-/** Props without the serialized provider, which the engine manages. */
-export function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
-  const { __provider: _provider, ...rest } = props;
-  return rest;
-}
-
 /** Outputs must be plain JSON: no undefined anywhere. */
 export function toPlainJson<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;

@@ -1,5 +1,6 @@
 // State as the engine hands it back: written by this version or an earlier one, so every typed
-// field is checked on the way in. Each resource reads its state once, through its own module.
+// field is checked on the way in. Each resource declares its state's schema (stateSchema); the
+// host boundary (resources/defineProvider.ts) reads the engine's state through it, once.
 import { z } from "zod";
 import { TigerCloudError } from "../errors";
 
@@ -10,7 +11,7 @@ import { TigerCloudError } from "../errors";
 export const recorded = <T extends z.ZodType>(type: T) => type.optional().catch(undefined);
 
 /** The fields every resource's state holds: who declares it (rules/inputs.ts), and its project. */
-export const COMMON_STATE = {
+const COMMON_STATE = {
   __resourceName: recorded(z.string()),
   __resourceUrn: recorded(z.string()),
   projectId: recorded(z.string()),

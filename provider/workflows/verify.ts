@@ -9,7 +9,7 @@ import { AuthenticationError, ConfigurationError, NotFoundError, PermissionDenie
 import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
 import type { CallContext } from "../engine/host";
-import { isUnknown } from "../rules/inputs";
+import { isKnownText } from "../rules/inputs";
 import { runSlot } from "../run";
 
 /** What a resource says of an object it found: nothing, a failure of the check, or a warning. */
@@ -70,8 +70,7 @@ export async function verifyReferences(
   references: readonly Reference[],
 ): Promise<pulumi.dynamic.CheckFailure[]> {
   // The unknown sentinel is a string too.
-  const isKnown = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
-  const known = references.filter((r): r is Reference & { projectId: string; id: string } => isKnown(r.projectId) && isKnown(r.id));
+  const known = references.filter((r): r is Reference & { projectId: string; id: string } => isKnownText(r.projectId) && isKnownText(r.id));
   if (known.length === 0) return [];
   const failAll = (why: string) => known.map((r) => ({ property: r.property, reason: `${r.property} could not be verified: ${why}` }));
 

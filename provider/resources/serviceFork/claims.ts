@@ -4,7 +4,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { CallContext } from "../../engine/host";
 import { type Declarant, declaredBy, describeDeclarant, recordClaim } from "../../rules/claims";
-import { declarantOf } from "../../rules/inputs";
+import { declarantOf, isKnownText } from "../../rules/inputs";
 import { requiredField } from "../../rules/state";
 import type { RunMemory } from "../../run";
 import type { Pending } from "../defineProvider";
@@ -28,9 +28,9 @@ export function claimFork(run: RunMemory, projectId: string, serviceId: string, 
  */
 export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
-  if (typeof projectId === "string" && typeof adoptServiceId === "string")
-    recordClaim(ctx, forkHeld(projectId, adoptServiceId), resource, true);
-  if (typeof projectId !== "string" || typeof sourceServiceId !== "string" || typeof name !== "string") return [];
+  if (isKnownText(projectId) && isKnownText(adoptServiceId)) recordClaim(ctx, forkHeld(projectId, adoptServiceId), resource, true);
+  // A value unknown until apply declares nothing yet: the check `up` makes once it is known does.
+  if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return [];
   const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
   const others = recordClaim(ctx, forkIdentity(projectId, sourceServiceId, name), resource, adopts);
   return others.map((other) => ({

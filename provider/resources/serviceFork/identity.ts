@@ -34,15 +34,14 @@ export function adoptionProblem(service: Service, inputs: { sourceServiceId: str
   return undefined;
 }
 
-/** The reason an adopted fork records when adoptServiceId named it. */
-export const NAMED_BY_ID = "taken under management with adoptServiceId";
-
 /**
  * The one fork of `found` to take over; several are an error that names them (Pulumi cannot tell
  * which is this resource's), and nothing is made.
  */
 export function oneToAdopt(found: Service[], inputs: { projectId: string; sourceServiceId: string; name?: string | undefined }): Service {
-  if (found.length > 1) {
+  const [fork, ...others] = found;
+  if (!fork) throw new TigerCloudError("No fork was found to take over (a bug: the caller must find one first).");
+  if (others.length > 0) {
     const list = found.map((s) => `${s.service_id} (created ${s.created ?? "at an unknown time"}, ${s.status})`).join(", ");
     throw new TigerCloudError(
       `${found.length} running forks of service ${inputs.sourceServiceId} are named "${inputs.name}" in project ${inputs.projectId}: ${list}. ` +
@@ -50,15 +49,17 @@ export function oneToAdopt(found: Service[], inputs: { projectId: string; source
         `or set adoptExisting: false to make a new one.`,
     );
   }
-  return found[0] as Service;
+  return fork;
 }
 
-/** What progress says of a fork taken over, and of its password, which only the answer that made it held. */
-export function adoptionNote(fork: Service, passwordOnAdopt: "keep" | "reset", reason: string): string {
-  const taking =
-    reason === NAMED_BY_ID
-      ? `taking fork ${fork.service_id} ("${fork.name}", ${fork.status}) under management (adoptServiceId)`
-      : `adopting fork ${fork.service_id} ("${fork.name}", ${fork.status}) instead of forking again: ${reason}`;
+/**
+ * What progress says of a fork taken over (`named`: by adoptServiceId), and of its password,
+ * which only the answer that made it held.
+ */
+export function adoptionNote(fork: Service, passwordOnAdopt: "keep" | "reset", reason: string, named: boolean): string {
+  const taking = named
+    ? `taking fork ${fork.service_id} ("${fork.name}", ${fork.status}) under management (adoptServiceId)`
+    : `adopting fork ${fork.service_id} ("${fork.name}", ${fork.status}) instead of forking again: ${reason}`;
   const password =
     passwordOnAdopt === "keep"
       ? `Its initial password is not known (only the answer that made it held it), and passwordOnAdopt is "keep": set a new one in the Tiger Cloud console or with the tiger CLI.`

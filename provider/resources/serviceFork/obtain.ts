@@ -5,13 +5,15 @@ import type { Service } from "../../api/schemas";
 import { SETTLED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
-import { sendWhenSettled } from "../../workflows/busy";
+import { type BusySpec, sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
-import { adoptionNote, adoptionProblem, hasIdentity, NAMED_BY_ID, oneToAdopt } from "./identity";
+import { adoptionNote, adoptionProblem, hasIdentity, oneToAdopt } from "./identity";
 import { forkRequest, type ForkInputs } from "./inputs";
 
 /** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
 const CLOCK_SKEW_MS = 5 * 60_000;
+/** The reason an adopted fork records when adoptServiceId named it. */
+const NAMED_BY_ID = "taken under management with adoptServiceId";
 
 /** A fork taken over rather than made: when, and why. */
 export type Adoption = { at: string; reason: string };
@@ -25,8 +27,8 @@ export interface Obtained {
 export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline: number): Promise<Obtained> {
   const client = ctx.client();
   const { projectId, sourceServiceId, adoptServiceId } = inputs;
-  let found: Service[];
-  let reason: string;
+  let found: Service[] = [];
+  let reason = NAMED_BY_ID;
   if (adoptServiceId !== undefined) {
     const service = await serviceUnlessGone(client, projectId, adoptServiceId);
     if (!service)
@@ -34,17 +36,27 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
     const problem = adoptionProblem(service, inputs);
     if (problem)
       throw new TigerCloudError(`adoptServiceId ${adoptServiceId} cannot be taken under management: ${problem}. Nothing was recorded.`);
-    [found, reason] = [[service], NAMED_BY_ID];
+    found = [service];
   } else {
     const adoptable = inputs.name !== undefined && inputs.adoptExisting;
     const running = async () => (await client.listServices(projectId)).filter((s) => hasIdentity(s, inputs));
-    [found, reason] = [adoptable ? await running() : [], "a running fork with this name and source already existed"];
+    if (adoptable) {
+      found = await running();
+      reason = "a running fork with this name and source already existed";
+    }
     if (found.length === 0) {
       ctx.progress(`forking service ${sourceServiceId} (${inputs.forkStrategy})`);
       // A source busy with another operation refuses with 409 and makes nothing: wait and send again.
-      const busy = {
-        ...{ ctx, client, projectId, serviceId: sourceServiceId, role: "source", action: "fork", accepts: SETTLED },
-        ...{ deadline, timeoutInput: "createTimeout" },
+      const busy: BusySpec = {
+        ctx,
+        client,
+        projectId,
+        serviceId: sourceServiceId,
+        role: "source",
+        action: "fork",
+        accepts: SETTLED,
+        deadline,
+        timeoutInput: "createTimeout",
       };
       let sentAt = Date.now();
       try {
@@ -67,6 +79,6 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
     }
   }
   const fork = oneToAdopt(found, inputs);
-  ctx.progress(adoptionNote(fork, inputs.passwordOnAdopt, reason));
+  ctx.progress(adoptionNote(fork, inputs.passwordOnAdopt, reason, adoptServiceId !== undefined));
   return { fork, adopted: { at: new Date().toISOString(), reason } };
 }

@@ -10,7 +10,7 @@ import type { BusySpec } from "../../workflows/busy";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { waitForService } from "../../workflows/waiting";
-import { createDeadline, type ForkInputs } from "./inputs";
+import type { ForkInputs } from "./inputs";
 
 /**
  * Sends a request on a fork under the busy rule (workflows/busy.ts): by default an in-place change,
@@ -33,7 +33,7 @@ export function sendToFork<T>(
   return sendWhenSettled(busy, () => send(client));
 }
 
-export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline = createDeadline(inputs)) =>
+export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline: number) =>
   waitForService({
     ctx,
     client: ctx.client(),

@@ -6,7 +6,7 @@ import { GONE, SETTLED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { runSlot } from "../../run";
 import { type Declarant, describeDeclarant } from "../../rules/claims";
-import { declarantOf, isUnknown } from "../../rules/inputs";
+import { declarantOf, isKnownText, isUnknown } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
 import { adoptionProblem, hasIdentity } from "./identity";
 import type { Pending } from "../defineProvider";
@@ -48,9 +48,6 @@ export function forkReferences(inputs: Pending<ForkInputs>): Reference[] {
     { type: "service", property: "adoptServiceId", projectId: inputs.projectId, id: inputs.adoptServiceId, judge: judgeAdopted },
   ];
 }
-
-/** A string known at preview (not the unknown sentinel). */
-const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
 
 /** The project's services, read once per project and run for preview's warnings. */
 const PREVIEW = runSlot(() => ({

@@ -8,17 +8,18 @@ import type { CallContext } from "../../engine/host";
 import type { EngineInputs } from "../../rules/inputs";
 import { deadlineIn } from "../../rules/inputSchemas";
 import { partialFailure } from "../../rules/outputs";
+import { waitForLogin } from "../../workflows/connection";
 import { WAIT_DEFAULTS } from "../../workflows/waiting";
 import { createDeadline, type ForkInputs } from "./inputs";
 import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
-import { waitForLogin } from "../../workflows/connection";
 import { liveInputs, type ServiceForkState, stateFromService } from "./state";
 
 /** What a fork owes before it is usable, in the order a create does it. */
 export type UsableStep = "ready" | "password" | "login";
 /** The flag that records a step as owed; READY needs none: the recorded status tells. */
 const FLAG_OF = { password: "passwordPending", login: "loginPending" } as const;
+const flagOf = (step: UsableStep | "pause") => (step === "password" || step === "login" ? FLAG_OF[step] : undefined);
 
 /**
  * The steps a fork owes, from what state records: READY when it is not (and the program waits);
@@ -86,29 +87,42 @@ async function takeSteps(
   deadline: number,
 ): Promise<ServiceForkState> {
   let state: ServiceForkState = { ...from };
-  for (const step of steps) if (step === "password" || step === "login") state[FLAG_OF[step]] = true;
+  for (const step of steps) {
+    const flag = flagOf(step);
+    if (flag) state[flag] = true;
+  }
   try {
     for (const step of steps) {
       let read: Service | undefined;
       let password = state.initialPassword;
-      if (step === "ready") {
-        read = await waitReady(ctx, inputs, id, deadline);
-        ctx.progress(`fork ${id} is READY`);
+      switch (step) {
+        case "ready":
+          read = await waitReady(ctx, inputs, id, deadline);
+          ctx.progress(`fork ${id} is READY`);
+          break;
+        case "password": {
+          // Before the login, so that the login proves the new password.
+          const reset = await setNewPassword(ctx, id, inputs.projectId, deadline);
+          [read, password] = [reset.read, reset.password];
+          break;
+        }
+        case "login": {
+          const target = { serviceId: id, host: state.host, port: state.port, password: password || undefined };
+          await waitForLogin({ ctx, ...target, deadline, timeoutInput: "createTimeout" });
+          break;
+        }
+        case "pause":
+          read = await stopFork(
+            ctx,
+            id,
+            inputs.projectId,
+            inputs.waitForReady,
+            deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+          );
+          break;
       }
-      // Reset before the login, so that the login proves the new password.
-      else if (step === "password") ({ read, password } = await setNewPassword(ctx, id, inputs.projectId, deadline));
-      else if (step === "login") {
-        const target = { serviceId: id, host: state.host, port: state.port, password: password || undefined };
-        await waitForLogin({ ctx, ...target, deadline, timeoutInput: "createTimeout" });
-      } else
-        read = await stopFork(
-          ctx,
-          id,
-          inputs.projectId,
-          inputs.waitForReady,
-          deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
-        );
-      if (step === "password" || step === "login") delete state[FLAG_OF[step]];
+      const flag = flagOf(step);
+      if (flag) delete state[flag];
       if (read) state = stateFromService(state, read, password);
     }
   } catch (err) {

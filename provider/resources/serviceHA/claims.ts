@@ -3,7 +3,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { CallContext } from "../../engine/host";
 import { type Claim, type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
-import { isUnknown } from "../../rules/inputs";
+import { isKnownText, isUnknown } from "../../rules/inputs";
 import type { Pending } from "../defineProvider";
 import { COUNT_KEYS, type DeclaredCounts, type HAInputs } from "./inputs";
 
@@ -16,7 +16,7 @@ export const haOf = (projectId: string, serviceId: string) => `ServiceHA ${proje
  */
 export function recordHAClaims(ctx: CallContext, inputs: Pending<HAInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
   const { projectId, serviceId } = inputs;
-  if (typeof projectId !== "string" || typeof serviceId !== "string") return []; // unknown until apply
+  if (!isKnownText(projectId) || !isKnownText(serviceId)) return []; // unknown until apply: the check `up` makes once it is known records it
   const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };
   const others = recordClaim<DeclaredCounts>(ctx, haOf(projectId, serviceId), resource, counts);
   const failures: pulumi.dynamic.CheckFailure[] = [];
