@@ -227,7 +227,10 @@ describe("nothing from outside reaches the terminal raw", () => {
       // The fork exists once forkService is answered (a fixed pause lost this race on a busy machine).
       const id = await forkAppears(sim, ids.projectId, "pr-7");
       sim.outOfBand.setStatus(ids.projectId, id, forged as never);
-      await new Promise((r) => setTimeout(r, 200));
+      // The forged status is read at least once (two reads of the fork from now), then READY.
+      const reads = () => sim.requests("getService").filter((r) => r.path.endsWith(`/${id}`)).length;
+      const before = reads();
+      for (const until = Date.now() + 2500; reads() < before + 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
       sim.outOfBand.setStatus(ids.projectId, id, "READY");
       await pending;
     });
