@@ -12,8 +12,8 @@ import type { ForkInputs } from "./inputs";
 import type { ServiceForkState } from "./state";
 
 /** Claims keys (rules/claims.ts): the fork a resource holds, and the identity it declares. */
-export const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
-export const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
+const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
+const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
 
 /** Records that `resource` holds fork `serviceId` from now on (a create, or a fork the program keeps). */
 export function claimFork(run: RunMemory, projectId: string, serviceId: string, resource: Declarant): void {
