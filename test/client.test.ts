@@ -1,6 +1,8 @@
 // The API client against the simulator over real HTTP: operations, headers, errors, retries,
 // and that no credential ever leaks into an error.
 import * as crypto from "crypto";
+import * as http from "http";
+import type { AddressInfo } from "net";
 import { inspect } from "util";
 import { CLIENT_DEFAULTS, apiPath, createClient, parseRetryAfter, type ClientOptions } from "../provider/api/client";
 import {
@@ -264,7 +266,9 @@ describe("errors", () => {
     t.sim.injectFault("getService", { kind: "malformed" });
     const err = await rejectionOf(t.client.getService(t.ids.projectId, t.ids.serviceId));
     expect(err).toBeInstanceOf(SchemaValidationError);
-    expect(err.message).toMatch(/expected a Service; the body is not JSON; received "\{\\"service_id\\": \\"svc-"/);
+    expect(err.message).toMatch(
+      /expected a Service; the body is not JSON, so not the API's answer: .*; received "\{\\"service_id\\": \\"svc-"/,
+    );
   });
 
   test("a body of the wrong shape: SchemaValidationError naming the field", async () => {
@@ -672,6 +676,68 @@ describe("a 404 is the API's only when its own JSON says so", () => {
     expect(err).toMatchObject({ apiAnswered: true, code: "NOT_FOUND", apiMessage: "service svc-nope not found" });
     expect(err.message).not.toMatch(/proxy/);
     expect(JSON.parse(JSON.stringify(err))).toMatchObject({ apiAnswered: true });
+  });
+});
+
+describe("a success is the API's only when its body is JSON, or empty where nothing is promised", () => {
+  /** A stand-in for the API (a proxy, a captive portal): every request gets this status and body. */
+  async function standIn(status: number, body: string, contentType?: string): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(status, contentType === undefined ? {} : { "Content-Type": contentType });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+  const PORTAL = "<html><head><title>Sign in to the hotel Wi-Fi</title></head><body><form>…</form></body></html>";
+
+  test.each([
+    ["deleteService", (c: SimAndClient["client"]) => c.deleteService("proj-1", "svc-1")],
+    ["updatePassword", (c: SimAndClient["client"]) => c.updatePassword("proj-1", "svc-1", "pw-Zq8!long-enough")],
+    ["stop", (c: SimAndClient["client"]) => c.stop("proj-1", "svc-1")],
+  ])("%s answered 200 with an HTML page: a SchemaValidationError naming the URL setting, quoting the page", async (_op, call) => {
+    const server = await standIn(200, PORTAL, "text/html");
+    try {
+      const client = createClient({ apiUrl: server.url, apiKey: "k-standin" }, () => undefined, { sleep: async () => {} });
+      const err = await rejectionOf(call(client));
+      expect(err).toBeInstanceOf(SchemaValidationError);
+      expect(err.message).toContain("the body is not JSON, so not the API's answer");
+      expect(err.message).toContain("the API URL (tigercloud:apiUrl / TIGER_API_URL) may be wrong, or a proxy answered");
+      expect(err.message).toContain('received "<html><head><title>Sign in to the hotel Wi-Fi');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("plain text under a 202 is not the API's answer either", async () => {
+    const server = await standIn(202, "Accepted by the gateway", "text/plain");
+    try {
+      const client = createClient({ apiUrl: server.url, apiKey: "k-standin" }, () => undefined, { sleep: async () => {} });
+      const err = await rejectionOf(client.deleteService("proj-1", "svc-1"));
+      expect(err).toBeInstanceOf(SchemaValidationError);
+      expect(err.message).toMatch(/not the API's answer.*received "Accepted by the gateway"/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test.each([
+    ["an empty body", "", undefined],
+    ["whitespace", " \r\n", "text/plain"],
+    ["{}", "{}", "application/json"],
+    ["a JSON message", '{"message":"Service deletion started"}', "application/json"],
+  ])("deleteService answered 202 with %s resolves", async (_what, body, contentType) => {
+    const server = await standIn(202, body, contentType);
+    try {
+      const client = createClient({ apiUrl: server.url, apiKey: "k-standin" }, () => undefined, { sleep: async () => {} });
+      await expect(client.deleteService("proj-1", "svc-1")).resolves.toBeUndefined();
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -40,8 +40,8 @@ const SERVICE = { schema: ServiceSchema, expected: "a Service" };
 const SERVICES = { schema: z.array(ServiceSchema), expected: "an array of Service" };
 const VPC = { schema: VpcSchema, expected: "a Vpc" };
 const AUTH_INFO = { schema: AuthInfoSchema, expected: "an AuthInfo for an API key" };
-/** A success with nothing to say (202, 204): whatever body comes with it is not read. */
-const NO_CONTENT = { schema: z.unknown(), expected: "no content", noContent: true };
+/** A success with nothing to say (202, 204): an empty body or JSON (not read); anything else is not the API's answer. */
+const NO_CONTENT = { schema: z.unknown(), expected: "no content (an empty body, or JSON)", noContent: true };
 
 type Method = ApiRequest<unknown>["method"];
 

@@ -104,7 +104,7 @@ export interface ApiRequest<T> {
   retry: RetryPolicy;
   /** False when a successful answer may hold a password: errors then describe it by field paths and types only. */
   quoteBody?: boolean;
-  /** The answer has no body (204): nothing to parse. */
+  /** The answer has nothing to say (202, 204): an empty body, or JSON that is not read. */
   noContent?: boolean;
 }
 
@@ -250,14 +250,22 @@ export class ApiRequester {
 
     const received = () =>
       op.quoteBody === false ? `${Buffer.byteLength(text)} bytes, not quoted: this answer may hold a password` : this.quote(text);
-    // A success that has nothing to say: whatever body came with it is not read.
-    if (op.noContent) return op.schema.parse(undefined);
+    // The API answers JSON, or nothing where it has nothing to say. Anything else (a proxy's or a
+    // captive portal's page) is not its answer, even with a 2xx: a delete it "confirms" never
+    // reached the API.
+    const nothing = op.noContent === true && text.trim() === "";
     let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new SchemaValidationError(op.method, op.path, op.expected, "the body is not JSON", received());
+    if (!nothing) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        const { config, env } = SETTING_SOURCES.apiUrl;
+        const problem = `the body is not JSON, so not the API's answer: the API URL (${config} / ${env}) may be wrong, or a proxy answered`;
+        throw new SchemaValidationError(op.method, op.path, op.expected, problem, received());
+      }
     }
+    // A success that has nothing to say: whatever JSON came with it (`{}`, a message) is not read.
+    if (op.noContent) return op.schema.parse(undefined);
     const parsed = op.schema.safeParse(json);
     if (!parsed.success) {
       throw new SchemaValidationError(op.method, op.path, op.expected, describeIssues(parsed.error.issues, json), received());
