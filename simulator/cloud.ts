@@ -130,6 +130,32 @@ export class Cloud {
       this.databases.stopServer(serviceId);
       this.projects.get(projectId)?.services.delete(serviceId);
     },
+    /** What the service's forked_from says (a fork whose source moved to another project, say). */
+    setForkedFrom: (projectId: string, serviceId: string, fields: Partial<NonNullable<SimService["forked_from"]>>) => {
+      const s = this.requireService(projectId, serviceId);
+      if (!s.forked_from) throw new Error(`service ${serviceId} is not a fork`);
+      s.forked_from = { ...s.forked_from, ...fields };
+    },
+    /**
+     * A READY service of `parentId` made elsewhere, with no database behind it: a fork made in the
+     * console (`createdAt` may lie in the past), or with `standby` the parent's own standby, which
+     * carries forked_from too. Returns its ID.
+     */
+    addFork: (projectId: string, parentId: string, options: { name: string; createdAt?: Date; standby?: boolean }) => {
+      const parent = this.requireService(projectId, parentId);
+      const id = newServiceId();
+      this.requireProject(projectId).services.set(id, {
+        ...structuredClone(parent),
+        service_id: id,
+        name: options.name,
+        created: (options.createdAt ?? new Date()).toISOString(),
+        endpoint: { host: `${id}.${projectId}.tsdb.cloud.timescale.com`, port: 30000 + crypto.randomInt(9999) },
+        forked_from: { is_standby: options.standby ?? false, project_id: projectId, service_id: parentId },
+        ha_replicas: { replica_count: 0, sync_replica_count: 0 },
+        timeline: [{ status: "READY", at: 0 }],
+      });
+      return id;
+    },
   };
 
   /** Carries out one operation of the API: its status and answer, or an HttpFailure. */

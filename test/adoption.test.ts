@@ -150,6 +150,25 @@ test("never adopted: a paused fork or a fork of another name; nor anything with 
   expect(sim.requests("forkService")).toHaveLength(4);
 });
 
+test("a standby of the source named like the fork is never adopted, by name or by adoptServiceId (preview says so too)", async () => {
+  const standby = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-5", standby: true });
+  const created = await fork.create(await inputsFor());
+  expect(created.id).not.toBe(standby);
+  expect(created.outs.adopted).toBeUndefined();
+  expect(sim.requests("forkService")).toHaveLength(1);
+
+  const { failures } = await fork.check(
+    {},
+    { __provider: P, sourceServiceId: ids.serviceId, forkStrategy: "NOW", adoptServiceId: standby },
+  );
+  expect(failures).toEqual([
+    { property: "adoptServiceId", reason: expect.stringContaining(`service ${standby} is a standby of service ${ids.serviceId}`) },
+  ]);
+  const err = await rejectionOf(fork.create(await inputsFor({ adoptServiceId: standby, name: undefined })));
+  expect(err.message).toContain(`adoptServiceId ${standby} cannot be taken under management: service ${standby} is a standby`);
+  expect(sim.requests("updatePassword")).toEqual([]);
+});
+
 test("two forks of one source with different names are never adopted into each other", async () => {
   const a = await fork.create(await inputsFor({ name: "pr-a" }));
   const b = await fork.create(await inputsFor({ name: "pr-b" }));

@@ -1,7 +1,7 @@
 // What destroy does to a fork (ServiceFork's onDestroy): "stop" by default, "delete" on request.
 // Provider methods against the simulator, as the engine calls them.
 import { InvalidInputError, NotFoundError, TigerCloudError } from "../provider/errors";
-import { startRun } from "../provider/engine/host";
+import { setHostOptions, startRun } from "../provider/engine/host";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "../simulator";
@@ -120,15 +120,81 @@ test("never a service that is not a fork of the declared source: refused, nothin
   sim.clearLog();
   const err = await rejectionOf(fork.delete(ids.serviceId, { ...props, serviceId: ids.serviceId }));
   expect(err).toBeInstanceOf(TigerCloudError);
-  expect(err.message).toContain(`will not delete service ${ids.serviceId}: it is not a fork (no forked_from)`);
-  expect(err.message).toContain("Nothing was deleted");
+  expect(err.message).toContain(`will not delete service ${ids.serviceId}: service ${ids.serviceId} is not a fork (it has no forked_from)`);
+  expect(err.message).toContain("Nothing was changed");
+  expect(err.message).toContain("pulumi state delete");
   expect(sim.requests("deleteService")).toEqual([]);
   expect(sim.service(ids.projectId, ids.serviceId)?.status).toBe("READY");
   // A fork of another service than sourceServiceId is refused the same way.
   const { id: other } = await created({ name: "other" });
   const err2 = await rejectionOf(fork.delete(other, { ...props, sourceServiceId: "svc-someone-else" }));
-  expect(err2.message).toContain(`it is a fork of ${ids.serviceId}, not of svc-someone-else`);
+  expect(err2.message).toContain(`is a fork of ${ids.serviceId}, not of sourceServiceId svc-someone-else`);
   expect(sim.service(ids.projectId, other)?.status).toBe("READY");
+});
+
+test.each(["delete", "stop"])(
+  'a standby of the source is never a fork: onDestroy "%s" refuses it and leaves it running',
+  async (onDestroy) => {
+    const { props } = await created({ onDestroy });
+    // State that holds the source's standby (named like the fork, say, by a hand edit or an old import).
+    const standby = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-7", standby: true });
+    sim.clearLog();
+    const err = await rejectionOf(fork.delete(standby, { ...props, serviceId: standby }));
+    expect(err.message).toContain(`will not ${onDestroy} service ${standby}: service ${standby} is a standby of service ${ids.serviceId}`);
+    expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
+    expect(sim.service(ids.projectId, standby)?.status).toBe("READY");
+  },
+);
+
+test("a fork whose source lives in another project than the one recorded is refused too", async () => {
+  const { id, props } = await created({ onDestroy: "delete" });
+  sim.outOfBand.setForkedFrom(ids.projectId, id, { project_id: "proj-elsewhere" });
+  const err = await rejectionOf(fork.delete(id, props));
+  expect(err.message).toContain(`in project proj-elsewhere, not in project ${ids.projectId}`);
+  expect(sim.service(ids.projectId, id)?.status).toBe("READY");
+});
+
+test("a DELETE whose answer is lost, retried, and answered 404 while the fork is DELETING: success, the wait goes on to DELETED", async () => {
+  const { id, props } = await created({ onDestroy: "delete" });
+  sim.injectFault("deleteService", { kind: "afterApplying", status: 0 });
+  const notFound = JSON.stringify({ code: "NOT_FOUND", message: `service ${id} not found` });
+  sim.injectFault("deleteService", { kind: "status", status: 404, body: notFound, contentType: "application/json" });
+  sim.clearLog();
+  await fork.delete(id, props);
+  // The first answer never came (the connection dropped after the API carried it out).
+  expect(answered("deleteService")).toEqual([undefined, 404]);
+  expect(sim.service(ids.projectId, id)?.status).toBe("DELETED");
+  expect(stderrText()).toContain(`fork ${id} is deleted`);
+});
+
+describe("deleteTimeout bounds the whole destroy, every request and retry included", () => {
+  const LIMIT_MS = 1500;
+  beforeEach(() => setHostOptions({ client: { requestTimeoutMs: LIMIT_MS, baseDelayMs: 50, maxDelayMs: 200 }, poll: { firstPollMs: 20 } }));
+
+  test.each([
+    ["delete", "deleteService"],
+    ["stop", "stop"],
+  ] as const)('onDestroy "%s" against an API whose %s hangs: it ends within 3 s and one request limit', async (onDestroy, operation) => {
+    const { id, props } = await created({ onDestroy, deleteTimeout: "3s" });
+    sim.injectFault(operation, { kind: "hang" }, 100);
+    sim.clearLog();
+    const started = Date.now();
+    const err = await rejectionOf(fork.delete(id, props));
+    const took = Date.now() - started;
+    expect(err).toBeInstanceOf(TigerCloudError);
+    expect(took).toBeLessThan(3000 + LIMIT_MS);
+    // It was retried while time was left, and never after.
+    expect(sim.requests(operation).length).toBeGreaterThanOrEqual(2);
+  });
+
+  test("a hanging read, before anything is sent, is bounded the same way", async () => {
+    const { id, props } = await created({ onDestroy: "delete", deleteTimeout: "3s" });
+    sim.injectFault("getService", { kind: "hang" }, 100);
+    const started = Date.now();
+    await rejectionOf(fork.delete(id, props));
+    expect(Date.now() - started).toBeLessThan(3000 + LIMIT_MS);
+    expect(sim.requests("deleteService")).toEqual([]);
+  });
 });
 
 describe("a fork another declaration of the run holds or would take over is never deleted", () => {

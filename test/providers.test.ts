@@ -369,12 +369,12 @@ describe("ServiceFork", () => {
       await fork.delete(id, outs);
     });
 
-    test("delete with waitForReady false does not poll", async () => {
+    test("delete with waitForReady false does not poll: one read (is it still a fork of the source?), then stop", async () => {
       sim.delays = { ...sim.delays, stopMs: 10_000 };
       const { id, outs } = await created();
       sim.clearLog();
       await fork.delete(id, { ...outs, waitForReady: false });
-      expect(sim.requests().map((r) => r.operation)).toEqual(["stop"]);
+      expect(sim.requests().map((r) => r.operation)).toEqual(["getService", "stop"]);
     });
 
     test("a 400 from stop on a service that is not paused is a real error", async () => {

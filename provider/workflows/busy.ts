@@ -5,7 +5,7 @@
 // nothing was done; so even forkService may be sent again after it, and only after it.
 import type { Service } from "../api/schemas";
 import { GONE, IN_TRANSITION } from "../api/statuses";
-import type { TigerCloudClient } from "../api/client";
+import type { CallOptions, TigerCloudClient } from "../api/client";
 import { ConflictError, WaitError } from "../errors";
 import type { CallContext } from "../engine/host";
 import { secondsSince, sleep } from "../time";
@@ -27,8 +27,11 @@ export interface BusySpec {
   timeoutInput: string;
 }
 
-/** Sends the request; on the API's 409 from a busy service, waits until it settles and sends again. */
-export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>): Promise<T> {
+/**
+ * Sends the request; on the API's 409 from a busy service, waits until it settles and sends again.
+ * `send` gets the deadline to pass to its request, so that no attempt or retry outlives it.
+ */
+export async function sendWhenSettled<T>(spec: BusySpec, send: (call: CallOptions) => Promise<T>): Promise<T> {
   const started = Date.now();
   const who = `${spec.role} ${spec.serviceId}`;
   const stillBusy = (service: Service, cause: unknown) =>
@@ -42,7 +45,7 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: () => Promise<T>)
   for (;;) {
     let refusal: ConflictError;
     try {
-      return await send();
+      return await send({ deadline: spec.deadline });
     } catch (err) {
       if (!(err instanceof ConflictError) || !err.apiAnswered) throw err;
       refusal = err;

@@ -7,17 +7,27 @@ import { DELETED } from "../api/statuses";
 import type { TigerCloudClient } from "../api/client";
 import { NotConfirmedGoneError, NotFoundError } from "../errors";
 
-/** The service, or undefined when the API says, confirmed, that it no longer exists. */
-export async function serviceUnlessGone(client: TigerCloudClient, projectId: string, serviceId: string): Promise<Service | undefined> {
+/**
+ * The service, or undefined when the API says, confirmed, that it no longer exists. With a
+ * deadline (a destroy's), neither read nor its retries outlive it.
+ */
+export async function serviceUnlessGone(
+  client: TigerCloudClient,
+  projectId: string,
+  serviceId: string,
+  deadline?: number,
+): Promise<Service | undefined> {
   let notFound: NotFoundError;
   try {
-    const service = await client.getService(projectId, serviceId);
+    const service = await client.getService(projectId, serviceId, { deadline });
     return service.status === DELETED ? undefined : service;
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
     notFound = err;
   }
-  const listed = (await projectServices(client, projectId, `service ${serviceId}`, notFound)).find((s) => s.service_id === serviceId);
+  const listed = (await projectServices(client, projectId, `service ${serviceId}`, notFound, deadline)).find(
+    (s) => s.service_id === serviceId,
+  );
   if (listed && listed.status !== DELETED) {
     throw new NotConfirmedGoneError(
       `GET of service ${serviceId} answered 404, but the project's service list still holds it (${listed.status}); it is not taken for gone. Run the command again.`,
@@ -45,10 +55,16 @@ export async function vpcUnlessGone(client: TigerCloudClient, projectId: string,
 }
 
 /** The project's services, read to show that the API and the project are the right ones. */
-async function projectServices(client: TigerCloudClient, projectId: string, what: string, notFound: NotFoundError): Promise<Service[]> {
+async function projectServices(
+  client: TigerCloudClient,
+  projectId: string,
+  what: string,
+  notFound: NotFoundError,
+  deadline?: number,
+): Promise<Service[]> {
   if (!notFound.apiAnswered) throw notFound; // its message says the URL or a proxy may be wrong
   try {
-    return await client.listServices(projectId);
+    return await client.listServices(projectId, { deadline });
   } catch (err) {
     throw new NotConfirmedGoneError(
       `The API answered 404 for ${what}, but listing project ${projectId}'s services to confirm it failed, so it is not taken for gone: ${(err as Error).message}`,

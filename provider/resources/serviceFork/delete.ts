@@ -1,5 +1,6 @@
 // Destroying a fork: stop it (onDestroy "stop", the default) or delete it ("delete"), unless
 // another resource of this run holds it or would take it over (a rename or a move).
+import type { Service } from "../../api/schemas";
 import { DELETED, GONE, SETTLED } from "../../api/statuses";
 import { requiredField } from "../../rules/state";
 import type { CallContext } from "../../engine/host";
@@ -8,6 +9,7 @@ import { describeDeclarant } from "../../rules/claims";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
 import { heldElsewhere } from "./claims";
+import { notAForkOf } from "./identity";
 import { deadlineIn } from "../../rules/inputSchemas";
 import { sendToFork, stopFork } from "./operations";
 import type { ServiceForkState } from "./state";
@@ -22,60 +24,49 @@ export async function destroyFork(ctx: CallContext, id: string, state: ServiceFo
     return;
   }
   const wait = state.waitForReady !== false;
-  if (state.onDestroy === "delete") {
-    await deleteFork(
-      ctx,
-      id,
-      projectId,
-      requiredField("ServiceFork", id, state, "sourceServiceId"),
-      wait,
-      deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+  const deadline = deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout);
+  const sourceServiceId = requiredField("ServiceFork", id, state, "sourceServiceId");
+  const mode = state.onDestroy === "delete" ? "delete" : "stop";
+  // Read first, for both modes: only a fork of the declared source is stopped or deleted.
+  const service = await serviceUnlessGone(ctx.client(), projectId, id, deadline);
+  if (!service) return ctx.progress(`fork ${id} no longer exists; nothing to ${mode}`);
+  const notOurs = notAForkOf(service, { projectId, sourceServiceId });
+  if (notOurs) {
+    throw new TigerCloudError(
+      `ServiceFork will not ${mode} service ${id}: ${notOurs}, and destroy (onDestroy: "${mode}") acts only on a fork of sourceServiceId. ` +
+        `Nothing was changed. If this resource should let go of it, remove it from state with \`pulumi state delete\`.`,
     );
-    return;
   }
+  if (mode === "delete") return deleteFork(ctx, service, projectId, wait, deadline);
   ctx.progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
-  await stopFork(ctx, id, projectId, wait, deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout));
+  await stopFork(ctx, id, projectId, wait, deadline);
 }
 
 /**
  * Deletes a fork (onDestroy: "delete") and, unless told not to wait, waits until the API says it
- * is DELETED, or no longer knows it (the "gone" rule). Only a fork of the declared source is
- * deleted: a service without forked_from, or forked from another, is refused and left as it is.
- * A fork already deleting, deleted or gone is success.
+ * is DELETED, or no longer knows it (the "gone" rule). A fork already deleting, deleted or gone is
+ * success, and so is a 404 to the DELETE when a read then finds it DELETING or gone: a DELETE
+ * whose answer was lost, and retried, meets that.
  */
-async function deleteFork(
-  ctx: CallContext,
-  id: string,
-  projectId: string,
-  sourceServiceId: string,
-  wait: boolean,
-  deadline: number,
-): Promise<void> {
+async function deleteFork(ctx: CallContext, service: Service, projectId: string, wait: boolean, deadline: number): Promise<void> {
   const client = ctx.client();
+  const id = service.service_id;
   const gone = () => ctx.progress(`fork ${id} is deleted`);
-  const service = await serviceUnlessGone(client, projectId, id);
-  if (!service) return ctx.progress(`fork ${id} no longer exists; nothing to delete`);
-  if (service.forked_from?.service_id !== sourceServiceId) {
-    const what = service.forked_from
-      ? `a fork of ${service.forked_from.service_id}, not of ${sourceServiceId}`
-      : "not a fork (no forked_from)";
-    throw new TigerCloudError(
-      `ServiceFork will not delete service ${id}: it is ${what}, and onDestroy: "delete" deletes only a fork of sourceServiceId. ` +
-        `Nothing was deleted. If this resource should let go of it, remove it from state with \`pulumi state delete\`.`,
-    );
-  }
   if (!GONE.includes(service.status)) {
     ctx.progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
     try {
-      await sendToFork(ctx, id, projectId, "delete", deadline, (c) => c.deleteService(projectId, id), {
+      await sendToFork(ctx, id, projectId, "delete", deadline, (c, call) => c.deleteService(projectId, id, call), {
         client,
         accepts: SETTLED,
         timeoutInput: "deleteTimeout",
       });
     } catch (err) {
-      // A 404: gone meanwhile, if the API confirms it.
-      if (!(err instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;
-      return gone();
+      // A 404 (a retried DELETE whose first answer was lost meets one): deleting or gone
+      // meanwhile, if a read confirms it.
+      if (!(err instanceof NotFoundError)) throw err;
+      const now = await serviceUnlessGone(client, projectId, id, deadline);
+      if (!now) return gone();
+      if (!GONE.includes(now.status)) throw err;
     }
   }
   if (!wait) return;
@@ -93,7 +84,8 @@ async function deleteFork(
     });
   } catch (err) {
     // The API may forget a deleted service rather than say DELETED: its 404, confirmed, is the end too.
-    if (!(err instanceof WaitError && err.cause instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id))) throw err;
+    if (!(err instanceof WaitError && err.cause instanceof NotFoundError) || (await serviceUnlessGone(client, projectId, id, deadline)))
+      throw err;
   }
   gone();
 }

@@ -4,30 +4,39 @@ import type { Service } from "../../api/schemas";
 import { STOPPED_OR_GONE } from "../../api/statuses";
 import { TigerCloudError } from "../../errors";
 
+/**
+ * Why `s` is not a fork of `sourceServiceId` (whose project is `projectId`) that a ServiceFork may
+ * take, stop or delete; undefined when it is one. A standby of the source carries forked_from too,
+ * with is_standby: it is part of the source's high availability, never anyone's fork.
+ */
+export function notAForkOf(s: Service, { projectId, sourceServiceId }: { projectId: string; sourceServiceId: string }): string | undefined {
+  const id = s.service_id;
+  const from = s.forked_from;
+  if (!from?.service_id) return `service ${id} is not a fork (it has no forked_from)`;
+  if (from.is_standby === true) return `service ${id} is a standby of service ${from.service_id} (forked_from.is_standby), not a fork`;
+  if (from.service_id !== sourceServiceId)
+    return `service ${id} is a fork of ${from.service_id}, not of sourceServiceId ${sourceServiceId}`;
+  if ((from.project_id ?? projectId) !== projectId)
+    return `service ${id} is a fork of ${sourceServiceId} in project ${from.project_id}, not in project ${projectId}`;
+  return undefined;
+}
+
 /** A running fork named `name` of `sourceServiceId` in `projectId`: one this resource may adopt. */
-export function hasIdentity(
-  s: Service,
-  { projectId, sourceServiceId, name }: { projectId: string; sourceServiceId: string; name?: string | undefined },
-) {
-  return (
-    s.name === name &&
-    s.forked_from?.service_id === sourceServiceId &&
-    (s.forked_from.project_id ?? projectId) === projectId &&
-    !STOPPED_OR_GONE.includes(s.status)
-  );
+export function hasIdentity(s: Service, ids: { projectId: string; sourceServiceId: string; name?: string | undefined }) {
+  return s.name === ids.name && notAForkOf(s, ids) === undefined && !STOPPED_OR_GONE.includes(s.status);
 }
 
 /**
  * Why a service cannot be taken under management by adoptServiceId, checked in this order; undefined
  * when it can. (Existence is checked first, by the caller, with the "gone" rule.)
  */
-export function adoptionProblem(service: Service, inputs: { sourceServiceId: string; name?: string | undefined }): string | undefined {
+export function adoptionProblem(
+  service: Service,
+  inputs: { projectId: string; sourceServiceId: string; name?: string | undefined },
+): string | undefined {
   const id = service.service_id;
-  const parent = service.forked_from?.service_id;
-  if (parent !== inputs.sourceServiceId)
-    return parent
-      ? `service ${id} is a fork of ${parent}, not of sourceServiceId ${inputs.sourceServiceId}`
-      : `service ${id} is not a fork (it has no forked_from): adopting the source itself, or another service, is refused`;
+  const notOurs = notAForkOf(service, inputs);
+  if (notOurs) return service.forked_from ? notOurs : `${notOurs}: adopting the source itself, or another service, is refused`;
   if (STOPPED_OR_GONE.includes(service.status))
     return `service ${id} is ${service.status}: only a running fork can be adopted (start it first)`;
   if (inputs.name !== undefined && service.name !== inputs.name) return `service ${id} is named "${service.name}", not "${inputs.name}"`;

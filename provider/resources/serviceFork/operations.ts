@@ -1,7 +1,7 @@
 // The requests and waits on a fork that create, update and delete share: the busy rule for a
 // request on it, waiting for READY, stopping it, and setting a new password.
 import * as crypto from "crypto";
-import type { TigerCloudClient } from "../../api/client";
+import type { CallOptions, TigerCloudClient } from "../../api/client";
 import type { Service } from "../../api/schemas";
 import { GONE, PAUSED, READY, SETTLED, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
@@ -22,7 +22,7 @@ export function sendToFork<T>(
   projectId: string,
   action: string,
   deadline: number,
-  send: (client: TigerCloudClient) => Promise<T>,
+  send: (client: TigerCloudClient, call: CallOptions) => Promise<T>,
   {
     accepts = [READY],
     timeoutInput = "updateTimeout",
@@ -30,7 +30,7 @@ export function sendToFork<T>(
   }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> = {},
 ): Promise<T> {
   const busy: BusySpec = { ctx, client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput };
-  return sendWhenSettled(busy, () => send(client));
+  return sendWhenSettled(busy, (call) => send(client, call));
 }
 
 export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline: number) =>
@@ -60,7 +60,7 @@ export async function stopFork(
   const client = ctx.client();
   let answer: Service;
   try {
-    answer = await sendToFork(ctx, id, projectId, "stop", deadline, (c) => c.stop(projectId, id), {
+    answer = await sendToFork(ctx, id, projectId, "stop", deadline, (c, call) => c.stop(projectId, id, call), {
       client,
       accepts: SETTLED,
       timeoutInput: "deleteTimeout",
@@ -69,7 +69,7 @@ export async function stopFork(
     // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both
     // are confirmed by reading the fork; any other answer is a real refusal.
     if (!(err instanceof BadRequestError || err instanceof NotFoundError)) throw err;
-    const service = await serviceUnlessGone(client, projectId, id);
+    const service = await serviceUnlessGone(client, projectId, id, deadline);
     if (!service) {
       ctx.progress(`fork ${id} no longer exists; nothing to stop`);
       return undefined;
@@ -108,7 +108,7 @@ export async function setNewPassword(
 ): Promise<{ read: Service; password: string }> {
   const password = crypto.randomBytes(24).toString("base64url");
   const client = ctx.client({}, [password]);
-  await sendToFork(ctx, id, projectId, "set the password of", deadline, (c) => c.updatePassword(projectId, id, password), {
+  await sendToFork(ctx, id, projectId, "set the password of", deadline, (c, call) => c.updatePassword(projectId, id, password, call), {
     client,
     timeoutInput: "createTimeout",
   });

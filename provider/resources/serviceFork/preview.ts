@@ -36,10 +36,10 @@ export function forkReferences(inputs: Pending<ForkInputs>): Reference[] {
   };
   if (inputs.adoptServiceId === undefined) return [source];
   const judgeAdopted = (service: Service): Judgement => {
-    const { sourceServiceId, name } = inputs;
+    const { projectId, sourceServiceId, name } = inputs;
     const problem =
-      typeof sourceServiceId === "string"
-        ? adoptionProblem(service, { sourceServiceId, name: typeof name === "string" ? name : undefined })
+      typeof sourceServiceId === "string" && typeof projectId === "string"
+        ? adoptionProblem(service, { projectId, sourceServiceId, name: typeof name === "string" ? name : undefined })
         : undefined;
     return problem ? { failure: `cannot be taken under management: ${problem}` } : {};
   };

@@ -22,7 +22,7 @@ async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, passw
   let answer: Service;
   try {
     // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
-    answer = await sendToFork(ctx, id, projectId, "start", deadline, (c) => c.start(projectId, id), {
+    answer = await sendToFork(ctx, id, projectId, "start", deadline, (c, call) => c.start(projectId, id, call), {
       client,
       accepts: [PAUSED, READY],
       timeoutInput: "createTimeout",
@@ -57,7 +57,7 @@ async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs): Pro
   const name = inputs.name as string;
   ctx.progress(`renaming fork ${id} to "${name}"`);
   const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
-  return sendToFork(ctx, id, inputs.projectId, "rename", deadline, (c) => c.renameService(inputs.projectId, id, name));
+  return sendToFork(ctx, id, inputs.projectId, "rename", deadline, (c, call) => c.renameService(inputs.projectId, id, name, call));
 }
 
 async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState): Promise<Service> {
@@ -74,7 +74,9 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
   ctx.progress(`resizing fork ${id} to ${what}`);
   const client = ctx.client();
-  const answer = await sendToFork(ctx, id, inputs.projectId, "resize", deadline, (c) => c.resize(inputs.projectId, id, body), { client });
+  const answer = await sendToFork(ctx, id, inputs.projectId, "resize", deadline, (c, call) => c.resize(inputs.projectId, id, body, call), {
+    client,
+  });
   if (!inputs.waitForReady) return answer;
   const resized = await waitForService({
     ctx,
@@ -94,8 +96,8 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
 async function setForkEnvironment(ctx: CallContext, id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
   ctx.progress(`tagging fork ${id} ${environment}`);
   const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
-  await sendToFork(ctx, id, inputs.projectId, "set the environment of", deadline, (c) =>
-    c.setEnvironment(inputs.projectId, id, environment),
+  await sendToFork(ctx, id, inputs.projectId, "set the environment of", deadline, (c, call) =>
+    c.setEnvironment(inputs.projectId, id, environment, call),
   );
   return undefined;
 }

@@ -59,8 +59,8 @@ async function setHAWhenReady(target: HATarget): Promise<Service> {
   if (target.syncReplicaCount !== undefined) body.sync_replica_count = target.syncReplicaCount;
   ctx.progress(`setting HA of service ${serviceId} to ${describeCounts(target)}`);
   const busy = { ctx, client, projectId, serviceId, role: "service", action: "change HA", accepts: [READY] };
-  return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, () =>
-    client.setHA(projectId, serviceId, body),
+  return sendWhenSettled({ ...busy, deadline: target.deadline, timeoutInput: target.timeoutInput }, (call) =>
+    client.setHA(projectId, serviceId, body, call),
   );
 }
 
@@ -102,7 +102,9 @@ export async function readHA(ctx: CallContext, id: string, recorded: ServiceHASt
 /** Takes the replicas off at destroy, unless the service is gone, stopped, or its HA is declared by another resource. */
 export async function removeHA(ctx: CallContext, id: string, recorded: ServiceHAState): Promise<void> {
   const projectId = requiredField("ServiceHA", id, recorded, "projectId");
-  const service = await serviceUnlessGone(ctx.client(), projectId, id);
+  // One deadline for the whole destroy, its first read included.
+  const deadline = deadlineIn(recorded.deleteTimeout, WAIT_DEFAULTS.deleteTimeout);
+  const service = await serviceUnlessGone(ctx.client(), projectId, id, deadline);
   if (!service) {
     ctx.progress(`service ${id} no longer exists; no HA to remove`);
     return;
@@ -129,7 +131,7 @@ export async function removeHA(ctx: CallContext, id: string, recorded: ServiceHA
     replicaCount: 0,
     syncReplicaCount: 0,
     waitForReady: recorded.waitForReady !== false,
-    deadline: deadlineIn(recorded.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
+    deadline,
     timeoutInput: "deleteTimeout",
   };
   await awaitHA(noHA, await setHAWhenReady(noHA));
