@@ -73,7 +73,7 @@ export interface ApiErrorFields {
   apiAnswered?: boolean | undefined;
 }
 
-/** The API answered with a status outside 2xx. */
+/** The API answered with a status outside 2xx. Its code, apiMessage and details are escaped as its message is. */
 export class ApiError extends TigerCloudError {
   override name = "ApiError";
   readonly status: number;
@@ -96,9 +96,10 @@ export class ApiError extends TigerCloudError {
     this.status = fields.status;
     this.method = fields.method;
     this.path = fields.path;
-    this.code = fields.code;
-    this.apiMessage = fields.apiMessage;
-    this.details = fields.details;
+    // Escaped as the message is: a script prints these fields on their own.
+    this.code = fields.code === undefined ? undefined : printable(fields.code);
+    this.apiMessage = printable(fields.apiMessage);
+    this.details = fields.details === undefined ? undefined : printable(fields.details);
     this.retryAfterMs = fields.retryAfterMs;
     this.apiAnswered = fields.apiAnswered ?? false;
   }

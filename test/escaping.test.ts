@@ -3,12 +3,13 @@
 // warnings and progress lines. In the style of the secret scan: drive the providers against the
 // simulator with hostile answers, gather every text they show, and scan it.
 import type * as pulumi from "@pulumi/pulumi";
-import { escapedError, escapedFailures } from "../provider/errors";
+import { createClient } from "../provider/api/client";
+import { ApiError, SchemaValidationError, escapedError, escapedFailures } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { printable } from "../provider/text";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { startProviderSim, stopProviderSim } from "./helpers";
+import { expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "../simulator";
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
@@ -178,6 +179,45 @@ describe("a fork whose name and status, as the API answers, carry control charac
     };
     const texts = [...(await shown(() => fork.diff(HOSTILE, olds, { ...olds, name: "b" }))), ...lines()];
     expectReached(texts);
+    expectNoRawText(texts);
+  });
+});
+
+describe("an ApiError's fields, as a script using the client prints them", () => {
+  test("code, apiMessage and details are escaped as the message is, and still read the same", async () => {
+    const text = (field: string) => `${field}\u001b[31m red\r\u202eevil`;
+    const body = JSON.stringify({ code: text("BUSY"), message: text("busy"), details: text("try later") });
+    sim.injectFault("getVpc", { kind: "status", status: 409, body, contentType: "application/json" });
+    const client = createClient({ apiUrl: sim.url, apiKey: sim.apiKey }, () => undefined, { maxAttempts: 1 });
+    const err = await rejectionOf(client.getVpc(ids.projectId, ids.vpcId));
+    expect(err).toBeInstanceOf(ApiError);
+    const { code, apiMessage, details } = err as ApiError;
+    const texts = [err.message, apiMessage, code ?? "", details ?? "", JSON.stringify(err)];
+    expectNoRawText(texts);
+    expect(apiMessage).toBe("busy\\x1b[31m red\\r\\u202eevil");
+    expect(code).toBe(printable(text("BUSY")));
+    expect(details).toBe(printable(text("try later")));
+    expect(err.message).toContain(`${code}: GET`);
+    expect(err.message).toContain(`: ${apiMessage} (${details})`);
+  });
+
+  test("escaping cannot put back together a password that redaction took apart", async () => {
+    // Passwords holding an escape's text, echoed with the character escaped in their stead: no six
+    // characters of them stand together, and the escape would write them out whole.
+    const broken = "p4ss\\nw0rd";
+    const quoted = 'p4ss\\"w0rd';
+    const client = createClient({ apiUrl: sim.url, apiKey: sim.apiKey }, () => undefined, { maxAttempts: 1, secrets: [broken, quoted] });
+    const body = JSON.stringify({ code: "BAD_PASSWORD", message: "refused p4ss\nw0rd", details: "p4ss\nw0rd" });
+    sim.injectFault("getVpc", { kind: "status", status: 400, body, contentType: "application/json" });
+    const err = (await rejectionOf(client.getVpc(ids.projectId, ids.vpcId))) as ApiError;
+    expect(err.apiMessage).toBe("refused [REDACTED]");
+    // A 2xx page, quoted (in JSON's quotes) by a SchemaValidationError.
+    sim.injectFault("getVpc", { kind: "status", status: 200, body: '<pre>p4ss"w0rd</pre>', contentType: "text/html" });
+    const page = await rejectionOf(client.getVpc(ids.projectId, ids.vpcId));
+    expect(page).toBeInstanceOf(SchemaValidationError);
+    expect(page.message).toContain('received "<pre>[REDACTED]</pre>"');
+    const texts = [err.message, err.apiMessage, err.details ?? "", JSON.stringify(err), page.message];
+    expectNoSecretFragments(texts, [broken, quoted]);
     expectNoRawText(texts);
   });
 });

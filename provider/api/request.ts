@@ -14,6 +14,7 @@ import {
   apiErrorFor,
 } from "../errors";
 import { SETTING_SOURCES } from "../settings";
+import { printable } from "../text";
 import { sleep } from "../time";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 import { apiErrorBody, describeIssues, formatBytes } from "./answers";
@@ -324,17 +325,24 @@ export class ApiRequester {
     return new ConnectionError(op.method, op.path, code, this.redact(message));
   }
 
-  /** Outside text kept in an error: credentials removed first, then cut, so no cut can leave part of one. */
-  private keep(text: string, maxChars: number): string {
+  /**
+   * Outside text kept in an error, escaped as the error's message is (an ApiError's fields are
+   * printed on their own). Whole credentials go before the cut, so that no cut leaves part of one;
+   * then every piece of one goes, before and again after the escaping: an escape (`\x1b`, `\"`)
+   * could complete a piece of a credential holding such text, and redaction adds no control character.
+   */
+  private keep(text: string, maxChars: number, escape: (text: string) => string = printable): string {
     const whole = this.redactWhole(text);
-    return this.redact(whole.length > maxChars ? `${whole.slice(0, maxChars)}…` : whole);
+    const cut = whole.length > maxChars ? `${whole.slice(0, maxChars)}…` : whole;
+    return this.redact(escape(this.redact(cut)));
   }
 
-  /** A body as an error quotes it: one line, redacted, cut. */
+  /** A body as an error quotes it: one line, redacted, cut, in quotes. */
   private quote(text: string): string {
     const flat = this.redactWhole(text).replace(/\s+/g, " ").trim();
     if (!flat) return "an empty body";
-    return JSON.stringify(this.keep(flat, QUOTED_BODY_CHARS));
+    // JSON.stringify leaves DEL, C1 controls and bidi overrides as they are: printable writes those.
+    return this.keep(flat, QUOTED_BODY_CHARS, (cut) => printable(JSON.stringify(cut)));
   }
 
   /** "an HTML body "<html>…"", "an empty body": what kind of body came, and its start. */
