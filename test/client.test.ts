@@ -85,6 +85,25 @@ describe("operations", () => {
     expect(t.sim.vpc(projectId, vpcId)?.name).toBe("again");
   });
 
+  test("authInfo accepts each shape the vendor describes: an API key's (api_key, or the older apiKey) and an OAuth user's", async () => {
+    const project = { id: "proj-1", name: "demo", plan_type: "FREE" };
+    const key = { public_key: "pk-1", name: "ci", created: "2026-01-15T10:00:00Z", project, issuing_user: { id: "u-1" } };
+    const shapes = [
+      { type: "apiKey", api_key: key },
+      { type: "apiKey", apiKey: key },
+      { type: "oauth", oauth: { user: { id: "u-1", name: "Ada", email: "ada@example.com" } } },
+      { type: "oauth" },
+    ];
+    for (const shape of shapes) {
+      t.sim.injectFault("authInfo", { kind: "status", status: 200, body: JSON.stringify(shape), contentType: "application/json" });
+      expect(await t.client.authInfo()).toMatchObject(shape);
+    }
+    t.sim.injectFault("authInfo", { kind: "status", status: 200, body: JSON.stringify({ oauth: {} }), contentType: "application/json" });
+    const untyped = await rejectionOf(t.client.authInfo());
+    expect(untyped).toBeInstanceOf(SchemaValidationError);
+    expect(untyped.message).toContain("type: expected string, got nothing");
+  });
+
   test("unknown fields and statuses added later do not break parsing", async () => {
     t.sim.outOfBand.setStatus(t.ids.projectId, t.ids.serviceId, "HIBERNATING" as never);
     const s = await t.client.getService(t.ids.projectId, t.ids.serviceId);

@@ -119,6 +119,56 @@ test("when GET /auth/info fails, check fails on projectId, saying what was tried
   expect(failures[0]?.reason).not.toContain(sim.apiKey);
 });
 
+describe("GET /auth/info in each shape the vendor describes", () => {
+  /** The next GET /auth/info answers this, as the API's 200. */
+  const answers = (info: unknown) =>
+    sim.injectFault("authInfo", { kind: "status", status: 200, body: JSON.stringify(info), contentType: "application/json" });
+  const key = () => ({
+    public_key: keyPair.publicKey,
+    name: "ci",
+    created: "2026-01-15T10:00:00Z",
+    project: { id: ids.projectId, name: "demo", plan_type: "FREE" },
+    issuing_user: { id: "u-1", name: "Ada", email: "ada@example.com" },
+  });
+
+  test.each([
+    ["api_key alone", () => ({ type: "apiKey", api_key: key() })],
+    ["the deprecated apiKey alone", () => ({ type: "apiKey", apiKey: key() })],
+  ])("%s gives the key's project", async (_shape, info) => {
+    await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+    answers(info());
+    const { inputs, failures } = await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" });
+    expect(failures).toEqual([]);
+    expect(inputs.projectId).toBe(ids.projectId);
+    expect(sim.requests("authInfo")).toHaveLength(1);
+  });
+
+  test("a user's OAuth token names no project: check fails saying so, and what to set", async () => {
+    await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+    answers({ type: "oauth", oauth: { user: { id: "u-1", name: "Ada", email: "ada@example.com" } } });
+    const failures = (await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" })).failures ?? [];
+    expect(failures).toHaveLength(1);
+    expect(failures[0]?.property).toBe("projectId");
+    expect(failures[0]?.reason).toBe(
+      "projectId is required: it is not set on the resource, nor in tigercloud:projectId (stack config) or TIGER_PROJECT_ID, " +
+        'and the credentials from stack config tigercloud:apiKey name no project: GET /auth/info answers type "oauth" with no ' +
+        "API key's project (a user's login token, which belongs to no one project). " +
+        "Set projectId on the resource, or tigercloud:projectId / TIGER_PROJECT_ID.",
+    );
+    expect(failures[0]?.reason).not.toMatch(/schema|validation/i);
+  });
+
+  test("an answer with a type and no key at all: the same failure, its type escaped", async () => {
+    await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+    answers({ type: "service\u001b[2J\u202eaccount" });
+    const failures = (await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" })).failures ?? [];
+    expect(failures[0]?.reason).toContain(
+      'name no project: GET /auth/info answers type "service\\x1b[2J\\u202eaccount" with no API key\'s project. Set projectId',
+    );
+    expect(failures[0]?.reason).not.toMatch(/schema|validation/i);
+  });
+});
+
 test("a projectId in stack config or on the resource is used as it is: no request", async () => {
   await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });
   sim.clearLog();

@@ -39,7 +39,7 @@ export {
 const SERVICE = { schema: ServiceSchema, expected: "a Service" };
 const SERVICES = { schema: z.array(ServiceSchema), expected: "an array of Service" };
 const VPC = { schema: VpcSchema, expected: "a Vpc" };
-const AUTH_INFO = { schema: AuthInfoSchema, expected: "an AuthInfo for an API key" };
+const AUTH_INFO = { schema: AuthInfoSchema, expected: "an AuthInfo (a type, and an API key's or OAuth user's info)" };
 /** A success with nothing to say (202, 204): an empty body or JSON (not read); anything else is not the API's answer. */
 const NO_CONTENT = { schema: z.unknown(), expected: "no content (an empty body, or JSON)", noContent: true };
 
@@ -137,7 +137,10 @@ export class TigerCloudClient {
     return this.safe("listServices", "GET", apiPath`/projects/${{ projectId }}/services`, SERVICES, call);
   }
 
-  /** Who is calling: for an API key (bearer or pair), the one project it belongs to. */
+  /**
+   * Who is calling: its `type`, and for an API key (bearer or pair) `api_key`, whose project is the
+   * one the key belongs to; a user's OAuth token answers `oauth` instead, which names no project.
+   */
   async authInfo(call?: CallOptions): Promise<AuthInfo> {
     return this.safe("authInfo", "GET", "/auth/info", AUTH_INFO, call);
   }

@@ -91,18 +91,26 @@ export const RenameResponseSchema = z.union([
 ]);
 export type RenameResponse = z.infer<typeof RenameResponseSchema>;
 
-/** setEnvironment answers a message only. */
-/** GET /auth/info for an API key: the key's project (`api_key`; `apiKey` is the older name of the same object). */
+/** An API key's info: the one project it belongs to. */
 const KeyInfoSchema = z.looseObject({
   public_key: opt(z.string()),
   name: opt(z.string()),
   project: z.looseObject({ id: z.string().min(1), name: opt(z.string()) }),
 });
-export const AuthInfoSchema = z
-  .looseObject({ type: z.string(), api_key: opt(KeyInfoSchema), apiKey: opt(KeyInfoSchema) })
-  .refine((info) => info.api_key !== undefined || info.apiKey !== undefined, { message: "an API key's info (api_key)" });
+/**
+ * GET /auth/info: who is calling. Only `type` is required (`apiKey` or `oauth`; kept as a string).
+ * An API key's answer has `api_key` (`apiKey` is the older name of the same object); a user's
+ * OAuth token has `oauth` (`{user: {...}}`) instead, and names no project.
+ */
+export const AuthInfoSchema = z.looseObject({
+  type: z.string(),
+  api_key: opt(KeyInfoSchema),
+  apiKey: opt(KeyInfoSchema),
+  oauth: opt(z.looseObject({ user: z.unknown().optional() })),
+});
 export type AuthInfo = z.infer<typeof AuthInfoSchema>;
 
+/** setEnvironment answers a message only. */
 export const MessageResponseSchema = z.looseObject({ message: opt(z.string()) });
 export type MessageResponse = z.infer<typeof MessageResponseSchema>;
 

@@ -1,8 +1,11 @@
 // The project of a resource that sets no projectId, where neither stack config nor the environment
 // sets one either: the API key's own. A key belongs to exactly one project, and GET /auth/info
-// names it (the official CLI asks the same). Asked at most once per provider process, with
-// preview's short limits; a preview with verifyReferences off asks nothing.
+// names it (the official CLI asks the same); a user's OAuth token names none, and then projectId
+// must be set. Asked at most once per provider process, with preview's short limits; a preview
+// with verifyReferences off asks nothing.
+import type { AuthInfo } from "../api/schemas";
 import { SETTING_SOURCES } from "../settings";
+import { printable } from "../text";
 import type { CallContext } from "../engine/host";
 import type { ProjectSource } from "../rules/inputs";
 import { runSlot } from "../run";
@@ -29,25 +32,32 @@ function askTheKey(ctx: CallContext): Promise<ProjectSource> {
 
 async function projectOfTheKey(ctx: CallContext): Promise<ProjectSource> {
   const { config, env } = SETTING_SOURCES.projectId;
+  const unset = `projectId is required: it is not set on the resource, nor in ${config} (stack config) or ${env}`;
+  const fix = `Set projectId on the resource, or ${config} / ${env}.`;
+  const source = ctx.credentialSource;
+  let info: AuthInfo;
   try {
-    const info = await ctx.client(VERIFY_LIMITS).authInfo();
-    const key = info.api_key ?? info.apiKey;
-    if (!key) throw new Error("the answer names no API key");
-    ctx.progress(
-      `projectId: ${key.project.id}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
-    );
-    return { projectId: key.project.id };
+    info = await ctx.client(VERIFY_LIMITS).authInfo();
   } catch (err) {
-    const source = ctx.credentialSource;
     const tried = source
       ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
       : "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
+    return { failure: `${unset}, and ${tried}: ${(err as Error).message} ${fix}` };
+  }
+  const projectId = (info.api_key ?? info.apiKey)?.project.id;
+  if (!projectId) {
+    // Only an API key belongs to one project; a user's login (OAuth) may reach several.
+    const credentials = source ? `the credentials from ${source}` : "these credentials";
+    const type = printable(info.type.slice(0, 100));
+    const oauth = info.type === "oauth" ? " (a user's login token, which belongs to no one project)" : "";
     return {
-      failure:
-        `projectId is required: it is not set on the resource, nor in ${config} (stack config) or ${env}, and ${tried}: ` +
-        `${(err as Error).message} Set projectId on the resource, or ${config} / ${env}.`,
+      failure: `${unset}, and ${credentials} name no project: GET /auth/info answers type "${type}" with no API key's project${oauth}. ${fix}`,
     };
   }
+  ctx.progress(
+    `projectId: ${projectId}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
+  );
+  return { projectId };
 }
 
 /**
