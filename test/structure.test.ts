@@ -54,6 +54,8 @@ const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: stri
   rules: { holds: (f) => f.startsWith("rules/"), mayImport: ["rules", "shared"] },
   workflows: { holds: (f) => f.startsWith("workflows/"), mayImport: ["workflows", "engine", "rules", "api", "shared"] },
   resources: { holds: (f) => f.startsWith("resources/"), mayImport: ["resources", "workflows", "engine", "rules", "api", "shared"] },
+  // The fork janitor, a command of its own: no engine, so no host and no context.
+  forks: { holds: (f) => f.startsWith("forks/"), mayImport: ["forks", "resources", "workflows", "api", "shared"] },
 };
 const layerOf = (file: string) => Object.keys(LAYERS).filter((layer) => LAYERS[layer]?.holds(file));
 const NODE_BUILTINS = new Set(builtinModules);

@@ -1,0 +1,84 @@
+// What the janitor knows before it decides anything: the project's forks (from the API), the
+// stacks that hold them (from the Pulumi backend), and for a PR stack whether its pull request
+// is still open (from GitHub). Read once, whole; any failure to read ends the run.
+import type { TigerCloudClient } from "../api/client";
+import type { Service } from "../api/schemas";
+import { type GitHubAccess, type PullState, pullRequestState } from "./github";
+import { type Stack, readStacks } from "./stacks";
+
+/** A glob where `*` stands for one or more characters: how a pipeline names its stacks and forks. */
+export class NamePattern {
+  private readonly re: RegExp;
+  constructor(readonly glob: string) {
+    const parts = glob.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    this.re = new RegExp(`^${parts.join("(.+)")}$`);
+  }
+  matches(name: string | undefined): boolean {
+    return name !== undefined && this.re.test(name);
+  }
+  /** What the first `*` stood for, when it was a number (a PR stack's pull request). */
+  number(name: string): number | undefined {
+    const n = this.re.exec(name)?.[1];
+    return n !== undefined && /^[0-9]+$/.test(n) ? Number(n) : undefined;
+  }
+}
+
+/** The pipeline's naming: its repository's PR stacks (`*` is the PR number), and its forks. */
+export interface PullRequestStacks {
+  repository: string;
+  stacks: NamePattern;
+}
+
+export interface PullRequestStack {
+  stack: Stack;
+  number: number;
+  state: PullState | "not asked";
+}
+
+export interface Inventory {
+  projectId: string;
+  /** Every fork of the project (of `source`, when one is given), standbys left out. */
+  forks: Service[];
+  /** The standbys of those sources: listed, never touched. */
+  standbys: Service[];
+  stacks: Stack[];
+  pullRequests: PullRequestStack[];
+  /** When it was read (ages are counted from then). */
+  at: number;
+}
+
+export async function readInventory(options: {
+  client: TigerCloudClient;
+  projectId: string;
+  source?: string | undefined;
+  prStacks?: PullRequestStacks | undefined;
+  github?: GitHubAccess | undefined;
+}): Promise<Inventory> {
+  const { client, projectId, source, prStacks, github } = options;
+  const at = Date.now();
+  const services = await client.listServices(projectId);
+  const ofSource = services.filter((s) => s.forked_from?.service_id && (source === undefined || s.forked_from.service_id === source));
+  const stacks = await readStacks();
+  const pullRequests: PullRequestStack[] = [];
+  for (const stack of stacks) {
+    const number = prStacks?.stacks.number(stack.shortName);
+    if (prStacks === undefined || number === undefined) continue;
+    const state = github ? await pullRequestState(github, prStacks.repository, number) : "not asked";
+    pullRequests.push({ stack, number, state });
+  }
+  return {
+    projectId,
+    forks: ofSource.filter((s) => s.forked_from?.is_standby !== true),
+    standbys: ofSource.filter((s) => s.forked_from?.is_standby === true),
+    stacks,
+    pullRequests,
+    at,
+  };
+}
+
+/** The stacks that hold a service. */
+export const holdersOf = (inventory: Inventory, serviceId: string): Stack[] => inventory.stacks.filter((s) => s.serviceIds.has(serviceId));
+
+/** The PR stack entry of a stack, if it is one. */
+export const pullRequestOf = (inventory: Inventory, stack: Stack): PullRequestStack | undefined =>
+  inventory.pullRequests.find((p) => p.stack === stack);
