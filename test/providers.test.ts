@@ -1,5 +1,6 @@
 // Each resource's provider methods called directly, as the engine calls them, against the
 // simulator over loopback: every rule of check, diff, create, read, update and delete.
+import { setHostOptions } from "../provider/engine/host";
 import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
 import { UNKNOWN } from "../provider/rules/inputs";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
@@ -507,6 +508,16 @@ describe("ServiceHA", () => {
     await ha.delete(ids.serviceId, { projectId: ids.projectId, serviceId: ids.serviceId });
     expect(sim.requests().map((r) => r.operation)).toEqual(["getService"]);
     await ha.delete("svc-gone", { projectId: ids.projectId, serviceId: "svc-gone" });
+  });
+
+  test("deleteTimeout bounds the destroy's setHA and its retries: against a hanging API it ends within it and one request limit", async () => {
+    setHostOptions({ client: { requestTimeoutMs: 1500, baseDelayMs: 50, maxDelayMs: 200 }, poll: { firstPollMs: 20 } });
+    sim.outOfBand.setHA(ids.projectId, ids.serviceId, 2, 1);
+    sim.injectFault("setHA", { kind: "hang" }, 100);
+    const started = Date.now();
+    await rejectionOf(ha.delete(ids.serviceId, { projectId: ids.projectId, serviceId: ids.serviceId, deleteTimeout: "3s" }));
+    expect(Date.now() - started).toBeLessThan(3000 + 1500);
+    expect(sim.requests("setHA").length).toBeGreaterThanOrEqual(2);
   });
 });
 
