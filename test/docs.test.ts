@@ -2,6 +2,7 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
+import { parse } from "yaml";
 import { CLIENT_DEFAULTS } from "../provider/api/client";
 import { FORK_DIFF_RULES } from "../provider/resources/serviceFork/inputs";
 import * as errors from "../provider/errors";
@@ -94,6 +95,34 @@ test("the ServiceFork changes table is the diff's rules: what replaces, what cha
   expect(keysOf(/^\s*\*\*replaces\*\*/)).toEqual([...FORK_DIFF_RULES.replaceKeys].sort());
   expect(keysOf(/^\s*in place/)).toEqual([...(FORK_DIFF_RULES.updateKeys ?? [])].sort());
   expect(keysOf(/^\s*state only/)).toEqual([...(FORK_DIFF_RULES.stateOnlyKeys ?? [])].sort());
+});
+
+test("the pipelines take the key pair, as the README says: every example workflow passes TIGER_PUBLIC_KEY and TIGER_SECRET_KEY from its secrets and never a bearer TIGER_API_KEY", () => {
+  const workflows = fs
+    .readdirSync(path.join(ROOT, "examples"))
+    .map((example) => path.join(ROOT, "examples", example, ".github", "workflows"))
+    .filter((dir) => fs.existsSync(dir))
+    .flatMap((dir) => fs.readdirSync(dir).map((file) => path.join(dir, file)));
+  expect(workflows).toHaveLength(5);
+  for (const file of workflows) {
+    const text = fs.readFileSync(file, "utf8");
+    const env = (parse(text) as { env: Record<string, string> }).env;
+    expect([file, env.TIGER_PUBLIC_KEY, env.TIGER_SECRET_KEY]).toEqual([
+      file,
+      "${{ secrets.TIGER_PUBLIC_KEY }}",
+      "${{ secrets.TIGER_SECRET_KEY }}",
+    ]);
+    expect([file, text.includes("TIGER_API_KEY")]).toEqual([file, false]);
+  }
+  // The PR pipeline's table names the pair as its secrets (production's says "as pr-fork.yml").
+  const section = readme.slice(readme.indexOf("## GitOps: a fork for each pull request"));
+  const row = section.split("\n").find((line) => line.startsWith("| [`pr-fork.yml`]")) ?? "";
+  expect(row).toContain("`TIGER_PUBLIC_KEY` and `TIGER_SECRET_KEY`");
+  expect(row).not.toContain("TIGER_API_KEY");
+  // The configuration table says what each credential is, and which one a pipeline takes.
+  const setting = (name: string) => readme.split("\n").find((line) => line.startsWith(`| ${name} |`)) ?? "";
+  expect(setting("API key")).toMatch(/bearer token.*\*\*expires\*\*.*not a pipeline/i);
+  expect(setting("Public key")).toMatch(/\*\*long-lived\*\*.*\*\*Use the pair in pipelines\*\*/);
 });
 
 describe("no text cites a file outside the repository, or one that does not exist", () => {

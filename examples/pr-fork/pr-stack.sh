@@ -10,9 +10,10 @@
 # needs, or reads it from the stack's outputs, and never relies on a Pulumi.pr-N.yaml written by
 # an earlier job. It waits while another run holds the stack's lock.
 # Needs the pulumi CLI, jq, and a state backend (PULUMI_BACKEND_URL and PULUMI_CONFIG_PASSPHRASE,
-# or PULUMI_ACCESS_TOKEN); Tiger Cloud credentials in TIGER_API_KEY (or TIGER_PUBLIC_KEY and
-# TIGER_SECRET_KEY) and TIGER_PROJECT_ID, read by the provider when it runs, never written to
-# config or logs; SOURCE_SERVICE_ID, the service each pull request forks (for `up`).
+# or PULUMI_ACCESS_TOKEN); Tiger Cloud credentials, the console's key pair TIGER_PUBLIC_KEY and
+# TIGER_SECRET_KEY (long-lived; a bearer TIGER_API_KEY expires), and TIGER_PROJECT_ID, read by the
+# provider when it runs, never written to config or logs; SOURCE_SERVICE_ID, the service each pull
+# request forks (for `up`).
 set -euo pipefail
 cd "$(dirname "$0")"
 

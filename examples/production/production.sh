@@ -8,7 +8,8 @@
 #                             differs from what the last `up` left (a change made in the console)
 # Works in a fresh checkout: the stack's config comes from PRODUCTION_SERVICE_ID and
 # PRODUCTION_VPC_ID. Needs the pulumi CLI, curl and jq, a state backend (PULUMI_BACKEND_URL and
-# PULUMI_CONFIG_PASSPHRASE, or PULUMI_ACCESS_TOKEN), and Tiger Cloud credentials (TIGER_API_KEY,
+# PULUMI_CONFIG_PASSPHRASE, or PULUMI_ACCESS_TOKEN), and Tiger Cloud credentials (the console's
+# key pair TIGER_PUBLIC_KEY and TIGER_SECRET_KEY, long-lived where a bearer TIGER_API_KEY expires;
 # TIGER_PROJECT_ID), read by the provider when it runs, never written to config or logs.
 set -euo pipefail
 cd "$(dirname "$0")"

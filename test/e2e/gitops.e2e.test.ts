@@ -155,8 +155,11 @@ beforeAll(async () => {
   fs.mkdirSync(path.join(work, "state"));
   repo = buildRepository(packedTarball());
 
+  // The key pair, as the README tells a pipeline to use; no bearer TIGER_API_KEY, so a workflow that
+  // still relied on one would fail here.
   Object.assign(secrets, {
-    TIGER_API_KEY: sim.apiKey,
+    TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
+    TIGER_SECRET_KEY: sim.keyPair.secretKey,
     PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
     PULUMI_CONFIG_PASSPHRASE: "gitops-e2e",
   });
@@ -361,9 +364,10 @@ test("production: a push to main applies; a change made in the console is drift 
   expect(job(await trigger(drift), "production-drift.yml", "drift").log).toContain("No drift");
 
   // Someone lowers HA in the console: the API's own setHA.
+  const basic = Buffer.from(`${sim.keyPair.publicKey}:${sim.keyPair.secretKey}`).toString("base64");
   const res = await fetch(`${sim.url}/projects/${ids.projectId}/services/${ids.serviceId}/setHA`, {
     method: "POST",
-    headers: { authorization: `Bearer ${sim.apiKey}`, "content-type": "application/json" },
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/json" },
     body: JSON.stringify({ replica_count: 1, sync_replica_count: 0 }),
   });
   expect(res.status).toBe(202);
