@@ -385,6 +385,28 @@ test("production: a push to main applies; a change made in the console is drift 
   expect(job(await trigger(drift), "production-drift.yml", "drift").log).toContain("No drift");
 });
 
+test("production: a pull request that removes the HA block, merged: the apply succeeds, the block leaves the stack retained, and production keeps its replicas", async () => {
+  // What such a pull request does to infra/production/index.ts: the ServiceHA and its output go.
+  const file = path.join(repo, "infra", "production", "index.ts");
+  const removed = fs
+    .readFileSync(file, "utf8")
+    .replace(/\n {2}const ha = new ServiceHA\([\s\S]*?\n {2}\);\n/, "\n")
+    .replace("import { ServiceHA, VpcName }", "import { VpcName }")
+    .replace(/return \{[^\n]*\};/, "return { vpcName: vpc.name };");
+  expect(removed).not.toMatch(/ServiceHA|\bha\./);
+  fs.writeFileSync(file, removed);
+  commit("production: HA no longer declared here");
+  expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+  const setHA = sim.requests("setHA").length;
+
+  const applied = job(await trigger({ name: "push", ref: "refs/heads/main" }), "production-apply.yml", "apply");
+  expect(applied.log).toMatch(/production-ha.*(retained|\[retain\])/);
+  expect(sim.requests("setHA")).toHaveLength(setHA);
+  expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+  expect(sim.vpc(ids.projectId, ids.vpcId)?.name).toBe("production");
+  // The last test of production: the repository keeps this commit.
+});
+
 test("least privilege and queues: only the plan may write to pull requests; no later event shares a close's concurrency group", () => {
   for (const j of ran) {
     if (j.job !== "plan") expect(j.permissions["pull-requests"]).toBeUndefined();
