@@ -7,14 +7,24 @@ import { ServiceFork } from "pulumi-tigercloud";
 export = async () => {
   const config = new pulumi.Config();
   const pr = config.requireNumber("prNumber");
+  // The PR's repository, owner/name (GITHUB_REPOSITORY), goes into the fork's name: a running
+  // fork with the same source and name is adopted, so two repositories forking one service as
+  // pr-12 would take, and on close delete, each other's fork. pr-12.acme.shop reads back: a
+  // GitHub owner has no ".".
+  const repository = config.require("repository");
+  if (!/^[A-Za-z0-9_-]+\/[A-Za-z0-9._-]+$/.test(repository))
+    throw new Error(`config repository must be owner/name, as GITHUB_REPOSITORY is (acme/shop); got ${JSON.stringify(repository)}`);
+  const name = `pr-${pr}.${repository.replace("/", ".")}`;
   const sourceServiceId = config.require("sourceServiceId");
   // A fork made for this PR in the console or with the tiger CLI: manage it instead of forking.
   const adoptServiceId = config.get("adoptServiceId");
 
+  // Still called pr-<number>: the stack's name already makes its URN unique, and a stack of an
+  // earlier copy (pr-12) renamed to pr-12.acme.shop keeps its fork, renamed in place.
   const db = new ServiceFork(`pr-${pr}`, {
     sourceServiceId,
     forkStrategy: "NOW",
-    name: `pr-${pr}`,
+    name,
     cpuMillis: 1000,
     memoryGbs: 4,
     environmentTag: "DEV",

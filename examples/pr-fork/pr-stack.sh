@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # One Pulumi stack, and so one database fork, per pull request. The workflows in
 # .github/workflows/ (pr-fork.yml, pr-fork-nightly.yml) call exactly this script; so can a person.
-#   ./pr-stack.sh up 1234        preview, then apply stack pr-1234; hand the job its DATABASE_URL
+#   ./pr-stack.sh up 1234        preview, then apply stack pr-1234.<owner>.<repo>; the job gets DATABASE_URL
 #   ./pr-stack.sh destroy 1234   delete the PR's fork (onDestroy: "delete") and remove its stack
 #   ./pr-stack.sh pause 1234     stop the PR's fork, keeping it and its data (paused: true)
 #   ./pr-stack.sh resume 1234    start it again (`up` does too: a PR's job wants a running database)
-#   ./pr-stack.sh pause all      the same for every stack pr-<number> (the nightly workflow)
+#   ./pr-stack.sh pause all      the same for every PR stack of this repository (the nightly workflow)
+# The stack and its fork are both named pr-<number>.<owner>.<repo>, from GITHUB_REPOSITORY
+# (owner/repo; GitHub sets it, a person sets it by hand): a running fork with the same name and
+# source is adopted, so two repositories forking one service under the PR number alone would take,
+# and on close delete, each other's fork. Only this repository's stacks are listed or touched.
 # Each action works in a fresh checkout, as every CI job gets: it sets all the config the program
-# needs, or reads it from the stack's outputs, and never relies on a Pulumi.pr-N.yaml written by
+# needs, or reads it from the stack's outputs, and never relies on a Pulumi.<stack>.yaml written by
 # an earlier job. It waits while another run holds the stack's lock.
 # Needs the pulumi CLI, jq, and a state backend (PULUMI_BACKEND_URL and PULUMI_CONFIG_PASSPHRASE,
 # or PULUMI_ACCESS_TOKEN); Tiger Cloud credentials, the console's key pair TIGER_PUBLIC_KEY and
@@ -29,15 +33,17 @@ export NODE_OPTIONS="--require=pulumi-tigercloud/watchdog${NODE_OPTIONS:+ $NODE_
 # How long to wait for a stack another run holds (a PR's push and the nightly pause, say).
 lock_wait="${PR_STACK_LOCK_WAIT_SECONDS:-1800}"
 
-# The PR numbers that have a stack. Fails, with the backend's message, when the backend cannot
-# say: "no stack" must never be guessed from a failure.
+# The PR numbers that have a stack of this repository (pr-<number>.<owner>.<repo>; another
+# repository's stacks in the same backend are not ours). Fails, with the backend's message, when
+# the backend cannot say: "no stack" must never be guessed from a failure.
 pr_numbers() {
   local stacks
   if ! stacks="$(pulumi stack ls --json --non-interactive)"; then
     echo "pr-stack.sh: the state backend could not list the stacks (its message is above); nothing was changed." >&2
     return 1
   fi
-  jq -r '.[].name | sub("^.*/"; "") | select(test("^pr-[0-9]+$")) | ltrimstr("pr-")' <<<"$stacks"
+  jq -r --arg suffix ".$suffix" '.[].name | sub("^.*/"; "") | select(endswith($suffix)) | .[0:-($suffix | length)]
+    | select(test("^pr-[0-9]+$")) | ltrimstr("pr-")' <<<"$stacks"
 }
 
 # Runs a pulumi command that takes the stack's lock; while another run holds it, waits and tries
@@ -80,6 +86,7 @@ configure() {
     return 1
   fi
   pulumi config set --stack "$stack" sourceServiceId "$source" &&
+    pulumi config set --stack "$stack" repository "$GITHUB_REPOSITORY" &&
     pulumi config set --stack "$stack" prNumber "$pr" &&
     pulumi config set --stack "$stack" paused "$paused"
 }
@@ -88,7 +95,7 @@ configure() {
 # data lost.
 # Each step says `|| return`: called as `set_paused n || ...`, bash ignores `set -e` inside.
 set_paused() {
-  stack="pr-$1"
+  stack="pr-$1.$suffix"
   pr="$1"
   pulumi stack select "$stack" --non-interactive || return
   configure "$([ "$action" = pause ] && echo true || echo false)" || return
@@ -99,7 +106,14 @@ case "$pr" in
   all) [ "$action" = pause ] || [ "$action" = resume ] || usage ;;
   '' | *[!0-9]*) usage ;;
 esac
-stack="pr-$pr"
+# owner/repo: an owner has no "." (so pr-12.acme.shop reads back), a repository name no "/".
+if ! [[ "${GITHUB_REPOSITORY:-}" =~ ^[A-Za-z0-9_-]+/[A-Za-z0-9._-]+$ ]]; then
+  if [ -n "${GITHUB_REPOSITORY:-}" ]; then got="\"$GITHUB_REPOSITORY\""; else got=unset; fi
+  echo "pr-stack.sh: set GITHUB_REPOSITORY to the pull requests' repository as owner/repo (acme/shop; GitHub sets it in a workflow); it is $got." >&2
+  exit 2
+fi
+suffix="${GITHUB_REPOSITORY/\//.}"
+stack="pr-$pr.$suffix"
 
 case "$action" in
   up)
@@ -107,6 +121,7 @@ case "$action" in
     pulumi stack select --create "$stack" --non-interactive
     # A new commit may change the source on purpose: `up` takes it from the environment.
     pulumi config set --stack "$stack" sourceServiceId "$SOURCE_SERVICE_ID"
+    pulumi config set --stack "$stack" repository "$GITHUB_REPOSITORY"
     pulumi config set --stack "$stack" prNumber "$pr"
     pulumi config set --stack "$stack" paused false
     locked pulumi preview --stack "$stack" --non-interactive
@@ -144,11 +159,11 @@ case "$action" in
       exit 0
     fi
     # Every PR's stack; one that fails does not keep the others from their change, but fails the run.
-    [ -n "$numbers" ] || echo "No stack pr-<number>: nothing to $action."
+    [ -n "$numbers" ] || echo "No stack pr-<number>.$suffix: nothing to $action."
     failed=""
     for n in $numbers; do
-      echo "== stack pr-$n: $action"
-      set_paused "$n" || failed="$failed pr-$n"
+      echo "== stack pr-$n.$suffix: $action"
+      set_paused "$n" || failed="$failed pr-$n.$suffix"
     done
     if [ -n "$failed" ]; then
       echo "pr-stack.sh: could not $action:$failed (see above)." >&2

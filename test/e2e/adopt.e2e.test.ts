@@ -16,13 +16,15 @@ afterAll(async () => {
 const forkThroughApi = (parent: string, name: string) => forkThroughApiOf(h, parent, name, { cpu_millis: "1000", memory_gbs: "4" });
 
 test('examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after; another ID replaces (the old fork deleted: the example declares onDestroy "delete"); destroy deletes it', async () => {
-  const made = await forkThroughApi(h.ids.serviceId, "pr-77");
+  // The name the example gives PR 77 of acme/shop: the fork to adopt must have it.
+  const made = await forkThroughApi(h.ids.serviceId, "pr-77.acme.shop");
   // The example's program, as `pulumi up` in its directory runs it.
   const program = require(path.join(__dirname, "..", "..", "examples", "pr-fork", "index.ts")) as () => Promise<Record<string, unknown>>;
   const s = await h.stack("adopt", program);
   await s.stack.setAllConfig({
     "e2e:sourceServiceId": { value: h.ids.serviceId },
     "e2e:prNumber": { value: "77" },
+    "e2e:repository": { value: "acme/shop" },
     "e2e:adoptServiceId": { value: made },
   });
   const up = await s.up();
@@ -34,7 +36,7 @@ test('examples/pr-fork with adoptServiceId: no forkService, the fork in state, n
   expect(up.stdout).not.toContain(password);
   expect(s.rawState()).not.toContain(password);
   expect(up.outputs.serviceId?.value).toBe(made);
-  expect(up.stdout).toContain(`taking fork ${made} ("pr-77", READY) under management (adoptServiceId)`);
+  expect(up.stdout).toContain(`taking fork ${made} ("pr-77.acme.shop", READY) under management (adoptServiceId)`);
   const state = (await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"));
   expect(state?.id).toBe(made);
   expect(state?.outputs?.adopted).toMatchObject({ reason: "taken under management with adoptServiceId" });
@@ -45,8 +47,8 @@ test('examples/pr-fork with adoptServiceId: no forkService, the fork in state, n
   await s.stack.preview({ expectNoChanges: true });
 
   // Another fork's ID: replaced, the old one deleted (the example's onDestroy), the other one adopted.
-  const other = await forkThroughApi(h.ids.serviceId, "pr-77");
-  h.sim.outOfBand.renameService(h.ids.projectId, made, "pr-77-old"); // one running fork per name
+  const other = await forkThroughApi(h.ids.serviceId, "pr-77.acme.shop");
+  h.sim.outOfBand.renameService(h.ids.projectId, made, "pr-77.acme.shop-old"); // one running fork per name
   await s.stack.setConfig("e2e:adoptServiceId", { value: other });
   const replaced = await s.up();
   expect(writes(replaced.requests).sort()).toEqual(["deleteService", "updatePassword"]); // the other fork adopted, its password reset

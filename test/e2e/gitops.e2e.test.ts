@@ -9,7 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { Client } from "pg";
 import { GitHubApi } from "../gitops/githubApi";
-import { type GitHubEvent, type JobRun, WorkflowRunner } from "../gitops/runner";
+import { type GitHubEvent, type JobRun, type RunnerOptions, WorkflowRunner } from "../gitops/runner";
 import { NO_DELAYS, Simulator } from "../../simulator";
 import { packedTarball } from "./harness";
 
@@ -18,12 +18,15 @@ const ROOT = path.join(__dirname, "..", "..");
 const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
   .devDependencies["@pulumi/pulumi"] as string;
 const REPOSITORY = "acme/shop";
+/** A second repository of the same team, whose pull requests fork the same production service. */
+const OTHER_REPOSITORY = "acme/web";
 
 let sim: Simulator;
 let api: GitHubApi;
 let work: string;
 let repo: string;
 let runner: WorkflowRunner;
+let runnerOptions: RunnerOptions;
 let ids: ReturnType<Simulator["defaults"]>;
 const secrets: Record<string, string> = {};
 const vars: Record<string, string> = {};
@@ -85,20 +88,26 @@ function commit(message: string): string {
   return sh(repo, `git add -A && git commit --quiet -m ${JSON.stringify(message)} && git rev-parse HEAD`, gitEnv()).trim();
 }
 
-function pullRequest(number: number, action: string, options: { fromFork?: boolean; merged?: boolean } = {}): GitHubEvent {
-  const head = { ref: `feature-${number}`, repo: { full_name: options.fromFork ? "someone/shop" : REPOSITORY } };
+function pullRequest(
+  number: number,
+  action: string,
+  options: { fromFork?: boolean; merged?: boolean; repository?: string } = {},
+): GitHubEvent {
+  const repository = options.repository ?? REPOSITORY;
+  const head = { ref: `feature-${number}`, repo: { full_name: options.fromFork ? "someone/shop" : repository } };
   return {
     name: "pull_request",
     payload: {
       action,
       number,
-      pull_request: { number, merged: options.merged ?? false, head, base: { ref: "main", repo: { full_name: REPOSITORY } } },
+      pull_request: { number, merged: options.merged ?? false, head, base: { ref: "main", repo: { full_name: repository } } },
     },
   };
 }
 
-async function trigger(event: GitHubEvent): Promise<JobRun[]> {
-  const jobs = await runner.trigger(event);
+/** Runs the event in a repository: the user's, unless another runner is given. */
+async function trigger(event: GitHubEvent, on: WorkflowRunner = runner): Promise<JobRun[]> {
+  const jobs = await on.trigger(event);
   ran.push(...jobs.filter((j) => j.ran));
   return jobs;
 }
@@ -122,12 +131,34 @@ function ranJobs(jobs: JobRun[]): string[] {
     .sort();
 }
 
+/** The name of a pull request's stack, and of its fork: pr-<number>.<owner>.<repo>. */
+function prName(pr: number, repository = REPOSITORY): string {
+  return `pr-${pr}.${repository.replace("/", ".")}`;
+}
+
 /** The PR's forks the simulator holds (a deleted one stays listed here with status DELETED). */
-function forks(pr: number): { id: string; status: string }[] {
+function forks(pr: number, repository = REPOSITORY): { id: string; status: string }[] {
   return sim
     .services(ids.projectId)
-    .filter((s) => s.name === `pr-${pr}`)
+    .filter((s) => s.name === prName(pr, repository))
     .map((s) => ({ id: s.service_id, status: s.status }));
+}
+
+/** Logs in with a job's DATABASE_URL; says which endpoint answered. */
+async function logIn(url: string): Promise<string> {
+  const client = new Client({ connectionString: `${url}&uselibpqcompat=true` });
+  await client.connect();
+  try {
+    expect((await client.query<{ one: number }>("select 1 as one")).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await client.end();
+  }
+  return `${new URL(url).hostname}:${new URL(url).port}`;
+}
+
+function endpointOf(serviceId: string | undefined): string {
+  const endpoint = sim.service(ids.projectId, serviceId as string)?.endpoint;
+  return `${endpoint?.host}:${endpoint?.port}`;
 }
 
 function stackExists(name: string): boolean {
@@ -178,7 +209,7 @@ beforeAll(async () => {
     .split(path.delimiter)
     .filter((d) => d && !cliDirs.includes(d) && !d.startsWith(ROOT) && !fs.existsSync(path.join(d, "pulumi")))
     .join(path.delimiter);
-  runner = new WorkflowRunner({
+  runnerOptions = {
     repository: repo,
     repositoryName: REPOSITORY,
     secrets,
@@ -189,7 +220,8 @@ beforeAll(async () => {
     pulumiPath: cliPath,
     work,
     npmCache: path.join(os.homedir(), ".npm"),
-  });
+  };
+  runner = new WorkflowRunner(runnerOptions);
 });
 
 afterAll(async () => {
@@ -230,7 +262,8 @@ test("PR opened: one fork, READY, a masked DATABASE_URL that logs in; the produc
   const fork = job(opened, "pr-fork.yml", "fork");
   const [first] = forks(7);
   expect(forks(7)).toEqual([{ id: first?.id, status: "READY" }]);
-  expect(stackExists("pr-7")).toBe(true);
+  expect(stackExists(prName(7))).toBe(true);
+  expect(fork.log).toContain(`##[group]Preview and apply stack ${prName(7)}\n`);
   // The URL reached the next step (`test -n "$DATABASE_URL"` passed) and was masked first.
   const url = fork.exported.DATABASE_URL as string;
   expect(url).toMatch(/^postgresql:\/\/tsdbadmin:[^@]+@/);
@@ -238,10 +271,7 @@ test("PR opened: one fork, READY, a masked DATABASE_URL that logs in; the produc
   const password = decodeURIComponent(new URL(url).password);
   expect(fork.log).not.toContain(password);
   expect(fork.log).toContain("DATABASE_URL is set for the next steps of this job.");
-  const client = new Client({ connectionString: `${url}&uselibpqcompat=true` });
-  await client.connect();
-  expect((await client.query<{ one: number }>("select 1 as one")).rows).toEqual([{ one: 1 }]);
-  await client.end();
+  expect(await logIn(url)).toBe(endpointOf(first?.id));
 
   const plan = job(opened, "production-plan.yml", "plan");
   expect(plan.permissions).toEqual({ metadata: "read", contents: "read", "pull-requests": "write" });
@@ -275,11 +305,11 @@ test("the nightly pause and resume, each in a fresh checkout: the fork stops and
   try {
     const paused = await trigger({ name: "schedule", cron: "0 20 * * 1-5" });
     expect(ranJobs(paused)).toEqual(["pr-fork-nightly.yml:pause-or-resume"]);
-    expect(job(paused, "pr-fork-nightly.yml", "pause-or-resume").log).toContain("== stack pr-7: pause");
+    expect(job(paused, "pr-fork-nightly.yml", "pause-or-resume").log).toContain(`== stack ${prName(7)}: pause`);
     expect(forks(7)).toEqual([{ id: fork?.id, status: "PAUSED" }]);
 
     const resumed = await trigger({ name: "schedule", cron: "0 6 * * 1-5" });
-    expect(job(resumed, "pr-fork-nightly.yml", "pause-or-resume").log).toContain("== stack pr-7: resume");
+    expect(job(resumed, "pr-fork-nightly.yml", "pause-or-resume").log).toContain(`== stack ${prName(7)}: resume`);
     expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
   } finally {
     vars.SOURCE_SERVICE_ID = ids.serviceId;
@@ -318,9 +348,9 @@ test("PR closed while the state backend is broken: the job fails with the backen
   const closed = await trigger(pullRequest(7, "closed"));
   const destroyed = job(closed, "pr-fork.yml", "destroy");
   expect(destroyed.log).toContain(`fork ${fork?.id} is deleted`);
-  expect(destroyed.log).toContain("##[group]Delete the fork and remove stack pr-7");
+  expect(destroyed.log).toContain(`##[group]Delete the fork and remove stack ${prName(7)}\n`);
   expect(forks(7)).toEqual([{ id: fork?.id, status: "DELETED" }]);
-  expect(stackExists("pr-7")).toBe(false);
+  expect(stackExists(prName(7))).toBe(false);
 });
 
 test("PR reopened: a new fork; closed again, merged: deleted; closed once more: no stack, nothing to do", async () => {
@@ -332,10 +362,65 @@ test("PR reopened: a new fork; closed again, merged: deleted; closed once more: 
 
   job(await trigger(pullRequest(7, "closed", { merged: true })), "pr-fork.yml", "destroy");
   expect(forks(7).map((f) => f.status)).toEqual(["DELETED", "DELETED"]);
-  expect(stackExists("pr-7")).toBe(false);
+  expect(stackExists(prName(7))).toBe(false);
 
   const again = job(await trigger(pullRequest(7, "closed")), "pr-fork.yml", "destroy");
-  expect(again.log).toContain("No stack pr-7: nothing to destroy.");
+  expect(again.log).toContain(`No stack ${prName(7)}: nothing to destroy.`);
+});
+
+test("two repositories open PR 12, forking the same service: two forks, two stacks, each DATABASE_URL logs in to its own; the nightly pause and a close touch only their repository's", async () => {
+  // acme/web: a second repository of the team with the same PR pipeline (a clone of the user's,
+  // without the production one), the same secrets and variables, so the same backend and source.
+  const webRepo = path.join(work, "web");
+  sh(work, `git clone --quiet ${JSON.stringify(repo)} web`);
+  sh(
+    webRepo,
+    "git rm --quiet -r .github/workflows/production-*.yml infra/production && git commit --quiet -m 'the PR pipeline only'",
+    gitEnv(),
+  );
+  const webWork = path.join(work, "web-runner");
+  fs.mkdirSync(webWork);
+  const web = new WorkflowRunner({ ...runnerOptions, repository: webRepo, repositoryName: OTHER_REPOSITORY, work: webWork });
+
+  const forkRequests = sim.requests("forkService").length;
+  const shopJob = job(await trigger(pullRequest(12, "opened")), "pr-fork.yml", "fork");
+  const webOpened = await trigger(pullRequest(12, "opened", { repository: OTHER_REPOSITORY }), web);
+  expect(ranJobs(webOpened)).toEqual(["pr-fork.yml:fork"]);
+  const webJob = job(webOpened, "pr-fork.yml", "fork");
+  expect(webJob.log).toContain(`##[group]Preview and apply stack pr-12.acme.web\n`);
+
+  // Two forks, each READY under its own name: the second was made, not adopted (no password reset).
+  const [shopFork] = forks(12);
+  const [webFork] = forks(12, OTHER_REPOSITORY);
+  expect(forks(12)).toEqual([{ id: expect.any(String), status: "READY" }]);
+  expect(forks(12, OTHER_REPOSITORY)).toEqual([{ id: expect.any(String), status: "READY" }]);
+  expect(webFork?.id).not.toBe(shopFork?.id);
+  expect(sim.requests("forkService")).toHaveLength(forkRequests + 2);
+  expect(sim.requests("updatePassword")).toHaveLength(0);
+  expect(webJob.log).not.toMatch(/adopting fork|take over/);
+  expect([stackExists("pr-12.acme.shop"), stackExists("pr-12.acme.web")]).toEqual([true, true]);
+  // Each job's URL logs in, to its own fork; the first still does after the second job ran.
+  const shopUrl = shopJob.exported.DATABASE_URL as string;
+  const webUrl = webJob.exported.DATABASE_URL as string;
+  expect(await logIn(shopUrl)).toBe(endpointOf(shopFork?.id));
+  expect(await logIn(webUrl)).toBe(endpointOf(webFork?.id));
+
+  // The user's nightly pause lists the backend's stacks and pauses its own PR's fork only.
+  const paused = job(await trigger({ name: "schedule", cron: "0 20 * * 1-5" }), "pr-fork-nightly.yml", "pause-or-resume");
+  expect(paused.log).toContain("== stack pr-12.acme.shop: pause");
+  expect(paused.log).not.toContain("acme.web");
+  expect(forks(12)).toEqual([{ id: shopFork?.id, status: "PAUSED" }]);
+  expect(forks(12, OTHER_REPOSITORY)).toEqual([{ id: webFork?.id, status: "READY" }]);
+
+  // The user's PR 12 closed: its fork deleted, its stack removed; acme/web's fork runs on, and its
+  // URL still logs in.
+  const closed = job(await trigger(pullRequest(12, "closed", { merged: true })), "pr-fork.yml", "destroy");
+  expect(closed.log).toContain(`fork ${shopFork?.id} is deleted`);
+  expect(closed.log).not.toContain(webFork?.id as string);
+  expect(forks(12)).toEqual([{ id: shopFork?.id, status: "DELETED" }]);
+  expect(forks(12, OTHER_REPOSITORY)).toEqual([{ id: webFork?.id, status: "READY" }]);
+  expect([stackExists("pr-12.acme.shop"), stackExists("pr-12.acme.web")]).toEqual([false, true]);
+  expect(await logIn(webUrl)).toBe(endpointOf(webFork?.id));
 });
 
 test("a PR from a fork repository: no fork and no plan, a notice says why, and nothing fails", async () => {
@@ -411,12 +496,17 @@ test("least privilege and queues: only the plan may write to pull requests; no l
   for (const j of ran) {
     if (j.job !== "plan") expect(j.permissions["pull-requests"]).toBeUndefined();
   }
+  // GitHub keeps concurrency groups per repository.
   const groups = new Map<string, Set<string>>();
   for (const j of ran.filter((x) => x.concurrencyGroup)) {
-    const set = groups.get(j.concurrencyGroup as string) ?? new Set<string>();
+    const key = `${j.repository} ${j.concurrencyGroup}`;
+    const set = groups.get(key) ?? new Set<string>();
     set.add(`${j.workflow}:${j.job}`);
-    groups.set(j.concurrencyGroup as string, set);
+    groups.set(key, set);
   }
-  expect([...(groups.get("pr-fork-7-close") ?? [])]).toEqual(["pr-fork.yml:destroy"]);
-  expect([...(groups.get("pr-fork-7") ?? [])]).toEqual(["pr-fork.yml:fork"]);
+  for (const pr of [7, 12]) {
+    expect([...(groups.get(`${REPOSITORY} pr-fork-${pr}-close`) ?? [])]).toEqual(["pr-fork.yml:destroy"]);
+    expect([...(groups.get(`${REPOSITORY} pr-fork-${pr}`) ?? [])]).toEqual(["pr-fork.yml:fork"]);
+  }
+  expect([...(groups.get(`${OTHER_REPOSITORY} pr-fork-12`) ?? [])]).toEqual(["pr-fork.yml:fork"]);
 });

@@ -110,7 +110,7 @@ async function installExample(name: string): Promise<string> {
 
 const EXAMPLE_CONFIG: Record<string, (ids: ReturnType<Simulator["defaults"]>) => Record<string, string>> = {
   demo: (ids) => ({ sourceServiceId: ids.serviceId, vpcId: ids.vpcId }),
-  "pr-fork": (ids) => ({ sourceServiceId: ids.serviceId, prNumber: "1234" }),
+  "pr-fork": (ids) => ({ sourceServiceId: ids.serviceId, prNumber: "1234", repository: "acme/shop" }),
   "pitr-investigation": (ids) => ({ sourceServiceId: ids.serviceId, targetTime: "2026-11-01T03:15:00Z" }),
   production: (ids) => ({ serviceId: ids.serviceId, vpcId: ids.vpcId }),
 };
@@ -274,30 +274,35 @@ test("the root Pulumi.yaml previews in the repository, as a person runs it", asy
   }
 });
 
-test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, pause and up again, a lock waited for and explained, destroy", async () => {
+test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the masked DATABASE_URL, pause and up again, another repository's PR of the same number not touched, a lock waited for and explained, destroy, a missing GITHUB_REPOSITORY named", async () => {
   const dir = await installExample("pr-fork");
   const { projectId, serviceId } = sim.defaults();
   const githubEnv = path.join(work, "github-env");
   fs.writeFileSync(githubEnv, "");
+  // What the workflow gives it: the key pair, and the repository GitHub names.
   const env = cliEnv({
-    TIGER_API_KEY: sim.apiKey,
+    TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
+    TIGER_SECRET_KEY: sim.keyPair.secretKey,
     TIGER_API_URL: sim.url,
     TIGER_PROJECT_ID: projectId,
     SOURCE_SERVICE_ID: serviceId,
     GITHUB_ACTIONS: "true",
     GITHUB_ENV: githubEnv,
+    GITHUB_REPOSITORY: "acme/shop",
   });
   const before = sim.services(projectId).length;
 
   const first = await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
-  const fork = sim.services(projectId).find((s) => s.name === "pr-4321");
+  // The stack and the fork are both named pr-<number>.<owner>.<repo>.
+  const fork = sim.services(projectId).find((s) => s.name === "pr-4321.acme.shop");
   expect(fork?.status).toBe("READY");
   const password = fork?.initial_password as string;
   const url = `postgresql://tsdbadmin:${encodeURIComponent(password)}@${fork?.endpoint.host}:${fork?.endpoint.port}/tsdb?sslmode=require`;
   expect(fs.readFileSync(githubEnv, "utf8")).toBe(`DATABASE_URL=${url}\n`);
   // The URL is printed once, in the line that tells GitHub to mask it, and nowhere else.
   expect(first.split("\n").filter((line) => line.includes(password))).toEqual([`::add-mask::${url}`]);
-  expect(first).not.toContain(sim.apiKey);
+  expect(first).not.toContain(sim.keyPair.secretKey);
+  expect(first).toContain("Updating (pr-4321.acme.shop)");
 
   const second = await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
   expect(second).toMatch(/4 unchanged|2 unchanged/);
@@ -309,34 +314,52 @@ test("the PR pipeline's script, verbatim: up (twice, as for a new commit), the m
   await ok(dir, "./pr-stack.sh", ["up", "4321"], env);
   expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("READY");
   expect(sim.services(projectId).length).toBe(before + 1);
-  expect(await ok(dir, "./pr-stack.sh", ["pause", "999"], env)).toMatch(/No stack pr-999: nothing to pause/);
+  expect(await ok(dir, "./pr-stack.sh", ["pause", "999"], env)).toMatch(/No stack pr-999\.acme\.shop: nothing to pause/);
+  // Another repository's PR 4321, in the same backend, has no stack: this one's is not its own.
+  const web = { ...env, GITHUB_REPOSITORY: "acme/web" };
+  expect(await ok(dir, "./pr-stack.sh", ["pause", "4321"], web)).toMatch(/No stack pr-4321\.acme\.web: nothing to pause/);
+  expect(await ok(dir, "./pr-stack.sh", ["pause", "all"], web)).toMatch(/No stack pr-<number>\.acme\.web: nothing to pause/);
+  expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("READY");
 
   // A run cancelled half-way leaves the stack's lock behind: waited for, then explained with the
   // command that clears it; a lock that goes away while waited for is no failure.
-  const lockDir = path.join(work, "state", ".pulumi", "locks", "organization", "pr-fork", "pr-4321");
+  const lockDir = path.join(work, "state", ".pulumi", "locks", "organization", "pr-fork", "pr-4321.acme.shop");
   const lockFile = path.join(lockDir, "00000000-cancelled-run.json");
   fs.mkdirSync(lockDir, { recursive: true });
   const lock = { pid: 4242, username: "runner", hostname: "gone-runner", timestamp: new Date().toISOString() };
   fs.writeFileSync(lockFile, JSON.stringify(lock));
   const stuck = await run(dir, "./pr-stack.sh", ["pause", "4321"], { ...env, PR_STACK_LOCK_WAIT_SECONDS: "0" });
   expect(stuck.status).not.toBe(0);
-  expect(stuck.output).toContain("stack pr-4321 is still locked after 0 s");
-  expect(stuck.output).toContain("clear the lock with: pulumi cancel --stack pr-4321 --yes");
-  await ok(dir, "pulumi", ["cancel", "--stack", "pr-4321", "--yes", "--non-interactive"], env);
+  expect(stuck.output).toContain("stack pr-4321.acme.shop is still locked after 0 s");
+  expect(stuck.output).toContain("clear the lock with: pulumi cancel --stack pr-4321.acme.shop --yes");
+  await ok(dir, "pulumi", ["cancel", "--stack", "pr-4321.acme.shop", "--yes", "--non-interactive"], env);
   expect(fs.existsSync(lockFile)).toBe(false);
   fs.writeFileSync(lockFile, JSON.stringify(lock));
   // The other run ends once the script has said it waits (a fixed 2 s lost this race on a busy machine).
   const waited = await run(dir, "./pr-stack.sh", ["pause", "4321"], { ...env, PR_STACK_LOCK_WAIT_SECONDS: "60" }, (output) => {
-    if (output.includes("another run holds stack pr-4321; waiting")) fs.rmSync(lockFile, { force: true });
+    if (output.includes("another run holds stack pr-4321.acme.shop; waiting")) fs.rmSync(lockFile, { force: true });
   });
   expect(waited.status).toBe(0);
-  expect(waited.output).toContain("another run holds stack pr-4321; waiting");
+  expect(waited.output).toContain("another run holds stack pr-4321.acme.shop; waiting");
   expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("PAUSED");
 
   // The PR closed: its fork is deleted (onDestroy: "delete"), its stack removed.
   await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env);
   expect(sim.service(projectId, fork?.service_id as string)?.status).toBe("DELETED");
-  expect((await run(dir, "pulumi", ["stack", "select", "pr-4321", "--non-interactive"], env)).status).not.toBe(0);
-  expect(await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env)).toMatch(/No stack pr-4321: nothing to destroy/);
+  expect((await run(dir, "pulumi", ["stack", "select", "pr-4321.acme.shop", "--non-interactive"], env)).status).not.toBe(0);
+  expect(await ok(dir, "./pr-stack.sh", ["destroy", "4321"], env)).toMatch(/No stack pr-4321\.acme\.shop: nothing to destroy/);
   expect(await run(dir, "./pr-stack.sh", ["up", "12; rm -rf /"], env)).toMatchObject({ status: 2 });
+  // Without the repository, or with one that is not owner/repo, nothing runs and the message says which variable.
+  const { GITHUB_REPOSITORY: _, ...unset } = env;
+  for (const [refusedEnv, got] of [
+    [unset, "it is unset"],
+    [{ ...env, GITHUB_REPOSITORY: "shop" }, 'it is "shop"'],
+    [{ ...env, GITHUB_REPOSITORY: "ac.me/shop" }, 'it is "ac.me/shop"'],
+  ] as const) {
+    const refused = await run(dir, "./pr-stack.sh", ["up", "4321"], refusedEnv);
+    expect(refused.status).toBe(2);
+    expect(refused.output).toContain("set GITHUB_REPOSITORY to the pull requests' repository as owner/repo");
+    expect(refused.output).toContain(got);
+  }
+  expect(sim.services(projectId).length).toBe(before + 1);
 });

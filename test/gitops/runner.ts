@@ -58,6 +58,8 @@ export interface Annotation {
 }
 
 export interface JobRun {
+  /** owner/name of the repository it ran for (GitHub keeps concurrency groups per repository). */
+  repository: string;
   workflow: string;
   job: string;
   /** False when its `if:` did not hold; the rest is then empty. */
@@ -198,19 +200,22 @@ export class WorkflowRunner {
   }
 
   private github(event: GitHubEvent, file: string, sha: string): Contexts {
+    const [owner, name] = this.options.repositoryName.split("/") as [string, string];
+    // The repository, as GitHub's payload of these events carries it.
+    const repository = { full_name: this.options.repositoryName, name, owner: { login: owner } };
     const payload =
       event.name === "pull_request"
-        ? event.payload
+        ? { repository, ...event.payload }
         : event.name === "schedule"
           ? { schedule: event.cron }
           : event.name === "workflow_dispatch"
-            ? { inputs: event.inputs ?? {} }
-            : { ref: event.ref };
+            ? { repository, inputs: event.inputs ?? {} }
+            : { repository, ref: event.ref };
     return {
       event_name: event.name,
       event: payload,
       repository: this.options.repositoryName,
-      repository_owner: this.options.repositoryName.split("/")[0],
+      repository_owner: owner,
       sha,
       ref:
         event.name === "push" ? event.ref : event.name === "pull_request" ? `refs/pull/${event.payload.number}/merge` : "refs/heads/main",
@@ -227,6 +232,7 @@ export class WorkflowRunner {
     const concurrency = job.concurrency ?? workflow.concurrency;
     const group = concurrency && interpolate(typeof concurrency === "string" ? concurrency : concurrency.group, base);
     const result: JobRun = {
+      repository: this.options.repositoryName,
       workflow: file,
       job: id,
       ran: false,
