@@ -185,7 +185,12 @@ test.each(Object.keys(EXAMPLE_CONFIG))(
     await pulumi("destroy", "--yes");
     // The PR's fork goes with the PR (onDestroy: "delete"); the others are stopped, kept.
     if (fork) expect(sim.service(projectId, fork.service_id)?.status).toBe(name === "pr-fork" ? "DELETED" : "PAUSED");
-    else expect(sim.service(projectId, serviceId)?.ha_replicas.replica_count).toBe(0);
+    else {
+      // Production's HA is retained (retainOnDelete): its destroy leaves the replicas and sends no setHA.
+      expect(sim.service(projectId, serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+      expect(sim.requests("setHA")).toEqual([]);
+      sim.outOfBand.setHA(projectId, serviceId, 0, 0);
+    }
     await pulumi("stack", "rm", "--yes");
 
     const all = transcript.join("\n");
