@@ -389,21 +389,23 @@ test("two repositories open PR 12, forking the same service: two forks, two stac
   const webJob = job(webOpened, "pr-fork.yml", "fork");
   expect(webJob.log).toContain(`##[group]Preview and apply stack pr-12.acme.web\n`);
 
-  // Two forks, each READY under its own name: the second was made, not adopted (no password reset).
+  // The second job made a fork of its own: it did not adopt the first's, which would have reset
+  // the password the first job's DATABASE_URL holds.
+  expect(webJob.log).not.toMatch(/adopting fork|take over/);
+  expect(sim.requests("forkService")).toHaveLength(forkRequests + 2);
+  expect(sim.requests("updatePassword")).toHaveLength(0);
+  // Each job's URL logs in, to a fork of its own; the first still does after the second job ran.
+  const shopUrl = shopJob.exported.DATABASE_URL as string;
+  const webUrl = webJob.exported.DATABASE_URL as string;
+  const [shopAt, webAt] = [await logIn(shopUrl), await logIn(webUrl)];
+  expect(shopAt).not.toBe(webAt);
+  // Each fork is READY under its repository's name, and each stack has that name too.
   const [shopFork] = forks(12);
   const [webFork] = forks(12, OTHER_REPOSITORY);
   expect(forks(12)).toEqual([{ id: expect.any(String), status: "READY" }]);
   expect(forks(12, OTHER_REPOSITORY)).toEqual([{ id: expect.any(String), status: "READY" }]);
-  expect(webFork?.id).not.toBe(shopFork?.id);
-  expect(sim.requests("forkService")).toHaveLength(forkRequests + 2);
-  expect(sim.requests("updatePassword")).toHaveLength(0);
-  expect(webJob.log).not.toMatch(/adopting fork|take over/);
+  expect([endpointOf(shopFork?.id), endpointOf(webFork?.id)]).toEqual([shopAt, webAt]);
   expect([stackExists("pr-12.acme.shop"), stackExists("pr-12.acme.web")]).toEqual([true, true]);
-  // Each job's URL logs in, to its own fork; the first still does after the second job ran.
-  const shopUrl = shopJob.exported.DATABASE_URL as string;
-  const webUrl = webJob.exported.DATABASE_URL as string;
-  expect(await logIn(shopUrl)).toBe(endpointOf(shopFork?.id));
-  expect(await logIn(webUrl)).toBe(endpointOf(webFork?.id));
 
   // The user's nightly pause lists the backend's stacks and pauses its own PR's fork only.
   const paused = job(await trigger({ name: "schedule", cron: "0 20 * * 1-5" }), "pr-fork-nightly.yml", "pause-or-resume");
@@ -485,9 +487,10 @@ test("production: a pull request that removes the HA block, merged: the apply su
   const setHA = sim.requests("setHA").length;
 
   const applied = job(await trigger({ name: "push", ref: "refs/heads/main" }), "production-apply.yml", "apply");
-  expect(applied.log).toMatch(/production-ha.*(retained|\[retain\])/);
-  expect(sim.requests("setHA")).toHaveLength(setHA);
   expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
+  expect(sim.requests("setHA")).toHaveLength(setHA);
+  // The engine's own word for it: the resource left the stack, retained.
+  expect(applied.log).toMatch(/production-ha.*(retained|\[retain\])/);
   expect(sim.vpc(ids.projectId, ids.vpcId)?.name).toBe("production");
   // The last test of production: the repository keeps this commit.
 });
