@@ -46,13 +46,15 @@ async function inventory(stacks: Stack[], pullRequests: Inventory["pullRequests"
 const byFork = (decisions: Decision[]) =>
   Object.fromEntries(decisions.flatMap((d) => ("fork" in d ? [[d.fork.name, `${d.kind}: ${d.why}`]] : [])));
 
-test("a pipeline's names: * is the PR number, every other character is itself", () => {
+test("a pipeline's names: * is the PR number (no dot, no slash), every other character is itself", () => {
   const p = new NamePattern("pr-*.acme.shop");
   expect(p.matches("pr-12.acme.shop")).toBe(true);
   expect(p.number("pr-12.acme.shop")).toBe(12);
   expect(p.matches("pr-12.acmexshop")).toBe(false);
   expect(p.matches("pr-12.acme.shop.old")).toBe(false);
   expect(p.matches("pr-.acme.shop")).toBe(false);
+  // A PR of other/acme.shop (a repository's name may hold dots) is not acme/shop's.
+  expect(p.matches("pr-5.other.acme.shop")).toBe(false);
   expect(p.number("pr-x.acme.shop")).toBeUndefined();
 });
 
@@ -109,7 +111,7 @@ test("PR stacks: a closed PR's stack is destroyed; an open one kept; one GitHub 
   );
   const decisions = planSweep(inv, rules());
   expect(decisions.map((d) => [d.kind, d.why])).toEqual([
-    ["destroy stack", "pull request #7 is closed; its resources go as they say: svc-a (onDestroy: delete)"],
+    ["destroy stack", "pull request #7 is closed; its forks go as their onDestroy says: svc-a (onDestroy: delete)"],
     ["keep stack", "pull request #8 is open"],
     ["keep stack", "GitHub answered 502 for pull request #9 of acme/shop"],
   ]);

@@ -20,8 +20,9 @@ const USAGE = `usage: tigercloud-forks list  [--source ID] [--json]
        tigercloud-forks sweep --source ID --older-than 7d [--fork-names GLOB] [--unheld delete|stop] [--apply]
 options: --project ID (default TIGER_PROJECT_ID, else the key's project), --repository OWNER/NAME
          (default GITHUB_REPOSITORY), --pr-stacks GLOB (default pr-*.OWNER.NAME; * is the PR number),
-         --fork-names GLOB (sweep; default the same as --pr-stacks), --project-dir DIR (sweep: the PR
-         stacks' Pulumi project, where \`pulumi destroy\` runs; default the current directory)`;
+         --fork-names GLOB (sweep; default the same as --pr-stacks), --project-dir DIR (the PR stacks'
+         Pulumi project, where the Pulumi CLI runs, and a sweep's \`pulumi destroy\`; default the
+         current directory)`;
 
 export class UsageError extends Error {}
 
@@ -197,7 +198,7 @@ function sweepRules(options: Options, prStacks: PullRequestStacks | undefined): 
 async function sweep(client: TigerCloudClient, projectId: string, options: Options, rules: SweepRules, prStacks?: PullRequestStacks) {
   const github = githubAccess();
   const source = rules.sourceServiceId;
-  const inventory = await readInventory({ client, projectId, source, prStacks, github });
+  const inventory = await readInventory({ client, projectId, source, prStacks, github, projectDir: options["project-dir"] });
   const print = (line: string) => process.stdout.write(`${line}\n`);
   print(
     `sweep of the forks of ${printable(source)} in project ${printable(projectId)}` +
@@ -224,7 +225,17 @@ export async function main(argv: string[]): Promise<number> {
     client = createClient();
     const projectId = await projectOf(options, client);
     if (!rules) {
-      printList(await readInventory({ client, projectId, source: options.source, prStacks, github: githubAccess() }), options);
+      printList(
+        await readInventory({
+          client,
+          projectId,
+          source: options.source,
+          prStacks,
+          github: githubAccess(),
+          projectDir: options["project-dir"],
+        }),
+        options,
+      );
       return 0;
     }
     return await sweep(client, projectId, options, rules, prStacks);

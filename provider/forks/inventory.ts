@@ -6,12 +6,16 @@ import type { Service } from "../api/schemas";
 import { type GitHubAccess, type PullState, pullRequestState } from "./github";
 import { type Stack, readStacks } from "./stacks";
 
-/** A glob where `*` stands for one or more characters: how a pipeline names its stacks and forks. */
+/**
+ * A glob where `*` stands for one or more characters other than `.` and `/`: how a pipeline names
+ * its stacks and forks. So `pr-*.acme.shop` is never `pr-5.other.acme.shop`, a PR of the
+ * repository other/acme.shop (a repository's name may hold dots; an owner's never does).
+ */
 export class NamePattern {
   private readonly re: RegExp;
   constructor(readonly glob: string) {
     const parts = glob.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    this.re = new RegExp(`^${parts.join("(.+)")}$`);
+    this.re = new RegExp(`^${parts.join("([^./]+)")}$`);
   }
   matches(name: string | undefined): boolean {
     return name !== undefined && this.re.test(name);
@@ -53,12 +57,14 @@ export async function readInventory(options: {
   source?: string | undefined;
   prStacks?: PullRequestStacks | undefined;
   github?: GitHubAccess | undefined;
+  /** Where the Pulumi CLI runs. */
+  projectDir: string;
 }): Promise<Inventory> {
-  const { client, projectId, source, prStacks, github } = options;
+  const { client, projectId, source, prStacks, github, projectDir } = options;
   const at = Date.now();
   const services = await client.listServices(projectId);
   const ofSource = services.filter((s) => s.forked_from?.service_id && (source === undefined || s.forked_from.service_id === source));
-  const stacks = await readStacks();
+  const stacks = await readStacks(projectDir);
   const pullRequests: PullRequestStack[] = [];
   for (const stack of stacks) {
     const number = prStacks?.stacks.number(stack.shortName);

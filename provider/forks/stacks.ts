@@ -23,7 +23,7 @@ const ExportSchema = z.looseObject({
         z.looseObject({
           urn: z.string(),
           id: z.string().optional(),
-          outputs: z.looseObject({ serviceId: z.unknown(), onDestroy: z.unknown() }).optional(),
+          outputs: z.looseObject({ serviceId: z.unknown().optional(), onDestroy: z.unknown().optional() }).optional(),
         }),
       )
       .nullish(),
@@ -41,12 +41,16 @@ function pulumi(args: string[], cwd?: string): Promise<string> {
   });
 }
 
-/** Every stack the backend holds, with the services each one's resources hold. */
-export async function readStacks(): Promise<Stack[]> {
-  const listed = StackListSchema.parse(JSON.parse(await pulumi(["stack", "ls", "--all", "--json"])));
+/**
+ * Every stack the backend holds, with the services each one's resources hold. Read from the PR
+ * project's directory, as a person there would (a project may name its backend): the CLI names
+ * that project's stacks by their own name, others' as organization/project/stack.
+ */
+export async function readStacks(projectDir: string): Promise<Stack[]> {
+  const listed = StackListSchema.parse(JSON.parse(await pulumi(["stack", "ls", "--all", "--json"], projectDir)));
   const stacks: Stack[] = [];
   // One at a time: each export is a CLI run, and a backend is read more gently so.
-  for (const { name } of listed) stacks.push(holdings(name, await pulumi(["stack", "export", "--stack", name])));
+  for (const { name } of listed) stacks.push(holdings(name, await pulumi(["stack", "export", "--stack", name], projectDir)));
   return stacks;
 }
 
@@ -73,7 +77,7 @@ function holdings(name: string, exported: string): Stack {
  * dependencies are there, which its providers need). Returns what destroy said.
  */
 export async function destroyStack(name: string, projectDir: string): Promise<string> {
-  const said = await pulumi(["destroy", "--stack", name, "--yes", "--skip-preview"], projectDir);
+  const said = await pulumi(["destroy", "--stack", name, "--yes", "--skip-preview", "--suppress-progress"], projectDir);
   await pulumi(["stack", "rm", name, "--yes"], projectDir);
   return said;
 }

@@ -9,7 +9,7 @@ import { notAForkOf } from "../resources/serviceFork/identity";
 import { printable } from "../text";
 import { serviceUnlessGone } from "../workflows/gone";
 import { type Inventory, type NamePattern, type PullRequestStack, holdersOf } from "./inventory";
-import { destroyStack } from "./stacks";
+import { type Stack, destroyStack } from "./stacks";
 
 export interface SweepRules {
   sourceServiceId: string;
@@ -43,27 +43,31 @@ export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
   for (const pr of inventory.pullRequests) {
     const { stack, number, state } = pr;
     if (state === "closed") {
-      const held = [...stack.serviceIds].map((id) => `${id} (onDestroy: ${stack.onDestroy.get(id) ?? "stop"})`);
-      const forks = held.length > 0 ? `; its resources go as they say: ${held.join(", ")}` : "";
+      const held = [...stack.onDestroy].map(([id, mode]) => `${id} (onDestroy: ${printable(mode)})`);
+      const forks = held.length > 0 ? `; its forks go as their onDestroy says: ${held.join(", ")}` : "";
       decisions.push({ kind: "destroy stack", pr, why: `pull request #${number} is closed${forks}` });
     } else if (state === "open") decisions.push({ kind: "keep stack", pr, why: `pull request #${number} is open` });
     else if (state === "not asked")
       decisions.push({ kind: "keep stack", pr, why: `whether pull request #${number} is open was not asked (no GITHUB_TOKEN)` });
     else decisions.push({ kind: "keep stack", pr, why: printable(state.unknown), failed: true });
   }
+  const destroyed = new Set(decisions.flatMap((d) => (d.kind === "destroy stack" ? [d.pr.stack] : [])));
   for (const fork of inventory.forks) {
     if (fork.forked_from?.service_id !== rules.sourceServiceId) continue; // another source's: not this sweep's
-    decisions.push(decide(inventory, rules, fork));
+    decisions.push(decide(inventory, rules, fork, destroyed));
   }
   return decisions;
 }
 
-function decide(inventory: Inventory, rules: SweepRules, fork: Service): Decision {
+function decide(inventory: Inventory, rules: SweepRules, fork: Service, destroyed: Set<Stack>): Decision {
   const keep = (why: string): Decision => ({ kind: "keep", fork, why });
   const notOurs = notAForkOf(fork, { projectId: inventory.projectId, sourceServiceId: rules.sourceServiceId });
   if (notOurs) return keep(printable(notOurs));
   const holders = holdersOf(inventory, fork.service_id);
-  if (holders.length > 0) return keep(`held by stack ${holders.map((s) => printable(s.name)).join(", ")}`);
+  if (holders.length > 0) {
+    const fate = holders.every((s) => destroyed.has(s)) ? " (destroyed above: the fork goes as its onDestroy says)" : "";
+    return keep(`held by stack ${holders.map((s) => printable(s.name)).join(", ")}${fate}`);
+  }
   if (!rules.forkNames.matches(fork.name)) return keep(`no stack holds it, but it is not named like ${printable(rules.forkNames.glob)}`);
   const created = Date.parse(fork.created ?? "");
   if (Number.isNaN(created)) return keep("no stack holds it, but the API gives no creation time to count its age from");
@@ -130,8 +134,10 @@ export function describeDecision(d: Decision, apply: boolean): string {
 
 async function carryOut(d: Extract<Decision, { kind: "destroy stack" | "delete" | "stop" }>, ctx: SweepContext): Promise<string> {
   if (d.kind === "destroy stack") {
-    await destroyStack(d.pr.stack.name, ctx.projectDir);
-    return `stack ${printable(d.pr.stack.name)} destroyed and removed`;
+    // What destroy said (the provider's progress lines among it), indented under the decision.
+    const said = await destroyStack(d.pr.stack.name, ctx.projectDir);
+    const lines = said.split("\n").filter((l) => l.trim() !== "");
+    return [...lines.map((l) => `| ${l}`), `stack ${printable(d.pr.stack.name)} destroyed and removed`].join("\n    ");
   }
   // Read again just before: what was read at the start may have changed meanwhile.
   const deadline = Date.now() + ctx.requestDeadlineMs;

@@ -107,6 +107,11 @@ function pullRequest(
 
 /** Runs the event in a repository: the user's, unless another runner is given. */
 async function trigger(event: GitHubEvent, on: WorkflowRunner = runner): Promise<JobRun[]> {
+  // GitHub's API then says the pull request is open or closed, whatever the jobs do.
+  if (event.name === "pull_request") {
+    const base = event.payload.pull_request.base as { repo: { full_name: string } };
+    api.pullRequestEvent(base.repo.full_name, event.payload.number, event.payload.action);
+  }
   const jobs = await on.trigger(event);
   ran.push(...jobs.filter((j) => j.ran));
   return jobs;
@@ -328,46 +333,6 @@ test("a manual dispatch pauses every PR's fork; the PR's next push starts it aga
   expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
 });
 
-test("PR closed while the state backend is broken: the job fails with the backend's message and leaves the fork; run again, it deletes the fork and the stack", async () => {
-  const [fork] = forks(7);
-  const good = secrets.PULUMI_BACKEND_URL as string;
-  secrets.PULUMI_BACKEND_URL = "file:///proc/tigercloud-no-backend";
-  let broken: JobRun[];
-  try {
-    broken = await trigger(pullRequest(7, "closed"));
-  } finally {
-    secrets.PULUMI_BACKEND_URL = good;
-  }
-  expect(ranJobs(broken)).toEqual(["pr-fork.yml:destroy"]);
-  const failed = job(broken, "pr-fork.yml", "destroy", 1);
-  expect(failed.log).toContain("the state backend could not list the stacks");
-  expect(failed.log).toMatch(/error: .*tigercloud-no-backend|proc/);
-  expect(failed.log).not.toContain("nothing to destroy");
-  expect(forks(7)).toEqual([{ id: fork?.id, status: "READY" }]);
-
-  const closed = await trigger(pullRequest(7, "closed"));
-  const destroyed = job(closed, "pr-fork.yml", "destroy");
-  expect(destroyed.log).toContain(`fork ${fork?.id} is deleted`);
-  expect(destroyed.log).toContain(`##[group]Delete the fork and remove stack ${prName(7)}\n`);
-  expect(forks(7)).toEqual([{ id: fork?.id, status: "DELETED" }]);
-  expect(stackExists(prName(7))).toBe(false);
-});
-
-test("PR reopened: a new fork; closed again, merged: deleted; closed once more: no stack, nothing to do", async () => {
-  const reopened = await trigger(pullRequest(7, "reopened"));
-  expect(ranJobs(reopened)).toEqual(["pr-fork.yml:fork", "production-plan.yml:plan"]);
-  job(reopened, "pr-fork.yml", "fork");
-  const live = forks(7).filter((f) => f.status !== "DELETED");
-  expect(live).toEqual([{ id: expect.any(String), status: "READY" }]);
-
-  job(await trigger(pullRequest(7, "closed", { merged: true })), "pr-fork.yml", "destroy");
-  expect(forks(7).map((f) => f.status)).toEqual(["DELETED", "DELETED"]);
-  expect(stackExists(prName(7))).toBe(false);
-
-  const again = job(await trigger(pullRequest(7, "closed")), "pr-fork.yml", "destroy");
-  expect(again.log).toContain(`No stack ${prName(7)}: nothing to destroy.`);
-});
-
 test("two repositories open PR 12, forking the same service: two forks, two stacks, each DATABASE_URL logs in to its own; the nightly pause and a close touch only their repository's", async () => {
   // acme/web: a second repository of the team with the same PR pipeline (a clone of the user's,
   // without the production one), the same secrets and variables, so the same backend and source.
@@ -410,7 +375,7 @@ test("two repositories open PR 12, forking the same service: two forks, two stac
   // The user's nightly pause lists the backend's stacks and pauses its own PR's fork only.
   const paused = job(await trigger({ name: "schedule", cron: "0 20 * * 1-5" }), "pr-fork-nightly.yml", "pause-or-resume");
   expect(paused.log).toContain("== stack pr-12.acme.shop: pause");
-  expect(paused.log).not.toContain("acme.web");
+  expect(paused.log).not.toContain("== stack pr-12.acme.web");
   expect(forks(12)).toEqual([{ id: shopFork?.id, status: "PAUSED" }]);
   expect(forks(12, OTHER_REPOSITORY)).toEqual([{ id: webFork?.id, status: "READY" }]);
 
@@ -423,6 +388,90 @@ test("two repositories open PR 12, forking the same service: two forks, two stac
   expect(forks(12, OTHER_REPOSITORY)).toEqual([{ id: webFork?.id, status: "READY" }]);
   expect([stackExists("pr-12.acme.shop"), stackExists("pr-12.acme.web")]).toEqual([false, true]);
   expect(await logIn(webUrl)).toBe(endpointOf(webFork?.id));
+});
+
+test("PR closed while the state backend is broken: the job fails and leaves the fork; that night's sweep destroys the stack and its fork, deletes an old fork no stack holds, and keeps what it must", async () => {
+  const [fork] = forks(7);
+  const good = secrets.PULUMI_BACKEND_URL as string;
+  secrets.PULUMI_BACKEND_URL = "file:///proc/tigercloud-no-backend";
+  let broken: JobRun[];
+  try {
+    broken = await trigger(pullRequest(7, "closed"));
+  } finally {
+    secrets.PULUMI_BACKEND_URL = good;
+  }
+  expect(ranJobs(broken)).toEqual(["pr-fork.yml:destroy"]);
+  const failed = job(broken, "pr-fork.yml", "destroy", 1);
+  expect(failed.log).toContain("the state backend could not list the stacks");
+  expect(failed.log).toMatch(/error: .*tigercloud-no-backend|proc/);
+  expect(failed.log).not.toContain("nothing to destroy");
+  // The fork is left as it was (paused by the last night's run).
+  expect(forks(7)).toEqual([fork]);
+
+  // Beside it, forks no pipeline made or will remove: one made by hand this morning and one
+  // forgotten ten days ago, both named like the pipeline's; an old one named otherwise; and a
+  // standby of production named like a PR's. acme/web's PR 12 fork is held by that repository's stack.
+  const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+  const young = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: prName(90) });
+  const forgotten = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: prName(91), createdAt: tenDaysAgo });
+  const scratch = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "scratch", createdAt: tenDaysAgo });
+  const standby = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: prName(92), createdAt: tenDaysAgo, standby: true });
+  const [webFork] = forks(12, OTHER_REPOSITORY);
+
+  const nightly = job(await trigger({ name: "schedule", cron: "0 20 * * 1-5" }), "pr-fork-nightly.yml", "pause-or-resume");
+  // The list: each fork with the stack that holds it and its pull request.
+  const row = (id: string | undefined) => (nightly.log.split("\n").find((l) => l.startsWith(`${id} `)) ?? "").split(/\s{2,}/);
+  expect(nightly.log).toMatch(/^ID +NAME +SOURCE +STATUS +AGE +COMPUTE +STORAGE +STACK +PR$/m);
+  expect(row(fork?.id)).toEqual([
+    fork?.id,
+    prName(7),
+    ids.serviceId,
+    "PAUSED",
+    expect.stringMatching(/^\d+m$/),
+    expect.stringMatching(/CPU\/\d+ GB$/),
+    expect.stringMatching(/B$/),
+    prName(7),
+    "#7 closed",
+  ]);
+  expect(row(webFork?.id).slice(-2)).toEqual(["pr-12.acme.web", "-"]);
+  // The sweep, each decision with its reason, and what it did.
+  expect(nightly.log).toContain(
+    `DESTROY stack ${prName(7)}: pull request #7 is closed; its forks go as their onDestroy says: ${fork?.id} (onDestroy: delete)`,
+  );
+  expect(nightly.log).toContain(`fork ${fork?.id} is deleted`);
+  expect(nightly.log).toContain(
+    `DELETE fork ${forgotten} "${prName(91)}": no stack holds it, it is 10d 0h old, and named like pr-*.acme.shop`,
+  );
+  expect(nightly.log).toContain(`keep fork ${young} "${prName(90)}": no stack holds it, but it is 0m old, younger than 2d 0h`);
+  expect(nightly.log).toContain(`keep fork ${scratch} "scratch": no stack holds it, but it is not named like pr-*.acme.shop`);
+  expect(nightly.log).toContain(`keep fork ${webFork?.id} "pr-12.acme.web": held by stack pr-12.acme.web\n`);
+  expect(nightly.log).toContain(`keep fork ${fork?.id} "${prName(7)}": held by stack ${prName(7)} (destroyed above`);
+  expect(nightly.log).toContain(`1 standby(s) of ${ids.serviceId} left alone`);
+  expect(nightly.log).not.toContain(standby);
+
+  expect(forks(7)).toEqual([{ id: fork?.id, status: "DELETED" }]);
+  expect(stackExists(prName(7))).toBe(false);
+  expect(sim.service(ids.projectId, forgotten)?.status).toMatch(/^DELET/);
+  for (const kept of [young, scratch, standby, webFork?.id as string]) expect(sim.service(ids.projectId, kept)?.status).toBe("READY");
+  expect(stackExists("pr-12.acme.web")).toBe(true);
+  // GitHub was asked with the job's own token, which may read pull requests and write nothing.
+  expect(nightly.permissions).toEqual({ metadata: "read", contents: "read", "pull-requests": "read" });
+  expect(api.requests).toContainEqual({ method: "GET", path: `/repos/${REPOSITORY}/pulls/7`, status: 200 });
+});
+
+test("PR reopened: a new fork; closed again, merged: deleted; closed once more: no stack, nothing to do", async () => {
+  const reopened = await trigger(pullRequest(7, "reopened"));
+  expect(ranJobs(reopened)).toEqual(["pr-fork.yml:fork", "production-plan.yml:plan"]);
+  job(reopened, "pr-fork.yml", "fork");
+  const live = forks(7).filter((f) => f.status !== "DELETED");
+  expect(live).toEqual([{ id: expect.any(String), status: "READY" }]);
+
+  job(await trigger(pullRequest(7, "closed", { merged: true })), "pr-fork.yml", "destroy");
+  expect(forks(7).map((f) => f.status)).toEqual(["DELETED", "DELETED"]);
+  expect(stackExists(prName(7))).toBe(false);
+
+  const again = job(await trigger(pullRequest(7, "closed")), "pr-fork.yml", "destroy");
+  expect(again.log).toContain(`No stack ${prName(7)}: nothing to destroy.`);
 });
 
 test("a PR from a fork repository: no fork and no plan, a notice says why, and nothing fails", async () => {
@@ -495,9 +544,10 @@ test("production: a pull request that removes the HA block, merged: the apply su
   // The last test of production: the repository keeps this commit.
 });
 
-test("least privilege and queues: only the plan may write to pull requests; no later event shares a close's concurrency group", () => {
+test("least privilege and queues: only the plan may write to pull requests, only the nightly sweep read them; no later event shares a close's concurrency group", () => {
   for (const j of ran) {
-    if (j.job !== "plan") expect(j.permissions["pull-requests"]).toBeUndefined();
+    const may = j.job === "plan" ? "write" : j.workflow === "pr-fork-nightly.yml" ? "read" : undefined;
+    expect(j.permissions["pull-requests"]).toBe(may);
   }
   // GitHub keeps concurrency groups per repository.
   const groups = new Map<string, Set<string>>();

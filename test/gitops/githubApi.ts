@@ -1,7 +1,8 @@
 // A local stand-in for the part of GitHub's REST API the workflows call: a pull request's comments
-// (list, create, update). Each job's GITHUB_TOKEN carries the job's `permissions:`, and, as on
-// GitHub, writing a comment needs `pull-requests: write` (or `issues: write`): a job that did not
-// ask for it gets GitHub's 403.
+// (list, create, update), and a pull request's state (open or closed). Each job's GITHUB_TOKEN
+// carries the job's `permissions:`, and, as on GitHub, writing a comment needs `pull-requests:
+// write` (or `issues: write`), and reading a private repository's pull request `pull-requests:
+// read`: a job that did not ask for it gets GitHub's 403.
 import * as crypto from "crypto";
 import * as http from "http";
 import type { AddressInfo } from "net";
@@ -23,6 +24,8 @@ export class GitHubApi {
   readonly comments: Comment[] = [];
   readonly requests: ApiRequest[] = [];
   private readonly tokens = new Map<string, Permissions>();
+  /** Each pull request's state, by "owner/name#number", as its events left it. */
+  private readonly pulls = new Map<string, "open" | "closed">();
   private server?: http.Server;
   private nextId = 1000;
 
@@ -35,6 +38,11 @@ export class GitHubApi {
     const token = `ghs_${crypto.randomBytes(18).toString("hex")}`;
     this.tokens.set(token, permissions);
     return token;
+  }
+
+  /** A pull request's event happened: opened, reopened or synchronize leave it open; closed closes it. */
+  pullRequestEvent(repository: string, number: number, action: string): void {
+    this.pulls.set(`${repository}#${number}`, action === "closed" ? "closed" : "open");
   }
 
   async start(): Promise<void> {
@@ -61,6 +69,12 @@ export class GitHubApi {
     if (!permissions) return [401, { message: "Bad credentials" }];
     const url = new URL(req.url ?? "/", "http://x");
     const list = /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/.exec(url.pathname);
+    const pull = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(url.pathname);
+    if (pull && req.method === "GET") {
+      if (!permissions["pull-requests"]) return [403, { message: "Resource not accessible by integration" }];
+      const state = this.pulls.get(`${pull[1]}#${pull[2]}`);
+      return state ? [200, { number: Number(pull[2]), state }] : [404, { message: "Not Found" }];
+    }
     const one = /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/.exec(url.pathname);
     const canWrite = permissions["pull-requests"] === "write" || permissions.issues === "write";
     const forbidden: [number, unknown] = [403, { message: "Resource not accessible by integration" }];
