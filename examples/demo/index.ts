@@ -1,6 +1,7 @@
 // The demo program (the root Pulumi.yaml runs it): fork a service, wait until it takes a login,
 // give the fork HA, name a VPC, and export how to reach the fork. Credentials and the project come from stack config
-// (tigercloud:apiKey, tigercloud:projectId) or the environment (TIGER_API_KEY, TIGER_PROJECT_ID).
+// (tigercloud:publicKey and tigercloud:secretKey, or tigercloud:apiKey; tigercloud:projectId) or the environment
+// (TIGER_PUBLIC_KEY and TIGER_SECRET_KEY, or TIGER_API_KEY; TIGER_PROJECT_ID).
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceFork, ServiceHA, VpcName } from "pulumi-tigercloud";
 
