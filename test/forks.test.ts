@@ -1,194 +1,285 @@
-// The fork janitor's decisions and actions, against the simulator's services. The stacks are
-// given as the Pulumi backend would hand them over (the workflow runner reads a real backend).
-import { createClient } from "../provider/api/client";
-import { ageMs, main, UsageError } from "../provider/forks/cli";
-import { type Inventory, NamePattern } from "../provider/forks/inventory";
-import type { Stack } from "../provider/forks/stacks";
-import { type Decision, applySweep, planSweep, type SweepRules } from "../provider/forks/sweep";
+// The fork janitor (tigercloud-forks), run as its command runs: against the simulator's API, a
+// stand-in of GitHub's, and a stand-in `pulumi` first on PATH that answers from a file of stacks
+// and logs every call (the workflow runner runs it with the real CLI and backend).
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { main } from "../provider/forks/cli";
+import { NamePattern } from "../provider/forks/inventory";
+import { GitHubApi } from "./gitops/githubApi";
 import { Simulator } from "../simulator";
 
+const DAY = 86_400_000;
+const TEN_DAYS_AGO = new Date(Date.now() - 10 * DAY);
 let sim: Simulator;
 let ids: ReturnType<Simulator["defaults"]>;
+let github: GitHubApi;
+let dir: string;
+let out: string[];
+
+interface StandInStack {
+  name: string;
+  lastUpdate?: string;
+  resources: { urn: string; id?: string; outputs?: Record<string, unknown> }[];
+}
+interface StandInBackend {
+  stacks: StandInStack[];
+  /** A CLI run whose first words are the key fails with the value as its message. */
+  fail?: Record<string, string>;
+  /** Stacks that appear once a destroy has run (another pipeline's `up` meanwhile). */
+  afterDestroy?: StandInStack[];
+}
+
+// The stand-in CLI: `stack ls --all --json`, `stack export --stack N`, `destroy --stack N`, `stack rm N`.
+const STAND_IN = `#!/usr/bin/env node
+const fs = require("fs");
+const file = process.env.STAND_IN_BACKEND;
+const args = process.argv.slice(2).filter((a) => a !== "--non-interactive");
+fs.appendFileSync(file + ".calls", args.join(" ") + "\\n");
+const backend = JSON.parse(fs.readFileSync(file, "utf8"));
+const key = Object.keys(backend.fail || {}).find((k) => args.join(" ").startsWith(k));
+if (key) { process.stderr.write("error: " + backend.fail[key] + "\\n"); process.exit(1); }
+const named = (n) => backend.stacks.find((s) => s.name === n);
+const save = () => fs.writeFileSync(file, JSON.stringify(backend));
+if (args[0] === "stack" && args[1] === "ls") console.log(JSON.stringify(backend.stacks.map((s) => ({ name: s.name, lastUpdate: s.lastUpdate }))));
+else if (args[0] === "stack" && args[1] === "export") console.log(JSON.stringify({ version: 3, deployment: { resources: named(args[3]).resources } }));
+else if (args[0] === "destroy") { console.log("Destroying (" + args[2] + "): \\u001b[31mdone\\u001b[0m"); backend.stacks.push(...(backend.afterDestroy || [])); backend.afterDestroy = []; save(); }
+else if (args[0] === "stack" && args[1] === "rm") { backend.stacks = backend.stacks.filter((s) => s.name !== args[2]); save(); }
+else { process.stderr.write("stand-in: no such command " + args.join(" ")); process.exit(2); }
+`;
+
+const forkResource = (serviceId: string, onDestroy = "delete") => ({
+  urn: `urn:pulumi:s::pr-fork::pulumi-nodejs:dynamic/tigercloud:ServiceFork::db`,
+  id: serviceId,
+  outputs: { serviceId, onDestroy },
+});
+const backendFile = () => path.join(dir, "backend.json");
+const setBackend = (b: StandInBackend) => fs.writeFileSync(backendFile(), JSON.stringify(b));
+const calls = () => (fs.existsSync(`${backendFile()}.calls`) ? fs.readFileSync(`${backendFile()}.calls`, "utf8").trim().split("\n") : []);
+const stacksLeft = () => (JSON.parse(fs.readFileSync(backendFile(), "utf8")) as StandInBackend).stacks.map((s) => s.name);
+const printed = () => out.join("");
+const fork = (name: string, createdAt?: Date, standby = false) =>
+  sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name, ...(createdAt ? { createdAt } : {}), standby });
+const status = (id: string) => sim.service(ids.projectId, id)?.status;
+const sweep = (...extra: string[]) => main(["sweep", "--source", ids.serviceId, "--older-than", "2d", ...extra]);
+
+let savedEnv: NodeJS.ProcessEnv;
 beforeEach(async () => {
   sim = new Simulator({});
   await sim.start();
   ids = sim.defaults();
-});
-afterEach(() => sim.stop());
-
-const DAY = 86_400_000;
-const client = () => createClient({ apiUrl: sim.url, apiKey: sim.apiKey });
-const stack = (shortName: string, serviceIds: string[], onDestroy: Record<string, string> = {}): Stack => ({
-  name: `organization/pr-fork/${shortName}`,
-  shortName,
-  serviceIds: new Set(serviceIds),
-  onDestroy: new Map(Object.entries(onDestroy)),
-});
-const rules = (extra: Partial<SweepRules> = {}): SweepRules => ({
-  sourceServiceId: ids.serviceId,
-  olderThanMs: 2 * DAY,
-  forkNames: new NamePattern("pr-*.acme.shop"),
-  unheld: "delete",
-  ...extra,
-});
-async function inventory(stacks: Stack[], pullRequests: Inventory["pullRequests"] = []): Promise<Inventory> {
-  const services = await client().listServices(ids.projectId);
-  const forks = services.filter((s) => s.forked_from?.service_id);
-  return {
-    projectId: ids.projectId,
-    forks: forks.filter((s) => !s.forked_from?.is_standby),
-    standbys: forks.filter((s) => s.forked_from?.is_standby),
-    stacks,
-    pullRequests,
-    at: Date.now(),
+  github = new GitHubApi();
+  await github.start();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-forks-"));
+  fs.writeFileSync(path.join(dir, "pulumi"), STAND_IN, { mode: 0o755 });
+  setBackend({ stacks: [] });
+  savedEnv = { ...process.env };
+  Object.assign(process.env, {
+    PATH: `${dir}${path.delimiter}${process.env.PATH}`,
+    STAND_IN_BACKEND: backendFile(),
+    TIGER_API_URL: sim.url,
+    TIGER_API_KEY: sim.apiKey,
+    TIGER_PROJECT_ID: ids.projectId,
+    GITHUB_REPOSITORY: "acme/shop",
+    GITHUB_API_URL: github.url,
+    GITHUB_TOKEN: github.issueToken({ "pull-requests": "read" }),
+  });
+  out = [];
+  const capture = (chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
   };
-}
-const byFork = (decisions: Decision[]) =>
-  Object.fromEntries(decisions.flatMap((d) => ("fork" in d ? [[d.fork.name, `${d.kind}: ${d.why}`]] : [])));
+  jest.spyOn(process.stdout, "write").mockImplementation(capture);
+  jest.spyOn(process.stderr, "write").mockImplementation(capture);
+});
+afterEach(async () => {
+  jest.restoreAllMocks();
+  process.env = savedEnv;
+  await sim.stop();
+  await github.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
-test("a pipeline's names: * is the PR number (no dot, no slash), every other character is itself", () => {
+test("a pipeline's names: * is a PR number, every other character is itself", () => {
   const p = new NamePattern("pr-*.acme.shop");
   expect(p.matches("pr-12.acme.shop")).toBe(true);
   expect(p.number("pr-12.acme.shop")).toBe(12);
   expect(p.matches("pr-12.acmexshop")).toBe(false);
   expect(p.matches("pr-12.acme.shop.old")).toBe(false);
-  expect(p.matches("pr-.acme.shop")).toBe(false);
-  // A PR of other/acme.shop (a repository's name may hold dots) is not acme/shop's.
+  // A PR of other/acme.shop (a repository's name may hold dots), and a fork a person named so.
   expect(p.matches("pr-5.other.acme.shop")).toBe(false);
-  expect(p.number("pr-x.acme.shop")).toBeUndefined();
+  expect(p.matches("pr-old.acme.shop")).toBe(false);
 });
 
-test("only an old fork of the source that no stack holds, named like the pipeline's, is removed; the rest are kept, each with its reason", async () => {
-  const old = new Date(Date.now() - 10 * DAY);
-  const gone = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-3.acme.shop", createdAt: old });
-  const held = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-7.acme.shop", createdAt: old });
-  sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-8.acme.shop" });
-  sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "scratch", createdAt: old });
-  sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-4.acme.web", createdAt: old });
-  sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-5.acme.shop", createdAt: old, standby: true });
-  const inv = await inventory([stack("pr-7.acme.shop", [held])]);
-  const decided = byFork(planSweep(inv, rules()));
-  expect(decided).toEqual({
-    "pr-3.acme.shop": expect.stringMatching(/^delete: no stack holds it, it is 10d 0h old, and named like pr-\*\.acme\.shop$/),
-    "pr-7.acme.shop": "keep: held by stack organization/pr-fork/pr-7.acme.shop",
-    "pr-8.acme.shop": "keep: no stack holds it, but it is 0m old, younger than 2d 0h",
-    scratch: "keep: no stack holds it, but it is not named like pr-*.acme.shop",
-    "pr-4.acme.web": "keep: no stack holds it, but it is not named like pr-*.acme.shop",
-  });
-  // The standby is not among the forks at all; a fork of another source is not this sweep's.
-  expect(inv.standbys.map((s) => s.name)).toEqual(["pr-5.acme.shop"]);
-  expect(byFork(planSweep(inv, rules({ sourceServiceId: "svc-other" })))).toEqual({});
-  // Told to stop rather than delete: the same fork, stopped; once paused, kept.
-  expect(byFork(planSweep(inv, rules({ unheld: "stop" })))["pr-3.acme.shop"]).toMatch(/^stop: /);
-  sim.outOfBand.setStatus(ids.projectId, gone, "PAUSED");
-  const paused = byFork(planSweep(await inventory([stack("pr-7.acme.shop", [held])]), rules({ unheld: "stop" })));
-  expect(paused["pr-3.acme.shop"]).toBe("keep: no stack holds it, and it is already PAUSED");
-});
-
-test("a fork whose forked_from names another project, or a standby slipped into the list, is kept by the fork rule itself", async () => {
-  const moved = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-3.acme.shop", createdAt: new Date(0) });
-  sim.outOfBand.setForkedFrom(ids.projectId, moved, { project_id: "proj-elsewhere" });
-  const standby = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-4.acme.shop", createdAt: new Date(0), standby: true });
-  const inv = await inventory([]);
-  inv.forks.push(...inv.standbys);
-  expect(byFork(planSweep(inv, rules()))).toEqual({
-    "pr-3.acme.shop": expect.stringContaining("in project proj-elsewhere, not in project"),
-    "pr-4.acme.shop": `keep: service ${standby} is a standby of service ${ids.serviceId} (forked_from.is_standby), not a fork`,
-  });
-});
-
-test("PR stacks: a closed PR's stack is destroyed; an open one kept; one GitHub could not answer for is kept and fails the run", async () => {
-  const s7 = stack("pr-7.acme.shop", ["svc-a"], { "svc-a": "delete" });
-  const s8 = stack("pr-8.acme.shop", []);
-  const s9 = stack("pr-9.acme.shop", []);
-  const inv = await inventory(
-    [s7, s8, s9],
-    [
-      { stack: s7, number: 7, state: "closed" },
-      { stack: s8, number: 8, state: "open" },
-      { stack: s9, number: 9, state: { unknown: "GitHub answered 502 for pull request #9 of acme/shop" } },
-    ],
+test("list: every fork with its source, status, age, size, the stack that holds it and its PR; --json the same; a standby only counted", async () => {
+  const held = fork("pr-7.acme.shop", TEN_DAYS_AGO);
+  const loose = fork("scratch");
+  fork("pr-9.acme.shop", TEN_DAYS_AGO, true);
+  setBackend({ stacks: [{ name: "pr-7.acme.shop", lastUpdate: "t1", resources: [forkResource(held)] }] });
+  github.pullRequestEvent("acme/shop", 7, "opened");
+  expect(await main(["list"])).toBe(0);
+  const rows = printed().split("\n");
+  expect(rows).toContainEqual(
+    expect.stringMatching(new RegExp(`^${held} +pr-7\\.acme\\.shop +${ids.serviceId} +READY +10d 0h +.*pr-7\\.acme\\.shop +#7 open$`)),
   );
-  const decisions = planSweep(inv, rules());
-  expect(decisions.map((d) => [d.kind, d.why])).toEqual([
-    ["destroy stack", "pull request #7 is closed; its forks go as their onDestroy says: svc-a (onDestroy: delete)"],
-    ["keep stack", "pull request #8 is open"],
-    ["keep stack", "GitHub answered 502 for pull request #9 of acme/shop"],
-  ]);
-  const printed: string[] = [];
-  const failed = await applySweep(
-    decisions.slice(1),
-    {
-      client: client(),
-      projectId: ids.projectId,
-      sourceServiceId: ids.serviceId,
-      projectDir: ".",
-      print: (l) => printed.push(l),
-      requestDeadlineMs: 5000,
-    },
-    true,
-  );
-  expect(failed).toBe(1);
-  expect(printed).toEqual([
-    "keep stack organization/pr-fork/pr-8.acme.shop: pull request #8 is open",
-    "KEEP (could not decide) stack organization/pr-fork/pr-9.acme.shop: GitHub answered 502 for pull request #9 of acme/shop",
-  ]);
+  expect(rows).toContainEqual(expect.stringMatching(new RegExp(`^${loose} +scratch .*\\(none\\) +-$`)));
+  expect(printed()).toContain("1 standby(s) of these sources not shown");
+
+  out.length = 0;
+  expect(await main(["list", "--json"])).toBe(0);
+  const listed = JSON.parse(printed()) as { forks: { serviceId: string; stacks: string[]; pullRequest: unknown }[]; standbys: string[] };
+  expect(listed.forks.find((f) => f.serviceId === held)).toMatchObject({
+    stacks: ["pr-7.acme.shop"],
+    pullRequest: { number: 7, state: "open" },
+  });
+  expect(listed.standbys).toHaveLength(1);
+  expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
 });
 
-test("--apply deletes (or stops) what the plan says, reading each fork again first; a failed action fails the run and the rest still run", async () => {
-  const old = new Date(Date.now() - 10 * DAY);
-  const a = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-1.acme.shop", createdAt: old });
-  const b = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-2.acme.shop", createdAt: old });
-  const c = sim.outOfBand.addFork(ids.projectId, ids.serviceId, { name: "pr-3.acme.shop", createdAt: old });
-  const decisions = planSweep(await inventory([]), rules());
-  expect(decisions.map((d) => d.kind)).toEqual(["delete", "delete", "delete"]);
-  // Dry run: every action printed, nothing sent.
-  const dry: string[] = [];
-  const ctx = { client: client(), projectId: ids.projectId, sourceServiceId: ids.serviceId, projectDir: ".", requestDeadlineMs: 5000 };
-  expect(await applySweep(decisions, { ...ctx, print: (l) => dry.push(l) }, false)).toBe(0);
-  expect(dry.every((l) => l.startsWith("would delete fork "))).toBe(true);
+test("sweep: only an old fork of the source that no stack holds, named like the pipeline's, goes; the rest stay, each with its reason; a dry run changes nothing", async () => {
+  const gone = fork("pr-3.acme.shop", TEN_DAYS_AGO);
+  const held = fork("pr-7.acme.shop", TEN_DAYS_AGO);
+  const young = fork("pr-8.acme.shop");
+  const scratch = fork("scratch", TEN_DAYS_AGO);
+  const web = fork("pr-4.acme.web", TEN_DAYS_AGO);
+  const handMade = fork("pr-old.acme.shop", TEN_DAYS_AGO);
+  const standby = fork("pr-5.acme.shop", TEN_DAYS_AGO, true);
+  setBackend({ stacks: [{ name: "organization/other/preview", lastUpdate: "t1", resources: [forkResource(held)] }] });
+
+  expect(await sweep()).toBe(0);
+  expect(printed()).toContain("(a dry run: nothing is changed; --apply does it)");
+  expect(printed()).toContain(
+    `would delete fork ${gone} "pr-3.acme.shop": no stack holds it, it is 10d 0h old, and named like pr-*.acme.shop`,
+  );
   expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
 
-  // Meanwhile b became a standby (the API's word changed): the read before the action refuses it.
-  sim.outOfBand.setForkedFrom(ids.projectId, b, { is_standby: true });
-  sim.injectFault("deleteService", {
-    kind: "status",
-    status: 403,
-    body: JSON.stringify({ code: "FORBIDDEN", message: "no \u001b[31m" }),
-    contentType: "application/json",
-  });
-  const printed: string[] = [];
-  const failed = await applySweep(decisions, { ...ctx, print: (l) => printed.push(l) }, true);
-  expect(failed).toBe(2);
-  expect(printed.join("\n")).toContain(`FAILED: Request failed with status code 403 FORBIDDEN`);
-  expect(printed.join("\n")).toContain(`FAILED: service ${b} is a standby of service ${ids.serviceId}`);
-  expect(printed.join("\n")).not.toContain("\u001b");
-  expect(printed).toContain(`    fork ${c} is being deleted`);
-  expect(sim.service(ids.projectId, a)?.status).toBe("READY");
-  expect(sim.service(ids.projectId, b)?.status).toBe("READY");
-  expect(sim.service(ids.projectId, c)?.status).toMatch(/DELET/);
+  out.length = 0;
+  expect(await sweep("--apply")).toBe(0);
+  expect(printed()).toContain(`DELETE fork ${gone} "pr-3.acme.shop"`);
+  expect(printed()).toContain(`keep fork ${held} "pr-7.acme.shop": held by stack organization/other/preview\n`);
+  expect(printed()).toContain(`keep fork ${young} "pr-8.acme.shop": no stack holds it, but it is 0m old, younger than 2d 0h`);
+  expect(printed()).toContain(`keep fork ${scratch} "scratch": no stack holds it, but it is not named like pr-*.acme.shop`);
+  expect(printed()).toContain(`keep fork ${web} "pr-4.acme.web": no stack holds it, but it is not named like`);
+  expect(printed()).toContain(`keep fork ${handMade} "pr-old.acme.shop": no stack holds it, but it is not named like`);
+  expect(printed()).toContain(`1 standby(s) of ${ids.serviceId} left alone`);
+  expect(printed()).not.toContain(standby);
+  expect(status(gone)).toMatch(/^DELET/);
+  for (const kept of [held, young, scratch, web, handMade, standby]) expect(status(kept)).toBe("READY");
+
+  // Told to stop rather than delete: stopped; once paused, kept.
+  const stopped = fork("pr-6.acme.shop", TEN_DAYS_AGO);
+  out.length = 0;
+  expect(await sweep("--apply", "--unheld", "stop")).toBe(0);
+  expect(printed()).toContain(`fork ${stopped} is stopping`);
+  expect(sim.requests("stop")).toHaveLength(1);
+  out.length = 0;
+  expect(await sweep("--apply", "--unheld", "stop")).toBe(0);
+  expect(printed()).toMatch(new RegExp(`keep fork ${stopped} "pr-6.acme.shop": no stack holds it, and it is already PAUS`));
 });
 
-test("the command refuses what it cannot do safely, naming the option: exit 2, nothing read", async () => {
-  const errors: string[] = [];
-  jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    errors.push(String(chunk));
-    return true;
+test("a closed PR's stack is destroyed (destroy's lines escaped under it), an open one kept; another project's stack of the same name never", async () => {
+  const closed = fork("pr-7.acme.shop", TEN_DAYS_AGO);
+  setBackend({
+    stacks: [
+      { name: "pr-7.acme.shop", lastUpdate: "t1", resources: [forkResource(closed)] },
+      { name: "pr-8.acme.shop", lastUpdate: "t1", resources: [] },
+      { name: "organization/preview-app/pr-9.acme.shop", lastUpdate: "t1", resources: [] },
+    ],
   });
-  try {
-    expect(await main(["sweep", "--older-than", "7d", "--repository", "acme/shop"])).toBe(2);
-    expect(errors.join("")).toContain("sweep needs --source");
-    expect(await main(["sweep", "--source", "svc-x", "--repository", "acme/shop"])).toBe(2);
-    expect(errors.join("")).toContain("sweep needs --older-than");
-    expect(await main(["sweep", "--source", "svc-x", "--older-than", "7d", "--repository", "not a repo"])).toBe(2);
-    expect(errors.join("")).toContain("--repository (or GITHUB_REPOSITORY) must be OWNER/NAME");
-    expect(await main(["remove-everything"])).toBe(2);
-    expect(sim.requests()).toEqual([]);
-  } finally {
-    jest.restoreAllMocks();
-  }
-  expect(() => ageMs("30m")).toThrow(UsageError);
-  expect(() => ageMs("7")).toThrow(/at least 1h/);
-  expect(ageMs("90m")).toBe(90 * 60_000);
-  expect(ageMs("7d")).toBe(7 * DAY);
+  github.pullRequestEvent("acme/shop", 7, "closed");
+  github.pullRequestEvent("acme/shop", 8, "opened");
+  github.pullRequestEvent("acme/shop", 9, "closed");
+  expect(await sweep("--apply")).toBe(0);
+  expect(printed()).toContain(
+    `DESTROY stack pr-7.acme.shop: pull request #7 is closed; its forks go as their onDestroy says: ${closed} (onDestroy: delete)`,
+  );
+  expect(printed()).toContain("| Destroying (pr-7.acme.shop): \\x1b[31mdone\\x1b[0m");
+  expect(printed()).toContain("keep stack pr-8.acme.shop: pull request #8 is open");
+  expect(printed()).toContain(`keep fork ${closed} "pr-7.acme.shop": held by stack pr-7.acme.shop (destroyed above`);
+  expect(printed()).not.toContain("\u001b");
+  expect(calls().filter((c) => !c.startsWith("stack ls") && !c.startsWith("stack export"))).toEqual([
+    "destroy --stack pr-7.acme.shop --yes --skip-preview --suppress-progress",
+    "stack rm pr-7.acme.shop --yes",
+  ]);
+  expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/preview-app/pr-9.acme.shop"]);
+});
+
+test("the backend cannot be read: the run fails, nothing is changed", async () => {
+  const old = fork("pr-3.acme.shop", TEN_DAYS_AGO);
+  setBackend({ stacks: [], fail: { "stack ls": "could not reach s3://bucket: AccessDenied" } });
+  expect(await sweep("--apply")).toBe(1);
+  expect(printed()).toContain("pulumi stack ls --all --json failed: error: could not reach s3://bucket: AccessDenied");
+  expect(printed()).toContain("Nothing was changed.");
+  // A stack listed but not exported: the same.
+  setBackend({ stacks: [{ name: "pr-4.acme.shop", resources: [] }], fail: { "stack export": "checkpoint is corrupt" } });
+  expect(await sweep("--apply")).toBe(1);
+  expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
+  expect(status(old)).toBe("READY");
+});
+
+test("a failed action fails the run and the rest still run: a destroy that fails (its stack kept), a refused DELETE, a fork read again as a standby", async () => {
+  const [a, b, c, d] = ["pr-1", "pr-2", "pr-3", "pr-4"].map((n) => fork(`${n}.acme.shop`, TEN_DAYS_AGO)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  setBackend({ stacks: [{ name: "pr-7.acme.shop", resources: [] }], fail: { destroy: "the stack is locked" } });
+  github.pullRequestEvent("acme/shop", 7, "closed");
+  // The read just before a's delete says it is a standby now; the next DELETE (b's) is refused.
+  const standbyNow = {
+    service_id: a,
+    status: "READY",
+    forked_from: { service_id: ids.serviceId, project_id: ids.projectId, is_standby: true },
+  };
+  sim.injectFault("getService", { kind: "status", status: 200, body: JSON.stringify(standbyNow), contentType: "application/json" });
+  const refusal = JSON.stringify({ code: "FORBIDDEN", message: "no \u001b[31m" });
+  sim.injectFault("deleteService", { kind: "status", status: 403, body: refusal, contentType: "application/json" });
+  expect(await sweep("--apply")).toBe(1);
+  expect(printed()).toContain(
+    "FAILED: pulumi destroy --stack pr-7.acme.shop --yes --skip-preview --suppress-progress failed: error: the stack is locked",
+  );
+  expect(calls()).not.toContainEqual(expect.stringMatching(/^stack rm/));
+  expect(printed()).toContain(
+    `FAILED: service ${a} is a standby of service ${ids.serviceId} (forked_from.is_standby), not a fork: left as it is`,
+  );
+  expect(printed()).toContain("FAILED: Request failed with status code 403 FORBIDDEN");
+  expect(printed()).toContain("tigercloud-forks: 3 action(s) failed (see above); the others were carried out");
+  expect(printed()).not.toContain("\u001b");
+  expect([status(a), status(b), status(c), status(d)]).toEqual([
+    "READY",
+    "READY",
+    expect.stringMatching(/^DELET/),
+    expect.stringMatching(/^DELET/),
+  ]);
+});
+
+test("a fork a stack took meanwhile (a reopened PR's up) is read again before the delete, and left", async () => {
+  const taken = fork("pr-3.acme.shop", TEN_DAYS_AGO);
+  setBackend({
+    stacks: [{ name: "pr-7.acme.shop", resources: [] }],
+    afterDestroy: [{ name: "pr-3.acme.shop", lastUpdate: "t2", resources: [forkResource(taken)] }],
+  });
+  github.pullRequestEvent("acme/shop", 7, "closed");
+  expect(await sweep("--apply")).toBe(0);
+  expect(printed()).toContain(`DELETE fork ${taken} "pr-3.acme.shop"`);
+  expect(printed()).toContain("left as it is: stack pr-3.acme.shop holds it now");
+  expect(status(taken)).toBe("READY");
+  expect(sim.requests("deleteService")).toEqual([]);
+});
+
+test("the command refuses what it cannot do safely, naming the option: exit 2, nothing sent", async () => {
+  expect(await main(["sweep", "--older-than", "7d"])).toBe(2);
+  expect(printed()).toContain("sweep needs --source");
+  expect(await main(["sweep", "--source", "svc-x"])).toBe(2);
+  expect(printed()).toContain("sweep needs --older-than");
+  expect(await main(["sweep", "--source", "svc-x", "--older-than", "30m"])).toBe(2);
+  expect(printed()).toContain("--older-than must be at least 1h");
+  expect(await main(["sweep", "--source", "svc-x", "--older-than", "7d", "--repository", "not a repo"])).toBe(2);
+  expect(printed()).toContain("--repository (or GITHUB_REPOSITORY) must be OWNER/NAME");
+  expect(await main(["sweep", "--source", "svc-x", "--older-than", "7d", "--\u001b[2Jx"])).toBe(2);
+  expect(printed()).not.toContain("\u001b");
+  expect(await main(["remove-everything"])).toBe(2);
+  expect(sim.requests()).toEqual([]);
+  expect(calls()).toEqual([]);
 });

@@ -40,7 +40,8 @@ export function ageMs(text: string): number {
     );
   return ms;
 }
-const REPOSITORY = /^[A-Za-z0-9-]+\/[A-Za-z0-9_.-]+$/;
+/** OWNER/NAME, as GITHUB_REPOSITORY gives it (an owner holds no "."), the same rule as examples/pr-fork's. */
+const REPOSITORY = /^[A-Za-z0-9_-]+\/[A-Za-z0-9._-]+$/;
 
 const OptionsSchema = z.object({
   project: z.string().min(1).optional(),
@@ -76,7 +77,7 @@ function parseOptions(argv: string[]): { command: string; options: Options } {
       },
     });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(printable((err as Error).message));
   }
   const [command, ...extra] = parsed.positionals;
   if ((command !== "list" && command !== "sweep") || extra.length > 0)
@@ -103,9 +104,10 @@ function githubAccess(): GitHubAccess | undefined {
 async function projectOf(options: Options, client: TigerCloudClient): Promise<string> {
   const configured = options.project ?? (process.env.TIGER_PROJECT_ID || undefined);
   if (configured) return configured;
-  const info = await client.authInfo();
+  const info = await client.authInfo({ deadline: Date.now() + REQUEST_LIMIT_MS });
   const project = (info.api_key ?? info.apiKey)?.project.id;
-  if (!project) throw new UsageError(`these credentials (${printable(info.type)}) name no project: set --project or TIGER_PROJECT_ID`);
+  if (!project)
+    throw new Error(`these credentials (GET /auth/info: ${printable(info.type)}) name no project: set --project or TIGER_PROJECT_ID`);
   return project;
 }
 
@@ -195,6 +197,9 @@ function sweepRules(options: Options, prStacks: PullRequestStacks | undefined): 
   };
 }
 
+/** Bounds each request of the command, retries included. */
+const REQUEST_LIMIT_MS = 60_000;
+
 async function sweep(client: TigerCloudClient, projectId: string, options: Options, rules: SweepRules, prStacks?: PullRequestStacks) {
   const github = githubAccess();
   const source = rules.sourceServiceId;
@@ -207,7 +212,16 @@ async function sweep(client: TigerCloudClient, projectId: string, options: Optio
   );
   const decisions = planSweep(inventory, rules);
   if (decisions.length === 0) print("nothing to sweep: no PR stack, and no fork of this source");
-  const context = { client, projectId, sourceServiceId: source, projectDir: options["project-dir"], print, requestDeadlineMs: 60_000 };
+  const context = {
+    client,
+    projectId,
+    sourceServiceId: source,
+    stacks: inventory.stacks,
+    pullRequests: prStacks && github ? { github, repository: prStacks.repository } : undefined,
+    projectDir: options["project-dir"],
+    print,
+    requestDeadlineMs: REQUEST_LIMIT_MS,
+  };
   const failed = await applySweep(decisions, context, options.apply);
   if (inventory.standbys.length > 0)
     print(`${inventory.standbys.length} standby(s) of ${printable(source)} left alone: part of its HA, never a fork`);

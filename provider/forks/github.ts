@@ -19,7 +19,10 @@ export async function pullRequestState(github: GitHubAccess, repository: string,
       signal: AbortSignal.timeout(30_000),
     });
     const text = await res.text();
-    if (!res.ok) return { unknown: `GitHub answered ${res.status} for pull request #${number} of ${repository}` };
+    if (!res.ok) {
+      const hint = res.status === 403 || res.status === 404 ? " (does the token have pull-requests: read?)" : "";
+      return { unknown: `GitHub answered ${res.status} for pull request #${number} of ${repository}${hint}` };
+    }
     const parsed = PullSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data.state : { unknown: `GitHub's answer for pull request #${number} has no state open or closed` };
   } catch (err) {

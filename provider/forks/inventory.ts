@@ -7,23 +7,23 @@ import { type GitHubAccess, type PullState, pullRequestState } from "./github";
 import { type Stack, readStacks } from "./stacks";
 
 /**
- * A glob where `*` stands for one or more characters other than `.` and `/`: how a pipeline names
- * its stacks and forks. So `pr-*.acme.shop` is never `pr-5.other.acme.shop`, a PR of the
- * repository other/acme.shop (a repository's name may hold dots; an owner's never does).
+ * How a pipeline names its stacks and forks: a glob where `*` is a pull request's number (digits),
+ * every other character itself. So `pr-*.acme.shop` is neither `pr-5.other.acme.shop` (a PR of
+ * other/acme.shop: a repository's name may hold dots) nor a fork made by hand as `pr-old.acme.shop`.
  */
 export class NamePattern {
   private readonly re: RegExp;
   constructor(readonly glob: string) {
     const parts = glob.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    this.re = new RegExp(`^${parts.join("([^./]+)")}$`);
+    this.re = new RegExp(`^${parts.join("([0-9]+)")}$`);
   }
   matches(name: string | undefined): boolean {
     return name !== undefined && this.re.test(name);
   }
-  /** What the first `*` stood for, when it was a number (a PR stack's pull request). */
+  /** The pull request's number the first `*` stood for. */
   number(name: string): number | undefined {
     const n = this.re.exec(name)?.[1];
-    return n !== undefined && /^[0-9]+$/.test(n) ? Number(n) : undefined;
+    return n === undefined ? undefined : Number(n);
   }
 }
 
@@ -62,12 +62,14 @@ export async function readInventory(options: {
 }): Promise<Inventory> {
   const { client, projectId, source, prStacks, github, projectDir } = options;
   const at = Date.now();
-  const services = await client.listServices(projectId);
+  const services = await client.listServices(projectId, { deadline: Date.now() + 60_000 });
   const ofSource = services.filter((s) => s.forked_from?.service_id && (source === undefined || s.forked_from.service_id === source));
   const stacks = await readStacks(projectDir);
   const pullRequests: PullRequestStack[] = [];
-  for (const stack of stacks) {
-    const number = prStacks?.stacks.number(stack.shortName);
+  // Only the PR project's own stacks are its pull requests': another project's stack of the same
+  // name is never destroyed from here.
+  for (const stack of stacks.filter((s) => s.ofThisProject)) {
+    const number = prStacks?.stacks.number(stack.name);
     if (prStacks === undefined || number === undefined) continue;
     const state = github ? await pullRequestState(github, prStacks.repository, number) : "not asked";
     pullRequests.push({ stack, number, state });

@@ -5,17 +5,22 @@ import { execFile } from "child_process";
 import { z } from "zod";
 
 export interface Stack {
-  /** As the backend names it: organization/project/stack. */
+  /**
+   * As the CLI names it, run in the PR project's directory: that project's stacks by their own
+   * name, every other project's as organization/project/stack.
+   */
   name: string;
-  /** Its last part, the stack's own name. */
-  shortName: string;
+  /** Whether it is a stack of the project in whose directory the CLI ran (its name has no "/"). */
+  ofThisProject: boolean;
+  /** When it was last updated, as the backend says: a stack changed since the inventory is read again. */
+  lastUpdate: string | undefined;
   /** The services its resources hold: a resource whose ID, or serviceId output, is the service's ID. */
   serviceIds: Set<string>;
   /** The onDestroy recorded by each of its forks, by service ID. */
   onDestroy: Map<string, string>;
 }
 
-const StackListSchema = z.array(z.looseObject({ name: z.string().min(1) }));
+const StackListSchema = z.array(z.looseObject({ name: z.string().min(1), lastUpdate: z.string().nullish() }));
 const ExportSchema = z.looseObject({
   deployment: z.looseObject({
     resources: z
@@ -30,31 +35,30 @@ const ExportSchema = z.looseObject({
   }),
 });
 
+/** How long one CLI run may take: a read, or a destroy (which waits for its forks). */
+const READ_LIMIT_MS = 5 * 60_000;
+const DESTROY_LIMIT_MS = 30 * 60_000;
+
 /** Runs the Pulumi CLI; its output, or an error quoting the end of what it said. */
-function pulumi(args: string[], cwd?: string): Promise<string> {
+function pulumi(args: string[], cwd: string, limitMs = READ_LIMIT_MS, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile("pulumi", [...args, "--non-interactive"], { cwd, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const options = { cwd, env, timeout: limitMs, killSignal: "SIGTERM" as const, maxBuffer: 256 * 1024 * 1024 };
+    execFile("pulumi", [...args, "--non-interactive"], options, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const said = `${stderr}${stdout}`.trim().split("\n").slice(-5).join(" / ");
-      reject(new Error(`pulumi ${args.join(" ")} failed${said ? `: ${said}` : ` (${err.message})`}`));
+      const how = err.killed ? `was stopped after ${limitMs / 60_000} minutes` : "failed";
+      reject(new Error(`pulumi ${args.join(" ")} ${how}${said ? `: ${said}` : ` (${err.message})`}`));
     });
   });
 }
 
-/**
- * Every stack the backend holds, with the services each one's resources hold. Read from the PR
- * project's directory, as a person there would (a project may name its backend): the CLI names
- * that project's stacks by their own name, others' as organization/project/stack.
- */
-export async function readStacks(projectDir: string): Promise<Stack[]> {
+async function listStacks(projectDir: string): Promise<{ name: string; lastUpdate: string | undefined }[]> {
   const listed = StackListSchema.parse(JSON.parse(await pulumi(["stack", "ls", "--all", "--json"], projectDir)));
-  const stacks: Stack[] = [];
-  // One at a time: each export is a CLI run, and a backend is read more gently so.
-  for (const { name } of listed) stacks.push(holdings(name, await pulumi(["stack", "export", "--stack", name], projectDir)));
-  return stacks;
+  return listed.map((s) => ({ name: s.name, lastUpdate: s.lastUpdate ?? undefined }));
 }
 
-function holdings(name: string, exported: string): Stack {
+async function readStack(name: string, lastUpdate: string | undefined, projectDir: string): Promise<Stack> {
+  const exported = await pulumi(["stack", "export", "--stack", name], projectDir);
   let parsed;
   try {
     parsed = ExportSchema.parse(JSON.parse(exported));
@@ -69,15 +73,42 @@ function holdings(name: string, exported: string): Stack {
     const { serviceId, onDestroy: mode } = r.outputs ?? {};
     if (typeof serviceId === "string" && typeof mode === "string") onDestroy.set(serviceId, mode);
   }
-  return { name, shortName: name.split("/").pop() ?? name, serviceIds, onDestroy };
+  return { name, ofThisProject: !name.includes("/"), lastUpdate, serviceIds, onDestroy };
+}
+
+/** Every stack the backend holds, with the services each one's resources hold; read from the PR project's directory. */
+export async function readStacks(projectDir: string): Promise<Stack[]> {
+  const stacks: Stack[] = [];
+  // One at a time: each export is a CLI run, and a backend is read more gently so.
+  for (const { name, lastUpdate } of await listStacks(projectDir)) stacks.push(await readStack(name, lastUpdate, projectDir));
+  return stacks;
+}
+
+/**
+ * The stacks that hold `serviceId` now, read again where they changed since `known` was read (a
+ * new stack, or one updated since: a reopened PR's `up` may have adopted the fork meanwhile).
+ */
+export async function holdersNow(serviceId: string, known: Stack[], projectDir: string): Promise<string[]> {
+  const holders: string[] = [];
+  for (const { name, lastUpdate } of await listStacks(projectDir)) {
+    const before = known.find((s) => s.name === name);
+    const stack = before && before.lastUpdate === lastUpdate ? before : await readStack(name, lastUpdate, projectDir);
+    if (stack.serviceIds.has(serviceId)) holders.push(name);
+  }
+  return holders;
 }
 
 /**
  * `pulumi destroy`, then `pulumi stack rm`, run in the project's directory (the program's
- * dependencies are there, which its providers need). Returns what destroy said.
+ * dependencies are there, which its providers need). Its provider processes watch the engine
+ * from their start, as pr-stack.sh has them do, so a destroy stopped by its limit leaves none.
+ * Returns what destroy said.
  */
 export async function destroyStack(name: string, projectDir: string): Promise<string> {
-  const said = await pulumi(["destroy", "--stack", name, "--yes", "--skip-preview", "--suppress-progress"], projectDir);
+  const watchdog = "--require=pulumi-tigercloud/watchdog";
+  const env = { ...process.env, NODE_OPTIONS: [watchdog, process.env.NODE_OPTIONS].filter(Boolean).join(" ") };
+  const args = ["destroy", "--stack", name, "--yes", "--skip-preview", "--suppress-progress"];
+  const said = await pulumi(args, projectDir, DESTROY_LIMIT_MS, env);
   await pulumi(["stack", "rm", name, "--yes"], projectDir);
   return said;
 }

@@ -6,10 +6,12 @@ import type { TigerCloudClient } from "../api/client";
 import type { Service } from "../api/schemas";
 import { GONE, STOPPED } from "../api/statuses";
 import { notAForkOf } from "../resources/serviceFork/identity";
+import { ConflictError } from "../errors";
 import { printable } from "../text";
 import { serviceUnlessGone } from "../workflows/gone";
+import { type GitHubAccess, pullRequestState } from "./github";
 import { type Inventory, type NamePattern, type PullRequestStack, holdersOf } from "./inventory";
-import { type Stack, destroyStack } from "./stacks";
+import { type Stack, destroyStack, holdersNow } from "./stacks";
 
 export interface SweepRules {
   sourceServiceId: string;
@@ -36,14 +38,14 @@ export function describeAge(ms: number): string {
   return d > 0 ? `${d}d ${h}h` : h > 0 ? `${h}h ${m}m` : `${m}m`;
 }
 
-export const forkLabel = (s: Service) => `fork ${s.service_id} "${printable(s.name ?? "")}"`;
+export const forkLabel = (s: Service) => `fork ${printable(s.service_id)} "${printable(s.name ?? "")}"`;
 
 export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
   const decisions: Decision[] = [];
   for (const pr of inventory.pullRequests) {
     const { stack, number, state } = pr;
     if (state === "closed") {
-      const held = [...stack.onDestroy].map(([id, mode]) => `${id} (onDestroy: ${printable(mode)})`);
+      const held = [...stack.onDestroy].map(([id, mode]) => `${printable(id)} (onDestroy: ${printable(mode)})`);
       const forks = held.length > 0 ? `; its forks go as their onDestroy says: ${held.join(", ")}` : "";
       decisions.push({ kind: "destroy stack", pr, why: `pull request #${number} is closed${forks}` });
     } else if (state === "open") decisions.push({ kind: "keep stack", pr, why: `pull request #${number} is open` });
@@ -52,10 +54,7 @@ export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
     else decisions.push({ kind: "keep stack", pr, why: printable(state.unknown), failed: true });
   }
   const destroyed = new Set(decisions.flatMap((d) => (d.kind === "destroy stack" ? [d.pr.stack] : [])));
-  for (const fork of inventory.forks) {
-    if (fork.forked_from?.service_id !== rules.sourceServiceId) continue; // another source's: not this sweep's
-    decisions.push(decide(inventory, rules, fork, destroyed));
-  }
+  for (const fork of inventory.forks) decisions.push(decide(inventory, rules, fork, destroyed));
   return decisions;
 }
 
@@ -74,8 +73,9 @@ function decide(inventory: Inventory, rules: SweepRules, fork: Service, destroye
   const age = inventory.at - created;
   if (age < rules.olderThanMs)
     return keep(`no stack holds it, but it is ${describeAge(age)} old, younger than ${describeAge(rules.olderThanMs)}`);
-  if (GONE.includes(fork.status)) return keep(`it is already ${fork.status}`);
-  if (rules.unheld === "stop" && STOPPED.includes(fork.status)) return keep(`no stack holds it, and it is already ${fork.status}`);
+  if (GONE.includes(fork.status)) return keep(`it is already ${printable(fork.status)}`);
+  if (rules.unheld === "stop" && STOPPED.includes(fork.status))
+    return keep(`no stack holds it, and it is already ${printable(fork.status)}`);
   return {
     kind: rules.unheld,
     fork,
@@ -87,6 +87,10 @@ export interface SweepContext {
   client: TigerCloudClient;
   projectId: string;
   sourceServiceId: string;
+  /** The stacks as the inventory read them: one changed since is read again before an action. */
+  stacks: Stack[];
+  /** To ask again, just before a destroy, whether the pull request is still closed. */
+  pullRequests?: { github: GitHubAccess; repository: string } | undefined;
   /** Where the PR stacks' Pulumi project lives (its dependencies run the destroy). */
   projectDir: string;
   print: (line: string) => void;
@@ -133,23 +137,47 @@ export function describeDecision(d: Decision, apply: boolean): string {
 }
 
 async function carryOut(d: Extract<Decision, { kind: "destroy stack" | "delete" | "stop" }>, ctx: SweepContext): Promise<string> {
-  if (d.kind === "destroy stack") {
-    // What destroy said (the provider's progress lines among it), indented under the decision.
-    const said = await destroyStack(d.pr.stack.name, ctx.projectDir);
-    const lines = said.split("\n").filter((l) => l.trim() !== "");
-    return [...lines.map((l) => `| ${l}`), `stack ${printable(d.pr.stack.name)} destroyed and removed`].join("\n    ");
-  }
+  if (d.kind === "destroy stack") return destroyClosed(d.pr, ctx);
   // Read again just before: what was read at the start may have changed meanwhile.
   const deadline = Date.now() + ctx.requestDeadlineMs;
   const id = d.fork.service_id;
   const now = await serviceUnlessGone(ctx.client, ctx.projectId, id, deadline);
-  if (!now) return `fork ${id} no longer exists`;
+  if (!now) return `fork ${printable(id)} no longer exists`;
   const notOurs = notAForkOf(now, { projectId: ctx.projectId, sourceServiceId: ctx.sourceServiceId });
   if (notOurs) throw new Error(`${notOurs}: left as it is`);
-  if (d.kind === "delete") {
-    await ctx.client.deleteService(ctx.projectId, id, { deadline });
-    return `fork ${id} is being deleted`;
+  if (GONE.includes(now.status)) return `fork ${printable(id)} is already ${printable(now.status)}`;
+  const holders = await holdersNow(id, ctx.stacks, ctx.projectDir);
+  if (holders.length > 0) return `left as it is: stack ${holders.map(printable).join(", ")} holds it now`;
+  try {
+    if (d.kind === "delete") {
+      await ctx.client.deleteService(ctx.projectId, id, { deadline });
+      return `fork ${printable(id)} is being deleted`;
+    }
+    await ctx.client.stop(ctx.projectId, id, { deadline });
+    return `fork ${printable(id)} is stopping (PAUSED soon; its storage is still billed)`;
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+    throw new Error(
+      `fork ${printable(id)} is busy with another operation (the API answered 409); nothing was done, the next sweep tries again`,
+      {
+        cause: err,
+      },
+    );
   }
-  await ctx.client.stop(ctx.projectId, id, { deadline });
-  return `fork ${id} is stopping (PAUSED soon; its storage is still billed)`;
+}
+
+/** Destroys a closed pull request's stack, once GitHub has said again that it is closed (it may have been reopened meanwhile). */
+async function destroyClosed(pr: PullRequestStack, ctx: SweepContext): Promise<string> {
+  const name = printable(pr.stack.name);
+  if (ctx.pullRequests) {
+    const now = await pullRequestState(ctx.pullRequests.github, ctx.pullRequests.repository, pr.number);
+    if (now !== "closed") {
+      const said = typeof now === "string" ? `it is ${now} now` : printable(now.unknown);
+      throw new Error(`pull request #${pr.number} was asked about again before the destroy: ${said}; stack ${name} was left as it is`);
+    }
+  }
+  // What destroy said (the provider's progress lines among it), indented under the decision.
+  const said = await destroyStack(pr.stack.name, ctx.projectDir);
+  const lines = said.split("\n").filter((l) => l.trim() !== "");
+  return [...lines.map((l) => `| ${printable(ctx.client.redact(l))}`), `stack ${name} destroyed and removed`].join("\n    ");
 }
