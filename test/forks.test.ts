@@ -124,6 +124,8 @@ test("list: every fork with its source, status, age, size, the stack that holds 
   );
   expect(rows).toContainEqual(expect.stringMatching(new RegExp(`^${loose} +scratch .*\\(none\\) +-$`)));
   expect(printed()).toContain("1 standby(s) of these sources not shown");
+  // What the team pays for that no pipeline will remove: the simulator's forks have 2 CPU and 1 GB each.
+  expect(printed()).toContain("held by no stack: 1 fork(s), 1 running (2 CPU), 1.0 GB of storage\n");
 
   out.length = 0;
   expect(await main(["list", "--json"])).toBe(0);
@@ -133,6 +135,7 @@ test("list: every fork with its source, status, age, size, the stack that holds 
     pullRequest: { number: 7, state: "open" },
   });
   expect(listed.standbys).toHaveLength(1);
+  expect((listed as unknown as { unheld: unknown }).unheld).toEqual({ forks: 1, running: 1, cpuMillis: 2000, storageMb: 1024 });
   expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
 });
 

@@ -11,6 +11,7 @@ import { parseArgs } from "util";
 import { z } from "zod";
 import { type TigerCloudClient, createClient } from "../api/client";
 import type { Service } from "../api/schemas";
+import { STOPPED_OR_GONE } from "../api/statuses";
 import { printable } from "../text";
 import { type GitHubAccess } from "./github";
 import { type Inventory, NamePattern, type PullRequestStacks, holdersOf, readInventory } from "./inventory";
@@ -115,10 +116,8 @@ const size = (s: Service) => {
   const spec = s.resources?.[0]?.spec;
   return spec?.cpu_millis !== undefined && spec.memory_gbs !== undefined ? `${spec.cpu_millis / 1000} CPU/${spec.memory_gbs} GB` : "-";
 };
-const storage = (s: Service) => {
-  const mb = s.metrics?.storage_mb;
-  return mb === undefined ? "-" : mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${mb} MB`;
-};
+const megabytes = (mb: number | undefined) => (mb === undefined ? "-" : mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${mb} MB`);
+const storage = (s: Service) => megabytes(s.metrics?.storage_mb);
 
 /** One row per fork, as `list` shows it (the table, or --json). */
 function rows(inventory: Inventory) {
@@ -151,12 +150,24 @@ function table(header: string[], body: string[][]): string {
   return [line(header), ...body.map(line)].join("\n");
 }
 
+/** What the forks no stack holds add up to: what a team pays for that no pipeline will remove. */
+function unheldTotals(inventory: Inventory) {
+  const unheld = inventory.forks.filter((s) => holdersOf(inventory, s.service_id).length === 0);
+  const sum = (value: (s: Service) => number | undefined) => unheld.reduce((total, s) => total + (value(s) ?? 0), 0);
+  return {
+    forks: unheld.length,
+    running: unheld.filter((s) => !STOPPED_OR_GONE.includes(s.status)).length,
+    cpuMillis: sum((s) => (STOPPED_OR_GONE.includes(s.status) ? 0 : s.resources?.[0]?.spec?.cpu_millis)),
+    storageMb: sum((s) => s.metrics?.storage_mb),
+  };
+}
+
 function printList(inventory: Inventory, options: Options): void {
   const found = rows(inventory);
+  const unheld = unheldTotals(inventory);
   if (options.json) {
-    process.stdout.write(
-      `${JSON.stringify({ projectId: inventory.projectId, forks: found, standbys: inventory.standbys.map((s) => s.service_id) }, null, 2)}\n`,
-    );
+    const standbys = inventory.standbys.map((s) => s.service_id);
+    process.stdout.write(`${JSON.stringify({ projectId: inventory.projectId, forks: found, standbys, unheld }, null, 2)}\n`);
     return;
   }
   const of = options.source ? ` of service ${printable(options.source)}` : "";
@@ -177,6 +188,11 @@ function printList(inventory: Inventory, options: Options): void {
   const printed = body.map((r) => r.map(printable));
   if (printed.length > 0)
     process.stdout.write(`${table(["ID", "NAME", "SOURCE", "STATUS", "AGE", "COMPUTE", "STORAGE", "STACK", "PR"], printed)}\n`);
+  if (unheld.forks > 0)
+    process.stdout.write(
+      `held by no stack: ${unheld.forks} fork(s), ${unheld.running} running (${unheld.cpuMillis / 1000} CPU), ` +
+        `${megabytes(unheld.storageMb)} of storage\n`,
+    );
   if (inventory.standbys.length > 0)
     process.stdout.write(`${inventory.standbys.length} standby(s) of these sources not shown: part of their HA, never a fork\n`);
 }
