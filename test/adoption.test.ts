@@ -3,16 +3,14 @@
 // found and recorded. Provider methods against the simulator, as the engine calls them.
 import { ForkOutcomeUnknownError, PartialFailureError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
+import { rejectionOf, providerSimForEachTest } from "./helpers";
 import { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
-
 let stderr: string[];
-beforeEach(async () => ({ sim, ids, stderr } = await startProviderSim({}, { captureStderr: true })));
-afterEach(() => stopProviderSim(sim));
+providerSimForEachTest((current) => ({ sim, ids, stderr } = current));
 const stderrText = () => stderr.join("");
 
 const inputsFor = async (extra: Record<string, unknown> = {}) =>

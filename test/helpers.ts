@@ -101,6 +101,27 @@ export async function startProviderSim(
   return { sim, ids, stderr: capture ? captureStderr() : [] };
 }
 
+/** The simulator, its default IDs, and the progress lines so far, for the test that is running. */
+export interface ProviderSim {
+  sim: Simulator;
+  ids: ReturnType<Simulator["defaults"]>;
+  stderr: string[];
+}
+
+/**
+ * A fresh simulator for each test of the suite, with the providers configured for it and stderr
+ * captured: `take` receives each test's, and it is stopped after the test.
+ */
+export function providerSimForEachTest(take: (current: ProviderSim) => void): void {
+  let sim: Simulator | undefined;
+  beforeEach(async () => {
+    const current = await startProviderSim({}, { captureStderr: true });
+    sim = current.sim;
+    take(current);
+  });
+  afterEach(() => stopProviderSim(sim));
+}
+
 /** Undoes startProviderSim, its stderr capture included. */
 export async function stopProviderSim(sim: Simulator | undefined): Promise<void> {
   jest.restoreAllMocks();

@@ -4,15 +4,14 @@
 // that follows a moved endpoint. Provider methods against the simulator, as the engine calls them.
 import { PartialFailureError, TigerCloudError } from "../provider/errors";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
+import { errorTexts, expectNoSecretFragments, rejectionOf, providerSimForEachTest } from "./helpers";
 import type { Fault, OperationName, Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 let stderr: string[];
-beforeEach(async () => ({ sim, ids, stderr } = await startProviderSim({}, { captureStderr: true })));
-afterEach(() => stopProviderSim(sim));
+providerSimForEachTest((current) => ({ sim, ids, stderr } = current));
 const stderrText = () => stderr.join("");
 
 const NAME = "edges";

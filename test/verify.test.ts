@@ -5,15 +5,14 @@ import { credentialSource } from "../provider/settings";
 import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { configureProviders, startProviderSim, stopProviderSim } from "./helpers";
+import { configureProviders, providerSimForEachTest } from "./helpers";
 import type { Simulator } from "../simulator";
 
 const P = "serialized-provider-text";
 let sim: Simulator;
 let ids: { projectId: string; serviceId: string; vpcId: string };
 let stderr: string[];
-beforeEach(async () => ({ sim, ids, stderr } = await startProviderSim({}, { captureStderr: true })));
-afterEach(() => stopProviderSim(sim));
+providerSimForEachTest((current) => ({ sim, ids, stderr } = current));
 
 const forkNews = (extra: Record<string, unknown> = {}) => ({
   __provider: P,

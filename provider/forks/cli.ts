@@ -14,7 +14,15 @@ import type { Service } from "../api/schemas";
 import { STOPPED_OR_GONE } from "../api/statuses";
 import { printable } from "../text";
 import { type GitHubAccess } from "./github";
-import { type Inventory, NamePattern, type PullRequestStacks, holdersOf, readInventory } from "./inventory";
+import {
+  type Inventory,
+  NamePattern,
+  type PullRequestStacks,
+  REQUEST_LIMIT_MS,
+  holdersOf,
+  pullRequestOf,
+  readInventory,
+} from "./inventory";
 import { type SweepRules, applySweep, describeAge, planSweep } from "./sweep";
 
 const USAGE = `usage: tigercloud-forks list  [--source ID] [--json]
@@ -123,7 +131,7 @@ const storage = (s: Service) => megabytes(s.metrics?.storage_mb);
 function rows(inventory: Inventory) {
   return inventory.forks.map((s) => {
     const holders = holdersOf(inventory, s.service_id);
-    const pr = inventory.pullRequests.find((p) => holders.includes(p.stack));
+    const pr = pullRequestOf(inventory, holders);
     const created = Date.parse(s.created ?? "");
     return {
       serviceId: s.service_id,
@@ -212,9 +220,6 @@ function sweepRules(options: Options, prStacks: PullRequestStacks | undefined): 
     unheld: options.unheld,
   };
 }
-
-/** Bounds each request of the command, retries included. */
-const REQUEST_LIMIT_MS = 60_000;
 
 async function sweep(client: TigerCloudClient, projectId: string, options: Options, rules: SweepRules, prStacks?: PullRequestStacks) {
   const github = githubAccess();

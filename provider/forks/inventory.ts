@@ -4,7 +4,10 @@
 import type { TigerCloudClient } from "../api/client";
 import type { Service } from "../api/schemas";
 import { type GitHubAccess, type PullState, pullRequestState } from "./github";
-import { type Stack, readStacks } from "./stacks";
+import { type Stack, ofThisProject, readStacks } from "./stacks";
+
+/** Bounds each API request of the command, retries included. */
+export const REQUEST_LIMIT_MS = 60_000;
 
 /**
  * How a pipeline names its stacks and forks: a glob where `*` is a pull request's number (digits),
@@ -62,13 +65,13 @@ export async function readInventory(options: {
 }): Promise<Inventory> {
   const { client, projectId, source, prStacks, github, projectDir } = options;
   const at = Date.now();
-  const services = await client.listServices(projectId, { deadline: Date.now() + 60_000 });
+  const services = await client.listServices(projectId, { deadline: Date.now() + REQUEST_LIMIT_MS });
   const ofSource = services.filter((s) => s.forked_from?.service_id && (source === undefined || s.forked_from.service_id === source));
   const stacks = await readStacks(projectDir);
   const pullRequests: PullRequestStack[] = [];
   // Only the PR project's own stacks are its pull requests': another project's stack of the same
   // name is never destroyed from here.
-  for (const stack of stacks.filter((s) => s.ofThisProject)) {
+  for (const stack of stacks.filter(ofThisProject)) {
     const number = prStacks?.stacks.number(stack.name);
     if (prStacks === undefined || number === undefined) continue;
     const state = github ? await pullRequestState(github, prStacks.repository, number) : "not asked";
@@ -87,6 +90,6 @@ export async function readInventory(options: {
 /** The stacks that hold a service. */
 export const holdersOf = (inventory: Inventory, serviceId: string): Stack[] => inventory.stacks.filter((s) => s.serviceIds.has(serviceId));
 
-/** The PR stack entry of a stack, if it is one. */
-export const pullRequestOf = (inventory: Inventory, stack: Stack): PullRequestStack | undefined =>
-  inventory.pullRequests.find((p) => p.stack === stack);
+/** The pull request of the first of these stacks that is a PR stack. */
+export const pullRequestOf = (inventory: Inventory, stacks: Stack[]): PullRequestStack | undefined =>
+  inventory.pullRequests.find((p) => stacks.includes(p.stack));

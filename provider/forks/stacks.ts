@@ -10,8 +10,6 @@ export interface Stack {
    * name, every other project's as organization/project/stack.
    */
   name: string;
-  /** Whether it is a stack of the project in whose directory the CLI ran (its name has no "/"). */
-  ofThisProject: boolean;
   /** When it was last updated, as the backend says: a stack changed since the inventory is read again. */
   lastUpdate: string | undefined;
   /** The services its resources hold: a resource whose ID, or serviceId output, is the service's ID. */
@@ -34,6 +32,9 @@ const ExportSchema = z.looseObject({
       .nullish(),
   }),
 });
+
+/** Whether a stack is of the project in whose directory the CLI ran: the CLI names only those without a "/". */
+export const ofThisProject = (stack: Stack): boolean => !stack.name.includes("/");
 
 /** How long one CLI run may take: a read, or a destroy (which waits for its forks). */
 const READ_LIMIT_MS = 5 * 60_000;
@@ -73,7 +74,7 @@ async function readStack(name: string, lastUpdate: string | undefined, projectDi
     const { serviceId, onDestroy: mode } = r.outputs ?? {};
     if (typeof serviceId === "string" && typeof mode === "string") onDestroy.set(serviceId, mode);
   }
-  return { name, ofThisProject: !name.includes("/"), lastUpdate, serviceIds, onDestroy };
+  return { name, lastUpdate, serviceIds, onDestroy };
 }
 
 /** Every stack the backend holds, with the services each one's resources hold; read from the PR project's directory. */
