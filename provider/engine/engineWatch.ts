@@ -9,13 +9,14 @@ export const PROVIDER_PROCESS_TITLE = "pulumi-tigercloud dynamic-provider";
  * The provider process ends with the engine that started it. The engine starts it in a process
  * group of its own, so a killed `pulumi up` leaves it running: without this it went on polling,
  * and a progress line to the dead engine's pipe raised EPIPE, whose report raised EPIPE again,
- * thousands of times a second. Only in the engine's provider process, not in a program or a test.
+ * thousands of times a second. Only in the engine's provider process, not in a program or a test:
+ * the dynamic provider's (known by its arguments), or the provider plugin, which names its title.
  */
-export function endWithEngine(): void {
-  if (watching || !/dynamic-provider/.test(process.argv[1] ?? "")) return;
+export function endWithEngine(title = PROVIDER_PROCESS_TITLE): void {
+  if (watching || (title === PROVIDER_PROCESS_TITLE && !/dynamic-provider/.test(process.argv[1] ?? ""))) return;
   watching = true;
   // Tells `ps` which provider processes run this package's code (and so watch their engine).
-  process.title = PROVIDER_PROCESS_TITLE;
+  process.title = title;
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => process.exit(1));
   // The engine is the parent, or the grandparent when a wrapper script starts node.
   const engine = ancestors(2);

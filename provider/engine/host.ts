@@ -32,35 +32,42 @@ export interface LoginTiming {
   attemptTimeoutMs: number;
 }
 
-let stackConfig: ConfigLookup = () => undefined;
+/**
+ * What a host's calls run with: its settings (the dynamic provider's stack config, or a plugin
+ * provider instance's configuration), what its run has learnt, and where its warnings go.
+ */
+export interface HostSettings {
+  config: ConfigLookup;
+  /** What this run has learnt, by slot (run.ts). */
+  learnt: Map<RunSlot<unknown>, unknown>;
+  /** The engine's address, whose Log service takes warnings; none: warnings are progress lines. */
+  engineAddress?: string | undefined;
+}
+
+/** The dynamic provider's: one per provider process, set by configure. */
+let stackSettings: HostSettings = { config: () => undefined, learnt: new Map() };
 let options: HostOptions = {};
 let settingsDigest = "";
-/** What this run has learnt, by slot (run.ts). */
-let learnt = new Map<RunSlot<unknown>, unknown>();
 
 /** Starts a new run: everything learnt before is forgotten (new settings; a test's new "run"). */
 export function startRun(): void {
-  learnt = new Map();
-}
-
-function learntNow<T>(slot: RunSlot<T>): T {
-  if (!learnt.has(slot)) learnt.set(slot, slot.fresh());
-  return learnt.get(slot) as T;
+  stackSettings.learnt = new Map();
 }
 
 /** Called from configure(): stack config is read from here on. */
 export function configureFromStack(req: pulumi.dynamic.ConfigureRequest): void {
   endWithEngine();
-  stackConfig = (key) => {
+  const config: ConfigLookup = (key) => {
     const value: unknown = req.config.get(key);
     return typeof value === "string" ? value : undefined;
   };
+  stackSettings = { ...stackSettings, config, engineAddress: dynamicProviderEngineAddress() };
   // The engine configures each resource kind's provider object with the same config: only
   // different settings (a test's) make what was learned under the earlier ones stale. A digest,
   // so that no credential is kept beyond the config itself.
   const digest = crypto
     .createHash("sha256")
-    .update(JSON.stringify(Object.values(SETTING_SOURCES).map((s) => stackConfig(s.config) ?? null)))
+    .update(JSON.stringify(Object.values(SETTING_SOURCES).map((s) => config(s.config) ?? null)))
     .digest("hex");
   if (digest !== settingsDigest) startRun();
   settingsDigest = digest;
@@ -72,17 +79,17 @@ export function setHostOptions(next: HostOptions): void {
 }
 
 /**
- * A client with settings resolved now: stack config, then the environment. `limits` tighten the
- * client's own numbers (a caller that must answer quickly); they never loosen them.
+ * A client with settings resolved now: the host's settings, then the environment. `limits` tighten
+ * the client's own numbers (a caller that must answer quickly); they never loosen them.
  */
-function clientFromSettings(limits: ClientLimits = {}, secrets: readonly string[] = []): TigerCloudClient {
+function clientFromSettings(config: ConfigLookup, limits: ClientLimits = {}, secrets: readonly string[] = []): TigerCloudClient {
   const tightened = Object.fromEntries(
     Object.entries(limits).map(([key, limit]) => {
       const own = options.client?.[key as keyof typeof limits] ?? CLIENT_DEFAULTS[key as keyof typeof limits];
       return [key, Math.min(limit, own)];
     }),
   );
-  return createClient({}, stackConfig, {
+  return createClient({}, config, {
     onRetry: (e) =>
       progress(
         `${e.operation}: retrying (attempt ${e.attempt} of ${e.maxAttempts}) in ${(e.delayMs / 1000).toFixed(1)} s after: ${e.reason}`,
@@ -116,40 +123,33 @@ export interface CallContext extends RunMemory {
   readonly projectId: string | undefined;
 }
 
-/** The context of a call starting now, from the process's settings and options. */
-export function callContext(): CallContext {
+/**
+ * The context of a call starting now, from a host's settings (by default the dynamic provider's
+ * stack config) and the process's options.
+ */
+export function callContext(settings: HostSettings = stackSettings): CallContext {
+  const { config, learnt } = settings;
   return {
-    client: clientFromSettings,
+    client: (limits, secrets) => clientFromSettings(config, limits, secrets),
     progress,
-    warning,
+    warning: (message, urn) => warning(settings.engineAddress, message, urn),
     options,
-    learnt: learntNow,
+    learnt<T>(slot: RunSlot<T>): T {
+      if (!learnt.has(slot)) learnt.set(slot, slot.fresh());
+      return learnt.get(slot) as T;
+    },
     // Read when asked: a setting that is wrong fails where it is used (a check failure there).
     get verifyReferences() {
-      return verifyReferencesNow();
+      return resolveVerifyReferences(config);
     },
     get credentialSource() {
-      return credentialSourceNow();
+      return credentialSource(config);
     },
+    // The project a resource uses when its input leaves it unset: the settings, then the environment.
     get projectId() {
-      return defaultProjectId();
+      return resolveProjectId(undefined, config);
     },
   };
-}
-
-/** Whether check verifies references: stack config, then the environment (default true). */
-function verifyReferencesNow(): boolean {
-  return resolveVerifyReferences(stackConfig);
-}
-
-/** Where the credentials in use come from (a config key or a variable, never the value). */
-function credentialSourceNow(): string | undefined {
-  return credentialSource(stackConfig);
-}
-
-/** The project a resource uses when its input leaves it unset: stack config, then the environment. */
-function defaultProjectId(): string | undefined {
-  return resolveProjectId(undefined, stackConfig);
 }
 
 /** A progress line a person can follow; anything from outside in it is escaped. */
@@ -161,7 +161,8 @@ function progress(message: string): void {
 interface EngineLog {
   log(request: unknown, metadata: unknown, options: { deadline: number }, done: (err: Error | null) => void): void;
 }
-let engine: { client: EngineLog; request: (message: string, urn?: string) => unknown; metadata: () => unknown } | null | undefined;
+type EngineLogClient = { client: EngineLog; request: (message: string, urn?: string) => unknown; metadata: () => unknown };
+const engines = new Map<string, EngineLogClient | null>();
 
 /**
  * A warning as the engine shows warnings: "warning: …", counted in the summary. A dynamic
@@ -171,9 +172,9 @@ let engine: { client: EngineLog; request: (message: string, urn?: string) => unk
  * anyone. Outside the provider process, or if that fails, the warning is a progress line. With
  * the resource's URN (`__resourceUrn`), the engine shows it under that resource.
  */
-async function warning(message: string, urn?: string): Promise<void> {
+async function warning(engineAddress: string | undefined, message: string, urn?: string): Promise<void> {
   const text = `[tigercloud] ${printable(message)}`;
-  const log = engineLog();
+  const log = engineAddress === undefined ? null : engineLog(engineAddress);
   const delivered =
     log !== null &&
     (await new Promise<boolean>((resolve) =>
@@ -185,11 +186,18 @@ async function warning(message: string, urn?: string): Promise<void> {
 /** urn:pulumi:<stack>::<project>::<type>::<name>, as the engine parses it. */
 const WELL_FORMED_URN = /^urn:pulumi:[^:]+::[^:]+::[^:]+(:[^:]+)*::.+$/s;
 
-function engineLog(): NonNullable<typeof engine> | null {
-  if (engine !== undefined) return engine;
-  engine = null;
+/** The engine's address as the dynamic provider's process was given it (its first argument). */
+function dynamicProviderEngineAddress(): string | undefined {
   const address = process.argv[2];
-  if (!/dynamic-provider/.test(process.argv[1] ?? "") || !address || !/^[\w.[\]:-]+:\d+$/.test(address)) return engine;
+  return /dynamic-provider/.test(process.argv[1] ?? "") && address !== undefined ? address : undefined;
+}
+
+function engineLog(address: string): EngineLogClient | null {
+  const known = engines.get(address);
+  if (known !== undefined) return known;
+  let engine: EngineLogClient | null = null;
+  engines.set(address, engine);
+  if (!/^[\w.[\]:-]+:\d+$/.test(address)) return engine;
   try {
     // The SDK's own gRPC stubs and library: the ones the provider process already runs on.
     const sdk = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
@@ -215,5 +223,6 @@ function engineLog(): NonNullable<typeof engine> | null {
   } catch {
     // An SDK laid out otherwise: warnings stay progress lines.
   }
+  engines.set(address, engine);
   return engine;
 }

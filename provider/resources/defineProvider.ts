@@ -1,6 +1,7 @@
-// A resource's provider from its schema, its diff rules and its API work. The parts every
-// resource shares are here, once: configure, check, diff, and the rule that an update with
-// nothing for the API (a new package version, a waiting control) calls no API.
+// A resource's lifecycle from its schema, its diff rules and its API work. The parts every
+// resource shares are here, once: check, diff, and the rule that an update with nothing for the
+// API (a new package version, a waiting control) calls no API. Two hosts serve a lifecycle: the
+// dynamic provider (below) and the provider plugin (provider/plugin/).
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { type CallContext, callContext, configureFromStack } from "../engine/host";
@@ -90,9 +91,27 @@ export interface ResourceDefinition<T extends z.ZodType, U extends z.ZodType<Rec
   finishPendingCreate?(ctx: CallContext, id: string, outs: z.output<U>, inputs: z.output<T>, news: EngineInputs): Promise<z.output<U>>;
 }
 
-export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<string, unknown>>>(
+/** The engine's answers, as a dynamic provider gives them (the plugin host writes the same on the wire). */
+type Answers = Required<pulumi.dynamic.ResourceProvider>;
+
+/**
+ * A resource's lifecycle as a host calls it: the engine's property bags in and out, each method
+ * with the call's context (its settings, client, progress and warnings). One lifecycle, two hosts:
+ * the dynamic provider (dynamicProvider, below) and the provider plugin (provider/plugin/).
+ */
+export interface Lifecycle {
+  readonly kind: string;
+  check(ctx: CallContext, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult>;
+  diff(ctx: CallContext, id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult>;
+  create(ctx: CallContext, news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult>;
+  read(ctx: CallContext, id: string, props: Record<string, unknown> | undefined): Promise<pulumi.dynamic.ReadResult>;
+  update(ctx: CallContext, id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult>;
+  delete(ctx: CallContext, id: string, props: Record<string, unknown>): Promise<void>;
+}
+
+export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<string, unknown>>>(
   def: ResourceDefinition<T, U>,
-): Required<pulumi.dynamic.ResourceProvider> {
+): Lifecycle {
   type Inputs = z.output<T>;
   type S = z.output<U>;
   // The engine's bags, read once: state by its schema; check's inputs as check returned them.
@@ -101,13 +120,9 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
   // Every method's failures reach the engine escaped (errors.ts): check's failures, and whatever
   // any method throws, API text included. Here, once, so that no future code path can forget it.
   return {
-    configure: (req) =>
+    kind: def.kind,
+    check: (ctx, olds, news) =>
       escapingErrors(async () => {
-        configureFromStack(req);
-      }),
-    check: (olds, news) =>
-      escapingErrors(async () => {
-        const ctx = callContext();
         const outcome = checkInputs(def.schema, news, await projectSourceFor(ctx, "check", news, olds));
         if (outcome.failures.length === 0 && def.recordClaims)
           outcome.failures.push(...def.recordClaims(ctx, pending(outcome.inputs), declarantOf(news)));
@@ -119,9 +134,8 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
         if (failures.length === 0) await def.warnOfCreate?.(ctx, replaced, inputs, declarantOf(news));
         return escapedFailures({ ...outcome, failures });
       }),
-    diff: (id, oldProps, unfilled) =>
+    diff: (ctx, id, oldProps, unfilled) =>
       escapingErrors(async () => {
-        const ctx = callContext();
         // A project check left to `up` is the one the resource lives in (its outputs): no change.
         const newProps = withRecordedProject(unfilled, oldProps);
         const [olds, news] = [stateOf(oldProps), pending(newProps)];
@@ -137,9 +151,8 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
         if (result.replaces?.length) await def.warnOfReplacement?.(ctx, id, olds, news, deleteFirst);
         return { ...result, deleteBeforeReplace: deleteFirst };
       }),
-    create: (news) =>
+    create: (ctx, news) =>
       escapingErrors(async () => {
-        const ctx = callContext();
         const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news));
         // A project learnt only now (check deferred it): this resource's claims, keyed by project,
         // are recorded (and judged) now, so that a delete later in this run spares what it declares.
@@ -158,10 +171,9 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
         const made = await def.create(ctx, inputs, news);
         return { id: made.id, outs: withDeclarant(made.outs, news) };
       }),
-    read: (id, props) => escapingErrors(async () => await def.read(callContext(), id, stateOf(props))),
-    update: (id, oldProps, unfilled) =>
+    read: (ctx, id, props) => escapingErrors(async () => await def.read(ctx, id, stateOf(props))),
+    update: (ctx, id, oldProps, unfilled) =>
       escapingErrors(async () => {
-        const ctx = callContext();
         const news = withRecordedProject(unfilled, oldProps);
         const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news, oldProps));
         const olds = stateOf(oldProps);
@@ -171,7 +183,26 @@ export function defineProvider<T extends z.ZodType, U extends z.ZodType<Record<s
         const outs = stateOf(toPlainJson({ ...olds, ...(inputs as Record<string, unknown>) }));
         return { outs: withDeclarant(def.finishPendingCreate ? await def.finishPendingCreate(ctx, id, outs, inputs, news) : outs, news) };
       }),
-    delete: (id, props) => escapingErrors(() => def.delete(callContext(), id, stateOf(props))),
+    delete: (ctx, id, props) => escapingErrors(() => def.delete(ctx, id, stateOf(props))),
+  };
+}
+
+/**
+ * The dynamic provider host: the engine configures it with the stack's config (the process's
+ * settings), and each call runs with a context made from them.
+ */
+export function dynamicProvider(resource: Lifecycle): Answers {
+  return {
+    configure: (req) =>
+      escapingErrors(async () => {
+        configureFromStack(req);
+      }),
+    check: (olds, news) => resource.check(callContext(), olds, news),
+    diff: (id, olds, news) => resource.diff(callContext(), id, olds, news),
+    create: (news) => resource.create(callContext(), news),
+    read: (id, props) => resource.read(callContext(), id, props),
+    update: (id, olds, news) => resource.update(callContext(), id, olds, news),
+    delete: (id, props) => resource.delete(callContext(), id, props),
   };
 }
 

@@ -1,6 +1,6 @@
 // Input checking, shared by the three resources. One parse serves check (at preview) and
 // create/update (at apply), so that what check accepts is exactly what create sends.
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { InvalidInputError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
@@ -38,8 +38,12 @@ const bookkeeping = (props: Record<string, unknown>) =>
 const withoutBookkeeping = (props: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(props).filter(([k]) => !(BOOKKEEPING_KEYS as readonly string[]).includes(k)));
 
-/** The sentinel that stands for a value not known until apply. */
-export const UNKNOWN = pulumi.runtime.unknownValue;
+/**
+ * The sentinel that stands for a value not known until apply: the engine's, on the wire and in a
+ * dynamic provider alike (`pulumi.runtime.unknownValue`, written out so that the plugin, which
+ * loads no SDK, knows it; a unit test holds the two equal).
+ */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
 /** A string known at preview: not the unknown sentinel, which is a string too. */
 export const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);

@@ -1,7 +1,7 @@
 // The ServiceFork provider: its parts wired into the engine's methods (resources/defineProvider.ts);
 // the API work is in lifecycle.ts, with update.ts and delete.ts beside it.
 import { requiredField } from "../../rules/state";
-import { defineProvider } from "../defineProvider";
+import { defineResource, dynamicProvider } from "../defineProvider";
 import { createFork, readFork } from "./lifecycle";
 import { destroyFork } from "./delete";
 import { FORK_DIFF_RULES, ForkInputsSchema } from "./inputs";
@@ -12,7 +12,7 @@ import { finishPendingCreate } from "./usable";
 import { claimFork, recordForkClaims } from "./claims";
 
 /** @internal */
-export const serviceForkProvider = defineProvider({
+export const serviceFork = defineResource({
   kind: "ServiceFork",
   schema: ForkInputsSchema,
   state: ServiceForkStateSchema,
@@ -37,3 +37,6 @@ export const serviceForkProvider = defineProvider({
   finishPendingCreate,
   delete: destroyFork,
 });
+
+/** @internal */
+export const serviceForkProvider = dynamicProvider(serviceFork);

@@ -1,13 +1,13 @@
 // The ServiceHA provider: its parts wired into the engine's methods (resources/defineProvider.ts);
 // the API work is in lifecycle.ts.
-import { defineProvider } from "../defineProvider";
+import { defineResource, dynamicProvider } from "../defineProvider";
 import { recordHAClaims } from "./claims";
 import { HA_DIFF_RULES, HAInputsSchema, liveCounts, undeclaredCountProblem } from "./inputs";
 import { applyHA, readHA, removeHA } from "./lifecycle";
 import { ServiceHAStateSchema } from "./state";
 
 /** @internal */
-export const serviceHAProvider = defineProvider({
+export const serviceHA = defineResource({
   kind: "ServiceHA",
   schema: HAInputsSchema,
   state: ServiceHAStateSchema,
@@ -45,3 +45,6 @@ export const serviceHAProvider = defineProvider({
 
   delete: removeHA,
 });
+
+/** @internal */
+export const serviceHAProvider = dynamicProvider(serviceHA);

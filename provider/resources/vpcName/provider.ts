@@ -1,11 +1,11 @@
 // The VpcName provider: its parts wired into the engine's methods (resources/defineProvider.ts).
-import { defineProvider } from "../defineProvider";
+import { defineResource, dynamicProvider } from "../defineProvider";
 import { VPC_DIFF_RULES, VpcInputsSchema } from "./inputs";
 import { keepName, readName, rename } from "./lifecycle";
 import { VpcNameStateSchema } from "./state";
 
 /** @internal */
-export const vpcNameProvider = defineProvider({
+export const vpcName = defineResource({
   kind: "VpcName",
   schema: VpcInputsSchema,
   state: VpcNameStateSchema,
@@ -22,3 +22,6 @@ export const vpcNameProvider = defineProvider({
     keepName(ctx, id);
   },
 });
+
+/** @internal */
+export const vpcNameProvider = dynamicProvider(vpcName);
