@@ -13,17 +13,60 @@ export interface ConnectionSettings {
   allowInsecureHttp?: boolean | undefined;
 }
 
-/** Stack config keys and environment variables, one row per setting (the README's table). */
+/**
+ * Stack config keys and environment variables, one row per setting (the README's table); each
+ * also a setting of the plugin's provider (its name here), described for its schema.
+ */
 export const SETTING_SOURCES = {
-  apiKey: { config: "tigercloud:apiKey", env: "TIGER_API_KEY" },
-  publicKey: { config: "tigercloud:publicKey", env: "TIGER_PUBLIC_KEY" },
-  secretKey: { config: "tigercloud:secretKey", env: "TIGER_SECRET_KEY" },
-  apiUrl: { config: "tigercloud:apiUrl", env: "TIGER_API_URL" },
-  allowInsecureHttp: { config: "tigercloud:allowInsecureHttp", env: "TIGER_ALLOW_INSECURE_HTTP" },
+  apiKey: {
+    config: "tigercloud:apiKey",
+    env: "TIGER_API_KEY",
+    secret: true,
+    description: "An API key (a bearer token, which expires); wins over a key pair. Default: TIGER_API_KEY.",
+  },
+  publicKey: {
+    config: "tigercloud:publicKey",
+    env: "TIGER_PUBLIC_KEY",
+    secret: false,
+    description:
+      "The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.",
+  },
+  secretKey: {
+    config: "tigercloud:secretKey",
+    env: "TIGER_SECRET_KEY",
+    secret: true,
+    description: "The key pair's secret half. Default: TIGER_SECRET_KEY.",
+  },
+  apiUrl: {
+    config: "tigercloud:apiUrl",
+    env: "TIGER_API_URL",
+    secret: false,
+    description: `The API's URL. Default: TIGER_API_URL, then ${DEFAULT_API_URL}.`,
+  },
+  allowInsecureHttp: {
+    config: "tigercloud:allowInsecureHttp",
+    env: "TIGER_ALLOW_INSECURE_HTTP",
+    secret: false,
+    description:
+      "true allows an http:// API URL to a host other than loopback (the key travels in clear). Default: TIGER_ALLOW_INSECURE_HTTP, then false.",
+  },
   // Read by the resources when they check their inputs, not by the client.
-  projectId: { config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" },
-  verifyReferences: { config: "tigercloud:verifyReferences", env: "TIGER_VERIFY_REFERENCES" },
-} as const satisfies Record<keyof ConnectionSettings | "projectId" | "verifyReferences", { config: string; env: string }>;
+  projectId: {
+    config: "tigercloud:projectId",
+    env: "TIGER_PROJECT_ID",
+    secret: false,
+    description: "The project of every resource that sets none. Default: TIGER_PROJECT_ID, then the project the key belongs to.",
+  },
+  verifyReferences: {
+    config: "tigercloud:verifyReferences",
+    env: "TIGER_VERIFY_REFERENCES",
+    secret: false,
+    description: "false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.",
+  },
+} as const satisfies Record<
+  keyof ConnectionSettings | "projectId" | "verifyReferences",
+  { config: string; env: string; secret: boolean; description: string }
+>;
 
 export type Credentials = { kind: "bearer"; apiKey: string } | { kind: "basic"; publicKey: string; secretKey: string };
 

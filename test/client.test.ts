@@ -207,7 +207,7 @@ describe("settings", () => {
     expect(settings).not.toHaveProperty("projectId");
     const client = createClient({ apiUrl: t.sim.url, apiKey: "k" }, config({ "tigercloud:projectId": "cfg-proj" }));
     expect(client).not.toHaveProperty("projectId");
-    expect(SETTING_SOURCES.projectId).toEqual({ config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" });
+    expect(SETTING_SOURCES.projectId).toMatchObject({ config: "tigercloud:projectId", env: "TIGER_PROJECT_ID" });
   });
 
   test("the default URL is the real API's", () => {
@@ -620,7 +620,7 @@ describe("plain http only to loopback, unless opted in", () => {
       ConfigurationError,
     );
     expect(() => settings(url, {}, { TIGER_ALLOW_INSECURE_HTTP: "yes" })).toThrow(/must be "true" or "false"/);
-    expect(SETTING_SOURCES.allowInsecureHttp).toEqual({ config: "tigercloud:allowInsecureHttp", env: "TIGER_ALLOW_INSECURE_HTTP" });
+    expect(SETTING_SOURCES.allowInsecureHttp).toMatchObject({ config: "tigercloud:allowInsecureHttp", env: "TIGER_ALLOW_INSECURE_HTTP" });
   });
 
   test.each(["http://127.0.0.1:4000", "http://127.8.9.10", "http://localhost:3000/api", "http://[::1]:8080", "https://api.example.com"])(

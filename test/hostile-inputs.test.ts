@@ -140,7 +140,7 @@ const rejected: [string, Record<string, unknown>, string, RegExp][] = [
   ["vpc", { vpcId: ".." }, "vpcId", /string of digits/],
   ["vpc", { vpcId: "12a" }, "vpcId", /string of digits/],
   ["vpc", { vpcId: "1".repeat(65) }, "vpcId", /at most 64 digits/],
-  ["vpc", { vpcId: 1234567 }, "vpcId", /string of digits/],
+  ["vpc", { vpcId: 1234567.5 }, "vpcId", /string of digits/],
   ["vpc", { name: "   " }, "name", /must not be blank/],
   ["vpc", { name: "a\nb" }, "name", /control characters/],
   ["vpc", { name: "\u001b]0;owned\u0007" }, "name", /control characters/],

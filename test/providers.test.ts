@@ -524,11 +524,18 @@ describe("ServiceHA", () => {
 describe("VpcName", () => {
   test.each([
     [{ vpcId: "vpc-1", name: "n" }, "vpcId: vpcId must be a string of digits"],
-    [{ vpcId: 1234567, name: "n" }, "vpcId: vpcId must be a string of digits (it is a number)"],
+    [{ vpcId: 2 ** 53 + 2, name: "n" }, "vpcId: vpcId must be a string of digits (it is a number)"],
+    [{ vpcId: 12.5, name: "n" }, "vpcId: vpcId must be a string of digits (it is a number)"],
     [{ vpcId: "1234567", name: "" }, "name: name must be 1 to 128 characters"],
     [{ vpcId: "1234567" }, "name: name is required: it must be a string"],
   ])("check %j fails with %s", async (news, expected) => {
     expect(await failuresOf(vpc, news)).toEqual([expected]);
+  });
+
+  test("check takes a whole number that holds every digit as those digits (a YAML program's config)", async () => {
+    const { inputs, failures } = await vpc.check({}, { __provider: P, projectId: "p", vpcId: 1234567, name: "n" });
+    expect(failures).toEqual([]);
+    expect(inputs.vpcId).toBe("1234567");
   });
 
   test.each([false, true])("create renames then reads back (rename answers a Vpc: %s)", async (answersVpc) => {

@@ -54,6 +54,8 @@ const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: stri
   rules: { holds: (f) => f.startsWith("rules/"), mayImport: ["rules", "shared"] },
   workflows: { holds: (f) => f.startsWith("workflows/"), mayImport: ["workflows", "engine", "rules", "api", "shared"] },
   resources: { holds: (f) => f.startsWith("resources/"), mayImport: ["resources", "workflows", "engine", "rules", "api", "shared"] },
+  // The provider plugin: the second host of the resources' lifecycles, for every language.
+  plugin: { holds: (f) => f.startsWith("plugin/"), mayImport: ["plugin", "resources", "engine", "rules", "shared"] },
   // The fork janitor, a command of its own: no engine, so no host and no context.
   forks: { holds: (f) => f.startsWith("forks/"), mayImport: ["forks", "resources", "workflows", "api", "shared"] },
 };
@@ -97,7 +99,9 @@ test("no module keeps state of its own: the host (engine/) holds the settings an
 });
 
 test("only the host builds a call's context: below it, settings, the client and progress come from the context handed in", () => {
-  const reaching = MODULES.filter((f) => !f.startsWith("engine/") && f !== "resources/defineProvider.ts").filter((f) =>
+  // The hosts: the dynamic provider's adapter and the plugin's server.
+  const HOSTS = ["resources/defineProvider.ts", "plugin/server.ts"];
+  const reaching = MODULES.filter((f) => !f.startsWith("engine/") && !HOSTS.includes(f)).filter((f) =>
     importsOf(f).some(({ target, typeOnly }) => target === "engine/host.ts" && !typeOnly),
   );
   expect(reaching).toEqual([]);
@@ -109,7 +113,16 @@ test("the engine's property bags are typed at the host boundary: Record<string, 
   // The boundary: the host, the adapter that parses the engine's bags into each resource's typed
   // inputs and state and writes them back (and the bag rules it applies), and the error that
   // hands the engine a state to record. Every lifecycle below takes and returns typed values.
-  const BOUNDARY = ["resources/defineProvider.ts", "rules/inputs.ts", "rules/state.ts", "rules/outputs.ts", "rules/diff.ts", "errors.ts"];
+  // The plugin's wire (plugin/wire.ts) is the same boundary for the second host.
+  const BOUNDARY = [
+    "resources/defineProvider.ts",
+    "rules/inputs.ts",
+    "rules/state.ts",
+    "rules/outputs.ts",
+    "rules/diff.ts",
+    "errors.ts",
+    "plugin/wire.ts",
+  ];
   const bags = MODULES.filter((f) => fs.readFileSync(path.join(PROVIDER, f), "utf8").includes("Record<string, unknown>"));
   expect(bags.filter((f) => !f.startsWith("engine/") && !BOUNDARY.includes(f))).toEqual([]);
   expect(bags).toContain("resources/defineProvider.ts"); // the scan sees a bag where there is one

@@ -42,6 +42,14 @@ export interface HostSettings {
   learnt: Map<RunSlot<unknown>, unknown>;
   /** The engine's address, whose Log service takes warnings; none: warnings are progress lines. */
   engineAddress?: string | undefined;
+  /** The gRPC library to reach it with: by default, the SDK's own (the dynamic provider runs on it). */
+  grpc?: GrpcLibrary | undefined;
+  /**
+   * The resource a plugin's call works on: its progress goes to the engine's log as that
+   * resource's status (the engine hides a plugin's stderr). Unset (the dynamic provider, whose
+   * stderr the engine shows): progress lines go to stderr.
+   */
+  urn?: string | undefined;
 }
 
 /** The dynamic provider's: one per provider process, set by configure. */
@@ -82,7 +90,12 @@ export function setHostOptions(next: HostOptions): void {
  * A client with settings resolved now: the host's settings, then the environment. `limits` tighten
  * the client's own numbers (a caller that must answer quickly); they never loosen them.
  */
-function clientFromSettings(config: ConfigLookup, limits: ClientLimits = {}, secrets: readonly string[] = []): TigerCloudClient {
+function clientFromSettings(
+  config: ConfigLookup,
+  progress: (message: string) => void,
+  limits: ClientLimits = {},
+  secrets: readonly string[] = [],
+): TigerCloudClient {
   const tightened = Object.fromEntries(
     Object.entries(limits).map(([key, limit]) => {
       const own = options.client?.[key as keyof typeof limits] ?? CLIENT_DEFAULTS[key as keyof typeof limits];
@@ -129,10 +142,11 @@ export interface CallContext extends RunMemory {
  */
 export function callContext(settings: HostSettings = stackSettings): CallContext {
   const { config, learnt } = settings;
+  const progress = progressTo(settings);
   return {
-    client: (limits, secrets) => clientFromSettings(config, limits, secrets),
+    client: (limits, secrets) => clientFromSettings(config, progress, limits, secrets),
     progress,
-    warning: (message, urn) => warning(settings.engineAddress, message, urn),
+    warning: (message, urn) => warning(settings, message, urn),
     options,
     learnt<T>(slot: RunSlot<T>): T {
       if (!learnt.has(slot)) learnt.set(slot, slot.fresh());
@@ -152,16 +166,31 @@ export function callContext(settings: HostSettings = stackSettings): CallContext
   };
 }
 
-/** A progress line a person can follow; anything from outside in it is escaped. */
-function progress(message: string): void {
-  process.stderr.write(`[tigercloud] ${printable(message)}\n`);
+/** Progress lines a person can follow; anything from outside in them is escaped. */
+function progressTo(settings: HostSettings): (message: string) => void {
+  const { engineAddress, urn } = settings;
+  const log = engineAddress !== undefined && urn !== undefined ? engineLog(engineAddress, settings.grpc) : null;
+  if (log === null) return (message) => process.stderr.write(`[tigercloud] ${printable(message)}\n`);
+  // The resource's status in the engine's display (ephemeral: not kept among its diagnostics).
+  return (message) =>
+    log.client.log(
+      log.request("info", `[tigercloud] ${printable(message)}`, urn),
+      log.metadata(),
+      { deadline: Date.now() + 5000 },
+      () => {},
+    );
 }
 
 /** The engine's log service, as the provider process reaches it (see engineLog). */
 interface EngineLog {
   log(request: unknown, metadata: unknown, options: { deadline: number }, done: (err: Error | null) => void): void;
 }
-type EngineLogClient = { client: EngineLog; request: (message: string, urn?: string) => unknown; metadata: () => unknown };
+type EngineLogClient = {
+  client: EngineLog;
+  /** A warning, or an ephemeral info line (a resource's status). */
+  request: (kind: "warning" | "info", message: string, urn?: string) => unknown;
+  metadata: () => unknown;
+};
 const engines = new Map<string, EngineLogClient | null>();
 
 /**
@@ -172,13 +201,13 @@ const engines = new Map<string, EngineLogClient | null>();
  * anyone. Outside the provider process, or if that fails, the warning is a progress line. With
  * the resource's URN (`__resourceUrn`), the engine shows it under that resource.
  */
-async function warning(engineAddress: string | undefined, message: string, urn?: string): Promise<void> {
+async function warning(settings: HostSettings, message: string, urn?: string): Promise<void> {
   const text = `[tigercloud] ${printable(message)}`;
-  const log = engineAddress === undefined ? null : engineLog(engineAddress);
+  const log = settings.engineAddress === undefined ? null : engineLog(settings.engineAddress, settings.grpc);
   const delivered =
     log !== null &&
     (await new Promise<boolean>((resolve) =>
-      log.client.log(log.request(text, urn), log.metadata(), { deadline: Date.now() + 5000 }, (err) => resolve(!err)),
+      log.client.log(log.request("warning", text, urn), log.metadata(), { deadline: Date.now() + 5000 }, (err) => resolve(!err)),
     ));
   if (!delivered) process.stderr.write(`warning: ${text}\n`);
 }
@@ -192,7 +221,13 @@ function dynamicProviderEngineAddress(): string | undefined {
   return /dynamic-provider/.test(process.argv[1] ?? "") && address !== undefined ? address : undefined;
 }
 
-function engineLog(address: string): EngineLogClient | null {
+/** What the engine's log client needs of a gRPC library. */
+export interface GrpcLibrary {
+  credentials: { createInsecure(): unknown };
+  Metadata: new () => unknown;
+}
+
+function engineLog(address: string, library?: GrpcLibrary): EngineLogClient | null {
   const known = engines.get(address);
   if (known !== undefined) return known;
   let engine: EngineLogClient | null = null;
@@ -200,11 +235,9 @@ function engineLog(address: string): EngineLogClient | null {
   if (!/^[\w.[\]:-]+:\d+$/.test(address)) return engine;
   try {
     // The SDK's own gRPC stubs and library: the ones the provider process already runs on.
-    const sdk = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
-    const grpc = require(require.resolve("@grpc/grpc-js", { paths: [sdk] })) as {
-      credentials: { createInsecure(): unknown };
-      Metadata: new () => unknown;
-    };
+    const grpc =
+      library ??
+      (require(require.resolve("@grpc/grpc-js", { paths: [path.dirname(require.resolve("@pulumi/pulumi/package.json"))] })) as GrpcLibrary);
     const stubs = require("@pulumi/pulumi/proto/engine_grpc_pb") as {
       EngineClient: new (address: string, credentials: unknown) => EngineLog;
     };
@@ -213,9 +246,10 @@ function engineLog(address: string): EngineLogClient | null {
       client: new stubs.EngineClient(address, grpc.credentials.createInsecure()),
       // With a URN, the engine shows the warning under that resource. Only a well-formed one:
       // the engine's display panics on a URN it cannot parse.
-      request: (message, urn) =>
+      request: (kind, message, urn) =>
         new proto.LogRequest()
-          .setSeverity(proto.LogSeverity.WARNING)
+          .setSeverity(kind === "warning" ? proto.LogSeverity.WARNING : proto.LogSeverity.INFO)
+          .setEphemeral(kind === "info")
           .setMessage(message)
           .setUrn(urn !== undefined && WELL_FORMED_URN.test(urn) ? urn : ""),
       metadata: () => new grpc.Metadata(),

@@ -164,5 +164,5 @@ export class ServiceFork extends pulumi.dynamic.Resource {
 /** The type token the engine knows a ServiceFork by (pulumi.dynamic.Resource's module and type). */
 const FORK_TYPE = "pulumi-nodejs:dynamic/tigercloud:ServiceFork";
 
-/** Outputs that hold the password: secret without the user asking. */
-const SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"];
+/** Outputs that hold the password: secret without the user asking (and in the plugin's schema). @internal */
+export const SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"];

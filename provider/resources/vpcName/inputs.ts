@@ -9,9 +9,14 @@ export const VPC_NAME_MAX = 128;
 /** @internal */
 export const VpcInputsSchema = z.strictObject({
   projectId: idSchema,
-  vpcId: textSchema(
-    (s) => (!/^[0-9]+$/.test(s) ? "must be a string of digits" : s.length > 64 ? "must be at most 64 digits" : undefined),
-    "must be a string of digits",
+  // Digits, as text. A whole number is taken as its digits where it holds them all (a YAML
+  // program's config hands digits over as a number); a larger one has lost digits already.
+  vpcId: z.preprocess(
+    (v) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : v),
+    textSchema(
+      (s) => (!/^[0-9]+$/.test(s) ? "must be a string of digits" : s.length > 64 ? "must be at most 64 digits" : undefined),
+      "must be a string of digits",
+    ),
   ),
   name: nameSchema(VPC_NAME_MAX),
 });

@@ -1,0 +1,23 @@
+// The provider plugin `pulumi-resource-tigercloud`: the engine starts it with its own address as
+// the argument (after any flags), reads the port it prints, and calls it over gRPC. One process
+// serves one provider instance: its settings are its own.
+import { endWithEngine } from "../engine/engineWatch";
+import { escapedError } from "../errors";
+import { printable } from "../text";
+import { servedResources } from "./resources";
+import { providerService, serve } from "./server";
+
+export const PLUGIN_PROCESS_TITLE = "pulumi-resource-tigercloud";
+
+async function main(args: string[]): Promise<void> {
+  const engineAddress = args.find((a) => !a.startsWith("-"));
+  if (engineAddress !== undefined) endWithEngine(PLUGIN_PROCESS_TITLE);
+  const { port } = await serve(providerService(servedResources(), engineAddress));
+  // The engine reads the port from the first line of standard output.
+  process.stdout.write(`${port}\n`);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`pulumi-resource-tigercloud: ${printable(escapedError(err).message)}\n`);
+  process.exit(1);
+});

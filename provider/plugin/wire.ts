@@ -1,0 +1,66 @@
+// Property values as the engine sends them to a provider plugin (protobuf Structs) and as the
+// lifecycles read them (plain JSON): secrets unwrapped on the way in, and wrapped again on the way
+// out, together with the outputs every program keeps secret; the bookkeeping a dynamic program
+// adds to its inputs (who declares the resource) made from the request's URN instead.
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { toPlainJson } from "../rules/outputs";
+
+/** The signature key and value of a secret on the wire (the engine's property-value encoding). */
+const SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+export type Bag = Record<string, unknown>;
+
+const isSecret = (v: unknown): v is { value: unknown } =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && (v as Bag)[SIG] === SECRET_SIG;
+
+/** A value with every secret unwrapped (the lifecycles never see the wrapper). */
+function revealed(v: unknown): unknown {
+  if (isSecret(v)) return revealed(v.value);
+  if (Array.isArray(v)) return v.map(revealed);
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revealed(x)]));
+  return v;
+}
+
+/** What came in: the properties, plain, and which of them were secret (top-level keys). */
+export interface Received {
+  props: Bag;
+  secretKeys: Set<string>;
+}
+
+export function receive(struct: Struct | undefined): Received {
+  const raw = (struct?.toJavaScript() ?? {}) as Bag;
+  const secretKeys = new Set(Object.keys(raw).filter((k) => containsSecret(raw[k])));
+  return { props: revealed(raw) as Bag, secretKeys };
+}
+
+function containsSecret(v: unknown): boolean {
+  if (isSecret(v)) return true;
+  if (Array.isArray(v)) return v.some(containsSecret);
+  if (typeof v === "object" && v !== null) return Object.values(v).some(containsSecret);
+  return false;
+}
+
+/** Keys that only a dynamic provider's state carries: never sent to the engine by the plugin. */
+const DYNAMIC_ONLY = (key: string) => key.startsWith("__");
+
+/**
+ * Properties for the engine: plain JSON without the dynamic provider's bookkeeping, each key in
+ * `secret` (a secret input's, or an output every program keeps secret) wrapped as a secret.
+ */
+export function send(props: Bag | undefined, secret: Iterable<string>): Struct {
+  const plain = toPlainJson(props ?? {});
+  const keys = new Set(secret);
+  const out: Bag = {};
+  for (const [k, v] of Object.entries(plain)) {
+    if (DYNAMIC_ONLY(k)) continue;
+    out[k] = keys.has(k) && v !== null ? { [SIG]: SECRET_SIG, value: v } : v;
+  }
+  return Struct.fromJavaScript(out as Parameters<typeof Struct.fromJavaScript>[0]);
+}
+
+/** Who declares the resource, as a dynamic program's inputs say it (rules/inputs.ts declarantOf). */
+export function withDeclarantOf(urn: string, props: Bag): Bag {
+  const name = urn.split("::").pop() ?? urn;
+  return { ...props, __resourceName: name, __resourceUrn: urn };
+}

@@ -1,0 +1,360 @@
+// The provider plugin as a YAML user has it: the archive `npm run plugin:pack` makes, installed with
+// `pulumi plugin install resource tigercloud VERSION --file ARCHIVE` into the user's PULUMI_HOME
+// (never found on PATH), and YAML programs run by the YAML language host, with the `pulumi` CLI in
+// the project's directory, against the simulator: examples/yaml as a user runs it, a bad input,
+// two providers for two accounts, customTimeouts, and a warning at preview.
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { Client } from "pg";
+import { NO_DELAYS, Simulator } from "../../simulator";
+
+jest.setTimeout(600_000);
+const ROOT = path.join(__dirname, "..", "..");
+const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+const { packPlugin } = require("../../scripts/pack-plugin") as { packPlugin: () => string };
+
+let sim: Simulator;
+let work: string;
+
+/** The environment a person's shell would have: the CLI on PATH, a file backend, no TIGER_*. */
+function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    PULUMI_HOME: path.join(work, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "plugin-e2e",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    ...extra,
+  };
+  for (const key of Object.keys(env)) if (key.startsWith("TIGER_") && !(key in extra)) delete env[key];
+  return env;
+}
+
+/** The key pair and project of `s`, as a pipeline's environment gives them. */
+const credentialsOf = (s: Simulator) => ({
+  TIGER_API_URL: s.url,
+  TIGER_PUBLIC_KEY: s.keyPair.publicKey,
+  TIGER_SECRET_KEY: s.keyPair.secretKey,
+  TIGER_PROJECT_ID: s.defaults().projectId,
+});
+
+interface Run {
+  status: number | null;
+  output: string;
+}
+
+/** Runs a command without blocking: the simulator answers from this same process. */
+function run(cwd: string, args: string[], env = cliEnv(credentialsOf(sim))): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("pulumi", args, { cwd, env });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, output }));
+  });
+}
+
+async function ok(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const r = await run(cwd, args, env);
+  if (r.status !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${r.status}:\n${r.output}`);
+  return r.output;
+}
+
+/** A YAML project of its own directory, with a new stack. */
+async function project(name: string, program: string, env?: NodeJS.ProcessEnv): Promise<string> {
+  const dir = path.join(work, name);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program);
+  await ok(dir, ["stack", "init", "dev"], env);
+  return dir;
+}
+
+/** The API calls that change something, as the simulator logged them. */
+const changes = () => sim.requests().filter((r) => r.method !== "GET");
+const forksOf = (s: Simulator, name: string) =>
+  s.services(s.defaults().projectId).filter((x) => x.name === name && x.forked_from?.service_id === s.defaults().serviceId);
+
+beforeAll(async () => {
+  sim = new Simulator({
+    delays: { ...NO_DELAYS, forkQueuedMs: 300, forkConfiguringMs: 300, stopMs: 300, setHAMs: 300 },
+    databases: "postgres",
+  });
+  await sim.start();
+  // Outside the repository: nothing resolves from its node_modules.
+  work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-plugin-"));
+  fs.mkdirSync(path.join(work, "state"));
+  await ok(work, ["plugin", "install", "resource", "tigercloud", VERSION, "--file", packPlugin()]);
+});
+afterAll(async () => {
+  await sim?.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+test("the plugin is installed as providers are, into PULUMI_HOME, and not found on PATH", async () => {
+  const listed = JSON.parse(await ok(work, ["plugin", "ls", "--json"])) as { name: string; kind: string; version: string }[];
+  expect(listed).toContainEqual(expect.objectContaining({ name: "tigercloud", kind: "resource", version: VERSION }));
+  const onPath = (process.env.PATH ?? "").split(path.delimiter).filter((d) => fs.existsSync(path.join(d, "pulumi-resource-tigercloud")));
+  expect(onPath).toEqual([]);
+  expect(fs.existsSync(path.join(work, "home", "plugins", `resource-tigercloud-v${VERSION}`, "pulumi-resource-tigercloud"))).toBe(true);
+});
+
+test("examples/yaml, as a user runs it: preview, up, no changes, refresh, a rename in place, destroy; the connection stays secret", async () => {
+  const dir = path.join(work, "yaml");
+  fs.cpSync(path.join(ROOT, "examples", "yaml"), dir, { recursive: true });
+  const { serviceId, vpcId } = sim.defaults();
+  await ok(dir, ["stack", "init", "dev"]);
+  await ok(dir, ["config", "set", "sourceServiceId", serviceId]);
+  // A YAML program takes digits from config as a number unless told otherwise.
+  await ok(dir, ["config", "set", "--type", "string", "vpcId", vpcId]);
+
+  sim.clearLog();
+  const preview = await ok(dir, ["preview"]);
+  expect(preview).toMatch(/\+ 4 to create/);
+  expect(changes()).toEqual([]);
+
+  const up = await ok(dir, ["up", "--yes", "--skip-preview"]);
+  expect(up).toMatch(/\+ 4 created/);
+  // Progress reaches the engine as each resource's status.
+  expect(up).toMatch(/\[tigercloud\] .*READY/);
+  const [fork] = forksOf(sim, "yaml-fork");
+  expect(forksOf(sim, "yaml-fork")).toHaveLength(1);
+  expect(sim.service(sim.defaults().projectId, fork!.service_id)?.ha_replicas?.replica_count).toBe(1);
+  expect(sim.vpc(sim.defaults().projectId, vpcId)?.name).toBe("analytics-vpc");
+
+  expect((await ok(dir, ["stack", "output", "connectionUri"])).trim()).toBe("[secret]");
+  const uri = (await ok(dir, ["stack", "output", "connectionUri", "--show-secrets"])).trim();
+  expect(uri).toMatch(/^postgresql:\/\/tsdbadmin:.+@/);
+  const password = decodeURIComponent(new URL(uri).password);
+  const state = fs.readFileSync(path.join(work, "state", ".pulumi", "stacks", "tigercloud-yaml", "dev.json"), "utf8");
+  expect(state).not.toContain(password);
+  expect(state).not.toContain(sim.keyPair.secretKey);
+  // The secret output is a working login to the fork's database (a real PostgreSQL server).
+  const url = new URL(uri);
+  const db = new Client({
+    host: url.hostname,
+    port: Number(url.port),
+    user: decodeURIComponent(url.username),
+    password,
+    database: url.pathname.slice(1),
+    // The simulator's certificate is self-signed.
+    ssl: { rejectUnauthorized: false },
+  });
+  await db.connect();
+  expect((await db.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+  await db.end();
+
+  sim.clearLog();
+  await ok(dir, ["preview", "--expect-no-changes"]);
+  expect(changes()).toEqual([]);
+
+  // A rename made in the console: refresh sees it, up puts the declared name back.
+  sim.outOfBand.renameVpc(sim.defaults().projectId, vpcId, "console-name");
+  expect(await ok(dir, ["refresh", "--yes", "--skip-preview"])).toMatch(/~ 1 updated/);
+  await ok(dir, ["up", "--yes", "--skip-preview"]);
+  expect(sim.vpc(sim.defaults().projectId, vpcId)?.name).toBe("analytics-vpc");
+
+  // A new fork name is a rename in place: the HA that refers to the fork stays.
+  await ok(dir, ["config", "set", "forkName", "yaml-fork-renamed"]);
+  const renamePreview = await ok(dir, ["preview", "--diff"]);
+  expect(renamePreview).toMatch(/~ 1 to update/);
+  expect(renamePreview).not.toMatch(/to replace/);
+  sim.clearLog();
+  await ok(dir, ["up", "--yes", "--skip-preview"]);
+  expect(changes().map((r) => r.path)).toEqual([expect.stringMatching(/\/services\/svc-\w+\/rename$/)]);
+  expect(forksOf(sim, "yaml-fork-renamed").map((s) => s.service_id)).toEqual([fork!.service_id]);
+
+  const destroyed = await ok(dir, ["destroy", "--yes", "--skip-preview"]);
+  expect(destroyed).toMatch(/- 4 deleted/);
+  // The example deletes its fork (onDestroy: delete).
+  expect(sim.service(sim.defaults().projectId, fork!.service_id)?.status ?? "DELETED").toBe("DELETED");
+});
+
+test("a bad input fails preview naming the property and the rule, before any request", async () => {
+  const dir = await project(
+    "bad-input",
+    `name: bad-input
+runtime: yaml
+resources:
+  fork:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: ${sim.defaults().serviceId}
+      forkStrategy: PITR
+      name: "bad\\tname"
+`,
+  );
+  sim.clearLog();
+  const r = await run(dir, ["preview"]);
+  expect(r.status).not.toBe(0);
+  expect(r.output).toContain("targetTime is required when forkStrategy is PITR");
+  expect(r.output).toMatch(/name must not contain control characters .* U\+0009 at character 4/);
+  expect(sim.requests()).toEqual([]);
+});
+
+test("two providers in one program, each with its own account, key and project: each forks in its own", async () => {
+  const other = new Simulator({
+    delays: { ...NO_DELAYS },
+    seed: {
+      projects: [
+        {
+          id: "proj-other02",
+          services: [{ ...sim.service(sim.defaults().projectId, sim.defaults().serviceId)!, service_id: "svc-other1" }],
+          vpcs: [],
+        },
+      ],
+    },
+  });
+  await other.start();
+  try {
+    // Nothing in the environment: each provider's settings are its own.
+    const env = cliEnv();
+    const dir = await project(
+      "two-providers",
+      `name: two-providers
+runtime: yaml
+resources:
+  accountA:
+    type: pulumi:providers:tigercloud
+    properties:
+      apiUrl: ${sim.url}
+      apiKey:
+        fn::secret: ${sim.apiKey}
+      projectId: ${sim.defaults().projectId}
+  accountB:
+    type: pulumi:providers:tigercloud
+    properties:
+      apiUrl: ${other.url}
+      publicKey: ${other.keyPair.publicKey}
+      secretKey:
+        fn::secret: ${other.keyPair.secretKey}
+      projectId: proj-other02
+  forkA:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: ${sim.defaults().serviceId}
+      forkStrategy: NOW
+      name: fork-in-a
+      onDestroy: delete
+      readyWhen: status
+    options:
+      provider: \${accountA}
+  forkB:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: svc-other1
+      forkStrategy: NOW
+      name: fork-in-b
+      onDestroy: delete
+      readyWhen: status
+    options:
+      provider: \${accountB}
+outputs:
+  a: \${forkA.projectId}
+  b: \${forkB.projectId}
+`,
+      env,
+    );
+    await ok(dir, ["up", "--yes"], env);
+    expect(forksOf(sim, "fork-in-a")).toHaveLength(1);
+    expect(other.services("proj-other02").filter((s) => s.name === "fork-in-b" && s.forked_from?.service_id === "svc-other1")).toHaveLength(
+      1,
+    );
+    expect(forksOf(sim, "fork-in-b")).toEqual([]);
+    expect(JSON.parse(await ok(dir, ["stack", "output", "--json"], env))).toEqual({ a: sim.defaults().projectId, b: "proj-other02" });
+    // The provider's secret settings are stored as secrets.
+    const state = fs.readFileSync(path.join(work, "state", ".pulumi", "stacks", "two-providers", "dev.json"), "utf8");
+    expect(state).not.toContain(sim.apiKey);
+    expect(state).not.toContain(other.keyPair.secretKey);
+    await ok(dir, ["preview", "--expect-no-changes"], env);
+    await ok(dir, ["destroy", "--yes"], env);
+  } finally {
+    await other.stop();
+  }
+});
+
+test("a provider setting that breaks a rule fails preview, naming it", async () => {
+  const dir = await project(
+    "bad-setting",
+    `name: bad-setting
+runtime: yaml
+resources:
+  account:
+    type: pulumi:providers:tigercloud
+    properties:
+      apiUrl: http://api.example.com/v1
+      apiKey:
+        fn::secret: k-0123456789
+  vpc:
+    type: tigercloud:index:VpcName
+    properties:
+      projectId: p
+      vpcId: "1"
+      name: n
+    options:
+      provider: \${account}
+`,
+  );
+  const r = await run(dir, ["preview"]);
+  expect(r.status).not.toBe(0);
+  expect(r.output).toMatch(/apiUrl.*plain http to api\.example\.com/);
+  expect(r.output).not.toContain("k-0123456789");
+});
+
+test("customTimeouts bound a create: a fork that is not READY in time fails the up, and state keeps it", async () => {
+  sim.delays = { ...sim.delays, forkConfiguringMs: 8_000 };
+  try {
+    const dir = await project(
+      "timeouts",
+      `name: timeouts
+runtime: yaml
+resources:
+  fork:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: ${sim.defaults().serviceId}
+      forkStrategy: LAST_SNAPSHOT
+      name: slow-fork
+      onDestroy: delete
+    options:
+      customTimeouts:
+        create: 2s
+`,
+    );
+    const started = Date.now();
+    const r = await run(dir, ["up", "--yes", "--skip-preview"]);
+    expect(r.status).not.toBe(0);
+    expect(r.output).toMatch(/Timed out after 2 s waiting for service svc-\w+ to be READY/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // Recorded, not orphaned: the next up finishes it (within the fork's own createTimeout).
+    sim.clearLog();
+    await ok(dir, ["up", "--yes", "--skip-preview"]);
+    expect(sim.requests("forkService")).toEqual([]);
+    expect(forksOf(sim, "slow-fork").map((s) => s.status)).toEqual(["READY"]);
+    expect(await ok(dir, ["preview", "--diff"])).not.toMatch(/createTimeout/);
+    await ok(dir, ["destroy", "--yes", "--skip-preview"]);
+  } finally {
+    sim.delays = { ...sim.delays, forkConfiguringMs: 300 };
+  }
+});
+
+test("a warning at preview reaches the engine as a warning: taking over a running fork of the same name", async () => {
+  sim.outOfBand.addFork(sim.defaults().projectId, sim.defaults().serviceId, { name: "left-behind" });
+  const dir = await project(
+    "takeover",
+    `name: takeover
+runtime: yaml
+resources:
+  fork:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: ${sim.defaults().serviceId}
+      forkStrategy: LAST_SNAPSHOT
+      name: left-behind
+`,
+  );
+  const preview = await ok(dir, ["preview"]);
+  expect(preview).toMatch(/warning: \[tigercloud\] .*left-behind/);
+});
