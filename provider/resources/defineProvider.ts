@@ -38,6 +38,12 @@ export interface Refreshed<S> {
   inputs?: S;
 }
 
+/** What an import reads: the object's state, and the inputs that declare it as it is. */
+export interface Imported<I, S> {
+  props: S;
+  inputs: Partial<I>;
+}
+
 /**
  * A resource: its inputs' schema (T), its state's schema (U), its diff rules, and its lifecycle,
  * every hook typed. The engine's property bags are parsed here, once, on the way in (inputs by
@@ -80,6 +86,13 @@ export interface ResourceDefinition<T extends z.ZodType, U extends z.ZodType<Rec
   keysThatReplace?(ctx: CallContext, changed: string[], olds: z.output<U>, news: Pending<z.output<T>>): Promise<string[]>;
   /** Optional: a reason to refuse this change at preview (diff fails with it), or undefined. */
   refusalOfChange?(olds: z.output<U>, news: Pending<z.output<T>>, replaces: string[], changed: string[]): string | undefined;
+  /**
+   * Optional: the existing object with this ID in `projectId`, taken under management by
+   * `pulumi import` or the import option (a Read with nothing recorded): its state as read, and the
+   * inputs that declare it as it is (what the generated code says). Without it, the resource
+   * cannot be imported.
+   */
+  importFrom?(ctx: CallContext, id: string, projectId: string): Promise<Imported<z.input<T>, z.output<U>>>;
   /** Optional: when a replacement must remove the old object before making the new one. */
   deleteBeforeReplace?(olds: z.output<U>, news: Pending<z.output<T>>): boolean;
   /** Optional: warnings, said when diff plans a replacement, of what the old object's delete will do. */
@@ -117,6 +130,21 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
   // The engine's bags, read once: state by its schema; check's inputs as check returned them.
   const stateOf = (props: Record<string, unknown> | undefined): S => stateFrom(def.state, props ?? {});
   const pending = (inputs: Record<string, unknown>) => inputs as Pending<Inputs>;
+  /** An import: the object read by its ID in the settings' project (or the key's). */
+  const importObject = async (ctx: CallContext, id: string) => {
+    if (!def.importFrom)
+      throw new InvalidInputError(def.kind, [{ property: "(import)", reason: `a ${def.kind} cannot be imported: declare it instead` }]);
+    const project = await projectIdFallback(ctx, "apply");
+    if (!("projectId" in project))
+      throw new InvalidInputError(def.kind, [
+        {
+          property: "projectId",
+          reason: "failure" in project ? project.failure : "the project to import from is not known: set projectId",
+        },
+      ]);
+    const { props, inputs } = await def.importFrom(ctx, id, project.projectId);
+    return { id, props: toPlainJson(props), inputs: toPlainJson(inputs) };
+  };
   // Every method's failures reach the engine escaped (errors.ts): check's failures, and whatever
   // any method throws, API text included. Here, once, so that no future code path can forget it.
   return {
@@ -171,7 +199,11 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
         const made = await def.create(ctx, inputs, news);
         return { id: made.id, outs: withDeclarant(made.outs, news) };
       }),
-    read: (ctx, id, props) => escapingErrors(async () => await def.read(ctx, id, stateOf(props))),
+    read: (ctx, id, props) =>
+      escapingErrors(async () => {
+        if (!recordsAnything(props)) return await importObject(ctx, id);
+        return await def.read(ctx, id, stateOf(props));
+      }),
     update: (ctx, id, oldProps, unfilled) =>
       escapingErrors(async () => {
         const news = withRecordedProject(unfilled, oldProps);
@@ -204,6 +236,11 @@ export function dynamicProvider(resource: Lifecycle): Answers {
     update: (id, olds, news) => resource.update(callContext(), id, olds, news),
     delete: (id, props) => resource.delete(callContext(), id, props),
   };
+}
+
+/** Recorded state beyond who declares it: nothing, for an import (a Read by ID alone). */
+function recordsAnything(props: Record<string, unknown> | undefined): boolean {
+  return Object.keys(props ?? {}).some((k) => !k.startsWith("__"));
 }
 
 /** Old inputs beside the serialized provider: the resource exists (check of an update or a replacement). */

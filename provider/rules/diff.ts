@@ -12,6 +12,11 @@ export interface DiffRules {
   stateOnlyKeys?: readonly string[];
   /** Outputs that share a name with an optional input: an input left unset has no opinion. */
   optionalDeclared?: readonly string[];
+  /**
+   * Replace keys that say how the object was made, which the API does not keep: an imported
+   * object's state records none of them, and then any value is no change.
+   */
+  howMade?: readonly string[];
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -19,6 +24,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
 function changedKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules, keys: readonly string[]): string[] {
   return keys.filter((k) => {
     if (rules.optionalDeclared?.includes(k) && news[k] === undefined) return false;
+    if (rules.howMade?.includes(k) && rules.howMade.every((m) => olds[m] === undefined)) return false;
     return isUnknown(news[k]) || !same(olds[k], news[k]);
   });
 }

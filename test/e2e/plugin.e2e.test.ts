@@ -358,3 +358,79 @@ resources:
   const preview = await ok(dir, ["preview"]);
   expect(preview).toMatch(/warning: \[tigercloud\] .*left-behind/);
 });
+
+test("pulumi import takes an existing fork, its HA and a VPC's name under management, changing nothing; the generated YAML previews clean", async () => {
+  const { projectId, serviceId, vpcId } = sim.defaults();
+  const forkId = sim.outOfBand.addFork(projectId, serviceId, { name: "made-elsewhere" });
+  const dir = await project("import", "name: import\nruntime: yaml\nresources: {}\n");
+  const resources = [
+    { type: "tigercloud:index:ServiceFork", name: "adopted", id: forkId },
+    { type: "tigercloud:index:ServiceHA", name: "adoptedHA", id: forkId },
+    { type: "tigercloud:index:VpcName", name: "vpc", id: vpcId },
+  ];
+  fs.writeFileSync(path.join(dir, "import.json"), JSON.stringify({ resources }));
+  sim.clearLog();
+  const imported = await ok(dir, ["import", "--file", "import.json", "--yes", "--out", "generated.yaml"]);
+  expect(imported).toMatch(/= 3 imported/);
+  expect(imported).not.toMatch(/warning/);
+  expect(changes()).toEqual([]);
+  // The inputs came back: the generated program declares each as it is.
+  const generated = fs.readFileSync(path.join(dir, "generated.yaml"), "utf8");
+  expect(generated).toMatch(new RegExp(`sourceServiceId: ${serviceId}\\n`));
+  expect(generated).toMatch(/name: made-elsewhere\n/);
+  expect(generated).toMatch(/serviceId: \$\{adopted\.id\}\n/);
+  expect(generated).toMatch(/name: main-vpc\n/);
+
+  fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: import\nruntime: yaml\n${generated}`);
+  await ok(dir, ["preview", "--expect-no-changes"]);
+  // A change to the program is made in place on the imported fork.
+  fs.writeFileSync(
+    path.join(dir, "Pulumi.yaml"),
+    `name: import\nruntime: yaml\n${generated.replace("name: made-elsewhere", "name: now-ours")}`,
+  );
+  sim.clearLog();
+  await ok(dir, ["up", "--yes", "--skip-preview"]);
+  expect(
+    sim
+      .requests()
+      .filter((r) => r.method !== "GET")
+      .map((r) => r.operation),
+  ).toEqual(["renameService"]);
+  expect(sim.service(projectId, forkId)?.name).toBe("now-ours");
+
+  // A service that is not a fork is refused: a ServiceFork's destroy would stop it.
+  const refused = await run(dir, ["import", "tigercloud:index:ServiceFork", "production", serviceId, "--yes"]);
+  expect(refused.status).not.toBe(0);
+  expect(refused.output).toContain(`service ${serviceId} is not a fork (it has no forked_from)`);
+
+  await ok(dir, ["state", "unprotect", "--all", "--yes"]);
+  await ok(dir, ["destroy", "--yes", "--skip-preview"]);
+  expect(sim.service(projectId, forkId)?.status).toBe("PAUSED");
+});
+
+test("the import option takes an existing fork under management in the program: imported, not forked, and the next preview is clean", async () => {
+  const { projectId, serviceId } = sim.defaults();
+  const forkId = sim.outOfBand.addFork(projectId, serviceId, { name: "by-option" });
+  const dir = await project(
+    "import-option",
+    `name: import-option
+runtime: yaml
+resources:
+  fork:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: ${serviceId}
+      forkStrategy: NOW
+      name: by-option
+      onDestroy: delete
+    options:
+      import: ${forkId}
+`,
+  );
+  sim.clearLog();
+  expect(await ok(dir, ["up", "--yes"])).toMatch(/= 1 imported/);
+  expect(sim.requests("forkService")).toEqual([]);
+  await ok(dir, ["preview", "--expect-no-changes"]);
+  await ok(dir, ["destroy", "--yes", "--skip-preview"]);
+  expect(sim.service(projectId, forkId)?.status ?? "DELETED").toBe("DELETED");
+});

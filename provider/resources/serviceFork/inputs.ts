@@ -118,6 +118,8 @@ export const FORK_DIFF_RULES: DiffRules = {
   // Left unset, these have no opinion: any name (the default one), the size the fork has, the
   // fork already held.
   optionalDeclared: ["name", "cpuMillis", "memoryGbs", "environmentTag", "adoptServiceId"],
+  // How the fork was made: an imported fork's state does not know it (imported.ts).
+  howMade: ["forkStrategy", "targetTime"],
 };
 
 /** Two sizes are the same when equal as text or as numbers ("4" and "4.0"). */

@@ -10,6 +10,7 @@ import { ServiceForkStateSchema } from "./state";
 import { updateFork } from "./update";
 import { finishPendingCreate } from "./usable";
 import { claimFork, recordForkClaims } from "./claims";
+import { importFork } from "./imported";
 
 /** @internal */
 export const serviceFork = defineResource({
@@ -32,6 +33,7 @@ export const serviceFork = defineResource({
   create: createFork,
 
   read: readFork,
+  importFrom: importFork,
 
   update: updateFork,
   finishPendingCreate,

@@ -3,7 +3,7 @@
 import type { Service, SetHARequest } from "../../api/schemas";
 import { READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
-import { WaitError } from "../../errors";
+import { TigerCloudError, WaitError } from "../../errors";
 import { declaredBy } from "../../rules/claims";
 import { declarantOf, type EngineInputs } from "../../rules/inputs";
 import { deadlineIn } from "../../rules/inputSchemas";
@@ -13,9 +13,9 @@ import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
 import { describeClaims, haOf } from "./claims";
-import { describeCounts, type HAInputs, hasCounts } from "./inputs";
+import { describeCounts, type HAInputs, HAInputsSchema, hasCounts, liveCounts } from "./inputs";
 import { haStateFromService, type ServiceHAState } from "./state";
-import type { Refreshed } from "../defineProvider";
+import type { Imported, Refreshed } from "../defineProvider";
 
 /** What setting HA needs: the service, the counts, whether to wait, and by when. */
 type HATarget = Pick<HAInputs, "projectId" | "serviceId" | "replicaCount" | "syncReplicaCount" | "waitForReady"> & {
@@ -135,4 +135,13 @@ export async function removeHA(ctx: CallContext, id: string, recorded: ServiceHA
     timeoutInput: "deleteTimeout",
   };
   await awaitHA(noHA, await setHAWhenReady(noHA));
+}
+
+/** A service's HA taken under management by its ID (pulumi import, the import option): the counts it has now. */
+export async function importHA(ctx: CallContext, id: string, projectId: string): Promise<Imported<HAInputs, ServiceHAState>> {
+  const service = await serviceUnlessGone(ctx.client(), projectId, id);
+  if (!service) throw new TigerCloudError(`ServiceHA ${id}: project ${projectId} has no such service to import`);
+  const declared = { projectId, serviceId: id, ...liveCounts(service) };
+  const { replicaCount: _r, syncReplicaCount: _s, ...recorded } = HAInputsSchema.parse(declared);
+  return { props: haStateFromService(recorded, service), inputs: declared };
 }

@@ -3,7 +3,7 @@
 import { defineResource, dynamicProvider } from "../defineProvider";
 import { recordHAClaims } from "./claims";
 import { HA_DIFF_RULES, HAInputsSchema, liveCounts, undeclaredCountProblem } from "./inputs";
-import { applyHA, readHA, removeHA } from "./lifecycle";
+import { applyHA, importHA, readHA, removeHA } from "./lifecycle";
 import { ServiceHAStateSchema } from "./state";
 
 /** @internal */
@@ -40,6 +40,7 @@ export const serviceHA = defineResource({
   },
 
   read: readHA,
+  importFrom: importHA,
 
   update: (ctx, id, _olds, inputs, news) => applyHA(ctx, id, inputs, news),
 

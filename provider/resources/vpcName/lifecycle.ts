@@ -3,8 +3,9 @@
 import type { CallContext } from "../../engine/host";
 import { requiredField } from "../../rules/state";
 import { vpcUnlessGone } from "../../workflows/gone";
-import type { Refreshed } from "../defineProvider";
-import type { VpcInputs } from "./inputs";
+import { TigerCloudError } from "../../errors";
+import type { Imported, Refreshed } from "../defineProvider";
+import { type VpcInputs, VpcInputsSchema } from "./inputs";
 import { type VpcNameState, vpcStateFromApi } from "./state";
 
 /** rename, then GET: today's rename answers only a message, and GET is the truth either way. */
@@ -24,4 +25,14 @@ export async function readName(ctx: CallContext, id: string, recorded: VpcNameSt
 
 export function keepName(ctx: CallContext, id: string): void {
   ctx.progress(`VPC ${id} keeps its name: a VPC cannot be unnamed, so destroy makes no API call`);
+}
+
+/** A VPC's name taken under management by the VPC's ID (pulumi import, the import option): the name it has now. */
+export async function importName(ctx: CallContext, id: string, projectId: string): Promise<Imported<VpcInputs, VpcNameState>> {
+  const vpc = await vpcUnlessGone(ctx.client(), projectId, id);
+  if (!vpc) throw new TigerCloudError(`VpcName ${id}: project ${projectId} has no such VPC to import`);
+  if (vpc.name === undefined)
+    throw new TigerCloudError(`VpcName ${id}: the VPC has no name to import; declare the VpcName with the name it should have`);
+  const declared = { projectId, vpcId: id, name: vpc.name };
+  return { props: vpcStateFromApi(VpcInputsSchema.parse(declared), vpc), inputs: declared };
 }

@@ -1,7 +1,7 @@
 // The VpcName provider: its parts wired into the engine's methods (resources/defineProvider.ts).
 import { defineResource, dynamicProvider } from "../defineProvider";
 import { VPC_DIFF_RULES, VpcInputsSchema } from "./inputs";
-import { keepName, readName, rename } from "./lifecycle";
+import { importName, keepName, readName, rename } from "./lifecycle";
 import { VpcNameStateSchema } from "./state";
 
 /** @internal */
@@ -17,6 +17,7 @@ export const vpcName = defineResource({
     return { id: inputs.vpcId, outs: await rename(ctx, inputs) };
   },
   read: readName,
+  importFrom: importName,
   update: (ctx, _id, _olds, inputs) => rename(ctx, inputs),
   async delete(ctx, id) {
     keepName(ctx, id);

@@ -1,0 +1,139 @@
+// The plugin's gRPC server, called as the engine calls it (a gRPC client on loopback, the SDK's
+// generated stubs) against the simulator: where the SDK's own provider server falls short, this one
+// must not. A Configure's settings reach the lifecycles (variables too, as older engines send them);
+// a Read with no properties at all (an import, as engines up to 3.248 at least send it) imports; a
+// provider setting that breaks a rule fails CheckConfig naming it; secrets go back as secrets; an
+// operation's timeout stands in for the timeout input, and is not recorded.
+import * as grpc from "@grpc/grpc-js";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
+import * as provproto from "@pulumi/pulumi/proto/provider_pb";
+import { setHostOptions } from "../provider/engine/host";
+import { servedResources } from "../provider/plugin/resources";
+import { providerService, serve } from "../provider/plugin/server";
+import { NO_DELAYS, Simulator } from "../simulator";
+
+const SECRET = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
+const FORK_URN = "urn:pulumi:dev::p::tigercloud:index:ServiceFork::f";
+const VPC_URN = "urn:pulumi:dev::p::tigercloud:index:VpcName::v";
+
+let sim: Simulator;
+let server: grpc.Server;
+let client: provrpc.ResourceProviderClient;
+const saved = { ...process.env };
+
+beforeEach(async () => {
+  // The environment sets nothing: every setting comes from Configure.
+  for (const key of Object.keys(process.env)) if (key.startsWith("TIGER_")) delete process.env[key];
+  sim = new Simulator({ delays: { ...NO_DELAYS } });
+  await sim.start();
+  setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
+  const started = await serve(providerService(servedResources(), undefined));
+  server = started.server;
+  client = new provrpc.ResourceProviderClient(`127.0.0.1:${started.port}`, grpc.credentials.createInsecure());
+});
+afterEach(async () => {
+  client.close();
+  server.forceShutdown();
+  setHostOptions({});
+  await sim.stop();
+  process.env = { ...saved };
+});
+
+type Unary<Res> = (req: unknown, done: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
+/** One call, as a promise: its answer, or its gRPC error. */
+function call<Res>(method: "configure" | "checkConfig" | "read" | "create", req: unknown): Promise<Res> {
+  const send = (client[method] as unknown as Unary<Res>).bind(client);
+  return new Promise((resolve, reject) => send(req, (err, res) => (err ? reject(err) : resolve(res))));
+}
+const struct = (value: Record<string, unknown>) => Struct.fromJavaScript(value as Parameters<typeof Struct.fromJavaScript>[0]);
+
+const configure = (args: Record<string, unknown> | undefined, variables: Record<string, string> = {}) => {
+  const req = new provproto.ConfigureRequest();
+  if (args) req.setArgs(struct(args));
+  for (const [k, v] of Object.entries(variables)) req.getVariablesMap().set(k, v);
+  return call<provproto.ConfigureResponse>("configure", req);
+};
+
+const readVpc = (props?: Record<string, unknown>) => {
+  const req = new provproto.ReadRequest().setId(sim.defaults().vpcId).setUrn(VPC_URN);
+  if (props) req.setProperties(struct(props));
+  return call<provproto.ReadResponse>("read", req);
+};
+
+test("Configure's args reach the lifecycles: the API URL, the key (a secret) and the project", async () => {
+  await configure({ apiUrl: sim.url, apiKey: { ...SECRET, value: sim.apiKey }, projectId: sim.defaults().projectId });
+  const read = await readVpc({ projectId: sim.defaults().projectId, vpcId: sim.defaults().vpcId, name: "x" });
+  expect(read.getProperties()?.toJavaScript()).toMatchObject({ name: "main-vpc" });
+});
+
+test("Configure's variables are read when the engine sends no args", async () => {
+  await configure(undefined, {
+    "tigercloud:config:apiUrl": sim.url,
+    "tigercloud:config:publicKey": sim.keyPair.publicKey,
+    "tigercloud:config:secretKey": sim.keyPair.secretKey,
+  });
+  const read = await readVpc({ projectId: sim.defaults().projectId, vpcId: sim.defaults().vpcId, name: "x" });
+  expect(read.getProperties()?.toJavaScript()).toMatchObject({ name: "main-vpc" });
+});
+
+test("a Read that carries no properties at all imports: the object by its ID in the settings' project, and the inputs that declare it", async () => {
+  await configure({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId });
+  const read = await readVpc();
+  expect(read.getId()).toBe(sim.defaults().vpcId);
+  expect(read.getInputs()?.toJavaScript()).toEqual({ projectId: sim.defaults().projectId, vpcId: sim.defaults().vpcId, name: "main-vpc" });
+  expect(read.getProperties()?.toJavaScript()).toMatchObject({ name: "main-vpc", cidr: "10.0.0.0/16" });
+});
+
+test("CheckConfig names each setting that breaks a rule, and one that is no setting", async () => {
+  const req = new provproto.CheckRequest().setNews(struct({ apiUrl: "ftp://x", verifyReferences: "maybe", region: "eu" }));
+  const failures = (await call<provproto.CheckResponse>("checkConfig", req)).getFailuresList().map((f) => [f.getProperty(), f.getReason()]);
+  expect(failures.sort()).toEqual([
+    ["region", expect.stringContaining("region is not a setting of the tigercloud provider")],
+    ["verifyReferences", 'verifyReferences must be true or false (or "true" or "false")'],
+  ]);
+  const url = new provproto.CheckRequest().setNews(struct({ apiUrl: "http://api.example.com", apiKey: "k-secret-1234" }));
+  const [failure] = (await call<provproto.CheckResponse>("checkConfig", url)).getFailuresList();
+  expect([failure?.getProperty(), failure?.getReason()]).toEqual(["apiUrl", expect.stringContaining("plain http to api.example.com")]);
+  expect(failure?.getReason()).not.toContain("k-secret-1234");
+});
+
+test("a create's answer sends the password outputs and every secret input back as secrets; the operation's timeout is not recorded", async () => {
+  await configure({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId });
+  const props = {
+    projectId: sim.defaults().projectId,
+    sourceServiceId: sim.defaults().serviceId,
+    forkStrategy: "NOW",
+    name: { ...SECRET, value: "secret-name" },
+    readyWhen: "status",
+    createTimeout: "30m",
+  };
+  const req = new provproto.CreateRequest().setUrn(FORK_URN).setProperties(struct(props)).setTimeout(90);
+  const outs = (await call<provproto.CreateResponse>("create", req)).getProperties()?.toJavaScript() as Record<string, unknown>;
+  for (const key of ["initialPassword", "connectionUri", "name"]) expect(outs[key]).toMatchObject(SECRET);
+  expect(outs.status).toBe("READY");
+  expect(outs.createTimeout).toBe("30m");
+  expect(Object.keys(outs).filter((k) => k.startsWith("__"))).toEqual([]);
+});
+
+test("an operation's timeout bounds it in place of the timeout input", async () => {
+  await configure({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId });
+  sim.delays = { ...sim.delays, forkConfiguringMs: 60_000 };
+  const props = {
+    projectId: sim.defaults().projectId,
+    sourceServiceId: sim.defaults().serviceId,
+    forkStrategy: "NOW",
+    name: "slow",
+    readyWhen: "status",
+  };
+  const started = Date.now();
+  const req = new provproto.CreateRequest().setUrn(FORK_URN).setProperties(struct(props)).setTimeout(1);
+  const err = await call<provproto.CreateResponse>("create", req).then(
+    () => undefined,
+    (e: grpc.ServiceError) => e,
+  );
+  expect(err?.details).toMatch(/Timed out after 1 s waiting for service svc-\w+ to be READY/);
+  expect(Date.now() - started).toBeLessThan(5000);
+  // The fork exists: the error hands the engine its ID and state to record.
+  expect(err?.metadata.get("grpc-status-details-bin")).toHaveLength(1);
+});
