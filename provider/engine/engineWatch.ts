@@ -4,6 +4,8 @@ import * as fs from "fs";
 
 let watching = false;
 export const PROVIDER_PROCESS_TITLE = "pulumi-tigercloud dynamic-provider";
+/** The provider plugin's process title (`ps` shows it; the kill tests look for it). */
+export const PLUGIN_PROCESS_TITLE = "pulumi-resource-tigercloud";
 
 /**
  * The provider process ends with the engine that started it. The engine starts it in a process

@@ -1,13 +1,11 @@
 // The provider plugin `pulumi-resource-tigercloud`: the engine starts it with its own address as
 // the argument (after any flags), reads the port it prints, and calls it over gRPC. One process
 // serves one provider instance: its settings are its own.
-import { endWithEngine } from "../engine/engineWatch";
+import { endWithEngine, PLUGIN_PROCESS_TITLE } from "../engine/engineWatch";
 import { escapedError } from "../errors";
 import { printable } from "../text";
 import { servedResources } from "./resources";
 import { providerService, serve } from "./server";
-
-export const PLUGIN_PROCESS_TITLE = "pulumi-resource-tigercloud";
 
 async function main(args: string[]): Promise<void> {
   const engineAddress = args.find((a) => !a.startsWith("-"));

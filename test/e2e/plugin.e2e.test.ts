@@ -434,3 +434,68 @@ resources:
   await ok(dir, ["destroy", "--yes", "--skip-preview"]);
   expect(sim.service(projectId, forkId)?.status ?? "DELETED").toBe("DELETED");
 });
+
+test("an up of the YAML example killed while its fork is being made, then run again, ends with exactly one fork, and no plugin process is left", async () => {
+  const { projectId, serviceId, vpcId } = sim.defaults();
+  const dir = path.join(work, "killed");
+  fs.cpSync(path.join(ROOT, "examples", "yaml"), dir, { recursive: true });
+  await ok(dir, ["stack", "init", "dev"]);
+  await ok(dir, ["config", "set", "sourceServiceId", serviceId]);
+  await ok(dir, ["config", "set", "--type", "string", "vpcId", vpcId]);
+  await ok(dir, ["config", "set", "forkName", "killed-fork"]);
+  sim.delays = { ...sim.delays, forkQueuedMs: 1500, forkConfiguringMs: 1500 };
+  try {
+    sim.clearLog();
+    // `pulumi up` in a process group of its own, SIGKILLed (the whole group) once the fork is asked for.
+    const up = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive"], {
+      cwd: dir,
+      env: cliEnv(credentialsOf(sim)),
+      detached: true,
+    });
+    const ended = new Promise((resolve) => up.on("close", resolve));
+    for (const deadline = Date.now() + 60_000; sim.requests("forkService").length === 0;) {
+      if (Date.now() > deadline) throw new Error("no forkService was sent");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(-(up.pid as number), "SIGKILL");
+    await ended;
+
+    // What a person runs after a cancelled pipeline (README): the lock, then the pending create.
+    let again = await run(dir, ["up", "--yes", "--skip-preview"]);
+    if (/currently locked/.test(again.output)) {
+      await ok(dir, ["cancel", "--yes"]);
+      again = await run(dir, ["up", "--yes", "--skip-preview"]);
+    }
+    if (again.status !== 0) {
+      await ok(dir, ["refresh", "--yes", "--skip-preview", "--clear-pending-creates"]);
+      again = await run(dir, ["up", "--yes", "--skip-preview"]);
+    }
+    expect(again.status).toBe(0);
+    expect(sim.requests("forkService")).toHaveLength(1);
+    expect(forksOf(sim, "killed-fork").map((s) => s.status)).toEqual(["READY"]);
+    await ok(dir, ["preview", "--expect-no-changes"]);
+
+    // The plugin processes of the killed engine end with it (they watch it every second): by their
+    // title (PLUGIN_PROCESS_TITLE), or by their code's path in the plugin's folder before they set it.
+    const ours = () =>
+      fs
+        .readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return (
+              /resource-tigercloud/.test(fs.readFileSync(`/proc/${p}/cmdline`, "utf8")) && fs.readlinkSync(`/proc/${p}/cwd`) === dir
+            );
+          } catch {
+            return false;
+          }
+        });
+    for (const deadline = Date.now() + 10_000; ours().length > 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 200));
+    expect(ours()).toEqual([]);
+    await ok(dir, ["destroy", "--yes", "--skip-preview"]);
+    expect(sim.services(projectId).filter((s) => s.name === "killed-fork" && s.status !== "DELETED")).toEqual([]);
+  } finally {
+    sim.delays = { ...sim.delays, forkQueuedMs: 300, forkConfiguringMs: 300 };
+  }
+});
