@@ -484,9 +484,7 @@ test("an up of the YAML example killed while its fork is being made, then run ag
         .filter((p) => /^\d+$/.test(p))
         .filter((p) => {
           try {
-            return (
-              /resource-tigercloud/.test(fs.readFileSync(`/proc/${p}/cmdline`, "utf8")) && fs.readlinkSync(`/proc/${p}/cwd`) === dir
-            );
+            return /resource-tigercloud/.test(fs.readFileSync(`/proc/${p}/cmdline`, "utf8")) && fs.readlinkSync(`/proc/${p}/cwd`) === dir;
           } catch {
             return false;
           }
