@@ -5,6 +5,7 @@
 // provider setting that breaks a rule fails CheckConfig naming it; secrets go back as secrets; an
 // operation's timeout stands in for the timeout input, and is not recorded.
 import * as grpc from "@grpc/grpc-js";
+import type { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
@@ -42,7 +43,7 @@ afterEach(async () => {
 
 type Unary<Res> = (req: unknown, done: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
 /** One call, as a promise: its answer, or its gRPC error. */
-function call<Res>(method: "configure" | "checkConfig" | "read" | "create", req: unknown): Promise<Res> {
+function call<Res>(method: "configure" | "checkConfig" | "read" | "create" | "update" | "delete", req: unknown): Promise<Res> {
   const send = (client[method] as unknown as Unary<Res>).bind(client);
   return new Promise((resolve, reject) => send(req, (err, res) => (err ? reject(err) : resolve(res))));
 }
@@ -136,4 +137,38 @@ test("an operation's timeout bounds it in place of the timeout input", async () 
   expect(Date.now() - started).toBeLessThan(5000);
   // The fork exists: the error hands the engine its ID and state to record.
   expect(err?.metadata.get("grpc-status-details-bin")).toHaveLength(1);
+});
+
+test("an update's and a delete's timeouts bound them in place of updateTimeout and deleteTimeout", async () => {
+  await configure({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId });
+  const { projectId, serviceId } = sim.defaults();
+  const urn = "urn:pulumi:dev::p::tigercloud:index:ServiceHA::ha";
+  const olds = {
+    projectId,
+    serviceId,
+    replicaCount: 1,
+    syncReplicaCount: 0,
+    waitForReady: true,
+    updateTimeout: "30m",
+    deleteTimeout: "10m",
+  };
+  sim.delays = { ...sim.delays, setHAMs: 60_000 };
+  const failure = (e: grpc.ServiceError) => e.details;
+  let started = Date.now();
+  const update = new provproto.UpdateRequest()
+    .setId(serviceId)
+    .setUrn(urn)
+    .setOlds(struct(olds))
+    .setNews(struct({ ...olds, replicaCount: 2 }))
+    .setTimeout(1);
+  expect(await call<provproto.UpdateResponse>("update", update).then(() => "updated", failure)).toMatch(/Timed out after 1 s/);
+  expect(Date.now() - started).toBeLessThan(5000);
+  started = Date.now();
+  const remove = new provproto.DeleteRequest()
+    .setId(serviceId)
+    .setUrn(urn)
+    .setProperties(struct({ ...olds, replicaCount: 2 }))
+    .setTimeout(1);
+  expect(await call<Empty>("delete", remove).then(() => "deleted", failure)).toMatch(/Timed out after 1 s/);
+  expect(Date.now() - started).toBeLessThan(5000);
 });
