@@ -21,6 +21,13 @@ const SOURCES: Record<(typeof RESOURCES)[number], string> = {
 /** Outputs the TypeScript classes keep secret: the schema marks them, and the plugin sends them as secrets. */
 const SECRET_OUTPUTS: Record<string, readonly string[]> = { ServiceFork: FORK_SECRET_OUTPUTS };
 
+/**
+ * Numbers that are whole, as the API's spec types them (integer): a Go program writes
+ * pulumi.Int(2), not pulumi.Float64(2). The schema test holds each such input to a rule that
+ * refuses a fraction.
+ */
+const WHOLE_NUMBERS = new Set(["replicaCount", "syncReplicaCount", "port", "cpuMillis"]);
+
 type TypeSpec =
   { type: "string" | "number" | "integer" | "boolean" } | { type: "array"; items: TypeSpec } | { $ref: string } | { oneOf: TypeSpec[] };
 type PropertySpec = TypeSpec & { description?: string; secret?: boolean };
@@ -46,6 +53,7 @@ export interface PackageSchema {
   resources: Record<string, ObjectSpec>;
   types: Record<string, (ObjectSpec & { type: "object" }) | EnumSpec>;
   language: Record<string, unknown>;
+  meta: Record<string, unknown>;
 }
 
 export const TOKEN = (name: string) => `tigercloud:index:${name}`;
@@ -76,13 +84,13 @@ export function makeSchema(): PackageSchema {
       const known = types[TOKEN(name)];
       if (known && JSON.stringify((known as EnumSpec).enum?.map((e) => e.value)) !== JSON.stringify(values))
         throw new Error(`two enums named ${name} with other values (${owner}.${property})`);
-      types[TOKEN(name)] = { type: "string", enum: values.map((value) => ({ value })) };
+      types[TOKEN(name)] = { type: "string", enum: values.map((value) => ({ name: pascalCase(value), value })) };
       return { $ref: `#/types/${TOKEN(name)}` };
     }
     if (parts.length > 1) return { oneOf: parts.map((t) => specOf(t, owner, property)) };
     const only = parts[0] as ts.Type;
     if (only.flags & ts.TypeFlags.String) return { type: "string" };
-    if (only.flags & ts.TypeFlags.Number) return { type: "number" };
+    if (only.flags & ts.TypeFlags.Number) return { type: WHOLE_NUMBERS.has(property) ? "integer" : "number" };
     if (only.flags & ts.TypeFlags.Boolean) return { type: "boolean" };
     if (checker.isArrayType(only)) {
       const element = checker.getTypeArguments(only as ts.TypeReference)[0] as ts.Type;
@@ -170,12 +178,23 @@ export function makeSchema(): PackageSchema {
     },
     resources,
     types,
+    // The SDKs carry the package's version (the plugin's), so each program asks for that plugin.
+    meta: { supportPack: true },
     language: {
       go: { importBasePath: "github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud", generateResourceContainerTypes: false },
-      python: { packageName: "pulumi_tigercloud" },
+      python: { packageName: "pulumi_tigercloud", pyproject: { enabled: true } },
       nodejs: { packageName: "@tigercloud/pulumi" },
     },
   };
+}
+
+/** An enum value's name in the SDKs: LAST_SNAPSHOT is LastSnapshot, login is Login. */
+function pascalCase(value: string): string {
+  return value
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
 }
 
 function withDoc(spec: TypeSpec, description: string): PropertySpec {

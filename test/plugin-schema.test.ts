@@ -57,6 +57,12 @@ describe.each(Object.keys(RULES))("%s", (kind) => {
     }
   });
 
+  test("each whole-number input is one the rules hold whole: a fraction is refused", () => {
+    const whole = Object.entries(resource().inputProperties ?? {}).filter(([, p]) => JSON.stringify(p).includes('"integer"'));
+    for (const [name] of whole)
+      expect({ name, fraction: (rules.shape[name] as z.ZodType).safeParse(1.5).success }).toEqual({ name, fraction: false });
+  });
+
   test("every type it refers to is in the schema", () => {
     const refs = JSON.stringify(resource()).match(/#\/types\/[\w:]+/g) ?? [];
     for (const ref of refs) expect(made.types).toHaveProperty([ref.replace("#/types/", "")]);

@@ -1,0 +1,2 @@
+// Fork Tiger Cloud (formerly Timescale Cloud) services, set their high availability, name VPCs.
+package tigercloud
