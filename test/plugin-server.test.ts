@@ -4,12 +4,14 @@
 // a Read with no properties at all (an import, as engines up to 3.248 at least send it) imports; a
 // provider setting that breaks a rule fails CheckConfig naming it; secrets go back as secrets; an
 // operation's timeout stands in for the timeout input, and is not recorded.
+import * as fs from "fs";
 import * as grpc from "@grpc/grpc-js";
 import type { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import { setHostOptions } from "../provider/engine/host";
+import { claimBookOfRun } from "../provider/plugin/claimBook";
 import { servedResources } from "../provider/plugin/resources";
 import { providerService, serve } from "../provider/plugin/server";
 import { NO_DELAYS, Simulator } from "../simulator";
@@ -43,18 +45,28 @@ afterEach(async () => {
 
 type Unary<Res> = (req: unknown, done: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
 /** One call, as a promise: its answer, or its gRPC error. */
-function call<Res>(method: "configure" | "checkConfig" | "read" | "create" | "update" | "delete", req: unknown): Promise<Res> {
-  const send = (client[method] as unknown as Unary<Res>).bind(client);
+type Method = "configure" | "checkConfig" | "diffConfig" | "check" | "diff" | "read" | "create" | "update" | "delete";
+function call<Res>(method: Method, req: unknown, to: provrpc.ResourceProviderClient = client): Promise<Res> {
+  const send = (to[method] as unknown as Unary<Res>).bind(to);
   return new Promise((resolve, reject) => send(req, (err, res) => (err ? reject(err) : resolve(res))));
 }
 const struct = (value: Record<string, unknown>) => Struct.fromJavaScript(value as Parameters<typeof Struct.fromJavaScript>[0]);
 
-const configure = (args: Record<string, unknown> | undefined, variables: Record<string, string> = {}) => {
+const configure = (args: Record<string, unknown> | undefined, variables: Record<string, string> = {}, to = client) => {
   const req = new provproto.ConfigureRequest();
   if (args) req.setArgs(struct(args));
   for (const [k, v] of Object.entries(variables)) req.getVariablesMap().set(k, v);
-  return call<provproto.ConfigureResponse>("configure", req);
+  return call<provproto.ConfigureResponse>("configure", req, to);
 };
+const account = () => ({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId });
+const forkNews = (name: string, extra: Record<string, unknown> = {}) => ({
+  projectId: sim.defaults().projectId,
+  sourceServiceId: sim.defaults().serviceId,
+  forkStrategy: "NOW",
+  name,
+  readyWhen: "status",
+  ...extra,
+});
 
 const readVpc = (props?: Record<string, unknown>) => {
   const req = new provproto.ReadRequest().setId(sim.defaults().vpcId).setUrn(VPC_URN);
@@ -171,4 +183,131 @@ test("an update's and a delete's timeouts bound them in place of updateTimeout a
     .setTimeout(1);
   expect(await call<Empty>("delete", remove).then(() => "deleted", failure)).toMatch(/Timed out after 1 s/);
   expect(Date.now() - started).toBeLessThan(5000);
+});
+
+test("a credential given plainly comes back from CheckConfig as a secret: the engine stores it encrypted", async () => {
+  const req = new provproto.CheckRequest().setNews(struct({ apiUrl: sim.url, publicKey: "pk-1", secretKey: "sk-plain-1234" }));
+  const inputs = (await call<provproto.CheckResponse>("checkConfig", req)).getInputs()?.toJavaScript();
+  expect(inputs).toEqual({ apiUrl: sim.url, publicKey: "pk-1", secretKey: { ...SECRET, value: "sk-plain-1234" } });
+});
+
+test("DiffConfig: new settings are a change in place, never a replacement of the provider", async () => {
+  const diff = (olds: Record<string, unknown>, news: Record<string, unknown>) =>
+    call<provproto.DiffResponse>(
+      "diffConfig",
+      new provproto.DiffRequest().setOldInputs(struct(olds)).setOlds(struct(olds)).setNews(struct(news)),
+    );
+  const changed = await diff({ apiKey: "a", projectId: "p" }, { apiKey: { ...SECRET, value: "b" }, projectId: "p" });
+  expect([changed.getChanges(), changed.getDiffsList(), changed.getReplacesList()]).toEqual([
+    provproto.DiffResponse.DiffChanges.DIFF_SOME,
+    ["apiKey"],
+    [],
+  ]);
+  const same = await diff({ apiKey: "a" }, { apiKey: { ...SECRET, value: "a" } });
+  expect(same.getChanges()).toBe(provproto.DiffResponse.DiffChanges.DIFF_NONE);
+});
+
+test("preview's create and update make no request: a create's outputs are its inputs, an update keeps the object's", async () => {
+  await configure(account());
+  sim.clearLog();
+  const create = new provproto.CreateRequest()
+    .setUrn(FORK_URN)
+    .setProperties(struct(forkNews("planned")))
+    .setPreview(true);
+  const planned = await call<provproto.CreateResponse>("create", create);
+  expect([planned.getId(), planned.getProperties()?.toJavaScript()]).toEqual(["", forkNews("planned")]);
+  const olds = { ...forkNews("before"), serviceId: "svc-1", host: "h" };
+  const update = new provproto.UpdateRequest()
+    .setUrn(FORK_URN)
+    .setId("svc-1")
+    .setOlds(struct(olds))
+    .setNews(struct(forkNews("after")))
+    .setPreview(true);
+  expect((await call<provproto.UpdateResponse>("update", update)).getProperties()?.toJavaScript()).toMatchObject({
+    serviceId: "svc-1",
+    host: "h",
+    name: "after",
+  });
+  expect(sim.requests()).toEqual([]);
+});
+
+test("ignoreChanges: an ignored input that refresh found changed is no change", async () => {
+  await configure(account());
+  const olds = { projectId: sim.defaults().projectId, vpcId: sim.defaults().vpcId, name: "renamed-in-console" };
+  const news = { ...olds, name: "declared" };
+  const diff = (ignored: string[]) =>
+    call<provproto.DiffResponse>(
+      "diff",
+      new provproto.DiffRequest()
+        .setUrn(VPC_URN)
+        .setId(olds.vpcId)
+        .setOlds(struct(olds))
+        .setNews(struct(news))
+        .setIgnorechangesList(ignored),
+    );
+  expect((await diff([])).getChanges()).toBe(provproto.DiffResponse.DiffChanges.DIFF_SOME);
+  expect((await diff(["name"])).getChanges()).toBe(provproto.DiffResponse.DiffChanges.DIFF_NONE);
+});
+
+test("a refresh of an object the API confirms gone answers no ID: the engine drops it", async () => {
+  await configure(account());
+  const req = new provproto.ReadRequest()
+    .setId("999")
+    .setUrn(VPC_URN)
+    .setProperties(struct({ projectId: sim.defaults().projectId, vpcId: "999", name: "x" }));
+  expect((await call<provproto.ReadResponse>("read", req)).getId()).toBe("");
+});
+
+test("a custom timeout over 24h is taken as 24h, the most a timeout input may say", async () => {
+  await configure(account());
+  const req = new provproto.CreateRequest()
+    .setUrn(FORK_URN)
+    .setProperties(struct(forkNews("patient")))
+    .setTimeout(48 * 3600);
+  expect((await call<provproto.CreateResponse>("create", req)).getProperties()?.toJavaScript()).toMatchObject({ status: "READY" });
+});
+
+test("a fork renamed and moved to another provider of the run is adopted there, and the old resource's delete leaves it", async () => {
+  // Two provider instances of one run: two plugin servers given the same engine.
+  const engine = `127.0.0.1:${1 + Math.floor(Math.random() * 1000)}`;
+  const [a, b] = await Promise.all([serve(providerService(servedResources(), engine)), serve(providerService(servedResources(), engine))]);
+  const [clientA, clientB] = [a, b].map(
+    (s) => new provrpc.ResourceProviderClient(`127.0.0.1:${s.port}`, grpc.credentials.createInsecure()),
+  );
+  try {
+    await configure(account(), {}, clientA);
+    await configure(account(), {}, clientB);
+    const news = forkNews("moving", { onDestroy: "delete" });
+    const oldUrn = "urn:pulumi:dev::p::tigercloud:index:ServiceFork::old";
+    const made = await call<provproto.CreateResponse>(
+      "create",
+      new provproto.CreateRequest().setUrn(oldUrn).setProperties(struct(news)),
+      clientA,
+    );
+    // The engine checks, then creates, the new resource under provider B: it takes over the fork.
+    const newUrn = "urn:pulumi:dev::p::tigercloud:index:ServiceFork::new";
+    const checked = await call<provproto.CheckResponse>(
+      "check",
+      new provproto.CheckRequest().setUrn(newUrn).setOlds(struct({})).setNews(struct(news)),
+      clientB,
+    );
+    await call("create", new provproto.CreateRequest().setUrn(newUrn).setProperties(checked.getInputs() as Struct), clientB);
+    expect(sim.requests("forkService")).toHaveLength(1);
+    // Then deletes the old one under provider A.
+    await call(
+      "delete",
+      new provproto.DeleteRequest()
+        .setUrn(oldUrn)
+        .setId(made.getId())
+        .setProperties(made.getProperties() as Struct),
+      clientA,
+    );
+    expect(sim.service(sim.defaults().projectId, made.getId())?.status).toBe("READY");
+    expect(sim.requests("deleteService")).toEqual([]);
+  } finally {
+    for (const c of [clientA, clientB]) c?.close();
+    a.server.forceShutdown();
+    b.server.forceShutdown();
+    fs.rmSync(claimBookOfRun(engine).file, { force: true });
+  }
 });

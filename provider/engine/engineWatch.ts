@@ -20,8 +20,10 @@ export function endWithEngine(title = PROVIDER_PROCESS_TITLE): void {
   // Tells `ps` which provider processes run this package's code (and so watch their engine).
   process.title = title;
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => process.exit(1));
-  // The engine is the parent, or the grandparent when a wrapper script starts node.
-  const engine = ancestors(2);
+  // The dynamic provider's engine is the parent, or the grandparent when a wrapper script starts
+  // node; the plugin's wrapper execs node, so its engine is its parent, and only that is watched
+  // (a grandparent, the user's shell, may end first: `nohup pulumi up &`).
+  const engine = ancestors(title === PROVIDER_PROCESS_TITLE ? 2 : 1);
   if (engine.length === 0) return;
   setInterval(() => {
     if (!engine.every(isAlive)) process.exit(1);

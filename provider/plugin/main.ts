@@ -8,7 +8,9 @@ import { servedResources } from "./resources";
 import { providerService, serve } from "./server";
 
 async function main(args: string[]): Promise<void> {
-  const engineAddress = args.find((a) => !a.startsWith("-"));
+  // The engine's address is the last argument: flags (--tracing VALUE, -v=N) come before it.
+  const last = args[args.length - 1];
+  const engineAddress = last !== undefined && !last.startsWith("-") ? last : undefined;
   if (engineAddress !== undefined) endWithEngine(PLUGIN_PROCESS_TITLE);
   const { port } = await serve(providerService(servedResources(), engineAddress));
   // The engine reads the port from the first line of standard output.

@@ -19,8 +19,12 @@ import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { callContext, type HostSettings } from "../engine/host";
 import { PartialFailureError, escapedError } from "../errors";
 import type { Lifecycle } from "../resources/defineProvider";
+import { CLAIM_BOOK } from "../rules/claims";
+import type { RunSlot } from "../run";
+import { SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
 import { PACKAGE_VERSION } from "../version";
+import { claimBookOfRun } from "./claimBook";
 import { lookupOf, readSettings, settingsOfConfigure } from "./settings";
 import { type Bag, receive, send, withDeclarantOf } from "./wire";
 import schema from "./schema.json";
@@ -34,6 +38,11 @@ export interface ServedResource {
 }
 
 const TOKEN = /^tigercloud:index:(\w+)$/;
+const MAX_TIMEOUT_S = 24 * 3600;
+/** The provider settings that are credentials (settings.ts marks them). */
+const SECRET_SETTINGS = Object.entries(SETTING_SOURCES)
+  .filter(([, s]) => s.secret)
+  .map(([name]) => name);
 
 /** The type token of a resource URN: urn:pulumi:stack::project::[parent$]type::name. */
 function typeOf(urn: string): string {
@@ -47,7 +56,11 @@ export function providerService(
   engineAddress: string | undefined,
 ): grpc.UntypedServiceImplementation {
   // Unconfigured, a provider reads only the environment (as the dynamic provider before configure).
-  let host: HostSettings = { config: () => undefined, learnt: new Map(), engineAddress, grpc };
+  // What the run learns starts empty, but for its declarations: the run's book, which all its
+  // plugin processes share (claimBook.ts).
+  const freshRun = () =>
+    new Map<RunSlot<unknown>, unknown>(engineAddress === undefined ? [] : [[CLAIM_BOOK, claimBookOfRun(engineAddress)]]);
+  let host: HostSettings = { config: () => undefined, learnt: freshRun(), engineAddress, grpc };
   /** A call's context: this instance's settings, progress shown as the resource's status. */
   const context = (urn: string) => callContext({ ...host, urn });
 
@@ -67,7 +80,8 @@ export function providerService(
   const timedBy = (resource: ServedResource, op: "create" | "update" | "delete", seconds: number, props: Bag): Bag => {
     const key = resource.timeoutInputs[op];
     if (!key || !(seconds > 0)) return props;
-    return { ...props, [key]: `${Math.max(1, Math.round(seconds))}s` };
+    // At most what a timeout input may say (24h): a longer wait is no wait any API operation needs.
+    return { ...props, [key]: `${Math.min(MAX_TIMEOUT_S, Math.max(1, Math.round(seconds)))}s` };
   };
   /** The outputs with the resource's own timeout input recorded, not the call's custom one. */
   const recordedAs = (resource: ServedResource, op: "create" | "update", outs: Bag, declared: Bag): Bag => {
@@ -84,7 +98,8 @@ export function providerService(
     checkConfig: unary(async (req: provproto.CheckRequest) => {
       const news = receive(req.getNews());
       const { failures } = readSettings(news.props);
-      const resp = new provproto.CheckResponse().setInputs(send(news.props, news.secretKeys));
+      // The keys are kept as secrets, however the program gave them (a plain YAML literal too).
+      const resp = new provproto.CheckResponse().setInputs(send(news.props, [...news.secretKeys, ...SECRET_SETTINGS]));
       return resp.setFailuresList(failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(printable(f.reason))));
     }),
     diffConfig: unary(async (req: provproto.DiffRequest) => {
@@ -100,7 +115,7 @@ export function providerService(
       const given = settingsOfConfigure(receive(req.getArgs()).props, new Map(req.getVariablesMap().toArray()));
       const { settings, failures } = readSettings(given);
       if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
-      host = { config: lookupOf(settings), learnt: new Map(), engineAddress, grpc };
+      host = { config: lookupOf(settings), learnt: freshRun(), engineAddress, grpc };
       return new provproto.ConfigureResponse()
         .setAcceptsecrets(true)
         .setAcceptresources(false)
@@ -119,7 +134,15 @@ export function providerService(
     diff: unary(async (req: provproto.DiffRequest) => {
       const { lifecycle } = served(req.getUrn());
       const olds = withDeclarantOf(req.getUrn(), receive(req.getOlds()).props);
-      const news = withDeclarantOf(req.getUrn(), receive(req.getNews()).props);
+      // ignoreChanges: the engine hands back the old input, but the diff compares the recorded
+      // state (what refresh read): an ignored property is the recorded one, or it would be a change.
+      const ignored = Object.fromEntries(
+        req
+          .getIgnorechangesList()
+          .filter((k) => k in olds)
+          .map((k) => [k, olds[k]]),
+      );
+      const news = withDeclarantOf(req.getUrn(), { ...receive(req.getNews()).props, ...ignored });
       const result = await lifecycle.diff(context(req.getUrn()), req.getId(), olds, news);
       const changes =
         result.changes === true

@@ -5,6 +5,7 @@
 // the environment is still the fallback of every setting.
 import { z } from "zod";
 import { ConfigurationError } from "../errors";
+import { UNKNOWN } from "../rules/inputs";
 import { type ConfigLookup, resolveSettings, SETTING_SOURCES } from "../settings";
 import type { Bag } from "./wire";
 
@@ -17,9 +18,6 @@ const settingSchema = (name: SettingName) =>
   BOOLEAN_SETTINGS.includes(name)
     ? z.union([z.boolean(), z.enum(["true", "false"])], { error: 'must be true or false (or "true" or "false")' }).transform(String)
     : z.string({ error: "must be a string" });
-
-/** The unknown sentinel: a setting not known until apply (one provider's input from another resource). */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /**
  * The settings of a provider instance, as text (the form stack config has), with what is wrong
@@ -38,6 +36,7 @@ export function readSettings(given: Bag): {
       continue;
     }
     const name = key as SettingName;
+    // Not known until apply (a setting from another resource's output): judged at Configure.
     if (value === UNKNOWN) continue;
     const parsed = settingSchema(name).safeParse(value);
     if (parsed.success) settings[name] = parsed.data;

@@ -61,6 +61,6 @@ export function send(props: Bag | undefined, secret: Iterable<string>): Struct {
 
 /** Who declares the resource, as a dynamic program's inputs say it (rules/inputs.ts declarantOf). */
 export function withDeclarantOf(urn: string, props: Bag): Bag {
-  const name = urn.split("::").pop() ?? urn;
+  const name = urn.split("::").slice(3).join("::") || urn;
   return { ...props, __resourceName: name, __resourceUrn: urn };
 }

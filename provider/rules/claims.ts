@@ -21,26 +21,48 @@ export interface Claim<T> {
   value: T;
 }
 
-/** Each key's declarations in this run, by the declaring resource's URN. */
-const CLAIMS = runSlot(() => new Map<string, Map<string, Claim<unknown>>>());
+/**
+ * Where a run's declarations are kept: each key's, by the declaring resource's URN, a resource's
+ * later declaration of a key replacing its earlier one. The dynamic provider keeps them in its
+ * process (one per run); the plugin, whose run has a process per provider instance, in a book
+ * those processes share (plugin/claimBook.ts).
+ */
+export interface ClaimBook {
+  record(key: string, claim: Claim<unknown>): void;
+  claims(key: string): Claim<unknown>[];
+}
+
+/** A run's declarations in this process. */
+class ClaimsInMemory implements ClaimBook {
+  private readonly byKey = new Map<string, Map<string, Claim<unknown>>>();
+  record(key: string, claim: Claim<unknown>): void {
+    const byResource = this.byKey.get(key) ?? new Map<string, Claim<unknown>>();
+    this.byKey.set(key, byResource);
+    byResource.set(claim.resource.urn, claim);
+  }
+  claims(key: string): Claim<unknown>[] {
+    return [...(this.byKey.get(key)?.values() ?? [])];
+  }
+}
+
+/** The run's book of declarations: a host may put a shared one in this slot before the run starts. */
+export const CLAIM_BOOK = runSlot<ClaimBook>(() => new ClaimsInMemory());
 
 /**
  * Records that `resource` declares `value` for `key`, replacing its own earlier declaration, and
  * returns the other resources' declarations of the same key.
  */
 export function recordClaim<T>(run: RunMemory, key: string, resource: Declarant, value: T): Claim<T>[] {
-  const claims = run.learnt(CLAIMS);
-  const byResource = claims.get(key) ?? new Map<string, Claim<unknown>>();
-  claims.set(key, byResource);
-  byResource.set(resource.urn, { resource, value });
+  run.learnt(CLAIM_BOOK).record(key, { resource, value });
   return declaredBy<T>(run, key, resource);
 }
 
 /** The declarations of `key` by resources other than `except` (another URN). */
 export function declaredBy<T>(run: RunMemory, key: string, except?: Declarant): Claim<T>[] {
-  return [...(run.learnt(CLAIMS).get(key) ?? new Map<string, Claim<unknown>>()).values()].filter(
-    (claim): claim is Claim<T> => claim.resource.urn !== except?.urn,
-  );
+  return run
+    .learnt(CLAIM_BOOK)
+    .claims(key)
+    .filter((claim): claim is Claim<T> => claim.resource.urn !== except?.urn);
 }
 
 /**

@@ -13,10 +13,11 @@ export interface DiffRules {
   /** Outputs that share a name with an optional input: an input left unset has no opinion. */
   optionalDeclared?: readonly string[];
   /**
-   * Replace keys that say how the object was made, which the API does not keep: an imported
-   * object's state records none of them, and then any value is no change.
+   * Replace keys that say how the object was made, which the API does not keep: for an object
+   * whose state says it was imported (`imported`), they are history nobody knows, and no value
+   * of them is a change.
    */
-  howMade?: readonly string[];
+  howMade?: { keys: readonly string[]; imported: (olds: Record<string, unknown>) => boolean };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -24,7 +25,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
 function changedKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules, keys: readonly string[]): string[] {
   return keys.filter((k) => {
     if (rules.optionalDeclared?.includes(k) && news[k] === undefined) return false;
-    if (rules.howMade?.includes(k) && rules.howMade.every((m) => olds[m] === undefined)) return false;
+    if (rules.howMade?.keys.includes(k) && rules.howMade.imported(olds)) return false;
     return isUnknown(news[k]) || !same(olds[k], news[k]);
   });
 }

@@ -159,7 +159,7 @@ test("the committed SDKs are what scripts/gen-sdks/run makes from the schema now
   const out = path.join(work, "sdk");
   const gen = await ok(ROOT, path.join(ROOT, "scripts", "gen-sdks", "run"), [out], { ...process.env });
   process.stderr.write(`scripts/gen-sdks/run: ${gen.seconds.toFixed(1)} s\n`);
-  for (const language of ["go", "python"]) {
+  for (const language of ["go", "python", "dotnet"]) {
     const made = files(path.join(out, language));
     const committed = files(path.join(ROOT, "sdk", language));
     expect([...committed.keys()].sort()).toEqual([...made.keys()].sort());

@@ -379,7 +379,7 @@ test("pulumi import takes an existing fork, its HA and a VPC's name under manage
   expect(generated).toMatch(new RegExp(`sourceServiceId: ${serviceId}\\n`));
   expect(generated).toMatch(/name: made-elsewhere\n/);
   expect(generated).toMatch(/serviceId: \$\{adopted\.id\}\n/);
-  expect(generated).toMatch(/name: main-vpc\n/);
+  expect(generated).toContain(`name: ${sim.vpc(projectId, vpcId)?.name}\n`);
 
   fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: import\nruntime: yaml\n${generated}`);
   await ok(dir, ["preview", "--expect-no-changes"]);
@@ -397,6 +397,13 @@ test("pulumi import takes an existing fork, its HA and a VPC's name under manage
       .map((r) => r.operation),
   ).toEqual(["renameService"]);
   expect(sim.service(projectId, forkId)?.name).toBe("now-ours");
+  // How the fork was made is not known: another strategy is no change, after that update too.
+  const renamed = generated.replace("name: made-elsewhere", "name: now-ours");
+  fs.writeFileSync(
+    path.join(dir, "Pulumi.yaml"),
+    `name: import\nruntime: yaml\n${renamed.replace("forkStrategy: LAST_SNAPSHOT", "forkStrategy: NOW")}`,
+  );
+  await ok(dir, ["preview", "--expect-no-changes"]);
 
   // A service that is not a fork is refused: a ServiceFork's destroy would stop it.
   const refused = await run(dir, ["import", "tigercloud:index:ServiceFork", "production", serviceId, "--yes"]);
@@ -439,7 +446,8 @@ test("an up of the YAML example killed while its fork is being made, then run ag
   const { projectId, serviceId, vpcId } = sim.defaults();
   const dir = path.join(work, "killed");
   fs.cpSync(path.join(ROOT, "examples", "yaml"), dir, { recursive: true });
-  await ok(dir, ["stack", "init", "dev"]);
+  // The same project as the example's test above: a stack of its own in the same backend.
+  await ok(dir, ["stack", "init", "killed"]);
   await ok(dir, ["config", "set", "sourceServiceId", serviceId]);
   await ok(dir, ["config", "set", "--type", "string", "vpcId", vpcId]);
   await ok(dir, ["config", "set", "forkName", "killed-fork"]);

@@ -6,11 +6,8 @@ import { TigerCloudError } from "../../errors";
 import { serviceUnlessGone } from "../../workflows/gone";
 import type { Imported } from "../defineProvider";
 import { notAForkOf } from "./identity";
-import { type ForkInputs, ForkInputsSchema } from "./inputs";
+import { type ForkInputs, ForkInputsSchema, IMPORTED_REASON } from "./inputs";
 import { type ServiceForkState, stateFromService } from "./state";
-
-/** How an imported fork's state says where it came from (the `adopted` output). */
-export const IMPORTED_REASON = "imported: taken under management by its ID (pulumi import, or the import option)";
 
 export async function importFork(ctx: CallContext, id: string, projectId: string): Promise<Imported<ForkInputs, ServiceForkState>> {
   const service = await serviceUnlessGone(ctx.client(), projectId, id);
@@ -19,8 +16,9 @@ export async function importFork(ctx: CallContext, id: string, projectId: string
   const refusal = notAForkOf(service, { projectId, sourceServiceId: source ?? "(none)" });
   if (source === undefined || refusal)
     throw new TigerCloudError(`ServiceFork ${id} cannot be imported: ${refusal}. A ServiceFork's destroy stops or deletes its service.`);
-  // The fork strategy is history the API does not keep: the inputs say LAST_SNAPSHOT, and state
-  // records none, so that a program saying another strategy changes nothing (rules/diff.ts howMade).
+  // The fork strategy is history the API does not keep: the inputs and state say LAST_SNAPSHOT,
+  // and the state says it was imported, so that no strategy a program says is a change
+  // (FORK_DIFF_RULES.howMade), after any later update too.
   const declared = {
     projectId,
     sourceServiceId: source,
@@ -33,7 +31,7 @@ export async function importFork(ctx: CallContext, id: string, projectId: string
     throw new TigerCloudError(
       `ServiceFork ${id} cannot be imported as it is: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`,
     );
-  const { forkStrategy: _howMade, targetTime: _at, ...recorded } = parsed.data;
+  const recorded = parsed.data;
   ctx.progress(`importing fork ${id} ("${service.name ?? ""}", ${service.status}, a fork of ${source}); its password is not known`);
   const props = { ...stateFromService(recorded, service, undefined), adopted: { at: new Date().toISOString(), reason: IMPORTED_REASON } };
   return { props, inputs: declared };

@@ -118,9 +118,15 @@ export const FORK_DIFF_RULES: DiffRules = {
   // Left unset, these have no opinion: any name (the default one), the size the fork has, the
   // fork already held.
   optionalDeclared: ["name", "cpuMillis", "memoryGbs", "environmentTag", "adoptServiceId"],
-  // How the fork was made: an imported fork's state does not know it (imported.ts).
-  howMade: ["forkStrategy", "targetTime"],
+  // How the fork was made: for an imported fork (imported.ts), history the API does not keep.
+  howMade: {
+    keys: ["forkStrategy", "targetTime"],
+    imported: (olds) => (olds.adopted as { reason?: unknown } | undefined)?.reason === IMPORTED_REASON,
+  },
 };
+
+/** How an imported fork's state says where it came from (its `adopted` output); diff reads it. */
+export const IMPORTED_REASON = "imported: taken under management by its ID (pulumi import, or the import option)";
 
 /** Two sizes are the same when equal as text or as numbers ("4" and "4.0"). */
 export const sameSize = (a: unknown, b: unknown) =>
