@@ -43,6 +43,7 @@ type EnumSpec = { type: "string"; description?: string; enum: { value: string; n
 export interface PackageSchema {
   name: string;
   displayName: string;
+  publisher: string;
   version?: string;
   description: string;
   homepage?: string;
@@ -167,6 +168,7 @@ export function makeSchema(): PackageSchema {
   return {
     name: "tigercloud",
     displayName: "Tiger Cloud",
+    publisher: "pulumi-tigercloud",
     description: "Fork Tiger Cloud (formerly Timescale Cloud) services, set their high availability, name VPCs.",
     license: "Apache-2.0",
     keywords: ["pulumi", "tigercloud", "timescale", "postgresql", "category/database"],
@@ -183,6 +185,8 @@ export function makeSchema(): PackageSchema {
     language: {
       go: { importBasePath: "github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud", generateResourceContainerTypes: false },
       python: { packageName: "pulumi_tigercloud", pyproject: { enabled: true } },
+      // NuGet's Pulumi.* prefix is Pulumi's own: the package is TigerCloud.Pulumi.
+      csharp: { rootNamespace: "TigerCloud", namespaces: { tigercloud: "Pulumi" } },
       nodejs: { packageName: "@tigercloud/pulumi" },
     },
   };

@@ -57,8 +57,8 @@ export interface ServiceForkArgs {
    */
   paused?: pulumi.Input<boolean>;
   /**
-   * Take this existing fork under management instead of forking (Pulumi's `import` option cannot
-   * serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if
+   * Take this existing fork under management instead of forking (the dynamic resources cannot be
+   * imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if
    * given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
    */
   adoptServiceId?: pulumi.Input<string>;

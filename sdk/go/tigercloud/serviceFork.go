@@ -18,7 +18,7 @@ type ServiceFork struct {
 
 	// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting pulumi.BoolPtrOutput `pulumi:"adoptExisting"`
-	// Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId pulumi.StringPtrOutput `pulumi:"adoptServiceId"`
 	// When the fork was taken over instead of made (see adoptExisting), and why.
 	Adopted          ServiceForkAdoptedPtrOutput          `pulumi:"adopted"`
@@ -139,7 +139,7 @@ func ServiceForkExists(ctx *pulumi.Context,
 type serviceForkArgs struct {
 	// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
-	// Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId *string `pulumi:"adoptServiceId"`
 	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
 	CpuMillis interface{} `pulumi:"cpuMillis"`
@@ -179,7 +179,7 @@ type serviceForkArgs struct {
 type ServiceForkArgs struct {
 	// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting pulumi.BoolPtrInput
-	// Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId pulumi.StringPtrInput
 	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
 	CpuMillis pulumi.Input
@@ -257,7 +257,7 @@ func (o ServiceForkOutput) AdoptExisting() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.BoolPtrOutput { return v.AdoptExisting }).(pulumi.BoolPtrOutput)
 }
 
-// Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 func (o ServiceForkOutput) AdoptServiceId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.AdoptServiceId }).(pulumi.StringPtrOutput)
 }

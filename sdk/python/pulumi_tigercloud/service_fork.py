@@ -45,7 +45,7 @@ class ServiceForkArgs:
         :param pulumi.Input['ForkStrategy'] fork_strategy: LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
         :param pulumi.Input[_builtins.str] source_service_id: The service to fork.
         :param pulumi.Input[_builtins.bool] adopt_existing: With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
-        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] cpu_millis: Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
@@ -136,7 +136,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="adoptServiceId")
     def adopt_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         """
         return pulumi.get(self, "adopt_service_id")
 
@@ -344,7 +344,7 @@ class ServiceFork(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
-        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] cpu_millis: Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
@@ -535,7 +535,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="adoptServiceId")
     def adopt_service_id(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Take this existing fork under management instead of forking (Pulumi's `import` option cannot serve dynamic providers). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         """
         return pulumi.get(self, "adopt_service_id")
 
