@@ -71,7 +71,8 @@ function packPlugin() {
     );
     fs.chmodSync(exe, 0o755);
     // gzip -1: the Node.js binary is most of it, and a higher level buys little for seconds more.
-    const tmp = `${archive}.tmp`;
+    // A name of this process's own: suites beside each other may pack at once.
+    const tmp = `${archive}.${process.pid}.tmp`;
     execFileSync("tar", ["-C", stage, "-cf", tmp, "-I", "gzip -1", "."]);
     fs.renameSync(tmp, archive);
     fs.writeFileSync(stamp, digest);

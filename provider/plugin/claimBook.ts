@@ -5,6 +5,8 @@
 // one run is given the same engine, so the book is a file named after it (its address, process
 // and start time): each declaration is a line appended to it (O_APPEND: whole lines, even from
 // several processes), and a read takes every line, a resource's last declaration of a key winning.
+// The engine ends its plugins with SIGKILL, so no process of the run can remove the book at its end:
+// each plugin that starts removes the books of engines no longer running.
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
@@ -12,8 +14,10 @@ import * as path from "path";
 import { z } from "zod";
 import type { Claim, ClaimBook } from "../rules/claims";
 
-/** A book older than this belongs to a run long over: removed when a new one is opened. */
+/** A book older than this belongs to a run long over, whatever its engine (where /proc cannot tell). */
 const STALE_MS = 2 * 24 * 3600 * 1000;
+/** A book's name: its engine's PID and start time, and a digest of its address. */
+const BOOK = /^(\d+)-(\d*)-[0-9a-f]{16}\.jsonl$/;
 
 export class SharedClaimBook implements ClaimBook {
   constructor(readonly file: string) {}
@@ -57,26 +61,29 @@ export function claimBookOfRun(engineAddress: string): SharedClaimBook {
   const dir = path.join(os.tmpdir(), `pulumi-tigercloud-runs-${process.getuid?.() ?? "user"}`);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   removeStale(dir);
-  const engine = `${engineAddress} ${process.ppid} ${startTimeOf(process.ppid)}`;
-  const name = crypto.createHash("sha256").update(engine).digest("hex").slice(0, 32);
-  return new SharedClaimBook(path.join(dir, `${name}.jsonl`));
+  const digest = crypto.createHash("sha256").update(engineAddress).digest("hex").slice(0, 16);
+  return new SharedClaimBook(path.join(dir, `${process.ppid}-${startTimeOf(process.ppid) ?? ""}-${digest}.jsonl`));
 }
 
 /** A process's start time (Linux: /proc), so that a later engine at the same address and PID has another book. */
-function startTimeOf(pid: number): string {
+function startTimeOf(pid: number): string | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? "";
   } catch {
-    return "";
+    return undefined;
   }
 }
 
+/** Removes the books of engines that are gone (another process, or none, at their PID), and old ones. */
 function removeStale(dir: string): void {
+  const canTell = startTimeOf(process.pid) !== undefined;
   for (const entry of fs.readdirSync(dir)) {
     const file = path.join(dir, entry);
+    const book = BOOK.exec(entry);
     try {
-      if (Date.now() - fs.statSync(file).mtimeMs > STALE_MS) fs.rmSync(file, { force: true });
+      const engineGone = canTell && book !== null && startTimeOf(Number(book[1])) !== book[2];
+      if (engineGone || Date.now() - fs.statSync(file).mtimeMs > STALE_MS) fs.rmSync(file, { force: true });
     } catch {
       // removed by another process meanwhile
     }

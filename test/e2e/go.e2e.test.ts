@@ -5,11 +5,11 @@
 // the committed go.sum (no -mod=mod). Also: the committed SDKs are what scripts/gen-sdks/run makes
 // from the schema now.
 // The first `go run` compiles the Pulumi SDK: about 100 s on 2 cores with an empty Go build cache.
-import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NO_DELAYS, Simulator } from "../../simulator";
+import { shellEnv, succeeds } from "./shell";
 
 jest.setTimeout(900_000);
 const ROOT = path.join(__dirname, "..", "..");
@@ -22,49 +22,18 @@ let work: string;
 
 /** A Go user's shell: the CLI and Go on PATH, a file backend, a passphrase, the key pair and project. */
 function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-    PULUMI_HOME: path.join(work, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "go-e2e",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
+  return shellEnv(work, "go-e2e", {
     // Its own, to see that the example leaves nothing there.
     TMPDIR: path.join(work, "tmp"),
-  };
-  for (const key of Object.keys(env)) if (key.startsWith("TIGER_")) delete env[key];
-  return {
-    ...env,
     TIGER_API_URL: sim.url,
     TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
     TIGER_SECRET_KEY: sim.keyPair.secretKey,
     TIGER_PROJECT_ID: sim.defaults().projectId,
-  };
-}
-
-interface Run {
-  status: number | null;
-  output: string;
-  seconds: number;
-}
-
-/** Runs a command without blocking: the simulator answers from this same process. */
-function run(cwd: string, command: string, args: string[], env = userEnv()): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, output, seconds: (Date.now() - started) / 1000 }));
   });
 }
 
-async function ok(cwd: string, command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<Run> {
-  const r = await run(cwd, command, args, env);
-  if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}:\n${r.output}`);
-  return r;
-}
+/** Runs a command without blocking (the simulator answers from this same process); fails unless it exits 0. */
+const ok = (cwd: string, command: string, args: string[], env = userEnv()) => succeeds(cwd, command, args, env);
 
 /** The API calls that changed something, as the simulator logged them. */
 const changes = () =>
@@ -151,8 +120,12 @@ test("examples/go, as a user runs it: go run . up (update, a preview with no cha
   expect(destroyed.output).toMatch(/- 4 deleted/);
   // The example deletes its fork (onDestroy: delete).
   expect(sim.service(sim.defaults().projectId, fork.service_id)?.status ?? "DELETED").toBe("DELETED");
-  // Each run's workspace folder (the project and stack settings) is gone with it.
-  expect(fs.readdirSync(path.join(work, "tmp"))).toEqual([]);
+  // Each run's workspace folder (the project and stack settings) is gone with it. The plugin's
+  // book of what a run declares stays for the last run only: each plugin that starts removes the
+  // books of engines that have ended.
+  const left = fs.readdirSync(path.join(work, "tmp"));
+  expect(left.filter((f) => !f.startsWith("pulumi-tigercloud-runs-"))).toEqual([]);
+  for (const books of left) expect(fs.readdirSync(path.join(work, "tmp", books)).length).toBeLessThanOrEqual(1);
 });
 
 test("the committed SDKs are what scripts/gen-sdks/run makes from the schema now", async () => {

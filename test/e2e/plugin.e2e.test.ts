@@ -9,6 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { Client } from "pg";
 import { NO_DELAYS, Simulator } from "../../simulator";
+import { runCommand, shellEnv, succeeds } from "./shell";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");
@@ -19,18 +20,7 @@ let sim: Simulator;
 let work: string;
 
 /** The environment a person's shell would have: the CLI on PATH, a file backend, no TIGER_*. */
-function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-    PULUMI_HOME: path.join(work, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "plugin-e2e",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    ...extra,
-  };
-  for (const key of Object.keys(env)) if (key.startsWith("TIGER_") && !(key in extra)) delete env[key];
-  return env;
-}
+const cliEnv = (extra: Record<string, string> = {}) => shellEnv(work, "plugin-e2e", extra);
 
 /** The key pair and project of `s`, as a pipeline's environment gives them. */
 const credentialsOf = (s: Simulator) => ({
@@ -40,28 +30,9 @@ const credentialsOf = (s: Simulator) => ({
   TIGER_PROJECT_ID: s.defaults().projectId,
 });
 
-interface Run {
-  status: number | null;
-  output: string;
-}
-
-/** Runs a command without blocking: the simulator answers from this same process. */
-function run(cwd: string, args: string[], env = cliEnv(credentialsOf(sim))): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("pulumi", args, { cwd, env });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, output }));
-  });
-}
-
-async function ok(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  const r = await run(cwd, args, env);
-  if (r.status !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${r.status}:\n${r.output}`);
-  return r.output;
-}
+/** `pulumi ARGS` in `cwd`, without blocking: the simulator answers from this same process. */
+const run = (cwd: string, args: string[], env = cliEnv(credentialsOf(sim))) => runCommand(cwd, "pulumi", args, env);
+const ok = async (cwd: string, args: string[], env = cliEnv(credentialsOf(sim))) => (await succeeds(cwd, "pulumi", args, env)).output;
 
 /** A YAML project of its own directory, with a new stack. */
 async function project(name: string, program: string, env?: NodeJS.ProcessEnv): Promise<string> {

@@ -8,6 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { NO_DELAYS, Simulator } from "../../simulator";
 import { packedTarball } from "./harness";
+import { type Run, runCommand, shellEnv } from "./shell";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");
@@ -31,41 +32,14 @@ afterAll(async () => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
-interface Run {
-  status: number | null;
-  output: string;
-}
-
 /** The environment a person's shell would have: the CLI on PATH, a file backend, no TIGER_*. */
-function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-    PULUMI_HOME: path.join(work, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "projects-e2e",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    ...extra,
-  };
-  for (const key of Object.keys(env)) if (key.startsWith("TIGER_") && !(key in extra)) delete env[key];
-  return env;
-}
+const cliEnv = (extra: Record<string, string> = {}) => shellEnv(work, "projects-e2e", extra);
 
 /** Runs a command without blocking: the simulator answers from this same process. `onOutput`
  *  sees the output so far as it grows. */
 function run(cwd: string, command: string, args: string[], env = cliEnv(), onOutput?: (output: string) => void): Promise<Run> {
   fs.mkdirSync(path.join(work, "state"), { recursive: true });
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env });
-    let output = "";
-    const take = (chunk: Buffer) => {
-      output += chunk.toString();
-      onOutput?.(output);
-    };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, output }));
-  });
+  return runCommand(cwd, command, args, env, onOutput);
 }
 
 async function ok(cwd: string, command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
@@ -127,9 +101,16 @@ const PREVIEW_READS: Record<string, string[]> = {
 /** Examples that carry their own test (`npm test`), run below as their users run it. */
 const SELF_TESTED = ["testing"];
 
+/** The examples in other languages, each run by a suite of its own, through the provider plugin. */
+const OTHER_LANGUAGES: Record<string, string> = { yaml: "plugin.e2e.test.ts", go: "go.e2e.test.ts" };
+
 test("every example is a project: Pulumi.yaml, package.json depending on the package, a test configuration or a test of its own", () => {
-  const dirs = fs.readdirSync(path.join(ROOT, "examples"));
-  expect(dirs.sort()).toEqual([...Object.keys(EXAMPLE_CONFIG), ...SELF_TESTED].sort());
+  const all = fs.readdirSync(path.join(ROOT, "examples"));
+  const dirs = all.filter((d) => !(d in OTHER_LANGUAGES));
+  expect(all.sort()).toEqual([...Object.keys(EXAMPLE_CONFIG), ...SELF_TESTED, ...Object.keys(OTHER_LANGUAGES)].sort());
+  // Another language's example is run by its own suite.
+  for (const [d, suite] of Object.entries(OTHER_LANGUAGES))
+    expect(fs.readFileSync(path.join(__dirname, suite), "utf8")).toContain(`path.join(ROOT, "examples", "${d}")`);
   for (const d of dirs) {
     expect(fs.readFileSync(path.join(ROOT, "examples", d, "Pulumi.yaml"), "utf8")).toMatch(/^runtime:\n {2}name: nodejs/m);
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "examples", d, "package.json"), "utf8")) as {
