@@ -4,7 +4,19 @@
 const Sequencer = require("@jest/test-sequencer").default;
 
 // Slowest first, as measured in CI (.ci/run prints the slowest suites).
-const KNOWN_SLOW = ["gitops", "kill-create", "kill-update", "projects", "plugin", "refactor", "busy", "go", "paused", "database", "inplace"];
+const KNOWN_SLOW = [
+  "gitops",
+  "kill-create",
+  "kill-update",
+  "projects",
+  "plugin",
+  "refactor",
+  "busy",
+  "go",
+  "paused",
+  "database",
+  "inplace",
+];
 // Of the unit suites, the slowest (about 18 s on a busy machine) first: the run ends with the short ones.
 const SLOW_UNIT = ["declarations", "hardening", "client"];
 const rank = (test) => {

@@ -1,7 +1,7 @@
 // Command gen-sdks-dotnet writes the .NET SDK of the provider plugin from its Pulumi package
-// schema, with Pulumi's own generator (pkg/v3/codegen/dotnet), called directly, as ../main.go does
+// schema, with Pulumi's own generator (pkg/v3/codegen/dotnet), called directly, as scripts/gen-sdks/main.go does
 // for Go and Python. A module of its own, on an older pkg/v3: codegen/dotnet is not in the newer
-// ones (see ../run).
+// ones (see scripts/gen-sdks/run).
 //
 //	gen-sdks-dotnet -schema provider/plugin/schema.json -version 0.1.0 -out sdk
 //
