@@ -6,16 +6,14 @@
 // exists (recorded, then finished without a second fork).
 import * as grpc from "@grpc/grpc-js";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { setHostOptions, startRun } from "../provider/engine/host";
 import { PartialFailureError } from "../provider/errors";
-import { servedResources } from "../provider/plugin/resources";
-import { providerService, serve } from "../provider/plugin/server";
 import { providers } from "../provider/runtime";
 import { NO_DELAYS, Simulator } from "../simulator";
 import { configureProviders } from "./helpers";
+import { type Method, startPlugin, struct } from "./pluginClient";
 
 type Kind = "ServiceFork" | "ServiceHA" | "VpcName";
 type Bag = Record<string, unknown>;
@@ -76,16 +74,8 @@ async function dynamicHost(sim: Simulator): Promise<Host> {
 
 /** The plugin: its gRPC server on loopback, configured as the engine configures a provider. */
 async function pluginHost(sim: Simulator): Promise<Host> {
-  const { port, server } = await serve(providerService(servedResources(), undefined));
-  const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  type Unary = (req: unknown, done: (err: grpc.ServiceError | null, res: unknown) => void) => unknown;
-  const call = <Res>(method: string, req: unknown) =>
-    new Promise<Res>((resolve, reject) =>
-      ((client as unknown as Record<string, Unary>)[method] as Unary).call(client, req, (err, res) =>
-        err ? reject(err) : resolve(res as Res),
-      ),
-    );
-  const struct = (v: Bag) => Struct.fromJavaScript(v as Parameters<typeof Struct.fromJavaScript>[0]);
+  const plugin = await startPlugin();
+  const call = <Res>(method: Method, req: unknown) => plugin.call<Res>(method, req);
   /** Secrets as plain values: what the engine would show with --show-secrets. */
   const plain = (s: Struct | undefined): Bag =>
     JSON.parse(JSON.stringify(s?.toJavaScript() ?? {}), (_k, v: unknown) =>
@@ -131,10 +121,7 @@ async function pluginHost(sim: Simulator): Promise<Host> {
     async delete(kind, name, id, props) {
       await call("delete", new provproto.DeleteRequest().setUrn(urnOf(kind, name)).setId(id).setProperties(struct(props)));
     },
-    async close() {
-      client.close();
-      server.forceShutdown();
-    },
+    close: async () => plugin.close(),
   };
 }
 

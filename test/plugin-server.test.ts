@@ -8,21 +8,18 @@ import * as fs from "fs";
 import * as grpc from "@grpc/grpc-js";
 import type { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import { setHostOptions } from "../provider/engine/host";
 import { claimBookOfRun } from "../provider/plugin/claimBook";
-import { servedResources } from "../provider/plugin/resources";
-import { providerService, serve } from "../provider/plugin/server";
 import { NO_DELAYS, Simulator } from "../simulator";
+import { type Method, type PluginClient, startPlugin, struct } from "./pluginClient";
 
 const SECRET = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
 const FORK_URN = "urn:pulumi:dev::p::tigercloud:index:ServiceFork::f";
 const VPC_URN = "urn:pulumi:dev::p::tigercloud:index:VpcName::v";
 
 let sim: Simulator;
-let server: grpc.Server;
-let client: provrpc.ResourceProviderClient;
+let plugin: PluginClient;
 const saved = { ...process.env };
 
 beforeEach(async () => {
@@ -31,28 +28,19 @@ beforeEach(async () => {
   sim = new Simulator({ delays: { ...NO_DELAYS } });
   await sim.start();
   setHostOptions({ client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } });
-  const started = await serve(providerService(servedResources(), undefined));
-  server = started.server;
-  client = new provrpc.ResourceProviderClient(`127.0.0.1:${started.port}`, grpc.credentials.createInsecure());
+  plugin = await startPlugin();
 });
 afterEach(async () => {
-  client.close();
-  server.forceShutdown();
+  plugin.close();
   setHostOptions({});
   await sim.stop();
   process.env = { ...saved };
 });
 
-type Unary<Res> = (req: unknown, done: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
-/** One call, as a promise: its answer, or its gRPC error. */
-type Method = "configure" | "checkConfig" | "diffConfig" | "check" | "diff" | "read" | "create" | "update" | "delete";
-function call<Res>(method: Method, req: unknown, to: provrpc.ResourceProviderClient = client): Promise<Res> {
-  const send = (to[method] as unknown as Unary<Res>).bind(to);
-  return new Promise((resolve, reject) => send(req, (err, res) => (err ? reject(err) : resolve(res))));
-}
-const struct = (value: Record<string, unknown>) => Struct.fromJavaScript(value as Parameters<typeof Struct.fromJavaScript>[0]);
+/** One call to this test's plugin (or `to`), as a promise: its answer, or its gRPC error. */
+const call = <Res>(method: Method, req: unknown, to: PluginClient = plugin) => to.call<Res>(method, req);
 
-const configure = (args: Record<string, unknown> | undefined, variables: Record<string, string> = {}, to = client) => {
+const configure = (args: Record<string, unknown> | undefined, variables: Record<string, string> = {}, to = plugin) => {
   const req = new provproto.ConfigureRequest();
   if (args) req.setArgs(struct(args));
   for (const [k, v] of Object.entries(variables)) req.getVariablesMap().set(k, v);
@@ -270,10 +258,7 @@ test("a custom timeout over 24h is taken as 24h, the most a timeout input may sa
 test("a fork renamed and moved to another provider of the run is adopted there, and the old resource's delete leaves it", async () => {
   // Two provider instances of one run: two plugin servers given the same engine.
   const engine = `127.0.0.1:${1 + Math.floor(Math.random() * 1000)}`;
-  const [a, b] = await Promise.all([serve(providerService(servedResources(), engine)), serve(providerService(servedResources(), engine))]);
-  const [clientA, clientB] = [a, b].map(
-    (s) => new provrpc.ResourceProviderClient(`127.0.0.1:${s.port}`, grpc.credentials.createInsecure()),
-  );
+  const [clientA, clientB] = await Promise.all([startPlugin(engine), startPlugin(engine)]);
   try {
     await configure(account(), {}, clientA);
     await configure(account(), {}, clientB);
@@ -305,9 +290,7 @@ test("a fork renamed and moved to another provider of the run is adopted there, 
     expect(sim.service(sim.defaults().projectId, made.getId())?.status).toBe("READY");
     expect(sim.requests("deleteService")).toEqual([]);
   } finally {
-    for (const c of [clientA, clientB]) c?.close();
-    a.server.forceShutdown();
-    b.server.forceShutdown();
+    for (const c of [clientA, clientB]) c.close();
     fs.rmSync(claimBookOfRun(engine).file, { force: true });
   }
 });
