@@ -230,6 +230,12 @@ export class ForkOutcomeUnknownError extends TigerCloudError {
 /** The API answered 404, but not in a way that confirms the object is gone (see provider/workflows/gone.ts). */
 export class NotConfirmedGoneError extends TigerCloudError {
   override name = "NotConfirmedGoneError";
+  /** The failure of the project's service list, when that list is what could not confirm it. */
+  readonly listFailure: unknown;
+  constructor(message: string, options?: { cause?: unknown; listFailure?: unknown }) {
+    super(message, options);
+    this.listFailure = options?.listFailure;
+  }
 }
 
 /** A service did not reach the awaited status in time, or reached a status it cannot leave. */
@@ -243,10 +249,10 @@ export class WaitError extends TigerCloudError {
  * engine reads from it (a partial failure's id and properties) is kept; a thrown non-error becomes
  * a TigerCloudError. Applying it twice changes nothing: escapes hold no control character.
  */
-export function escapedError(err: unknown): Error {
-  if (!(err instanceof Error)) return new TigerCloudError(String(err));
+export function escapedError(err: unknown, conceal: (text: string) => string = printable): Error {
+  if (!(err instanceof Error)) return new TigerCloudError(conceal(String(err)));
   const raw = err.message;
-  const message = printable(raw);
+  const message = conceal(raw);
   try {
     if (message !== raw) {
       err.message = message;
@@ -254,7 +260,7 @@ export function escapedError(err: unknown): Error {
       if (typeof err.stack === "string") err.stack = err.stack.replace(raw, () => message);
     }
     const holder = err as { reasons?: unknown };
-    if (Array.isArray(holder.reasons)) holder.reasons = holder.reasons.map((r) => printable(String(r)));
+    if (Array.isArray(holder.reasons)) holder.reasons = holder.reasons.map((r) => conceal(String(r)));
     return err;
   } catch {
     // A frozen error, or one whose message cannot be set: a new one says the same, escaped.
@@ -262,17 +268,23 @@ export function escapedError(err: unknown): Error {
   }
 }
 
-/** A check's result as it may reach the engine: every failure's property and reason escaped. */
-export function escapedFailures<R extends { failures?: readonly { property: string; reason: string }[] | undefined }>(result: R): R {
+/**
+ * A check's result as it may reach the engine: every failure's property and reason escaped (and,
+ * with a call's `conceal`, without the values the program marked secret).
+ */
+export function escapedFailures<R extends { failures?: readonly { property: string; reason: string }[] | undefined }>(
+  result: R,
+  conceal: (text: string) => string = printable,
+): R {
   if (!result.failures) return result;
-  return { ...result, failures: result.failures.map((f) => ({ property: printable(f.property), reason: printable(f.reason) })) };
+  return { ...result, failures: result.failures.map((f) => ({ property: printable(f.property), reason: conceal(f.reason) })) };
 }
 
-/** Runs a provider method: whatever it throws reaches the engine escaped (escapedError). */
-export async function escapingErrors<T>(work: () => Promise<T>): Promise<T> {
+/** Runs a provider method: whatever it throws reaches the engine escaped (escapedError), and concealed by the call's `conceal`. */
+export async function escapingErrors<T>(work: () => Promise<T>, conceal: (text: string) => string = printable): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    throw escapedError(err);
+    throw escapedError(err, conceal);
   }
 }

@@ -112,10 +112,14 @@ export function resolveVerifyReferences(config: ConfigLookup, env: NodeJS.Proces
  * value), in the order resolveSettings picks them; half a key pair is named too. Undefined when
  * no credential is set at all.
  */
-export function credentialSource(config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function credentialSource(
+  config: ConfigLookup,
+  env: NodeJS.ProcessEnv = process.env,
+  configWord = "stack config",
+): string | undefined {
   const from = (name: "apiKey" | "publicKey" | "secretKey") => {
     const { config: key, env: variable } = SETTING_SOURCES[name];
-    if (pick(undefined, config, {}, name) !== undefined) return `stack config ${key}`;
+    if (pick(undefined, config, {}, name) !== undefined) return `${configWord} ${key}`;
     if (pick(undefined, () => undefined, env, name) !== undefined) return `environment variable ${variable}`;
     return undefined;
   };
@@ -123,6 +127,21 @@ export function credentialSource(config: ConfigLookup, env: NodeJS.ProcessEnv = 
   if (apiKey) return apiKey;
   const [publicKey, secretKey] = [from("publicKey"), from("secretKey")];
   return publicKey && secretKey ? `${publicKey} with ${secretKey}` : (publicKey ?? secretKey);
+}
+
+/**
+ * Where the project of a resource that sets none comes from (a config key or a variable), as
+ * credentialSource names the credentials; undefined when neither sets one.
+ */
+export function projectIdSource(
+  config: ConfigLookup,
+  env: NodeJS.ProcessEnv = process.env,
+  configWord = "stack config",
+): string | undefined {
+  const { config: key, env: variable } = SETTING_SOURCES.projectId;
+  if (pick(undefined, config, {}, "projectId") !== undefined) return `${configWord} ${key}`;
+  if (pick(undefined, () => undefined, env, "projectId") !== undefined) return `environment variable ${variable}`;
+  return undefined;
 }
 
 export function resolveSettings(

@@ -44,7 +44,12 @@ describe.each(Object.keys(credentials) as (keyof typeof credentials)[])("with %s
       expect(inputs.projectId).toBe(ids.projectId);
     }
     expect(sim.requests("authInfo")).toHaveLength(1);
-    expect(lines.join("")).toContain(`projectId: ${ids.projectId}, the project of the API key (GET /auth/info)`);
+    // The credentials named as they are: a bearer key or a key pair, never "the API key" for both.
+    const from =
+      credential === "a key pair"
+        ? "stack config tigercloud:publicKey with stack config tigercloud:secretKey"
+        : "stack config tigercloud:apiKey";
+    expect(lines.join("")).toContain(`projectId: ${ids.projectId}, the project the credentials from ${from} belong to (GET /auth/info)`);
     // The same process's create uses what check learnt: no second request.
     const { outs } = await vpc.create((checked[0] as { inputs: Record<string, unknown> }).inputs);
     expect(outs).toMatchObject({ projectId: ids.projectId, name: "named" });
@@ -107,16 +112,49 @@ test("a failure before any request (no credential yet) is not kept either: set i
   }
 });
 
-test("when GET /auth/info fails, check fails on projectId, saying what was tried and how to set it", async () => {
+test("a key the API refuses, with no projectId: check fails on projectId telling to fix the key, not to set projectId", async () => {
   await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
-  sim.injectFault("authInfo", { kind: "status", status: 401 }, 10);
+  sim.injectFault(
+    "authInfo",
+    { kind: "status", status: 401, body: JSON.stringify({ code: "UNAUTHORIZED", message: "bad key" }), contentType: "application/json" },
+    10,
+  );
   const failures = (await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" })).failures ?? [];
   expect(failures).toHaveLength(1);
   expect(failures[0]?.property).toBe("projectId");
-  expect(failures[0]?.reason).toMatch(
-    /^projectId is required: it is not set on the resource, nor in tigercloud:projectId \(stack config\) or TIGER_PROJECT_ID, and asking the API which project the key belongs to \(GET \/auth\/info, with the credentials from stack config tigercloud:apiKey\) failed: .*401.* Set projectId on the resource, or tigercloud:projectId \/ TIGER_PROJECT_ID\.$/s,
+  expect(failures[0]?.reason).toBe(
+    "The API refused the credentials from stack config tigercloud:apiKey (401: bad key) when asking the API which project the credentials " +
+      "from stack config tigercloud:apiKey belong to (GET /auth/info). Set a valid key there (`pulumi config set --secret tigercloud:apiKey …`, " +
+      "or TIGER_API_KEY, or a key pair).",
   );
   expect(failures[0]?.reason).not.toContain(sim.apiKey);
+});
+
+test("an API URL that answers an HTML page with 200: check fails on projectId naming the URL", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+  sim.injectFault("authInfo", { kind: "status", status: 200, body: "<html><body>Sign in to continue</body></html>" }, 10);
+  const failures = (await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" })).failures ?? [];
+  expect(failures.map((f) => f.property)).toEqual(["projectId"]);
+  expect(failures[0]?.reason).toMatch(
+    /did not reach Tiger Cloud's API: .*not JSON.*Check the API URL \(tigercloud:apiUrl \/ TIGER_API_URL\)\.$/,
+  );
+});
+
+test("GET /auth/info that cannot answer now (503): preview passes, warned once, and up asks again", async () => {
+  await configureProviders({ "tigercloud:apiUrl": sim.url, "tigercloud:apiKey": sim.apiKey });
+  sim.injectFault("authInfo", { kind: "status", status: 503 }, 4);
+  const lines = captureStderr();
+  const checked = await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "n" });
+  expect(checked.failures ?? []).toEqual([]);
+  expect(checked.inputs.projectId).toBeUndefined();
+  await vpc.check({}, { __provider: P, vpcId: ids.vpcId, name: "m" });
+  const warned = lines.filter((l) => l.startsWith("warning: [tigercloud] projectId was not verified"));
+  expect(warned).toHaveLength(1);
+  expect(warned[0]).toMatch(/503.*`up` will ask again\./);
+  // up: the key answers now, and its project is used.
+  sim.clearFaults();
+  const { outs } = await vpc.create(checked.inputs);
+  expect(outs).toMatchObject({ projectId: ids.projectId });
 });
 
 describe("GET /auth/info in each shape the vendor describes", () => {

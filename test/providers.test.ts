@@ -533,7 +533,7 @@ describe("VpcName", () => {
   });
 
   test("check takes a whole number that holds every digit as those digits (a YAML program's config)", async () => {
-    const { inputs, failures } = await vpc.check({}, { __provider: P, projectId: "p", vpcId: 1234567, name: "n" });
+    const { inputs, failures } = await vpc.check({}, { __provider: P, projectId: ids.projectId, vpcId: 1234567, name: "n" });
     expect(failures).toEqual([]);
     expect(inputs.vpcId).toBe("1234567");
   });

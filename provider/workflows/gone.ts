@@ -68,7 +68,7 @@ async function projectServices(
   } catch (err) {
     throw new NotConfirmedGoneError(
       `The API answered 404 for ${what}, but listing project ${projectId}'s services to confirm it failed, so it is not taken for gone: ${(err as Error).message}`,
-      { cause: err },
+      { cause: err, listFailure: err },
     );
   }
 }

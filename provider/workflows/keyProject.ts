@@ -9,7 +9,8 @@ import { printable } from "../text";
 import type { CallContext } from "../engine/host";
 import type { ProjectSource } from "../rules/inputs";
 import { runSlot } from "../run";
-import { VERIFY_LIMITS } from "./verify";
+import { AuthenticationError, isTransient, NotFoundError, PermissionDeniedError, SchemaValidationError } from "../errors";
+import { VERIFY_LIMITS, warnOnce } from "./verify";
 
 /** This run's question to the key, while one is under way or once it was answered. */
 const ASKED = runSlot((): { answer?: Promise<ProjectSource> } => ({}));
@@ -35,19 +36,20 @@ async function projectOfTheKey(ctx: CallContext): Promise<ProjectSource> {
   const unset = `projectId is required: it is not set on the resource, nor in ${config} (stack config) or ${env}`;
   const fix = `Set projectId on the resource, or ${config} / ${env}.`;
   const source = ctx.credentialSource;
+  const credentials = source ? `the credentials from ${source}` : "these credentials";
   let info: AuthInfo;
   try {
     info = await ctx.client(VERIFY_LIMITS).authInfo();
   } catch (err) {
-    const tried = source
-      ? `asking the API which project the key belongs to (GET /auth/info, with the credentials from ${source}) failed`
-      : "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
-    return { failure: `${unset}, and ${tried}: ${(err as Error).message} ${fix}` };
+    if (!source) {
+      const tried = "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
+      return { failure: `${unset}, and ${tried}: ${(err as Error).message} ${fix}` };
+    }
+    return keyNotAsked(credentials, err as Error, unset, fix);
   }
   const projectId = (info.api_key ?? info.apiKey)?.project.id;
   if (!projectId) {
     // Only an API key belongs to one project; a user's login (OAuth) may reach several.
-    const credentials = source ? `the credentials from ${source}` : "these credentials";
     const type = printable(info.type.slice(0, 100));
     const oauth = info.type === "oauth" ? " (a user's login token, which belongs to no one project)" : "";
     return {
@@ -55,9 +57,35 @@ async function projectOfTheKey(ctx: CallContext): Promise<ProjectSource> {
     };
   }
   ctx.progress(
-    `projectId: ${projectId}, the project of the API key (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
+    `projectId: ${projectId}, the project ${credentials} belong to (GET /auth/info), as neither the resource nor ${config} / ${env} sets one`,
   );
   return { projectId };
+}
+
+/**
+ * GET /auth/info failed: the advice names the real fix. A refused key is the key's fault, an
+ * answer that is not the API's the URL's; only what cannot be known now (a 5xx, a timeout, a
+ * refused connection, a 429) is `transient`, which check leaves to `up` with a warning.
+ */
+function keyNotAsked(credentials: string, err: Error, unset: string, fix: string): ProjectSource {
+  const asking = `asking the API which project ${credentials} belong to (GET /auth/info)`;
+  const { apiKey, apiUrl } = SETTING_SOURCES;
+  if (err instanceof AuthenticationError)
+    return {
+      failure:
+        `The API refused ${credentials} (401: ${err.apiMessage}) when ${asking}. ` +
+        `Set a valid key there (\`pulumi config set --secret ${apiKey.config} …\`, or ${apiKey.env}, or a key pair).`,
+    };
+  if (err instanceof PermissionDeniedError)
+    return {
+      failure: `The API refused ${asking} (403: ${err.apiMessage}): ${credentials} may not ask it. Use a project's API key, or set projectId.`,
+    };
+  if (err instanceof SchemaValidationError || (err instanceof NotFoundError && !err.apiAnswered))
+    return {
+      failure: `${asking} did not reach Tiger Cloud's API: ${err.message}. Check the API URL (${apiUrl.config} / ${apiUrl.env}).`,
+    };
+  const failure = `${unset}, and ${asking} failed: ${err.message} ${fix}`;
+  return isTransient(err) ? { failure, transient: true } : { failure };
 }
 
 /**
@@ -79,5 +107,11 @@ export async function projectIdFallback(
   // A resource in state whose recorded inputs hold no project learnt it at `up` (check deferred it):
   // its project is in its outputs, which diff and update read. Asking here would only risk another.
   if (phase === "check" && (inState || !ctx.verifyReferences || ctx.credentialSource === undefined)) return { deferred: true };
-  return askTheKey(ctx);
+  const asked = await askTheKey(ctx);
+  // At preview, what cannot be known now is left to `up`, said once.
+  if (phase === "check" && "transient" in asked) {
+    await warnOnce(ctx, `projectId was not verified: ${asked.failure} \`up\` will ask again.`);
+    return { deferred: true };
+  }
+  return asked;
 }

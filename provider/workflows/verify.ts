@@ -5,7 +5,16 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { Service, Vpc } from "../api/schemas";
 import type { TigerCloudClient } from "../api/client";
-import { AuthenticationError, ConfigurationError, NotFoundError, PermissionDeniedError } from "../errors";
+import {
+  AuthenticationError,
+  ConfigurationError,
+  isTransient,
+  NotConfirmedGoneError,
+  NotFoundError,
+  PermissionDeniedError,
+  SchemaValidationError,
+  TigerCloudError,
+} from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
 import type { CallContext } from "../engine/host";
@@ -31,8 +40,8 @@ type Found = { object: Service | Vpc } | { gone: true } | { error: Error };
 /** This run's reads, shared by every resource (even while one runs), and the warnings said. */
 const LEARNT = runSlot(() => ({ reads: new Map<string, Promise<Found>>(), said: new Set<string>() }));
 
-/** A warning said once per process, however many resources lead to it. */
-async function warnOnce(ctx: CallContext, message: string): Promise<void> {
+/** A warning said once per run, however many resources lead to it. */
+export async function warnOnce(ctx: CallContext, message: string): Promise<void> {
   const { said } = ctx.learnt(LEARNT);
   if (said.has(message)) return;
   said.add(message);
@@ -63,15 +72,18 @@ function read(ctx: CallContext, client: TigerCloudClient, type: Reference["type"
 /**
  * Verifies the known references of one resource of `kind`; returns the check failures. Values
  * still unknown are skipped. Turned off by tigercloud:verifyReferences / TIGER_VERIFY_REFERENCES.
+ * `projectFrom` says where the references' project came from (the resource, a setting, the key),
+ * for the advice when the API does not know that project.
  */
 export async function verifyReferences(
   ctx: CallContext,
   kind: string,
   references: readonly Reference[],
+  projectFrom = "the resource's projectId",
 ): Promise<pulumi.dynamic.CheckFailure[]> {
+  if (references.length === 0) return [];
   // The unknown sentinel is a string too.
   const known = references.filter((r): r is Reference & { projectId: string; id: string } => isKnownText(r.projectId) && isKnownText(r.id));
-  if (known.length === 0) return [];
   const failAll = (why: string) => known.map((r) => ({ property: r.property, reason: `${r.property} could not be verified: ${why}` }));
 
   let client: TigerCloudClient;
@@ -81,7 +93,8 @@ export async function verifyReferences(
   } catch (err) {
     if (!(err instanceof ConfigurationError)) throw err;
     if (ctx.credentialSource === undefined) {
-      // A pull request from a fork repository gets no secrets: its preview still passes.
+      // A pull request from a fork repository gets no secrets: its preview still passes, and says
+      // so once, whether or not the references are known yet (with no key, neither is the project).
       const { apiKey } = SETTING_SOURCES;
       await warnOnce(
         ctx,
@@ -91,6 +104,7 @@ export async function verifyReferences(
     }
     return failAll(err.message);
   }
+  if (known.length === 0) return [];
 
   const failures: pulumi.dynamic.CheckFailure[] = [];
   for (const ref of known) {
@@ -102,7 +116,7 @@ export async function verifyReferences(
     } else if ("gone" in found) {
       judgement.failure = `names ${what}, which does not exist in project ${ref.projectId} (the API answered 404${ref.type === "service" ? ", and the project's service list does not hold it" : " twice"})`;
     } else {
-      judgement = judgeError(ctx, kind, ref, what, found.error);
+      judgement = judgeError(ctx, kind, { ...ref, what, projectFrom }, found.error);
     }
     if (judgement.failure) failures.push({ property: ref.property, reason: `${ref.property} ${judgement.failure}` });
     if (judgement.warning) await warnOnce(ctx, judgement.warning);
@@ -110,22 +124,55 @@ export async function verifyReferences(
   return failures;
 }
 
-/** Refused credentials and a wrong URL fail the check: `up` would fail on them too. The rest may pass by `up`. */
-function judgeError(ctx: CallContext, kind: string, ref: Reference & { projectId: string }, what: string, err: Error): Judgement {
+/** The reference a failed read was for, as the advice names it. */
+interface Failed {
+  property: string;
+  projectId: string;
+  what: string;
+  projectFrom: string;
+}
+
+/**
+ * What a failed read says of the check. Only what cannot be known now (a 5xx, a timeout, a
+ * refused or dropped connection, a 429) is left to `up` with a warning; whatever the API itself
+ * refused, or an answer that is not the API's at all, fails the check with the fix: `up` would
+ * fail on it too.
+ */
+export function judgeError(ctx: CallContext, kind: string, ref: Failed, err: Error): Judgement {
   const source = ctx.credentialSource ?? "no credentials";
-  const { apiKey } = SETTING_SOURCES;
+  const { apiKey, apiUrl, projectId } = SETTING_SOURCES;
+  const prefix = "could not be verified:";
+  // A 404 confirmed by the project's service list, which failed: what that list said decides.
+  if (err instanceof NotConfirmedGoneError && err.listFailure instanceof TigerCloudError) {
+    const listed = err.listFailure;
+    if (listed instanceof NotFoundError && listed.apiAnswered)
+      return {
+        failure:
+          `${prefix} project ${ref.projectId} does not exist, or the credentials from ${source} cannot see it ` +
+          `(the API answered 404 to ${ref.what} and to the project's service list). The project comes from ${ref.projectFrom}: ` +
+          `set it to the project the key belongs to (on the resource, or ${projectId.config} / ${projectId.env}).`,
+      };
+    if (listed instanceof TigerCloudError && !isTransient(listed)) return judgeError(ctx, kind, ref, listed);
+  }
   if (err instanceof AuthenticationError)
     return {
       failure:
-        `could not be verified: the API refused the credentials from ${source} (401: ${err.apiMessage}). ` +
+        `${prefix} the API refused the credentials from ${source} (401: ${err.apiMessage}). ` +
         `Set a valid key there (stack config wins over the environment: \`pulumi config set --secret ${apiKey.config} …\`, or ${apiKey.env}).`,
     };
   if (err instanceof PermissionDeniedError)
     return {
       failure:
-        `could not be verified: the credentials from ${source} may not read ${what} in project ${ref.projectId} (403: ${err.apiMessage}). ` +
-        `Use a key of that project there, or check the resource's projectId (default ${SETTING_SOURCES.projectId.config} / ${SETTING_SOURCES.projectId.env}).`,
+        `${prefix} the credentials from ${source} may not read ${ref.what} in project ${ref.projectId} (403: ${err.apiMessage}). ` +
+        `Use a key of that project there, or check the project, which comes from ${ref.projectFrom}.`,
     };
-  if (err instanceof NotFoundError && !err.apiAnswered) return { failure: `could not be verified: ${err.message}` };
-  return { warning: `${kind}: could not verify ${ref.property} (${what}): ${err.message}; \`up\` will try.` };
+  if (err instanceof SchemaValidationError || (err instanceof NotFoundError && !err.apiAnswered))
+    return {
+      failure: err.message.includes(apiUrl.config)
+        ? `${prefix} ${err.message}`
+        : `${prefix} ${err.message}; the API URL (${apiUrl.config} / ${apiUrl.env}) may be wrong`,
+    };
+  if (isTransient(err) || err instanceof NotConfirmedGoneError)
+    return { warning: `${kind}: could not verify ${ref.property} (${ref.what}): ${err.message}; \`up\` will try.` };
+  return { failure: `${prefix} ${err.message}` };
 }

@@ -221,7 +221,9 @@ test("npx tigercloud-simulator, from the installed tarball: its JSON line's key 
     await ok(dir, "pulumi", ["stack", "init", "npx-simulator", "--non-interactive"], env);
     await ok(dir, "pulumi", ["config", "set-all", "--plaintext", `sourceServiceId=${serviceId}`, "--plaintext", `vpcId=${vpcId}`], env);
     const up = await ok(dir, "pulumi", ["up", "--yes", "--non-interactive"], env);
-    expect(up).toContain(`projectId: ${info.projectId}, the project of the API key (GET /auth/info)`);
+    expect(up).toContain(
+      `projectId: ${info.projectId}, the project the credentials from environment variable TIGER_PUBLIC_KEY with environment variable TIGER_SECRET_KEY belong to (GET /auth/info)`,
+    );
     const listed = await fetch(`${info.url}/projects/${info.projectId}/services`, { headers: { Authorization: `Basic ${basic}` } });
     const staging = ((await listed.json()) as { name: string; status: string; ha_replicas?: { replica_count: number } }[]).find(
       (s) => s.name === "staging",
