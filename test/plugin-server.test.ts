@@ -5,12 +5,15 @@
 // provider setting that breaks a rule fails CheckConfig naming it; secrets go back as secrets; an
 // operation's timeout stands in for the timeout input, and is not recorded.
 import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import type { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import { setHostOptions } from "../provider/engine/host";
-import { claimBookOfRun } from "../provider/plugin/claimBook";
+import { bookPath, booksFolder, claimBookOfRun } from "../provider/plugin/claimBook";
+import { captureStderr } from "./helpers";
 import { NO_DELAYS, Simulator } from "../simulator";
 import { type Method, type PluginClient, startPlugin, struct } from "./pluginClient";
 
@@ -291,6 +294,137 @@ test("a fork renamed and moved to another provider of the run is adopted there, 
     expect(sim.requests("deleteService")).toEqual([]);
   } finally {
     for (const c of [clientA, clientB]) c.close();
-    fs.rmSync(claimBookOfRun(engine).file, { force: true });
+    const run = claimBookOfRun(engine);
+    if ("book" in run) fs.rmSync(run.book.file, { force: true });
   }
+});
+
+describe("the run's book of declarations, in a temporary directory other users can write to", () => {
+  let tmp: string;
+  const engine = "127.0.0.1:7";
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-books-"));
+    process.env.TMPDIR = tmp;
+  });
+  afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  test("a regular file where the folder goes: the plugin serves, keeps the run's declarations in its process, and warns once", async () => {
+    fs.writeFileSync(booksFolder(tmp), "not a folder");
+    expect(claimBookOfRun(engine, booksFolder(tmp))).toEqual({ problem: `${booksFolder(tmp)} is not a folder` });
+    const lines = captureStderr();
+    const served = await startPlugin(engine);
+    try {
+      await configure(account(), {}, served);
+      for (const name of ["a", "b"]) {
+        const req = new provproto.CheckRequest()
+          .setUrn(FORK_URN)
+          .setOlds(struct({}))
+          .setNews(struct(forkNews(name)));
+        expect((await call<provproto.CheckResponse>("check", req, served)).getFailuresList()).toEqual([]);
+      }
+    } finally {
+      served.close();
+      jest.restoreAllMocks();
+    }
+    const warned = lines.filter((l) => l.includes("the declarations of this run are kept in each provider process"));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain(`${booksFolder(tmp)} is not a folder`);
+  });
+
+  test("a symbolic link where the folder goes: refused, and nothing in the folder it points to is removed", () => {
+    const elsewhere = fs.mkdtempSync(path.join(tmp, "victim-"));
+    const files = ["1-2-0123456789abcdef.jsonl", "keep.txt"].map((f) => path.join(elsewhere, f));
+    const old = new Date(Date.now() - 30 * 24 * 3600 * 1000);
+    for (const f of files) {
+      fs.writeFileSync(f, "precious");
+      fs.utimesSync(f, old, old);
+    }
+    fs.symlinkSync(elsewhere, booksFolder(tmp));
+    expect(claimBookOfRun(engine, booksFolder(tmp))).toEqual({
+      problem: `${booksFolder(tmp)} is a symbolic link, not a folder of this user's`,
+    });
+    for (const f of files) expect(fs.readFileSync(f, "utf8")).toBe("precious");
+  });
+
+  test("a folder another user made, open to all: a declaration planted in the run's book cannot spare a fork its delete", async () => {
+    const folder = booksFolder(tmp);
+    fs.mkdirSync(folder);
+    fs.chmodSync(folder, 0o777);
+    if (process.getuid?.() === 0) fs.chownSync(folder, 4242, 4242);
+    expect(claimBookOfRun(engine, folder)).toMatchObject({
+      problem: expect.stringMatching(/belongs to another user|may be entered by other users/),
+    });
+    const served = await startPlugin(engine);
+    try {
+      await configure(account(), {}, served);
+      const made = await call<provproto.CreateResponse>(
+        "create",
+        new provproto.CreateRequest().setUrn(FORK_URN).setProperties(struct(forkNews("planted", { onDestroy: "delete" }))),
+        served,
+      );
+      // Another user writes, in the run's book, that a resource of the run holds the fork.
+      const line = {
+        key: `ServiceFork ${sim.defaults().projectId}/${made.getId()}`,
+        urn: "urn:pulumi:dev::p::tigercloud:index:ServiceFork::x",
+        name: "x",
+        value: true,
+      };
+      fs.writeFileSync(bookPath(engine, folder), `${JSON.stringify(line)}\n`);
+      await call(
+        "delete",
+        new provproto.DeleteRequest()
+          .setUrn(FORK_URN)
+          .setId(made.getId())
+          .setProperties(made.getProperties() as Struct),
+        served,
+      );
+    } finally {
+      served.close();
+    }
+    expect(sim.requests("deleteService")).toHaveLength(1);
+  });
+});
+
+test("the run that imports changes nothing: a diff against what the program declares otherwise is no change, with a warning of what the next up will do", async () => {
+  await configure(account());
+  const { projectId, vpcId } = sim.defaults();
+  const imported = await call<provproto.ReadResponse>("read", new provproto.ReadRequest().setId(vpcId).setUrn(VPC_URN));
+  const state = imported.getProperties()?.toJavaScript() as Record<string, unknown>;
+  expect(state).toMatchObject({ name: "main-vpc" });
+  const diff = () =>
+    call<provproto.DiffResponse>(
+      "diff",
+      new provproto.DiffRequest()
+        .setUrn(VPC_URN)
+        .setId(vpcId)
+        .setOlds(struct(state))
+        .setNews(struct({ projectId, vpcId, name: "renamed\u001b[2J" })),
+    );
+  const lines = captureStderr();
+  const during = await diff();
+  jest.restoreAllMocks();
+  expect(during.getChanges()).toBe(provproto.DiffResponse.DiffChanges.DIFF_NONE);
+  const said = lines.join("");
+  expect(said).toContain(
+    'VpcName "v" was imported as it is, and this run changes nothing in Tiger Cloud; the program declares otherwise: name "renamed\\x1b[2J" (it is "main-vpc").',
+  );
+  expect(said).toContain("The next `pulumi up` will make these changes");
+  // The next run (a new configuration) plans the rename.
+  await configure(account());
+  expect((await diff()).getChanges()).toBe(provproto.DiffResponse.DiffChanges.DIFF_SOME);
+  expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
+});
+
+test("customTimeouts bound a VpcName's requests too: a rename that never answers ends within the create's limit", async () => {
+  await configure(account());
+  sim.injectFault("renameVpc", { kind: "hang" });
+  const { projectId, vpcId } = sim.defaults();
+  const started = Date.now();
+  const req = new provproto.CreateRequest()
+    .setUrn(VPC_URN)
+    .setProperties(struct({ projectId, vpcId, name: "slow" }))
+    .setTimeout(3);
+  const err = (await call("create", req).catch((e: grpc.ServiceError) => e)) as grpc.ServiceError;
+  expect(err.details).toMatch(/Request timed out after \d+ ms: POST .*\/rename/);
+  expect((Date.now() - started) / 1000).toBeLessThan(3.5);
 });
