@@ -16,8 +16,9 @@ export type Fault =
   /** 200 and a body of `bytes` bytes, streamed in 64 KiB chunks as fast as the client reads. */
   | { kind: "huge"; bytes: number }
   /** The operation IS carried out, then the answer is lost: this status with an empty body, or
-   *  with status 0 a dropped connection (a fork made, its 202 never seen). */
-  | { kind: "afterApplying"; status: number }
+   *  with status 0 a dropped connection (a fork made, its 202 never seen), or "hang": no answer
+   *  ever comes (a DELETE applied, its answer stuck in a proxy). */
+  | { kind: "afterApplying"; status: number | "hang" }
   /** The request waits this long, then is carried out and answered as usual (a slow network). */
   | { kind: "slow"; ms: number }
   /** The request waits until the API has answered a request of `operation` that came in since
@@ -93,7 +94,8 @@ export class Faults {
   loseAnswer(operation: OperationName, res: http.ServerResponse): boolean {
     const lost = this.take(operation, ["afterApplying"]);
     if (!lost) return false;
-    if (lost.fault.status === 0) res.socket?.destroy();
+    if (lost.fault.status === "hang") this.hanging.add(res);
+    else if (lost.fault.status === 0) res.socket?.destroy();
     else res.writeHead(lost.fault.status).end();
     return true;
   }

@@ -153,9 +153,11 @@ describe("rejected at preview, naming the property", () => {
     const [provider, base] = kinds[kind] as [Provider, Record<string, unknown>];
     const news = { __provider: P, ...base, ...hostile };
     const { failures = [] } = await provider.check({}, news);
-    expect(failures.map((f) => f.property)).toContain(property);
-    const failure = failures.find((f) => f.property === property);
-    expect(failure?.reason.startsWith(property)).toBe(true);
+    // The engine repeats the value of the property a failure names: a value it would print raw
+    // is named by the reason alone.
+    const raw = Object.values(hostile).some((v) => typeof v === "string" && printable(v) !== v);
+    const failure = failures.find((f) => f.reason.startsWith(property));
+    expect(failure?.property).toBe(raw ? "" : property);
     expect(failure?.reason).toMatch(reason);
     // create reads its inputs with the same parse: the same refusal, before any request.
     const err = await rejectionOf(provider.create(news));

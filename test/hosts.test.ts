@@ -12,20 +12,35 @@ import { setHostOptions, startRun } from "../provider/engine/host";
 import { PartialFailureError } from "../provider/errors";
 import { providers } from "../provider/runtime";
 import { NO_DELAYS, Simulator } from "../simulator";
-import { configureProviders } from "./helpers";
+import { captureStderr, configureProviders } from "./helpers";
 import { type Method, startPlugin, struct } from "./pluginClient";
 
 type Kind = "ServiceFork" | "ServiceHA" | "VpcName";
 type Bag = Record<string, unknown>;
 
+/**
+ * What a call says beyond its properties, each in its host's own terms: the properties the program
+ * marked secret, and the operation's time limit (a timeout input for the dynamic provider, the
+ * engine's customTimeouts for the plugin).
+ */
+interface CallOptions {
+  secret?: string[];
+  timeoutSeconds?: number;
+}
+
 /** A host as the engine meets it, one provider instance; `outs` are the state the engine records. */
 interface Host {
-  check(kind: Kind, name: string, olds: Bag, news: Bag): Promise<{ inputs: Bag; failures: string[] }>;
+  check(kind: Kind, name: string, olds: Bag, news: Bag, options?: CallOptions): Promise<{ inputs: Bag; failures: string[] }>;
   diff(kind: Kind, name: string, id: string, olds: Bag, news: Bag): Promise<{ changes: boolean; replaces: string[] }>;
   /** A create; a failure after the object exists answers `partial` (what the engine records). */
-  create(kind: Kind, name: string, news: Bag): Promise<{ id: string; outs: Bag } | { partial: { id: string; outs: Bag }; message: string }>;
+  create(
+    kind: Kind,
+    name: string,
+    news: Bag,
+    options?: CallOptions,
+  ): Promise<{ id: string; outs: Bag } | { partial: { id: string; outs: Bag }; message: string }>;
   update(kind: Kind, name: string, id: string, olds: Bag, news: Bag): Promise<Bag>;
-  delete(kind: Kind, name: string, id: string, props: Bag): Promise<void>;
+  delete(kind: Kind, name: string, id: string, props: Bag, options?: CallOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,24 +55,28 @@ async function dynamicHost(sim: Simulator): Promise<Host> {
     "tigercloud:projectId": sim.defaults().projectId,
   });
   const urnOf = (kind: Kind, name: string) => `urn:pulumi:dev::p::pulumi-nodejs:dynamic/tigercloud:${kind}::${name}`;
-  const declared = (kind: Kind, name: string, props: Bag) => ({
+  // The resource classes hand over the names of the secret inputs; a time limit is a timeout input.
+  const declared = (kind: Kind, name: string, props: Bag, options: CallOptions = {}) => ({
     ...props,
     __provider: P,
     __resourceName: name,
     __resourceUrn: urnOf(kind, name),
+    ...(options.secret ? { __secretInputs: options.secret } : {}),
   });
+  const timed = (key: string, props: Bag, options: CallOptions = {}) =>
+    options.timeoutSeconds === undefined ? props : { ...props, [key]: `${options.timeoutSeconds}s` };
   return {
-    async check(kind, name, olds, news) {
-      const r = await providers[kind].check(olds, declared(kind, name, news));
+    async check(kind, name, olds, news, options) {
+      const r = await providers[kind].check(olds, declared(kind, name, news, options));
       return { inputs: r.inputs as Bag, failures: (r.failures ?? []).map((f) => `${f.property}: ${f.reason}`) };
     },
     async diff(kind, name, id, olds, news) {
       const r = await providers[kind].diff(id, olds, declared(kind, name, news));
       return { changes: Boolean(r.changes), replaces: r.replaces ?? [] };
     },
-    async create(kind, name, news) {
+    async create(kind, name, news, options) {
       try {
-        const r = await providers[kind].create(declared(kind, name, news));
+        const r = await providers[kind].create(timed("createTimeout", declared(kind, name, news, options), options));
         return { id: r.id, outs: r.outs as Bag };
       } catch (e) {
         if (!(e instanceof PartialFailureError)) throw e;
@@ -67,7 +86,7 @@ async function dynamicHost(sim: Simulator): Promise<Host> {
     async update(kind, name, id, olds, news) {
       return (await providers[kind].update(id, olds, declared(kind, name, news))).outs as Bag;
     },
-    delete: (kind, _name, id, props) => providers[kind].delete(id, props),
+    delete: (kind, _name, id, props, options) => providers[kind].delete(id, timed("deleteTimeout", props, options)),
     close: async () => undefined,
   };
 }
@@ -82,15 +101,25 @@ async function pluginHost(sim: Simulator): Promise<Host> {
       typeof v === "object" && v !== null && "4dabf18193072939515e22adb298388d" in v ? (v as unknown as { value: unknown }).value : v,
     ) as Bag;
   const urnOf = (kind: Kind, name: string) => `urn:pulumi:dev::p::tigercloud:index:${kind}::${name}`;
+  // Secret properties travel wrapped, as the engine sends them.
+  const wrapped = (props: Bag, options: CallOptions = {}) =>
+    struct(
+      Object.fromEntries(
+        Object.entries(props).map(([k, v]) => [
+          k,
+          options.secret?.includes(k) ? { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: v } : v,
+        ]),
+      ),
+    );
   await call(
     "configure",
     new provproto.ConfigureRequest().setArgs(struct({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId })),
   );
   return {
-    async check(kind, name, olds, news) {
+    async check(kind, name, olds, news, options) {
       const r = await call<provproto.CheckResponse>(
         "check",
-        new provproto.CheckRequest().setUrn(urnOf(kind, name)).setOlds(struct(olds)).setNews(struct(news)),
+        new provproto.CheckRequest().setUrn(urnOf(kind, name)).setOlds(struct(olds)).setNews(wrapped(news, options)),
       );
       return { inputs: plain(r.getInputs()), failures: r.getFailuresList().map((f) => `${f.getProperty()}: ${f.getReason()}`) };
     },
@@ -99,11 +128,14 @@ async function pluginHost(sim: Simulator): Promise<Host> {
       const r = await call<provproto.DiffResponse>("diff", req);
       return { changes: r.getChanges() === provproto.DiffResponse.DiffChanges.DIFF_SOME, replaces: r.getReplacesList() };
     },
-    async create(kind, name, news) {
+    async create(kind, name, news, options = {}) {
       try {
         const r = await call<provproto.CreateResponse>(
           "create",
-          new provproto.CreateRequest().setUrn(urnOf(kind, name)).setProperties(struct(news)),
+          new provproto.CreateRequest()
+            .setUrn(urnOf(kind, name))
+            .setProperties(wrapped(news, options))
+            .setTimeout(options.timeoutSeconds ?? 0),
         );
         return { id: r.getId(), outs: plain(r.getProperties()) };
       } catch (e) {
@@ -118,8 +150,9 @@ async function pluginHost(sim: Simulator): Promise<Host> {
       const req = new provproto.UpdateRequest().setUrn(urnOf(kind, name)).setId(id).setOlds(struct(olds)).setNews(struct(news));
       return plain((await call<provproto.UpdateResponse>("update", req)).getProperties());
     },
-    async delete(kind, name, id, props) {
-      await call("delete", new provproto.DeleteRequest().setUrn(urnOf(kind, name)).setId(id).setProperties(struct(props)));
+    async delete(kind, name, id, props, options = {}) {
+      const req = new provproto.DeleteRequest().setUrn(urnOf(kind, name)).setId(id).setProperties(wrapped(props, options));
+      await call("delete", req.setTimeout(options.timeoutSeconds ?? 0));
     },
     close: async () => plugin.close(),
   };
@@ -224,5 +257,77 @@ describe.each([
     const finished = await host.update("ServiceFork", "f", id, outs, news);
     expect(finished).toMatchObject({ serviceId: id, status: "READY" });
     expect(sim.requests("forkService")).toHaveLength(1);
+  });
+  test("preview verifies: a project the API does not know fails check, naming the project and where it came from", async () => {
+    const { failures } = await host.check("ServiceFork", "f", {}, { ...forkInputs("x"), projectId: "proj-nowhere" });
+    expect(failures).toEqual([
+      expect.stringMatching(
+        /^sourceServiceId: sourceServiceId could not be verified: project proj-nowhere does not exist, or the credentials from .* cannot see it \(the API answered 404 to service svc-\w+ and to the project's service list\)\. The project comes from the resource's projectId/,
+      ),
+    ]);
+  });
+
+  test("preview verifies: an API URL that answers an HTML page with 200 (a sign-in proxy) fails check, naming the URL", async () => {
+    sim.injectFault("getService", { kind: "status", status: 200, body: "<html><body>Sign in</body></html>" }, 5);
+    const { failures } = await host.check("ServiceFork", "f", {}, forkInputs("x"));
+    expect(failures).toEqual([
+      expect.stringMatching(
+        /^sourceServiceId: sourceServiceId could not be verified: .*not JSON.*the API URL \(tigercloud:apiUrl \/ TIGER_API_URL\)/,
+      ),
+    ]);
+  });
+
+  test("a name marked secret is never shown: not by the takeover warning at check, nor by the adoption's progress", async () => {
+    const name = "s3cret-pr-name";
+    sim.outOfBand.addFork(sim.defaults().projectId, sim.defaults().serviceId, { name });
+    const lines = captureStderr();
+    const { inputs, failures } = await host.check("ServiceFork", "f", {}, forkInputs(name), { secret: ["name"] });
+    expect(failures).toEqual([]);
+    const created = await host.create("ServiceFork", "f", inputs, { secret: ["name"] });
+    expect("id" in created).toBe(true);
+    jest.restoreAllMocks();
+    const said = lines.join("");
+    expect(said).toContain("will take over running fork");
+    expect(said).toContain("adopting fork");
+    expect(said).not.toContain(name);
+  });
+
+  test("a forkService that never answers ends within the create's time limit, one request, leaving time to look for the fork", async () => {
+    sim.injectFault("forkService", { kind: "hang" });
+    const { inputs } = await host.check("ServiceFork", "f", {}, forkInputs("hung"));
+    const started = Date.now();
+    const created = await host.create("ServiceFork", "f", inputs, { timeoutSeconds: 4 }).catch((e: Error) => e);
+    const seconds = (Date.now() - started) / 1000;
+    expect(created).toBeInstanceOf(Error);
+    expect((created as Error).message).toMatch(/forkService of service svc-\w+ failed and a fork may have been created/);
+    expect(seconds).toBeLessThan(4.5);
+    expect(sim.requests("forkService")).toHaveLength(1);
+    // The look for the fork its lost answer may have made, after the request and before the limit.
+    const fork = sim.requests("forkService")[0]?.at ?? 0;
+    expect(sim.requests("listServices").filter((r) => r.at > fork)).toHaveLength(1);
+  });
+
+  test("a DELETE whose answer never comes: the fork seen DELETING is a finished destroy, within the delete's time limit", async () => {
+    const { id, outs } = await made("ServiceFork", "f", forkInputs("to-delete", { onDestroy: "delete" }));
+    sim.injectFault("deleteService", { kind: "afterApplying", status: "hang" });
+    const started = Date.now();
+    await host.delete("ServiceFork", "f", id, outs, { timeoutSeconds: 4 });
+    expect((Date.now() - started) / 1000).toBeLessThan(4.5);
+    expect(sim.requests("deleteService")).toHaveLength(1);
+    expect(["DELETING", "DELETED"]).toContain(sim.service(sim.defaults().projectId, id)?.status);
+  });
+
+  test("a stopped fork of the same name and source: the new fork is made, and a warning says nothing tells which is this resource's", async () => {
+    const stopped = sim.outOfBand.addFork(sim.defaults().projectId, sim.defaults().serviceId, { name: "was-pausing" });
+    sim.outOfBand.setStatus(sim.defaults().projectId, stopped, "PAUSED");
+    const lines = captureStderr();
+    const { id } = await made("ServiceFork", "f", forkInputs("was-pausing"));
+    jest.restoreAllMocks();
+    expect(id).not.toBe(stopped);
+    expect(sim.requests("forkService")).toHaveLength(1);
+    expect(lines.join("")).toContain(
+      `a stopped fork named "was-pausing" of service ${sim.defaults().serviceId} exists: ${stopped} (PAUSED`,
+    );
+    expect(lines.join("")).toContain("nothing tells which");
   });
 });

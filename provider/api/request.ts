@@ -62,6 +62,8 @@ export type ClientOptions = ClientTuning & {
   sleep?: (ms: number) => Promise<void>;
   /** More values no error may show (a password this client is about to send). */
   secrets?: readonly string[];
+  /** Epoch ms: every call of this client ends by then, whatever deadline the call gives (an operation's own limit). */
+  deadline?: number;
 };
 
 /** Per-call limits, given by callers that wait against a clock of their own. */
@@ -160,7 +162,7 @@ export class ApiRequester {
 
   async request<T>(op: ApiRequest<T>, call: CallOptions = {}): Promise<T> {
     const { maxAttempts, maxTotalMs } = this.options;
-    const { deadline } = call;
+    const deadline = earliest(call.deadline, this.options.deadline);
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       let failure: TigerCloudError;
@@ -353,6 +355,10 @@ export class ApiRequester {
     return `${kind} ${this.quote(text)}`;
   }
 }
+
+/** The earlier of two deadlines, either of which may be unset. */
+export const earliest = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
 /** Retry-After: delta-seconds or an HTTP date. */
 export function parseRetryAfter(value: unknown): number | undefined {

@@ -5,7 +5,15 @@ import * as crypto from "crypto";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../api/client";
-import { type ConfigLookup, credentialSource, resolveProjectId, resolveVerifyReferences, SETTING_SOURCES } from "../settings";
+import { secretRedactor } from "../api/redaction";
+import {
+  type ConfigLookup,
+  credentialSource,
+  projectIdSource,
+  resolveProjectId,
+  resolveVerifyReferences,
+  SETTING_SOURCES,
+} from "../settings";
 import type { RunMemory, RunSlot } from "../run";
 import { printable } from "../text";
 import { endWithEngine } from "./engineWatch";
@@ -50,6 +58,15 @@ export interface HostSettings {
    * stderr the engine shows): progress lines go to stderr.
    */
   urn?: string | undefined;
+  /** How messages name where a setting was read: "stack config" (default), "provider setting". */
+  configWord?: string | undefined;
+  /**
+   * The values of this call's inputs and state that the program marked secret: no progress line,
+   * warning, error or check failure shows them (see conceal).
+   */
+  secrets?: readonly string[] | undefined;
+  /** The operation's own deadline (the plugin's customTimeouts): no request of the call outlives it. */
+  deadline?: number | undefined;
 }
 
 /** The dynamic provider's: one per provider process, set by configure. */
@@ -95,6 +112,7 @@ function clientFromSettings(
   progress: (message: string) => void,
   limits: ClientLimits = {},
   secrets: readonly string[] = [],
+  deadline?: number,
 ): TigerCloudClient {
   const tightened = Object.fromEntries(
     Object.entries(limits).map(([key, limit]) => {
@@ -110,6 +128,7 @@ function clientFromSettings(
     ...options.client,
     ...tightened,
     secrets,
+    ...(deadline === undefined ? {} : { deadline }),
   });
 }
 
@@ -134,6 +153,23 @@ export interface CallContext extends RunMemory {
   readonly credentialSource: string | undefined;
   /** The project of stack config or the environment, for a resource that sets none. */
   readonly projectId: string | undefined;
+  /** Where that project comes from (a config key or a variable), if any. */
+  readonly projectIdSource: string | undefined;
+  /** How messages name a setting's key: "stack config tigercloud:projectId", or the plugin's "provider setting …". */
+  readonly configWord: string;
+  /** The operation's deadline the host was given (the plugin's customTimeouts), if any. */
+  readonly deadline: number | undefined;
+  /** `text` without any value the program marked secret, and escaped: what a person may be shown. */
+  conceal(text: string): string;
+}
+
+/** A function that takes the given secret values out of a text, and escapes it (printable). */
+export function concealer(secrets: readonly string[] = []): (text: string) => string {
+  const values = secrets.filter((s) => s.length > 0);
+  if (values.length === 0) return printable;
+  const redact = secretRedactor([...values]);
+  // Before and after the escaping: an escape could break a value apart, or complete one.
+  return (text) => redact(printable(redact(text)));
 }
 
 /**
@@ -142,11 +178,17 @@ export interface CallContext extends RunMemory {
  */
 export function callContext(settings: HostSettings = stackSettings): CallContext {
   const { config, learnt } = settings;
-  const progress = progressTo(settings);
+  const conceal = concealer(settings.secrets);
+  const progress = progressTo(settings, conceal);
+  const configWord = settings.configWord ?? "stack config";
   return {
-    client: (limits, secrets) => clientFromSettings(config, progress, limits, secrets),
+    client: (limits, secrets = []) =>
+      clientFromSettings(config, progress, limits, [...secrets, ...(settings.secrets ?? [])], settings.deadline),
     progress,
-    warning: (message, urn) => warning(settings, message, urn),
+    warning: (message, urn) => warning(settings, conceal(message), urn),
+    conceal,
+    configWord,
+    deadline: settings.deadline,
     options,
     learnt<T>(slot: RunSlot<T>): T {
       if (!learnt.has(slot)) learnt.set(slot, slot.fresh());
@@ -157,7 +199,10 @@ export function callContext(settings: HostSettings = stackSettings): CallContext
       return resolveVerifyReferences(config);
     },
     get credentialSource() {
-      return credentialSource(config);
+      return credentialSource(config, process.env, configWord);
+    },
+    get projectIdSource() {
+      return projectIdSource(config, process.env, configWord);
     },
     // The project a resource uses when its input leaves it unset: the settings, then the environment.
     get projectId() {
@@ -166,19 +211,37 @@ export function callContext(settings: HostSettings = stackSettings): CallContext
   };
 }
 
+/**
+ * The values, as text, of the properties a dynamic program marked secret (`__secretInputs`, which
+ * its resource classes add), in each of `bags`: a call's inputs, or its state.
+ */
+export function secretInputValues(...bags: Record<string, unknown>[]): string[] {
+  const values: string[] = [];
+  const collect = (v: unknown): void => {
+    if (typeof v === "string" || typeof v === "number") values.push(String(v));
+    else if (Array.isArray(v)) v.forEach(collect);
+    else if (typeof v === "object" && v !== null) Object.values(v).forEach(collect);
+  };
+  for (const bag of bags) {
+    const names = bag.__secretInputs;
+    if (Array.isArray(names)) for (const name of names) if (typeof name === "string" && !name.startsWith("__")) collect(bag[name]);
+  }
+  return values;
+}
+
+/** The context of a dynamic provider's call: stack config, and the secret values of `bags` (its inputs, its state). */
+export function dynamicCallContext(...bags: Record<string, unknown>[]): CallContext {
+  return callContext({ ...stackSettings, secrets: secretInputValues(...bags) });
+}
+
 /** Progress lines a person can follow; anything from outside in them is escaped. */
-function progressTo(settings: HostSettings): (message: string) => void {
+function progressTo(settings: HostSettings, conceal: (text: string) => string): (message: string) => void {
   const { engineAddress, urn } = settings;
   const log = engineAddress !== undefined && urn !== undefined ? engineLog(engineAddress, settings.grpc) : null;
-  if (log === null) return (message) => process.stderr.write(`[tigercloud] ${printable(message)}\n`);
+  if (log === null) return (message) => process.stderr.write(`[tigercloud] ${conceal(message)}\n`);
   // The resource's status in the engine's display (ephemeral: not kept among its diagnostics).
   return (message) =>
-    log.client.log(
-      log.request("info", `[tigercloud] ${printable(message)}`, urn),
-      log.metadata(),
-      { deadline: Date.now() + 5000 },
-      () => {},
-    );
+    log.client.log(log.request("info", `[tigercloud] ${conceal(message)}`, urn), log.metadata(), { deadline: Date.now() + 5000 }, () => {});
 }
 
 /** The engine's log service, as the provider process reaches it (see engineLog). */

@@ -26,7 +26,7 @@ import { printable } from "../text";
 import { PACKAGE_VERSION } from "../version";
 import { claimBookOfRun } from "./claimBook";
 import { lookupOf, readSettings, settingsOfConfigure } from "./settings";
-import { type Bag, receive, send, withDeclarantOf } from "./wire";
+import { type Bag, type Received, receive, send, withDeclarantOf } from "./wire";
 import schema from "./schema.json";
 
 /** A resource the plugin serves: its lifecycle, the outputs every program keeps secret, and the
@@ -58,11 +58,37 @@ export function providerService(
   // Unconfigured, a provider reads only the environment (as the dynamic provider before configure).
   // What the run learns starts empty, but for its declarations: the run's book, which all its
   // plugin processes share (claimBook.ts).
-  const freshRun = () =>
-    new Map<RunSlot<unknown>, unknown>(engineAddress === undefined ? [] : [[CLAIM_BOOK, claimBookOfRun(engineAddress)]]);
-  let host: HostSettings = { config: () => undefined, learnt: freshRun(), engineAddress, grpc };
-  /** A call's context: this instance's settings, progress shown as the resource's status. */
-  const context = (urn: string) => callContext({ ...host, urn });
+  // Where no private book can be had, the declarations stay in this process: said once, as a warning.
+  let bookProblem: string | undefined;
+  const freshRun = () => {
+    const run = engineAddress === undefined ? undefined : claimBookOfRun(engineAddress);
+    if (run && "problem" in run) bookProblem = run.problem;
+    return new Map<RunSlot<unknown>, unknown>(run && "book" in run ? [[CLAIM_BOOK, run.book]] : []);
+  };
+  let host: HostSettings = { config: () => undefined, learnt: freshRun(), engineAddress, grpc, configWord: "provider setting" };
+  /**
+   * A call's context: this instance's settings, progress shown as the resource's status, the
+   * values the call's properties hold as secrets (never shown), and the operation's deadline.
+   */
+  const context = async (urn: string, call: { secrets?: Received[]; timeoutSeconds?: number } = {}) => {
+    const seconds = call.timeoutSeconds ?? 0;
+    const ctx = callContext({
+      ...host,
+      urn,
+      secrets: (call.secrets ?? []).flatMap((r) => r.secretValues),
+      deadline: seconds > 0 ? Date.now() + Math.min(MAX_TIMEOUT_S, seconds) * 1000 : undefined,
+    });
+    if (bookProblem !== undefined) {
+      const problem = bookProblem;
+      bookProblem = undefined;
+      await ctx.warning(
+        `the declarations of this run are kept in each provider process, not shared between them: ${problem}. ` +
+          `A fork renamed and moved to another provider in one run may then be stopped by the old resource's delete. ` +
+          `Remove or fix that path (it must be a folder of this user's alone, mode 700), or set TMPDIR to a private folder.`,
+      );
+    }
+    return ctx;
+  };
 
   const served = (urn: string): ServedResource => {
     const kind = TOKEN.exec(typeOf(urn))?.[1];
@@ -115,7 +141,7 @@ export function providerService(
       const given = settingsOfConfigure(receive(req.getArgs()).props, new Map(req.getVariablesMap().toArray()));
       const { settings, failures } = readSettings(given);
       if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
-      host = { config: lookupOf(settings), learnt: freshRun(), engineAddress, grpc };
+      host = { config: lookupOf(settings), learnt: freshRun(), engineAddress, grpc, configWord: "provider setting" };
       return new provproto.ConfigureResponse()
         .setAcceptsecrets(true)
         .setAcceptresources(false)
@@ -125,7 +151,8 @@ export function providerService(
     check: unary(async (req: provproto.CheckRequest) => {
       const { lifecycle } = served(req.getUrn());
       const [olds, news] = [receive(req.getOlds()), receive(req.getNews())];
-      const result = await lifecycle.check(context(req.getUrn()), olds.props, withDeclarantOf(req.getUrn(), news.props));
+      const ctx = await context(req.getUrn(), { secrets: [olds, news] });
+      const result = await lifecycle.check(ctx, olds.props, withDeclarantOf(req.getUrn(), news.props));
       const resp = new provproto.CheckResponse().setInputs(send(result.inputs as Bag | undefined, news.secretKeys));
       return resp.setFailuresList(
         (result.failures ?? []).map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason)),
@@ -133,7 +160,9 @@ export function providerService(
     }),
     diff: unary(async (req: provproto.DiffRequest) => {
       const { lifecycle } = served(req.getUrn());
-      const olds = withDeclarantOf(req.getUrn(), receive(req.getOlds()).props);
+      const oldsReceived = receive(req.getOlds());
+      const newsReceived = receive(req.getNews());
+      const olds = withDeclarantOf(req.getUrn(), oldsReceived.props);
       // ignoreChanges: the engine hands back the old input, but the diff compares the recorded
       // state (what refresh read): an ignored property is the recorded one, or it would be a change.
       const ignored = Object.fromEntries(
@@ -142,8 +171,9 @@ export function providerService(
           .filter((k) => k in olds)
           .map((k) => [k, olds[k]]),
       );
-      const news = withDeclarantOf(req.getUrn(), { ...receive(req.getNews()).props, ...ignored });
-      const result = await lifecycle.diff(context(req.getUrn()), req.getId(), olds, news);
+      const news = withDeclarantOf(req.getUrn(), { ...newsReceived.props, ...ignored });
+      const ctx = await context(req.getUrn(), { secrets: [oldsReceived, newsReceived] });
+      const result = await lifecycle.diff(ctx, req.getId(), olds, news);
       const changes =
         result.changes === true
           ? provproto.DiffResponse.DiffChanges.DIFF_SOME
@@ -163,7 +193,8 @@ export function providerService(
       // Preview: nothing is made; what the API will say is unknown until then.
       if (req.getPreview()) return new provproto.CreateResponse().setId("").setProperties(send(news.props, secret));
       try {
-        const made = await resource.lifecycle.create(context(req.getUrn()), timedBy(resource, "create", req.getTimeout(), declared));
+        const ctx = await context(req.getUrn(), { secrets: [news], timeoutSeconds: req.getTimeout() });
+        const made = await resource.lifecycle.create(ctx, timedBy(resource, "create", req.getTimeout(), declared));
         return new provproto.CreateResponse()
           .setId(made.id)
           .setProperties(send(recordedAs(resource, "create", made.outs as Bag, declared), secret));
@@ -178,7 +209,8 @@ export function providerService(
       const props = receive(req.hasProperties() ? req.getProperties() : undefined);
       const inputs = receive(req.hasInputs() ? req.getInputs() : undefined);
       const secret = [...props.secretKeys, ...resource.secretOutputs];
-      const found = await resource.lifecycle.read(context(req.getUrn()), req.getId(), withDeclarantOf(req.getUrn(), props.props));
+      const ctx = await context(req.getUrn(), { secrets: [props, inputs] });
+      const found = await resource.lifecycle.read(ctx, req.getId(), withDeclarantOf(req.getUrn(), props.props));
       const resp = new provproto.ReadResponse();
       if (!found.id) return resp;
       return resp
@@ -196,7 +228,7 @@ export function providerService(
       if (req.getPreview()) return new provproto.UpdateResponse().setProperties(send({ ...olds.props, ...news.props }, secret));
       try {
         const result = await resource.lifecycle.update(
-          context(req.getUrn()),
+          await context(req.getUrn(), { secrets: [olds, news], timeoutSeconds: req.getTimeout() }),
           req.getId(),
           withDeclarantOf(req.getUrn(), olds.props),
           timedBy(resource, "update", req.getTimeout(), declared),
@@ -210,8 +242,10 @@ export function providerService(
     }),
     delete: unary(async (req: provproto.DeleteRequest) => {
       const resource = served(req.getUrn());
-      const props = withDeclarantOf(req.getUrn(), receive(req.getProperties()).props);
-      await resource.lifecycle.delete(context(req.getUrn()), req.getId(), timedBy(resource, "delete", req.getTimeout(), props));
+      const received = receive(req.getProperties());
+      const props = withDeclarantOf(req.getUrn(), received.props);
+      const ctx = await context(req.getUrn(), { secrets: [received], timeoutSeconds: req.getTimeout() });
+      await resource.lifecycle.delete(ctx, req.getId(), timedBy(resource, "delete", req.getTimeout(), props));
       return new Empty();
     }),
     cancel: unary(async () => new Empty()),

@@ -22,16 +22,26 @@ function revealed(v: unknown): unknown {
   return v;
 }
 
-/** What came in: the properties, plain, and which of them were secret (top-level keys). */
+/** What came in: the properties, plain, which of them were secret (top-level keys), and the secret values as text. */
 export interface Received {
   props: Bag;
   secretKeys: Set<string>;
+  secretValues: string[];
 }
 
 export function receive(struct: Struct | undefined): Received {
   const raw = (struct?.toJavaScript() ?? {}) as Bag;
   const secretKeys = new Set(Object.keys(raw).filter((k) => containsSecret(raw[k])));
-  return { props: revealed(raw) as Bag, secretKeys };
+  return { props: revealed(raw) as Bag, secretKeys, secretValues: secretValuesIn(raw, false) };
+}
+
+/** Every string or number inside a secret, as text: no message may show them. */
+function secretValuesIn(v: unknown, inSecret: boolean): string[] {
+  if (isSecret(v)) return secretValuesIn(v.value, true);
+  if (typeof v === "string" || typeof v === "number") return inSecret ? [String(v)] : [];
+  if (Array.isArray(v)) return v.flatMap((x) => secretValuesIn(x, inSecret));
+  if (typeof v === "object" && v !== null) return Object.values(v).flatMap((x) => secretValuesIn(x, inSecret));
+  return [];
 }
 
 function containsSecret(v: unknown): boolean {

@@ -4,7 +4,7 @@
 // its data goes. The provider that does the work is resources/serviceFork/, in the engine's process.
 import * as pulumi from "@pulumi/pulumi";
 import { serializedProvider } from "./serializedProvider";
-import { expectedUrn } from "./urn";
+import { expectedUrn, secretInputNames } from "./urn";
 
 export interface ServiceForkArgs {
   /** Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -150,6 +150,7 @@ export class ServiceFork extends pulumi.dynamic.Resource {
         ...args,
         __resourceName: name,
         __resourceUrn: expectedUrn(name, FORK_TYPE, opts),
+        __secretInputs: secretInputNames(args),
       },
       {
         ...opts,

@@ -4,7 +4,7 @@
 // resource goes. The provider is resources/serviceHA/.
 import * as pulumi from "@pulumi/pulumi";
 import { serializedProvider } from "./serializedProvider";
-import { expectedUrn } from "./urn";
+import { expectedUrn, secretInputNames } from "./urn";
 
 export interface ServiceHAArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -42,6 +42,7 @@ export class ServiceHA extends pulumi.dynamic.Resource {
         ...args,
         __resourceName: name,
         __resourceUrn: expectedUrn(name, "pulumi-nodejs:dynamic/tigercloud:ServiceHA", opts),
+        __secretInputs: secretInputNames(args),
       },
       opts,
       "tigercloud",

@@ -13,3 +13,18 @@ export function expectedUrn(name: string, type: string, opts: pulumi.CustomResou
     pulumi.createUrn(name, type, opts?.parent).apply((urn) => resolve(urn));
   });
 }
+
+/**
+ * The names of the inputs the program made secret (`pulumi.secret`, config read as secret), or
+ * nothing: handed to the provider as `__secretInputs`, since the engine tells a dynamic provider
+ * no secret, so that its messages never print those values. A Promise, for the reason above.
+ */
+export function secretInputNames(args: object): Promise<string[] | undefined> {
+  const checks = Object.entries(args).map(async ([name, value]) =>
+    pulumi.Output.isInstance(value) && (await pulumi.isSecret(value as pulumi.Output<unknown>)) ? name : undefined,
+  );
+  return Promise.all(checks).then((names) => {
+    const secret = names.filter((n): n is string => n !== undefined);
+    return secret.length > 0 ? secret : undefined;
+  });
+}

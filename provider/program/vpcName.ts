@@ -3,6 +3,7 @@
 // be unnamed, so it keeps the last name Pulumi gave it. The provider is resources/vpcName/.
 import * as pulumi from "@pulumi/pulumi";
 import { serializedProvider } from "./serializedProvider";
+import { secretInputNames } from "./urn";
 
 export interface VpcNameArgs {
   /** Default: tigercloud:projectId or TIGER_PROJECT_ID. */
@@ -22,6 +23,7 @@ export class VpcName extends pulumi.dynamic.Resource {
   declare readonly regionCode: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: VpcNameArgs, opts?: pulumi.CustomResourceOptions) {
-    super(serializedProvider("VpcName"), name, { cidr: undefined, regionCode: undefined, ...args }, opts, "tigercloud", "VpcName");
+    const inputs = { cidr: undefined, regionCode: undefined, ...args, __secretInputs: secretInputNames(args) };
+    super(serializedProvider("VpcName"), name, inputs, opts, "tigercloud", "VpcName");
   }
 }

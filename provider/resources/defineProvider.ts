@@ -4,15 +4,19 @@
 // dynamic provider (below) and the provider plugin (provider/plugin/).
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { type CallContext, callContext, configureFromStack } from "../engine/host";
+import { type CallContext, configureFromStack, dynamicCallContext } from "../engine/host";
 import { projectIdFallback } from "../workflows/keyProject";
 import { InvalidInputError, escapedFailures, escapingErrors } from "../errors";
-import type { Declarant } from "../rules/claims";
+import { type Declarant, describeDeclarant } from "../rules/claims";
 import { changedInPlaceKeys, type DiffRules, diffInputs, makesNewObject, onlyStateChanged } from "../rules/diff";
-import { checkInputs, type EngineInputs, type ProjectSource, declarantOf, readInputs } from "../rules/inputs";
+import { checkInputs, type EngineInputs, type ProjectSource, declarantOf, echoSafe, readInputs } from "../rules/inputs";
 import { toPlainJson, withDeclarant } from "../rules/outputs";
 import { stateFrom } from "../rules/state";
+import { runSlot } from "../run";
 import { type Reference, verifyReferences } from "../workflows/verify";
+
+/** The objects this run took under management by their IDs (a Read with nothing recorded), by kind and ID. */
+const IMPORTED_THIS_RUN = runSlot(() => new Set<string>());
 
 /**
  * Inputs as check hands them on, what preview's hooks receive: the resource's inputs by name, each
@@ -143,6 +147,7 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
         },
       ]);
     const { props, inputs } = await def.importFrom(ctx, id, project.projectId);
+    ctx.learnt(IMPORTED_THIS_RUN).add(`${def.kind} ${id}`);
     return { id, props: toPlainJson(props), inputs: toPlainJson(inputs) };
   };
   // Every method's failures reach the engine escaped (errors.ts): check's failures, and whatever
@@ -151,17 +156,32 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
     kind: def.kind,
     check: (ctx, olds, news) =>
       escapingErrors(async () => {
+        // A failure names its property; the engine then repeats the property's value, raw. A value
+        // it must not print (control characters) is named by the reason alone.
+        const answer = (outcome: { inputs: Record<string, unknown>; failures: pulumi.dynamic.CheckFailure[] }) =>
+          escapedFailures(
+            {
+              ...outcome,
+              failures: outcome.failures.map((f) =>
+                f.property && !echoSafe(news[f.property.split(".")[0] ?? ""]) ? { property: "", reason: f.reason } : f,
+              ),
+            },
+            ctx.conceal,
+          );
         const outcome = checkInputs(def.schema, news, await projectSourceFor(ctx, "check", news, olds));
         if (outcome.failures.length === 0 && def.recordClaims)
           outcome.failures.push(...def.recordClaims(ctx, pending(outcome.inputs), declarantOf(news)));
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
-        if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return escapedFailures(outcome);
+        if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return answer(outcome);
         const inputs = pending(outcome.inputs);
-        const failures = def.references ? await verifyReferences(ctx, def.kind, def.references(inputs)) : [];
+        const projectFrom = isSet(news.projectId)
+          ? "the resource's projectId"
+          : (ctx.projectIdSource ?? "the project the credentials belong to (GET /auth/info)");
+        const failures = def.references ? await verifyReferences(ctx, def.kind, def.references(inputs), projectFrom) : [];
         const replaced = hasInputs(olds) ? pending(olds) : undefined;
         if (failures.length === 0) await def.warnOfCreate?.(ctx, replaced, inputs, declarantOf(news));
-        return escapedFailures({ ...outcome, failures });
-      }),
+        return answer({ ...outcome, failures });
+      }, ctx.conceal),
     diff: (ctx, id, oldProps, unfilled) =>
       escapingErrors(async () => {
         // A project check left to `up` is the one the resource lives in (its outputs): no change.
@@ -171,6 +191,14 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
         const changed = changedInPlaceKeys(oldProps, newProps, def.rules);
         const instead = (await def.keysThatReplace?.(ctx, changed, olds, news)) ?? [];
         const result = { ...found, replaces: [...(found.replaces ?? []), ...instead] };
+        // The import option takes the object as it is: the run that imports it writes nothing to
+        // Tiger Cloud (what state alone records, as onDestroy, may change), and says what the next
+        // `up` will change where the program declares otherwise.
+        const writes = [...new Set([...result.replaces, ...changed.filter((k) => def.rules.updateKeys?.includes(k))])];
+        if (writes.length > 0 && ctx.learnt(IMPORTED_THIS_RUN).has(`${def.kind} ${id}`)) {
+          await warnOfImportDifferences(ctx, def.kind, oldProps, newProps, writes, result.replaces);
+          return { changes: false, replaces: [], deleteBeforeReplace: false };
+        }
         const refusal = def.refusalOfChange?.(olds, news, result.replaces, changed);
         if (refusal) throw new InvalidInputError(def.kind, [{ property: "(change)", reason: refusal }]);
         // A replaced object is not kept: its delete must go ahead.
@@ -178,7 +206,7 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
         const deleteFirst = Boolean(result.replaces?.length) && (def.deleteBeforeReplace?.(olds, news) ?? false);
         if (result.replaces?.length) await def.warnOfReplacement?.(ctx, id, olds, news, deleteFirst);
         return { ...result, deleteBeforeReplace: deleteFirst };
-      }),
+      }, ctx.conceal),
     create: (ctx, news) =>
       escapingErrors(async () => {
         const inputs = readInputs(def.kind, def.schema, news, await projectSourceFor(ctx, "apply", news));
@@ -198,12 +226,12 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
         }
         const made = await def.create(ctx, inputs, news);
         return { id: made.id, outs: withDeclarant(made.outs, news) };
-      }),
+      }, ctx.conceal),
     read: (ctx, id, props) =>
       escapingErrors(async () => {
         if (!recordsAnything(props)) return await importObject(ctx, id);
         return await def.read(ctx, id, stateOf(props));
-      }),
+      }, ctx.conceal),
     update: (ctx, id, oldProps, unfilled) =>
       escapingErrors(async () => {
         const news = withRecordedProject(unfilled, oldProps);
@@ -214,8 +242,8 @@ export function defineResource<T extends z.ZodType, U extends z.ZodType<Record<s
         // Nothing for the API: the new inputs recorded over the old state, and what a create left undone finished.
         const outs = stateOf(toPlainJson({ ...olds, ...(inputs as Record<string, unknown>) }));
         return { outs: withDeclarant(def.finishPendingCreate ? await def.finishPendingCreate(ctx, id, outs, inputs, news) : outs, news) };
-      }),
-    delete: (ctx, id, props) => escapingErrors(() => def.delete(ctx, id, stateOf(props))),
+      }, ctx.conceal),
+    delete: (ctx, id, props) => escapingErrors(() => def.delete(ctx, id, stateOf(props)), ctx.conceal),
   };
 }
 
@@ -229,12 +257,13 @@ export function dynamicProvider(resource: Lifecycle): Answers {
       escapingErrors(async () => {
         configureFromStack(req);
       }),
-    check: (olds, news) => resource.check(callContext(), olds, news),
-    diff: (id, olds, news) => resource.diff(callContext(), id, olds, news),
-    create: (news) => resource.create(callContext(), news),
-    read: (id, props) => resource.read(callContext(), id, props),
-    update: (id, olds, news) => resource.update(callContext(), id, olds, news),
-    delete: (id, props) => resource.delete(callContext(), id, props),
+    // Each call's context knows the values the program marked secret, from the inputs and state it is given.
+    check: (olds, news) => resource.check(dynamicCallContext(olds, news), olds, news),
+    diff: (id, olds, news) => resource.diff(dynamicCallContext(olds, news), id, olds, news),
+    create: (news) => resource.create(dynamicCallContext(news), news),
+    read: (id, props) => resource.read(dynamicCallContext(props ?? {}), id, props),
+    update: (id, olds, news) => resource.update(dynamicCallContext(olds, news), id, olds, news),
+    delete: (id, props) => resource.delete(dynamicCallContext(props), id, props),
   };
 }
 
@@ -246,6 +275,36 @@ function recordsAnything(props: Record<string, unknown> | undefined): boolean {
 /** Old inputs beside the serialized provider: the resource exists (check of an update or a replacement). */
 function hasInputs(olds: Record<string, unknown>): boolean {
   return Object.keys(olds).some((k) => k !== "__provider");
+}
+
+const isSet = (v: unknown) => v !== undefined && v !== null;
+
+/** Values as a message quotes them: text in quotes, the rest as JSON. */
+const quoted = (v: unknown) => (v === undefined ? "unset" : typeof v === "string" ? `"${v}"` : JSON.stringify(v));
+
+/**
+ * The warning of an import whose program declares otherwise: what differs, property by property
+ * (each value escaped, a secret one concealed, by the warning itself), and what the next `up` does.
+ */
+async function warnOfImportDifferences(
+  ctx: CallContext,
+  kind: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  differing: string[],
+  replaces: string[],
+): Promise<void> {
+  const each = differing.map((k) => `${k} ${quoted(news[k])} (it is ${quoted(olds[k])})`).join(", ");
+  const replacing =
+    replaces.length > 0
+      ? ` A change to ${replaces.join(", ")} cannot be made in place: that \`up\` would replace it (a new object, this one destroyed).`
+      : "";
+  await ctx.warning(
+    `${kind} ${describeDeclarant(declarantOf(news))} was imported as it is, and this run changes nothing in Tiger Cloud; ` +
+      `the program declares otherwise: ${each}. The next \`pulumi up\` will make these changes (its preview shows them); ` +
+      `declare the object as it is to keep it so.${replacing}`,
+    declarantOf(news).urn,
+  );
 }
 
 /** Where a projectId the inputs leave unset comes from; none is needed when they set one (or it is unknown). */

@@ -8,7 +8,7 @@ import { printable } from "../text";
 import type { Declarant } from "./claims";
 
 /** Where a missing projectId comes from (workflows/keyProject.ts decides): a project, later, or a failure. */
-export type ProjectSource = { projectId: string } | { deferred: true } | { failure: string };
+export type ProjectSource = { projectId: string } | { deferred: true } | { failure: string; transient?: true };
 
 /**
  * Who declares a resource: its URN (`__resourceUrn`) and its name in the program
@@ -24,6 +24,8 @@ export interface EngineInputs {
   readonly __provider?: unknown;
   readonly __resourceName?: unknown;
   readonly __resourceUrn?: unknown;
+  /** The names of the inputs the program marked secret (a dynamic provider is told no secret). */
+  readonly __secretInputs?: unknown;
 }
 
 export function declarantOf(props: EngineInputs): Declarant {
@@ -32,7 +34,7 @@ export function declarantOf(props: EngineInputs): Declarant {
 }
 
 /** The bookkeeping inputs the resource classes add: kept through check into state, never sent. */
-export const BOOKKEEPING_KEYS = ["__resourceName", "__resourceUrn"] as const;
+export const BOOKKEEPING_KEYS = ["__resourceName", "__resourceUrn", "__secretInputs"] as const;
 const bookkeeping = (props: Record<string, unknown>) =>
   Object.fromEntries(BOOKKEEPING_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
 const withoutBookkeeping = (props: Record<string, unknown>) =>
@@ -47,6 +49,13 @@ export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
 /** A string known at preview: not the unknown sentinel, which is a string too. */
 export const isKnownText = (v: unknown): v is string => typeof v === "string" && !isUnknown(v);
+
+/** A value the engine may repeat to a terminal as it is: nothing in it needs escaping. */
+export function echoSafe(value: unknown): boolean {
+  if (value === undefined || value === null || typeof value === "number" || typeof value === "boolean") return true;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return typeof text === "string" && printable(text) === text;
+}
 
 export interface CheckOutcome {
   inputs: Record<string, unknown>;

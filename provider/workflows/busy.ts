@@ -6,7 +6,8 @@
 import type { Service } from "../api/schemas";
 import { GONE, IN_TRANSITION } from "../api/statuses";
 import type { CallOptions, TigerCloudClient } from "../api/client";
-import { ConflictError, WaitError } from "../errors";
+import { ConflictError, ConnectionError, isTransient, RateLimitError, WaitError } from "../errors";
+import { serviceUnlessGone } from "./gone";
 import type { CallContext } from "../engine/host";
 import { secondsSince, sleep } from "../time";
 import { WAIT_DEFAULTS, waitForService } from "./waiting";
@@ -27,11 +28,32 @@ export interface BusySpec {
   timeoutInput: string;
 }
 
+/** A request's answer may be lost, not its work: the most of the time left kept for one look, and the least. */
+const LOOK_MS = { most: 10_000, least: 1000 };
+
+/**
+ * The deadline a request of an operation must end by: the operation's, less room for one look
+ * (a quarter of the time left, 1 to 10 s), so that an answer that hangs still leaves time to read
+ * whether the work was done.
+ */
+export function answerBy(deadline: number): number {
+  const left = deadline - Date.now();
+  return deadline - Math.min(LOOK_MS.most, Math.max(LOOK_MS.least, left / 4));
+}
+
+/**
+ * What a look at the service says of a request whose answer was lost (undefined: the API says it
+ * is gone): `{ value }` when the work is seen done, which then stands for the answer.
+ */
+export type Confirm<T> = (service: Service | undefined) => { value: T } | undefined;
+
 /**
  * Sends the request; on the API's 409 from a busy service, waits until it settles and sends again.
- * `send` gets the deadline to pass to its request, so that no attempt or retry outlives it.
+ * `send` gets the deadline to pass to its request, which leaves room for one look before the
+ * operation's: when the answer is lost (a timeout, a dropped connection, a 5xx) and `confirm` is
+ * given, the service is read once, and the work seen done is success.
  */
-export async function sendWhenSettled<T>(spec: BusySpec, send: (call: CallOptions) => Promise<T>): Promise<T> {
+export async function sendWhenSettled<T>(spec: BusySpec, send: (call: CallOptions) => Promise<T>, confirm?: Confirm<T>): Promise<T> {
   const started = Date.now();
   const who = `${spec.role} ${spec.serviceId}`;
   const stillBusy = (service: Service, cause: unknown) =>
@@ -45,9 +67,13 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: (call: CallOption
   for (;;) {
     let refusal: ConflictError;
     try {
-      return await send({ deadline: spec.deadline });
+      return await send({ deadline: answerBy(spec.deadline) });
     } catch (err) {
-      if (!(err instanceof ConflictError) || !err.apiAnswered) throw err;
+      if (!(err instanceof ConflictError) || !err.apiAnswered) {
+        const seen = confirm ? await doneDespite(spec, err, confirm) : undefined;
+        if (seen) return seen.value;
+        throw err;
+      }
       refusal = err;
     }
     const service = await spec.client.getService(spec.projectId, spec.serviceId, { deadline: spec.deadline });
@@ -82,4 +108,23 @@ export async function sendWhenSettled<T>(spec: BusySpec, send: (call: CallOption
     }
     spec.ctx.progress(`${who} has settled; sending the request to ${spec.action} again`);
   }
+}
+
+/** One look at the service after a lost answer: the work, if it is seen done. Nothing when the failure said nothing was sent. */
+async function doneDespite<T>(spec: BusySpec, err: unknown, confirm: Confirm<T>): Promise<{ value: T } | undefined> {
+  const notSent = err instanceof RateLimitError || (err instanceof ConnectionError && err.connectionRefused);
+  if (!isTransient(err) || notSent) return undefined;
+  let service: Service | undefined;
+  try {
+    service = await serviceUnlessGone(spec.client, spec.projectId, spec.serviceId, spec.deadline);
+  } catch {
+    return undefined; // the look failed too: the request's own failure is the one to report
+  }
+  const seen = confirm(service);
+  if (seen)
+    spec.ctx.progress(
+      `the answer to the request to ${spec.action} ${spec.role} ${spec.serviceId} was lost (${(err as Error).message}), ` +
+        `but the ${spec.role} is ${service ? service.status : "gone"}: it was done`,
+    );
+  return seen;
 }

@@ -2,7 +2,7 @@
 // object, what a new or replaced resource refers to. The real engine, against the simulator.
 import type { PulumiFn } from "@pulumi/pulumi/automation";
 import type { LoggedRequest } from "../../simulator";
-import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, type Scenario, startEngine, tigercloud, writes } from "./harness";
 
 jest.setTimeout(240_000);
 let h: EngineHarness;
@@ -25,7 +25,6 @@ async function previewFailure(s: Scenario): Promise<string> {
 }
 
 const operations = (requests: LoggedRequest[]) => requests.map((r) => `${r.method} ${r.operation}`).sort();
-const writes = (requests: LoggedRequest[]) => requests.filter((r) => r.method !== "GET");
 
 const MISSING = {
   ServiceFork: { property: "sourceServiceId", id: "svc-typo404" },
@@ -83,12 +82,18 @@ test("no credentials: the preview passes with one note and no request; verificat
     new ServiceFork("b", { sourceServiceId: "svc-typo404", forkStrategy: "NOW" });
     new VpcName("v", { vpcId: h.ids.vpcId, name: "x" });
   };
-  const none = await (await h.stack("no-creds", program, { env: { TIGER_API_KEY: undefined } })).preview();
-  expect(none.changes).toMatchObject({ create: 4 });
-  expect(none.requests).toEqual([]);
-  // Once for the whole preview (the engine prints it in its progress display and under Diagnostics).
-  expect(none.stdout).toMatch(/ 1 warning$/m);
-  expect(none.stdout.match(/warning: \[tigercloud\] references were not verified: no Tiger Cloud credentials/g)).toHaveLength(2);
+  // With a project from the environment, and with none anywhere (the key's project cannot be asked either).
+  for (const [name, env] of [
+    ["no-creds", { TIGER_API_KEY: undefined }],
+    ["no-creds-no-project", { TIGER_API_KEY: undefined, TIGER_PROJECT_ID: undefined }],
+  ] as const) {
+    const none = await (await h.stack(name, program, { env })).preview();
+    expect(none.changes).toMatchObject({ create: 4 });
+    expect(none.requests).toEqual([]);
+    // Once for the whole preview (the engine prints it in its progress display and under Diagnostics).
+    expect(none.stdout).toMatch(/ 1 warning$/m);
+    expect(none.stdout.match(/warning: \[tigercloud\] references were not verified: no Tiger Cloud credentials/g)).toHaveLength(2);
+  }
 
   const offByEnv = await (await h.stack("off-env", program, { env: { TIGER_VERIFY_REFERENCES: "false" } })).preview();
   expect(offByEnv.changes).toMatchObject({ create: 4 });
@@ -215,4 +220,56 @@ test("the demo example's program: preview reads the source and the VPC; an uncha
   expect(operations(replace.requests)).toEqual(["GET getService"]);
   expect(replace.stdout).not.toContain("will take over");
   await s.destroy();
+});
+
+test.each([
+  ["the resource's projectId", "the resource's projectId", {}, undefined],
+  ["stack config", "stack config tigercloud:projectId", { TIGER_PROJECT_ID: undefined }, "proj-nowhere"],
+  ["the environment", "environment variable TIGER_PROJECT_ID", { TIGER_PROJECT_ID: "proj-nowhere" }, undefined],
+] as const)("a project the API does not know, from %s, fails preview naming where it came from", async (_from, source, env, configured) => {
+  const { ServiceFork } = tigercloud();
+  const s = await h.stack(
+    `no-such-project-${configured ? "config" : Object.keys(env).length > 0 ? "env" : "resource"}`,
+    async () => {
+      new ServiceFork("f", {
+        sourceServiceId: h.ids.serviceId,
+        forkStrategy: "NOW",
+        ...(source.startsWith("the resource") ? { projectId: "proj-nowhere" } : {}),
+      });
+    },
+    { env },
+  );
+  if (configured) await s.stack.setConfig("tigercloud:projectId", { value: configured });
+  const text = await previewFailure(s);
+  expect(text).toContain("project proj-nowhere does not exist, or the credentials from environment variable TIGER_API_KEY cannot see it");
+  expect(text).toContain(`The project comes from ${source}`);
+  expect(writes(h.sim.requests())).toEqual([]);
+});
+
+test("a name given as a secret is never printed: not by the takeover warning at preview, nor the adoption's progress at up", async () => {
+  const pulumi = require("@pulumi/pulumi") as typeof import("@pulumi/pulumi");
+  const { ServiceFork } = tigercloud();
+  const name = "s3cret-fork-name";
+  const forkId = h.sim.outOfBand.addFork(h.ids.projectId, h.ids.serviceId, { name });
+  const s = await h.stack("secret-name", async () => {
+    new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: pulumi.secret(name), readyWhen: "status" });
+  });
+  const preview = await s.preview();
+  expect(preview.stdout).toContain(`will take over running fork ${forkId}`);
+  const up = await s.up();
+  expect(writes(up.requests)).toEqual(["updatePassword"]);
+  for (const text of [preview.stdout, up.stdout]) expect(text).not.toContain(name);
+  await s.destroy();
+});
+
+test("a name with control characters fails preview, and nothing prints it raw, the engine's echo of the failing value included", async () => {
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  const RAW = /[\u0007\u001b\u202e]/;
+  const { ServiceFork } = tigercloud();
+  const s = await h.stack("raw-name", async () => {
+    new ServiceFork("f", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "pr\u001b[2J\u202eevil\u0007" });
+  });
+  const text = await previewFailure(s);
+  expect(text).toMatch(/name must not contain control characters .* U\+001B at character 3/);
+  expect(text).not.toMatch(RAW);
 });

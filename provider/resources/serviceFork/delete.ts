@@ -52,6 +52,9 @@ async function deleteFork(ctx: CallContext, service: Service, projectId: string,
   const client = ctx.client();
   const id = service.service_id;
   const gone = () => ctx.progress(`fork ${id} is deleted`);
+  // A DELETE whose answer was lost, and the fork then seen DELETING (or gone): the deletion is
+  // under way, and the API finishes it; no time may be left to wait for it.
+  let answerLost = false;
   if (!GONE.includes(service.status)) {
     ctx.progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
     try {
@@ -59,6 +62,10 @@ async function deleteFork(ctx: CallContext, service: Service, projectId: string,
         client,
         accepts: SETTLED,
         timeoutInput: "deleteTimeout",
+        confirm: (seen) => {
+          answerLost = !seen || GONE.includes(seen.status);
+          return answerLost ? { value: undefined } : undefined;
+        },
       });
     } catch (err) {
       // A 404 (a retried DELETE whose first answer was lost meets one): deleting or gone
@@ -69,6 +76,7 @@ async function deleteFork(ctx: CallContext, service: Service, projectId: string,
       if (!GONE.includes(now.status)) throw err;
     }
   }
+  if (answerLost) return ctx.progress(`fork ${id} is being deleted; the API finishes it`);
   if (!wait) return;
   try {
     await waitForService({

@@ -2,12 +2,12 @@
 // resource's identity (adoptExisting), or a new one, or, when forkService's answer was lost, the
 // fork it made, found. Never a second forkService.
 import type { Service } from "../../api/schemas";
-import { SETTLED } from "../../api/statuses";
+import { SETTLED, STOPPED } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
 import { type BusySpec, sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
-import { adoptionNote, adoptionProblem, hasIdentity, oneToAdopt } from "./identity";
+import { adoptionNote, adoptionProblem, hasIdentity, notAForkOf, oneToAdopt } from "./identity";
 import { forkRequest, type ForkInputs } from "./inputs";
 
 /** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
@@ -30,7 +30,7 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
   let found: Service[] = [];
   let reason = NAMED_BY_ID;
   if (adoptServiceId !== undefined) {
-    const service = await serviceUnlessGone(client, projectId, adoptServiceId);
+    const service = await serviceUnlessGone(client, projectId, adoptServiceId, deadline);
     if (!service)
       throw new TigerCloudError(`adoptServiceId ${adoptServiceId}: the API says no such service exists in project ${projectId}.`);
     const problem = adoptionProblem(service, inputs);
@@ -39,10 +39,12 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
     found = [service];
   } else {
     const adoptable = inputs.name !== undefined && inputs.adoptExisting;
-    const running = async () => (await client.listServices(projectId)).filter((s) => hasIdentity(s, inputs));
+    const running = async () => (await client.listServices(projectId, { deadline })).filter((s) => hasIdentity(s, inputs));
     if (adoptable) {
-      found = await running();
+      const services = await client.listServices(projectId, { deadline });
+      found = services.filter((s) => hasIdentity(s, inputs));
       reason = "a running fork with this name and source already existed";
+      if (found.length === 0) await warnOfStoppedNamesakes(ctx, services, inputs);
     }
     if (found.length === 0) {
       ctx.progress(`forking service ${sourceServiceId} (${inputs.forkStrategy})`);
@@ -60,9 +62,10 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
       };
       let sentAt = Date.now();
       try {
-        const fork = await sendWhenSettled(busy, () => {
+        // The request ends before the deadline, leaving room to look for the fork if its answer is lost.
+        const fork = await sendWhenSettled(busy, (call) => {
           sentAt = Date.now();
-          return client.forkService(projectId, sourceServiceId, forkRequest(inputs));
+          return client.forkService(projectId, sourceServiceId, forkRequest(inputs), call);
         });
         ctx.progress(`fork ${fork.service_id} created, status ${fork.status}`);
         return { fork };
@@ -81,4 +84,20 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
   const fork = oneToAdopt(found, inputs);
   ctx.progress(adoptionNote(fork, inputs.passwordOnAdopt, reason, adoptServiceId !== undefined));
   return { fork, adopted: { at: new Date().toISOString(), reason } };
+}
+
+/**
+ * A stopped fork with this resource's identity is never adopted (only a running one is), so a new
+ * fork is made beside it. It may be this resource's own, left by an `up` killed while it stopped
+ * the fork (paused: true) before state recorded it: nothing can tell, so the warning says so.
+ */
+async function warnOfStoppedNamesakes(ctx: CallContext, services: Service[], inputs: ForkInputs): Promise<void> {
+  const stopped = services.filter((s) => s.name === inputs.name && STOPPED.includes(s.status) && notAForkOf(s, inputs) === undefined);
+  if (stopped.length === 0) return;
+  const list = stopped.map((s) => `${s.service_id} (${s.status}, created ${s.created ?? "at an unknown time"})`).join(", ");
+  await ctx.warning(
+    `a stopped fork named "${inputs.name}" of service ${inputs.sourceServiceId} exists: ${list}. A stopped fork is never taken over, ` +
+      `so a new one is made beside it. It may be this resource's own, left by an \`up\` killed while stopping it (paused: true), ` +
+      `or another's: nothing tells which. If it is this resource's, delete it (or start it and name it with adoptServiceId instead).`,
+  );
 }

@@ -6,7 +6,7 @@ import type { Service } from "../../api/schemas";
 import { GONE, PAUSED, READY, SETTLED, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../engine/host";
 import { BadRequestError, NotFoundError } from "../../errors";
-import type { BusySpec } from "../../workflows/busy";
+import type { BusySpec, Confirm } from "../../workflows/busy";
 import { sendWhenSettled } from "../../workflows/busy";
 import { serviceUnlessGone } from "../../workflows/gone";
 import { waitForService } from "../../workflows/waiting";
@@ -27,10 +27,11 @@ export function sendToFork<T>(
     accepts = [READY],
     timeoutInput = "updateTimeout",
     client = ctx.client(),
-  }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> = {},
+    confirm,
+  }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> & { confirm?: Confirm<T> } = {},
 ): Promise<T> {
   const busy: BusySpec = { ctx, client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput };
-  return sendWhenSettled(busy, (call) => send(client, call));
+  return sendWhenSettled(busy, (call) => send(client, call), confirm);
 }
 
 export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline: number) =>
@@ -64,6 +65,8 @@ export async function stopFork(
       client,
       accepts: SETTLED,
       timeoutInput: "deleteTimeout",
+      // A stop whose answer was lost: the fork seen stopping or stopped is the answer.
+      confirm: (seen) => (seen && isStopped(seen.status) ? { value: seen } : undefined),
     });
   } catch (err) {
     // 400 is the answer for a service already PAUSED, 404 for one that no longer exists: both

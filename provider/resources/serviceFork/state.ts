@@ -3,6 +3,7 @@
 // at the host boundary (resources/defineProvider.ts), into ServiceForkState.
 import type { Service } from "../../api/schemas";
 import { isStopped } from "../../api/statuses";
+import { BOOKKEEPING_KEYS } from "../../rules/inputs";
 import { toPlainJson } from "../../rules/outputs";
 import { z } from "zod";
 import { recordedFields, stateSchema } from "../../rules/state";
@@ -44,8 +45,7 @@ const INPUT_KEYS = [
   ...FORK_DIFF_RULES.replaceKeys,
   ...(FORK_DIFF_RULES.updateKeys ?? []),
   ...(FORK_DIFF_RULES.stateOnlyKeys ?? []),
-  "__resourceName",
-  "__resourceUrn",
+  ...BOOKKEEPING_KEYS,
 ];
 
 /** The recorded inputs with what a refresh read: after it, preview shows the update. */

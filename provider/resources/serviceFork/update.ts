@@ -9,6 +9,7 @@ import { partialFailure, toPlainJson } from "../../rules/outputs";
 import { waitForLogin } from "../../workflows/connection";
 import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
 import { deadlineIn } from "../../rules/inputSchemas";
+import { MIN_ATTEMPT_TIMEOUT_MS } from "../../api/request";
 import { createDeadline, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize } from "./inputs";
 import { sendToFork, stopFork, waitReady } from "./operations";
 import { liveSize, type ServiceForkState, stateFromService } from "./state";
@@ -53,14 +54,15 @@ const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
   (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
 
-async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs): Promise<Service> {
+async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs, deadline: number): Promise<Service> {
   const name = inputs.name as string;
   ctx.progress(`renaming fork ${id} to "${name}"`);
-  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
-  return sendToFork(ctx, id, inputs.projectId, "rename", deadline, (c, call) => c.renameService(inputs.projectId, id, name, call));
+  return sendToFork(ctx, id, inputs.projectId, "rename", deadline, (c, call) => c.renameService(inputs.projectId, id, name, call), {
+    confirm: (seen) => (seen?.name === name ? { value: seen } : undefined),
+  });
 }
 
-async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState): Promise<Service> {
+async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState, deadline: number): Promise<Service> {
   // resize needs both sizes: one left unset keeps the fork's current one.
   const current = before.resources?.[0];
   const body = {
@@ -70,7 +72,6 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
   const missing = body.cpu_millis === "" ? "cpuMillis" : body.memory_gbs === "" ? "memoryGbs" : undefined;
   if (missing)
     throw new TigerCloudError(`Resizing fork ${id} needs both sizes, and its current ${missing} is not known: declare ${missing} too.`);
-  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
   ctx.progress(`resizing fork ${id} to ${what}`);
   const client = ctx.client();
@@ -93,9 +94,14 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
   return resized;
 }
 
-async function setForkEnvironment(ctx: CallContext, id: string, inputs: ForkInputs, environment: "DEV" | "PROD"): Promise<undefined> {
+async function setForkEnvironment(
+  ctx: CallContext,
+  id: string,
+  inputs: ForkInputs,
+  environment: "DEV" | "PROD",
+  deadline: number,
+): Promise<undefined> {
   ctx.progress(`tagging fork ${id} ${environment}`);
-  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
   await sendToFork(ctx, id, inputs.projectId, "set the environment of", deadline, (c, call) =>
     c.setEnvironment(inputs.projectId, id, environment, call),
   );
@@ -122,15 +128,17 @@ export async function updateFork(
     if (service) lastRead = service;
   };
   const wasPaused = before.paused === true;
+  // One deadline for the changes made while it runs (rename, resize, environment) and the last read.
+  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
   try {
     if (wasPaused && !inputs.paused) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
     const changes: [string[], () => Promise<Service | undefined>][] = [];
-    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs)]);
-    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(ctx, id, inputs, before)]);
+    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs, deadline)]);
+    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(ctx, id, inputs, before, deadline)]);
     const environment = inputs.environmentTag;
     if (environment !== undefined && environment !== before.environmentTag)
-      changes.push([["environmentTag"], () => setForkEnvironment(ctx, id, inputs, environment)]);
+      changes.push([["environmentTag"], () => setForkEnvironment(ctx, id, inputs, environment, deadline)]);
     let refused: unknown;
     for (const [keys, change] of changes) {
       try {
@@ -151,7 +159,7 @@ export async function updateFork(
       if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);
       applied(["paused"], stopped);
     }
-    const now = await ctx.client().getService(inputs.projectId, id);
+    const now = await ctx.client().getService(inputs.projectId, id, { deadline: Math.max(deadline, Date.now() + MIN_ATTEMPT_TIMEOUT_MS) });
     return stateFromService({ ...before, ...inputs }, now, password);
   } catch (err) {
     throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), news, err);
