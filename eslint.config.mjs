@@ -17,7 +17,7 @@ export default tseslint.config(
   },
   {
     rules: {
-      // Provider methods load the package by name at run time (see provider/program/serializedProvider.ts).
+      // Provider methods load the package by name at run time (see provider/hosts/dynamic/serializedProvider.ts).
       "@typescript-eslint/no-require-imports": "off",
       "@typescript-eslint/no-unused-vars": [
         "error",

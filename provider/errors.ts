@@ -35,26 +35,26 @@ export class InvalidInputError extends TigerCloudError {
 
 /**
  * The remote object exists but a later step failed. Thrown from create and update with the
- * object's `id` and `properties` (with `__provider`): the engine records the object in state
+ * object's `id` and state: the host hands both to the engine, which records the object in state
  * instead of orphaning it, and the next `pulumi up` finishes what failed.
  */
 export class PartialFailureError extends TigerCloudError {
   override name = "PartialFailureError";
   readonly reasons: string[];
-  /** Private, so out of reach of JSON.stringify and util.inspect: they hold the initial password. */
-  readonly #properties: Record<string, unknown>;
+  /** Private, so out of reach of JSON.stringify and util.inspect: it holds the initial password. */
+  readonly #state: object;
   constructor(
     readonly id: string,
-    properties: Record<string, unknown>,
+    state: object,
     cause: unknown,
   ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.reasons = [this.message];
-    this.#properties = properties;
+    this.#state = state;
   }
-  /** What the engine records in state (read by the dynamic provider host). */
-  get properties(): Record<string, unknown> {
-    return this.#properties;
+  /** The object's state as far as it got, for the engine to record (read by the hosts). */
+  get state(): object {
+    return this.#state;
   }
 }
 
@@ -104,7 +104,7 @@ export class ApiError extends TigerCloudError {
     this.apiAnswered = fields.apiAnswered ?? false;
   }
 
-  toJSON(): Record<string, unknown> {
+  toJSON(): Pick<ApiError, "name" | "message" | "status" | "code" | "method" | "path" | "details" | "apiAnswered"> {
     return {
       name: this.name,
       message: this.message,
@@ -227,7 +227,7 @@ export class ForkOutcomeUnknownError extends TigerCloudError {
   }
 }
 
-/** The API answered 404, but not in a way that confirms the object is gone (see provider/workflows/gone.ts). */
+/** The API answered 404, but not in a way that confirms the object is gone (see provider/policies/gone.ts). */
 export class NotConfirmedGoneError extends TigerCloudError {
   override name = "NotConfirmedGoneError";
   /** The failure of the project's service list, when that list is what could not confirm it. */
@@ -241,50 +241,4 @@ export class NotConfirmedGoneError extends TigerCloudError {
 /** A service did not reach the awaited status in time, or reached a status it cannot leave. */
 export class WaitError extends TigerCloudError {
   override name = "WaitError";
-}
-
-/**
- * An error as it may reach the engine: its message (and, on a partial failure, its reasons) with
- * every control character escaped, its stack's first line too. The same object, so that what the
- * engine reads from it (a partial failure's id and properties) is kept; a thrown non-error becomes
- * a TigerCloudError. Applying it twice changes nothing: escapes hold no control character.
- */
-export function escapedError(err: unknown, conceal: (text: string) => string = printable): Error {
-  if (!(err instanceof Error)) return new TigerCloudError(conceal(String(err)));
-  const raw = err.message;
-  const message = conceal(raw);
-  try {
-    if (message !== raw) {
-      err.message = message;
-      // V8 writes the stack when it is first read: if it was read before, it still quotes the raw message.
-      if (typeof err.stack === "string") err.stack = err.stack.replace(raw, () => message);
-    }
-    const holder = err as { reasons?: unknown };
-    if (Array.isArray(holder.reasons)) holder.reasons = holder.reasons.map((r) => conceal(String(r)));
-    return err;
-  } catch {
-    // A frozen error, or one whose message cannot be set: a new one says the same, escaped.
-    return new TigerCloudError(message, { cause: err });
-  }
-}
-
-/**
- * A check's result as it may reach the engine: every failure's property and reason escaped (and,
- * with a call's `conceal`, without the values the program marked secret).
- */
-export function escapedFailures<R extends { failures?: readonly { property: string; reason: string }[] | undefined }>(
-  result: R,
-  conceal: (text: string) => string = printable,
-): R {
-  if (!result.failures) return result;
-  return { ...result, failures: result.failures.map((f) => ({ property: printable(f.property), reason: conceal(f.reason) })) };
-}
-
-/** Runs a provider method: whatever it throws reaches the engine escaped (escapedError), and concealed by the call's `conceal`. */
-export async function escapingErrors<T>(work: () => Promise<T>, conceal: (text: string) => string = printable): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw escapedError(err, conceal);
-  }
 }

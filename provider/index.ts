@@ -1,10 +1,16 @@
 // pulumi-tigercloud: Pulumi resources for Tiger Cloud (formerly Timescale Cloud). What a user's
 // program loads: the resource classes (program/), the settings' names and the errors; nothing of
-// the provider side (zod, axios, pg), which runs in the engine's process (test/structure.test.ts).
+// the provider side (zod, axios, pg), which runs in the engine's process (test/invariants/structure.test.ts).
 // The API client is at "pulumi-tigercloud/client": its types are zod's, which a program's type
 // check would otherwise load on every preview and up.
-export { ServiceFork, type ServiceForkArgs, type Endpoint } from "./program/serviceFork";
-export { ServiceHA, type ServiceHAArgs } from "./program/serviceHA";
-export { VpcName, type VpcNameArgs } from "./program/vpcName";
+export {
+  type Endpoint,
+  ServiceFork,
+  type ServiceForkArgs,
+  ServiceHA,
+  type ServiceHAArgs,
+  VpcName,
+  type VpcNameArgs,
+} from "./program/resources";
 export { type ConnectionSettings, DEFAULT_API_URL, SETTING_SOURCES } from "./settings";
 export * from "./errors";

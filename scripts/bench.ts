@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as ts from "typescript";
-import { WAIT_DEFAULTS, nextPollDelay } from "../provider/workflows/waiting";
+import { WAIT_DEFAULTS, nextPollDelay } from "../provider/policies/waiting";
 import { DEFAULT_SEED, type SeedData, Simulator } from "../simulator";
 import { type ConstructResult, type Kind, propertyCount, type Subject } from "./bench/construct";
 import { measureImportCost } from "./bench/importCost";

@@ -2,7 +2,7 @@
 // Packs the provider plugin into the archive that
 //   pulumi plugin install resource tigercloud VERSION --file ARCHIVE
 // installs: the executable `pulumi-resource-tigercloud` (a shell script), the plugin's code bundled
-// into one file (provider/plugin/main.ts with axios, pg, zod and gRPC, by esbuild), the package's
+// into one file (provider/hosts/plugin/main.ts with axios, pg, zod and gRPC, by esbuild), the package's
 // name and version, and the Node.js it runs on (the main lane's, from the npm registry's
 // node-<platform>-<arch>), so that a Python, Go or YAML user needs no Node.js of their own.
 //   node scripts/pack-plugin.js   prints the archive's path (progress: stderr)
@@ -29,7 +29,7 @@ function packPlugin() {
   try {
     // One file: the plugin and what it loads. pg's optional native binding is not used.
     require("esbuild").buildSync({
-      entryPoints: [path.join(root, "provider", "plugin", "main.ts")],
+      entryPoints: [path.join(root, "provider", "hosts", "plugin", "main.ts")],
       outfile: path.join(stage, "plugin.js"),
       bundle: true,
       platform: "node",

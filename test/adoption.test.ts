@@ -1,10 +1,13 @@
 // One fork per declared ServiceFork: a running fork with the same identity (project, source,
 // name) is adopted instead of forked again, and a fork whose forkService answer was lost is
 // found and recorded. Provider methods against the simulator, as the engine calls them.
+import { DynamicPartialFailure } from "../provider/hosts/dynamic/provider";
+import { providers } from "../provider/hosts/dynamic/runtime";
 import { ForkOutcomeUnknownError, PartialFailureError, TigerCloudError } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { rejectionOf, providerSimForEachTest } from "./helpers";
 import { Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
 
 const P = "serialized-provider-text";
 let sim: Simulator;
@@ -57,7 +60,7 @@ test("an adopted fork that is not READY in time keeps its new password owed: the
   const inputs = await inputsFor({ createTimeout: "1s", readyWhen: "login" });
   const err = await rejectionOf(fork.create(inputs));
   expect(err).toBeInstanceOf(PartialFailureError);
-  const recorded = (err as PartialFailureError).properties;
+  const recorded = (err as DynamicPartialFailure).properties;
   expect(recorded).toMatchObject({ serviceId: existing, status: "CONFIGURING", passwordPending: true });
   expect(sim.requests("updatePassword")).toEqual([]);
 
@@ -74,7 +77,7 @@ test('a password reset still owed stays recorded under passwordOnAdopt "keep", a
   const existing = await makeFork("pr-5");
   sim.outOfBand.setStatus(ids.projectId, existing, "CONFIGURING");
   const err = await rejectionOf(fork.create(await inputsFor({ createTimeout: "1s", readyWhen: "status" })));
-  const recorded = (err as PartialFailureError).properties;
+  const recorded = (err as DynamicPartialFailure).properties;
   sim.outOfBand.setStatus(ids.projectId, existing, "READY");
   const checked = async (olds: Record<string, unknown>, passwordOnAdopt: string) =>
     (
@@ -201,7 +204,7 @@ test("an ambiguous failure with no fork made, or with no name to match, is still
 });
 
 test("a replacement that keeps the name and source stops the old fork first, so the new one is not the old one adopted", async () => {
-  const olds = { ...(await inputsFor()), serviceId: "svc-old" };
+  const olds = { ...(await inputsFor()), serviceId: "svc-old", status: "READY" };
   const news = await inputsFor({ forkStrategy: "LAST_SNAPSHOT" });
   expect(await fork.diff("svc-old", olds, news)).toMatchObject({ replaces: ["forkStrategy"], deleteBeforeReplace: true });
   expect(await fork.diff("svc-old", olds, { ...news, sourceServiceId: "svc-other" })).toMatchObject({ deleteBeforeReplace: false });

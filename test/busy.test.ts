@@ -1,9 +1,11 @@
 // The busy rule at its edges: a 409 from a service that reads as settled is sent again once (it
 // may have raced with the end of an operation), and a second one is a refusal, not a wait.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import { ConflictError } from "../provider/errors";
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { Simulator } from "../simulator";
+
+const ha = providers.ServiceHA;
 
 const P = "serialized-provider-text";
 let sim: Simulator;

@@ -1,11 +1,11 @@
-// Connection URIs and the login probe (provider/workflows/connection.ts): URIs that survive any password,
+// Connection URIs and the login probe (provider/policies/connection.ts): URIs that survive any password,
 // a probe that backs off and keeps its deadline, and the probe for real against the simulator's
 // stand-in database.
 import { parse } from "pg-connection-string";
 import { WaitError } from "../provider/errors";
-import { type Attempt, connectionUri, nextLoginDelay, waitForLogin } from "../provider/workflows/connection";
-import { callContext, setHostOptions } from "../provider/engine/host";
-import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
+import { type Attempt, connectionUri, nextLoginDelay, waitForLogin } from "../provider/policies/connection";
+import type { HostOptions } from "../provider/context/context";
+import { errorTexts, expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim, testContext } from "./helpers";
 import type { Simulator } from "../simulator";
 
 /** Stderr (the progress lines) while `run` runs. */
@@ -22,6 +22,12 @@ async function stderrOf<T>(run: () => Promise<T>): Promise<{ text: string; resul
     process.stderr.write = write;
   }
 }
+
+/** The options this file's contexts are made with (fast backoff where a test sets them). */
+let options: HostOptions = {};
+const setOptions = (next: HostOptions) => {
+  options = next;
+};
 
 describe("connectionUri", () => {
   const hostile = "p@ss:w/rd?#[]%&=+ é'\"\\ ";
@@ -61,7 +67,7 @@ describe("the login probe", () => {
   test("a service the API gives no endpoint for is not tried: the error says how to wait for READY only", async () => {
     let attempts = 0;
     const wait = waitForLogin({
-      ctx: callContext(),
+      ctx: testContext(options),
       ...base,
       host: undefined,
       password: "pw-123456",
@@ -77,7 +83,7 @@ describe("the login probe", () => {
     const sleeps: number[] = [];
     const { text, result } = await stderrOf(() =>
       waitForLogin({
-        ctx: callContext(),
+        ctx: testContext(options),
         ...base,
         password: "pw-123456",
         deadline: Date.now() + 60_000,
@@ -93,7 +99,7 @@ describe("the login probe", () => {
   });
 
   test("keeps its deadline: each attempt gets only the time left, and the timeout names the inputs; no part of the password or URI in any text", async () => {
-    setHostOptions({ login: { firstDelayMs: 10, maxDelayMs: 20 } });
+    setOptions({ login: { firstDelayMs: 10, maxDelayMs: 20 } });
     try {
       const password = "Sup3r-S3cret-Pa55word";
       const uri = connectionUri({ host: "127.0.0.1", port: 5432 }, password) as string;
@@ -101,7 +107,7 @@ describe("the login probe", () => {
       const started = Date.now();
       const { text, error } = await stderrOf(() =>
         waitForLogin({
-          ctx: callContext(),
+          ctx: testContext(options),
           ...base,
           password,
           deadline: started + 300,
@@ -124,7 +130,7 @@ describe("the login probe", () => {
       expectNoSecretFragments([text, ...errorTexts(error)], [password, encodeURIComponent(password)]);
       for (const t of [text, ...errorTexts(error)]) expect(t).not.toContain(uri);
     } finally {
-      setHostOptions({});
+      setOptions({});
     }
   });
 
@@ -141,7 +147,7 @@ describe("the login probe", () => {
     jest.spyOn(Date, "now").mockImplementation(() => now);
     const { error } = await stderrOf(() =>
       waitForLogin({
-        ctx: callContext(),
+        ctx: testContext(options),
         ...base,
         password: "pw-123456",
         deadline: now + 200,
@@ -161,7 +167,7 @@ describe("the login probe", () => {
     const refused = failing('password authentication failed for user "tsdbadmin"', "28P01");
     const answered = await stderrOf(() =>
       waitForLogin({
-        ctx: callContext(),
+        ctx: testContext(options),
         ...base,
         password: undefined,
         deadline: Date.now() + 1000,
@@ -176,7 +182,7 @@ describe("the login probe", () => {
     let tries = 0;
     const known = await stderrOf(() =>
       waitForLogin({
-        ctx: callContext(),
+        ctx: testContext(options),
         ...base,
         password: "pw-abcdef",
         deadline: Date.now() + 1000,
@@ -193,7 +199,7 @@ describe("the probe with node-postgres against the simulator's stand-in database
   let sim: Simulator;
   beforeEach(async () => {
     ({ sim } = await startProviderSim());
-    setHostOptions({ login: { firstDelayMs: 20, maxDelayMs: 50 } });
+    setOptions({ login: { firstDelayMs: 20, maxDelayMs: 50 } });
   });
   afterEach(() => stopProviderSim(sim));
 
@@ -202,13 +208,13 @@ describe("the probe with node-postgres against the simulator's stand-in database
     const { endpoint } = sim.service(sim.defaults().projectId, serviceId)!;
     const spec = { serviceId, host: endpoint.host, port: endpoint.port, timeoutInput: "createTimeout" };
     const password = sim.databases.password(serviceId);
-    expect(await waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
+    expect(await waitForLogin({ ctx: testContext(options), ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
     expect(
-      (await stderrOf(() => waitForLogin({ ctx: callContext(), ...spec, password: undefined, deadline: Date.now() + 5000 }))).result,
+      (await stderrOf(() => waitForLogin({ ctx: testContext(options), ...spec, password: undefined, deadline: Date.now() + 5000 }))).result,
     ).toBe("answered");
 
     sim.databases.stopServer(serviceId);
-    const err = await rejectionOf(waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 300 }));
+    const err = await rejectionOf(waitForLogin({ ctx: testContext(options), ...spec, password, deadline: Date.now() + 300 }));
     expect(err.message).toMatch(/ECONNREFUSED/);
   });
 
@@ -222,11 +228,11 @@ describe("the probe with node-postgres against the simulator's stand-in database
     const spec = { serviceId, host: endpoint.host, port: endpoint.port, timeoutInput: "createTimeout" };
     const password = sim.databases.password(serviceId);
     sim.databases.stopServer(serviceId);
-    expect((await rejectionOf(waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 300 }))).message).toMatch(
+    expect((await rejectionOf(waitForLogin({ ctx: testContext(options), ...spec, password, deadline: Date.now() + 300 }))).message).toMatch(
       /ECONNREFUSED/,
     );
     sim.databases.startServer(serviceId, 0);
-    expect(await waitForLogin({ ctx: callContext(), ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
+    expect(await waitForLogin({ ctx: testContext(options), ...spec, password, deadline: Date.now() + 5000 })).toBe("logged-in");
   });
 
   test("a hostile server that quotes the password in its refusal: not a fragment of it in progress lines or the error", async () => {
@@ -236,7 +242,7 @@ describe("the probe with node-postgres against the simulator's stand-in database
     sim.databases.echoPasswordInErrors = true;
     const { text, error } = await stderrOf(() =>
       waitForLogin({
-        ctx: callContext(),
+        ctx: testContext(options),
         serviceId,
         host: endpoint.host,
         port: endpoint.port,

@@ -121,7 +121,7 @@ const checkedWithTemplate = () => (templatePrograms ??= checkPrograms([EVERY_CLA
 test("a program using every resource and error class checks without errors, and without reading zod's or axios's types", () => {
   const { errors, files } = checkedWithTemplate()[0] as Checked;
   expect(errors).toEqual([]);
-  expect(files.some((f) => f.endsWith(path.join("provider", "program", "serviceFork.d.ts")))).toBe(true);
+  expect(files.some((f) => f.endsWith(path.join("provider", "program", "resources.d.ts")))).toBe(true);
   // zod's declarations are hundreds of files; the program's check would parse them on every run.
   expect(fromPackage(files, "zod")).toEqual([]);
   expect(fromPackage(files, "axios")).toEqual([]);

@@ -6,7 +6,7 @@ import { parse } from "yaml";
 import { CLIENT_DEFAULTS } from "../provider/api/client";
 import { FORK_DIFF_RULES } from "../provider/resources/serviceFork/inputs";
 import * as errors from "../provider/errors";
-import { WAIT_DEFAULTS } from "../provider/workflows/waiting";
+import { WAIT_DEFAULTS } from "../provider/policies/waiting";
 import { DEFAULT_API_URL, SETTING_SOURCES } from "../provider/settings";
 
 const ROOT = path.join(__dirname, "..");

@@ -2,15 +2,18 @@
 // only escaped, whatever path it takes: check failures, errors thrown from every provider method,
 // warnings and progress lines. In the style of the secret scan: drive the providers against the
 // simulator with hostile answers, gather every text they show, and scan it.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import type * as pulumi from "@pulumi/pulumi";
 import { createClient } from "../provider/api/client";
-import { ApiError, SchemaValidationError, escapedError, escapedFailures } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
+import { escapedError, escapedFailures } from "../provider/context/escaping";
+import { ApiError, SchemaValidationError } from "../provider/errors";
 import { printable } from "../provider/text";
-import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { expectNoSecretFragments, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
+const ha = providers.ServiceHA;
+const vpc = providers.VpcName;
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
 const P = "serialized-provider-text";

@@ -4,8 +4,8 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { main } from "../provider/forks/cli";
-import { NamePattern } from "../provider/forks/inventory";
+import { main } from "../forks/cli";
+import { NamePattern } from "../forks/inventory";
 import { GitHubApi } from "./gitops/githubApi";
 import { Simulator } from "../simulator";
 

@@ -1,12 +1,10 @@
 // Faults a careless network, a wrong setting or a hostile API can cause, tried on the provider
 // methods as the engine calls them, against the simulator over loopback: nothing live is taken
 // for gone, no wait overruns its timeout, no secret leaks, no API text reaches the terminal raw.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import type * as pulumi from "@pulumi/pulumi";
 import { ForkOutcomeUnknownError, NotFoundError, PartialFailureError, TigerCloudError } from "../provider/errors";
-import { setHostOptions } from "../provider/engine/host";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
-import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
+import { DynamicPartialFailure, setHostOptions } from "../provider/hosts/dynamic/provider";
 import {
   configureProviders,
   errorTexts,
@@ -17,6 +15,10 @@ import {
   stopProviderSim,
 } from "./helpers";
 import { Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
+const ha = providers.ServiceHA;
+const vpc = providers.VpcName;
 
 const P = "serialized-provider-text";
 const HTML_404 = "<html><body><h1>404 Not Found</h1>nginx</body></html>";
@@ -199,7 +201,7 @@ describe("errors", () => {
     const err = await rejectionOf(newFork({ createTimeout: "1s" }));
     expect(err).toBeInstanceOf(PartialFailureError);
     expect(err).toBeInstanceOf(TigerCloudError);
-    const partial = err as PartialFailureError;
+    const partial = err as DynamicPartialFailure;
     const password = partial.properties.initialPassword as string;
     expect(password).toEqual(expect.any(String));
     expect(partial.properties).toMatchObject({ serviceId: partial.id, __provider: P });
@@ -270,7 +272,7 @@ describe("secrets never leak, not even in part", () => {
     });
     sim.databases.echoPasswordInErrors = true;
     const run = await stderrOf(() => newFork({ createTimeout: "2s" }));
-    const err = run.error as PartialFailureError;
+    const err = run.error as DynamicPartialFailure;
     expect(err).toBeInstanceOf(PartialFailureError);
     expect(err.message).toMatch(/Timed out after \d+ s waiting for a login to service svc-\w+/);
     const { initialPassword, connectionUri, poolerConnectionUri, loginPending } = err.properties;
@@ -296,7 +298,7 @@ describe("secrets never leak, not even in part", () => {
     sim.databases.echoPasswordInErrors = true;
     const err = await rejectionOf(fork.update(id, olds, news));
     expect(err).toBeInstanceOf(PartialFailureError);
-    expect((err as PartialFailureError).properties).toMatchObject({ status: "READY", loginPending: true });
+    expect((err as DynamicPartialFailure).properties).toMatchObject({ status: "READY", loginPending: true });
   });
 
   test.each(["an API key", "a public/secret key pair"])(

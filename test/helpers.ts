@@ -1,11 +1,14 @@
 // Shared test set-up: a simulator on loopback and a client pointed at it with fast retries; and the
 // scan that proves no part of a secret reaches any text a person or a log could see.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import type * as pulumi from "@pulumi/pulumi";
-import { setHostOptions } from "../provider/engine/host";
-import { serviceForkProvider } from "../provider/resources/serviceFork/provider";
+import { type CallContext, type HostOptions, makeContext } from "../provider/context/context";
+import { setHostOptions } from "../provider/hosts/dynamic/provider";
 import { inspect } from "util";
 import { createClient, type ClientOptions, type TigerCloudClient } from "../provider/api/client";
 import { Simulator, type SimulatorOptions } from "../simulator";
+
+const serviceForkProvider = providers.ServiceFork;
 
 export interface SimAndClient {
   sim: Simulator;
@@ -148,4 +151,16 @@ export async function forkAppears(sim: Simulator, projectId: string, name: strin
     if (Date.now() > deadline) throw new Error(`no fork named ${name} appeared within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A call's context with no settings (the environment's only), `options`, and progress and warnings on stderr: for a policy called on its own. */
+export function testContext(options: HostOptions = {}): CallContext {
+  const reporter = {
+    progress: (message: string) => void process.stderr.write(`[tigercloud] ${message}\n`),
+    warning: async (message: string) => void process.stderr.write(`warning: [tigercloud] ${message}\n`),
+  };
+  return makeContext(
+    { config: () => undefined, configWord: "stack config", memory: new Map(), options, reporter },
+    { resource: { urn: "urn:pulumi:test::test::test:index:Test::test", name: "test" } },
+  );
 }

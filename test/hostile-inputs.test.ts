@@ -1,14 +1,16 @@
 // Hostile and careless inputs, each in a table: rejected at preview (check) naming the property,
 // with create refusing it the same way (an InvalidInputError, never a raw ZodError, no request);
 // or accepted, and then sent to the API exactly as check returned it.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
 import { printable } from "../provider/text";
-import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
+const ha = providers.ServiceHA;
+const vpc = providers.VpcName;
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
 const P = "serialized-provider-text";

@@ -8,9 +8,8 @@ import * as grpc from "@grpc/grpc-js";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
-import { setHostOptions, startRun } from "../provider/engine/host";
-import { PartialFailureError } from "../provider/errors";
-import { providers } from "../provider/runtime";
+import { DynamicPartialFailure, setHostOptions, startRun } from "../provider/hosts/dynamic/provider";
+import { providers } from "../provider/hosts/dynamic/runtime";
 import { NO_DELAYS, Simulator } from "../simulator";
 import { captureStderr, configureProviders } from "./helpers";
 import { type Method, startPlugin, struct } from "./pluginClient";
@@ -79,7 +78,7 @@ async function dynamicHost(sim: Simulator): Promise<Host> {
         const r = await providers[kind].create(timed("createTimeout", declared(kind, name, news, options), options));
         return { id: r.id, outs: r.outs as Bag };
       } catch (e) {
-        if (!(e instanceof PartialFailureError)) throw e;
+        if (!(e instanceof DynamicPartialFailure)) throw e;
         return { partial: { id: e.id, outs: e.properties }, message: e.message };
       }
     },

@@ -1,11 +1,13 @@
 // projectId from the key: with no projectId on the resource, in stack config or the environment,
 // the provider asks GET /auth/info which project the key belongs to, once per provider process;
 // a preview with verifyReferences off asks nothing, and `up` learns it.
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
-import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
-import { startRun } from "../provider/engine/host";
+import { providers } from "../provider/hosts/dynamic/runtime";
+import { startRun } from "../provider/hosts/dynamic/provider";
 import { Simulator } from "../simulator";
 import { captureStderr, configureProviders, startProviderSim, stopProviderSim } from "./helpers";
+
+const ha = providers.ServiceHA;
+const vpc = providers.VpcName;
 
 const P = "serialized-provider-text";
 const keyPair = { publicKey: "pk-project-1", secretKey: "sk-project-1" };

@@ -1,10 +1,12 @@
 // What destroy does to a fork (ServiceFork's onDestroy): "stop" by default, "delete" on request.
 // Provider methods against the simulator, as the engine calls them.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import { InvalidInputError, NotFoundError, TigerCloudError } from "../provider/errors";
-import { setHostOptions, startRun } from "../provider/engine/host";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
+import { setHostOptions, startRun } from "../provider/hosts/dynamic/provider";
 import { rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import type { OperationName, Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
 
 const P = "serialized-provider-text";
 let sim: Simulator;

@@ -3,8 +3,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
-import { servedResources } from "../provider/plugin/resources";
-import { providerService, serve } from "../provider/plugin/server";
+import type { HostOptions } from "../provider/context/context";
+import { RESOURCES } from "../provider/resources/registry";
+import { providerService, serve } from "../provider/hosts/plugin/server";
 
 export type Method = "configure" | "checkConfig" | "diffConfig" | "check" | "diff" | "read" | "create" | "update" | "delete";
 
@@ -14,8 +15,11 @@ export interface PluginClient {
   close(): void;
 }
 
-export async function startPlugin(engineAddress?: string): Promise<PluginClient> {
-  const { port, server } = await serve(providerService(servedResources(), engineAddress));
+/** Fast enough for a test: the client's backoff, the waits' polling. */
+export const FAST: HostOptions = { client: { baseDelayMs: 1, maxDelayMs: 5 }, poll: { firstPollMs: 20, maxPollMs: 50 } };
+
+export async function startPlugin(engineAddress?: string, options: HostOptions = FAST): Promise<PluginClient> {
+  const { port, server } = await serve(providerService(RESOURCES, engineAddress, options));
   const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   type Unary<Res> = (req: unknown, done: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
   return {

@@ -1,13 +1,15 @@
 // Each resource's provider methods called directly, as the engine calls them, against the
 // simulator over loopback: every rule of check, diff, create, read, update and delete.
-import { setHostOptions } from "../provider/engine/host";
+import { providers } from "../provider/hosts/dynamic/runtime";
+import { setHostOptions } from "../provider/hosts/dynamic/provider";
 import { BadRequestError, ConfigurationError, InternalServerError } from "../provider/errors";
 import { UNKNOWN } from "../provider/rules/inputs";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
-import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, forkAppears, rejectionOf, startProviderSim, stopProviderSim } from "./helpers";
 import { Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
+const ha = providers.ServiceHA;
+const vpc = providers.VpcName;
 
 const P = "serialized-provider-text";
 let sim: Simulator;
@@ -138,12 +140,14 @@ describe("ServiceFork", () => {
       status: "READY",
       serviceId: "svc-x",
     };
+    // As check hands them on: every default filled.
     const news = {
       __provider: P,
       projectId: "p",
       ...base,
       environmentTag: "DEV",
       name: "pr-1",
+      paused: false,
       waitForReady: true,
       createTimeout: "30m",
       deleteTimeout: "10m",

@@ -2,10 +2,12 @@
 // busy rule for every in-place request on a fork, a start of a fork already running,
 // adoptServiceId's refusals at check and at create, the new password's redaction, and a refresh
 // that follows a moved endpoint. Provider methods against the simulator, as the engine calls them.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import { PartialFailureError, TigerCloudError } from "../provider/errors";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
 import { errorTexts, expectNoSecretFragments, rejectionOf, providerSimForEachTest } from "./helpers";
 import type { Fault, OperationName, Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
 
 const P = "serialized-provider-text";
 let sim: Simulator;

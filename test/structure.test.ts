@@ -1,6 +1,8 @@
 // The layout holds: every module is in one layer, and imports run only where its layer may reach.
-// The program side (what a user's program loads) reaches nothing of the provider side, so
-// `require("pulumi-tigercloud")` loads no zod, axios or pg; the README's map names every module.
+// Two hosts sit on top (hosts/): each the only place that speaks its engine's dialect. Below them,
+// typed resources (one specification each, one registry), the host-free context they run with, and
+// the API client. The program side (what a user's program loads) reaches nothing of the provider
+// side, so `require("pulumi-tigercloud")` loads no zod, axios or pg; the map names every module.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import { builtinModules } from "module";
@@ -10,15 +12,15 @@ import * as ts from "typescript";
 const ROOT = path.join(__dirname, "..");
 const PROVIDER = path.join(ROOT, "provider");
 
-/** Every .ts file below provider/, as a path from there ("api/client.ts"). */
-function modulesUnder(dir = ""): string[] {
-  return fs.readdirSync(path.join(PROVIDER, dir), { withFileTypes: true }).flatMap((entry) => {
+/** Every .ts file below `root`, as a path from there ("api/client.ts"). */
+function modulesUnder(root: string, dir = ""): string[] {
+  return fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const rel = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) return modulesUnder(rel);
+    if (entry.isDirectory()) return modulesUnder(root, rel);
     return entry.name.endsWith(".ts") ? [rel] : [];
   });
 }
-const MODULES = modulesUnder();
+const MODULES = modulesUnder(PROVIDER);
 
 interface Import {
   /** A module of provider/ ("rules/inputs.ts"), or a package's name ("zod", "@pulumi/pulumi", "fs"). */
@@ -43,27 +45,33 @@ function importsOf(file: string): Import[] {
   });
 }
 
-const SHARED = ["errors.ts", "run.ts", "settings.ts", "text.ts", "time.ts", "version.ts"];
-/** Each layer: which modules are in it, and which layers its modules may import. */
+const SHARED = ["errors.ts", "settings.ts", "text.ts", "time.ts", "version.ts"];
+/** What a user's program loads: the classes, and the dynamic host's serialized-provider plumbing they carry. */
+const PROGRAM_SIDE = (f: string) => f.startsWith("program/") || f === "hosts/dynamic/serializedProvider.ts";
+/** Each layer, from the top: which modules are in it, and which layers its modules may import. */
 const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: string[] }> = {
-  entry: { holds: (f) => ["index.ts", "runtime.ts", "watchdog.ts"].includes(f), mayImport: ["program", "shared", "resources", "engine"] },
-  shared: { holds: (f) => SHARED.includes(f), mayImport: ["shared"] },
-  program: { holds: (f) => f.startsWith("program/"), mayImport: ["program", "shared"] },
+  entry: { holds: (f) => f === "index.ts", mayImport: ["program", "shared"] },
+  // The two hosts, each in its folder: the only modules that speak an engine's dialect.
+  hosts: {
+    holds: (f) => f.startsWith("hosts/") && !PROGRAM_SIDE(f),
+    mayImport: ["hosts", "resources", "policies", "rules", "context", "api", "shared"],
+  },
+  program: { holds: PROGRAM_SIDE, mayImport: ["program", "shared"] },
+  resources: { holds: (f) => f.startsWith("resources/"), mayImport: ["resources", "policies", "rules", "context", "api", "shared"] },
+  // The request policies every resource follows: busy, gone, waiting, verify, the login, the key's project.
+  policies: { holds: (f) => f.startsWith("policies/"), mayImport: ["policies", "rules", "context", "api", "shared"] },
+  rules: { holds: (f) => f.startsWith("rules/"), mayImport: ["rules", "context", "shared"] },
+  // A call's context: host-free, made by a host from its settings and handed to every lifecycle.
+  context: { holds: (f) => f.startsWith("context/"), mayImport: ["context", "api", "shared"] },
   api: { holds: (f) => f.startsWith("api/"), mayImport: ["api", "shared"] },
-  engine: { holds: (f) => f.startsWith("engine/"), mayImport: ["engine", "api", "shared"] },
-  rules: { holds: (f) => f.startsWith("rules/"), mayImport: ["rules", "shared"] },
-  workflows: { holds: (f) => f.startsWith("workflows/"), mayImport: ["workflows", "engine", "rules", "api", "shared"] },
-  resources: { holds: (f) => f.startsWith("resources/"), mayImport: ["resources", "workflows", "engine", "rules", "api", "shared"] },
-  // The provider plugin: the second host of the resources' lifecycles, for every language.
-  plugin: { holds: (f) => f.startsWith("plugin/"), mayImport: ["plugin", "resources", "engine", "rules", "shared"] },
-  // The fork janitor, a command of its own: no engine, so no host and no context.
-  forks: { holds: (f) => f.startsWith("forks/"), mayImport: ["forks", "resources", "workflows", "api", "shared"] },
+  shared: { holds: (f) => SHARED.includes(f), mayImport: ["shared"] },
 };
 const layerOf = (file: string) => Object.keys(LAYERS).filter((layer) => LAYERS[layer]?.holds(file));
 const NODE_BUILTINS = new Set(builtinModules);
+const read = (file: string) => fs.readFileSync(path.join(PROVIDER, file), "utf8");
 
 test("every module of the package is in exactly one layer", () => {
-  expect(MODULES.length).toBeGreaterThan(20);
+  expect(MODULES.length).toBeGreaterThan(40);
   for (const file of MODULES) expect(`${file}: ${layerOf(file).join(", ")}`).toMatch(/: \w+$/);
 });
 
@@ -83,49 +91,94 @@ test("each layer imports only the layers below it (the provider side may name th
 
 test("the program side and the shared modules import only @pulumi/pulumi, Node's built-ins and each other", () => {
   const wrong: string[] = [];
-  for (const file of MODULES.filter((f) => ["program", "shared"].includes(layerOf(f)[0] as string) || f === "index.ts"))
+  for (const file of MODULES.filter((f) => ["program", "shared", "entry"].includes(layerOf(f)[0] as string)))
     for (const { target } of importsOf(file))
       if (!target.endsWith(".ts") && target !== "@pulumi/pulumi" && !NODE_BUILTINS.has(target)) wrong.push(`${file} -> ${target}`);
   expect(wrong).toEqual([]);
 });
 
-test("no module keeps state of its own: the host (engine/) holds the settings and what a run learns, handed on in each call's context", () => {
-  // A module-level let or var, or a collection made at load (which is filled later), outside it;
-  // on the program side (no host there: a program's process is one run), the serialized providers' memo.
+test("no module keeps state of its own outside the hosts: settings, options and what a run learns are handed on in each call's context", () => {
+  // A module-level let or var, or a collection made at load (which is filled later). The program
+  // side has no host (a program's process is one run): its one memo is the serialized providers'.
   const STATE = /^(?:export\s+)?(?:let|var)\s|^(?:export\s+)?const\s+\w+(?:\s*:[^=]+)?=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b/m;
-  const holders = MODULES.filter((f) => STATE.test(fs.readFileSync(path.join(PROVIDER, f), "utf8")));
-  expect(holders.filter((f) => !f.startsWith("engine/") && f !== "program/serializedProvider.ts")).toEqual([]);
-  expect(holders).toContain("engine/host.ts"); // the scan sees state where there is some
+  const holders = MODULES.filter((f) => STATE.test(read(f)));
+  expect(holders.filter((f) => layerOf(f)[0] !== "hosts" && f !== "hosts/dynamic/serializedProvider.ts")).toEqual([]);
+  expect(holders).toContain("hosts/dynamic/provider.ts"); // the scan sees state where there is some
 });
 
-test("only the host builds a call's context: below it, settings, the client and progress come from the context handed in", () => {
-  // The hosts: the dynamic provider's adapter and the plugin's server.
-  const HOSTS = ["resources/defineProvider.ts", "plugin/server.ts"];
-  const reaching = MODULES.filter((f) => !f.startsWith("engine/") && !HOSTS.includes(f)).filter((f) =>
-    importsOf(f).some(({ target, typeOnly }) => target === "engine/host.ts" && !typeOnly),
+test("only a host builds a call's context: below the hosts, settings, the client and progress come from the context handed in", () => {
+  const reaching = MODULES.filter((f) => layerOf(f)[0] !== "hosts" && f !== "context/context.ts").filter((f) =>
+    /\bmakeContext\b/.test(read(f)),
   );
   expect(reaching).toEqual([]);
-  // The scan sees such an import where there is one.
-  expect(importsOf("resources/defineProvider.ts").some(({ target, typeOnly }) => target === "engine/host.ts" && !typeOnly)).toBe(true);
+  // The scan sees such a use where there is one.
+  expect(/\bmakeContext\(/.test(read("hosts/plugin/server.ts"))).toBe(true);
 });
 
-test("the engine's property bags are typed at the host boundary: Record<string, unknown> only there", () => {
-  // The boundary: the host, the adapter that parses the engine's bags into each resource's typed
-  // inputs and state and writes them back (and the bag rules it applies), and the error that
-  // hands the engine a state to record. Every lifecycle below takes and returns typed values.
-  // The plugin's wire (plugin/wire.ts) is the same boundary for the second host.
-  const BOUNDARY = [
-    "resources/defineProvider.ts",
-    "rules/inputs.ts",
-    "rules/state.ts",
-    "rules/outputs.ts",
-    "rules/diff.ts",
-    "errors.ts",
-    "plugin/wire.ts",
-  ];
-  const bags = MODULES.filter((f) => fs.readFileSync(path.join(PROVIDER, f), "utf8").includes("Record<string, unknown>"));
-  expect(bags.filter((f) => !f.startsWith("engine/") && !BOUNDARY.includes(f))).toEqual([]);
-  expect(bags).toContain("resources/defineProvider.ts"); // the scan sees a bag where there is one
+test("no file below the hosts reads or writes a dynamic provider's key (__provider, __resourceName, __resourceUrn, __secretInputs)", () => {
+  const DIALECT = /__(provider|resourceName|resourceUrn|secretInputs)\b/;
+  const speaking = MODULES.filter((f) => DIALECT.test(read(f)));
+  // The dynamic host's wire and host, and the program side that writes them (program/declare.ts).
+  expect(speaking.filter((f) => !f.startsWith("hosts/dynamic/") && !f.startsWith("program/"))).toEqual([]);
+  expect(speaking).toContain("hosts/dynamic/wire.ts"); // the scan sees the dialect where it is
+});
+
+/**
+ * The type annotations of `file` that are raw property bags: an index signature of string to
+ * unknown or any and no property of its own (an API answer that keeps fields added later has its
+ * own), by any name.
+ */
+function rawBagsIn(program: ts.Program, file: string): string[] {
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(path.join(PROVIDER, file));
+  if (!source) throw new Error(`${file} is not in the program`);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isTypeNode(node) && !ts.isTypeParameterDeclaration(node.parent)) {
+      const type = checker.getTypeFromTypeNode(node);
+      const index = checker.getIndexInfosOfType(type).find((info) => info.keyType.flags & ts.TypeFlags.String);
+      const bag = index && index.type.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any) && checker.getPropertiesOfType(type).length === 0;
+      if (bag && !ts.isArrayTypeNode(node))
+        found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+test("raw property bags only where a host hands them over (its wire code) and on the program side: the check sees through aliases", () => {
+  const program = ts.createProgram(
+    MODULES.map((f) => path.join(PROVIDER, f)),
+    {
+      strict: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.CommonJS,
+      esModuleInterop: true,
+      resolveJsonModule: true,
+      noEmit: true,
+      skipLibCheck: true,
+    },
+  );
+  const WIRE = ["hosts/dynamic/wire.ts", "hosts/plugin/wire.ts"];
+  const bags = MODULES.flatMap((f) => rawBagsIn(program, f));
+  expect(bags.filter((b) => !WIRE.some((w) => b.startsWith(`${w}:`)) && !b.startsWith("program/"))).toEqual([]);
+  // The check sees a bag where there is one, under its alias too.
+  expect(bags.some((b) => b.startsWith("hosts/plugin/wire.ts:") && /\bBag\b/.test(b))).toBe(true);
+});
+
+test("the resource kinds are listed in one registry: the hosts, the schema script and the classes follow it", () => {
+  const KINDS = /"(ServiceFork|ServiceHA|VpcName)"/g;
+  // Each kind's own folder names it (its specification); the registry lists them; the spec type
+  // names the union; the generated classes are written from the registry.
+  const listing = MODULES.filter((f) => !/^resources\/\w+\//.test(f) && f !== "resources/spec.ts" && f !== "program/resources.ts").filter(
+    (f) => new Set([...read(f).matchAll(KINDS)].map((m) => m[1])).size > 1,
+  );
+  expect(listing).toEqual([]);
+  const registry = read("resources/registry.ts");
+  for (const kind of ["serviceFork", "serviceHA", "vpcName"]) expect(registry).toContain(`./${kind}/resource`);
+  const scripts = ["scripts/declarations.ts", "provider/hosts/plugin/main.ts", "provider/hosts/dynamic/runtime.ts"];
+  for (const file of scripts) expect(fs.readFileSync(path.join(ROOT, file), "utf8")).toMatch(/\bRESOURCES\b/);
 });
 
 test("a resource's folder imports no other resource's folder", () => {
@@ -137,6 +190,20 @@ test("a resource's folder imports no other resource's folder", () => {
       if (other !== undefined && other !== own) wrong.push(`${file} -> ${target}`);
     }
   }
+  expect(wrong).toEqual([]);
+});
+
+test("the fork janitor is a command of its own: it reaches the package through its public client entry, the gone rule and the shared modules", () => {
+  const JANITOR = path.join(ROOT, "forks");
+  const wrong: string[] = [];
+  for (const file of modulesUnder(JANITOR))
+    for (const m of fs.readFileSync(path.join(JANITOR, file), "utf8").matchAll(IMPORT)) {
+      const spec = (m[2] ?? m[3]) as string;
+      if (!spec.startsWith("../provider/")) continue;
+      const target = spec.replace("../provider/", "");
+      const allowed = ["api/client", "api/schemas", "api/statuses", "policies/gone", ...SHARED.map((s) => s.replace(/\.ts$/, ""))];
+      if (!allowed.includes(target)) wrong.push(`forks/${file} -> ${spec}`);
+    }
   expect(wrong).toEqual([]);
 });
 
@@ -165,8 +232,7 @@ function withTranspiled<T>(entries: string[], use: (providerDir: string) => T): 
   const out = fs.mkdtempSync(path.join(ROOT, ".tmp", "entry-"));
   try {
     for (const file of new Set(entries.flatMap((entry) => [...loadedFrom(entry).modules]))) {
-      const source = fs.readFileSync(path.join(PROVIDER, file), "utf8");
-      const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
+      const js = ts.transpileModule(read(file), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
       const target = path.join(out, "provider", file.replace(/\.ts$/, ".js"));
       fs.mkdirSync(path.dirname(target), { recursive: true });
       fs.writeFileSync(target, js.outputText);
@@ -177,7 +243,7 @@ function withTranspiled<T>(entries: string[], use: (providerDir: string) => T): 
   }
 }
 
-test("the package entry reaches only the program side and the shared modules: no zod, axios, pg, API client or kit", () => {
+test("the package entry reaches only the program side and the shared modules: no zod, axios, pg, API client or host", () => {
   const { modules, packages } = loadedFrom("index.ts");
   expect([...modules].filter((f) => f !== "index.ts" && !["program", "shared"].includes(layerOf(f)[0] as string))).toEqual([]);
   expect([...packages].filter((p) => p !== "@pulumi/pulumi" && !NODE_BUILTINS.has(p))).toEqual([]);
@@ -206,10 +272,10 @@ test("requiring the package entry, compiled, in a fresh node loads no module of 
 });
 
 test("the provider side, loaded in a fresh node, loads axios with its first request: a preview with nothing to change sends none", () => {
-  const loads = withTranspiled(["runtime.ts", "api/client.ts"], (dir) => {
+  const loads = withTranspiled(["hosts/dynamic/runtime.ts", "api/client.ts"], (dir) => {
     const script = `
       const axiosLoaded = () => Object.keys(require.cache).some((f) => /[\\\\/]node_modules[\\\\/]axios[\\\\/]/.test(f));
-      require(${JSON.stringify(path.join(dir, "runtime.js"))});
+      require(${JSON.stringify(path.join(dir, "hosts", "dynamic", "runtime.js"))});
       const atLoad = axiosLoaded();
       const { createClient } = require(${JSON.stringify(path.join(dir, "api", "client.js"))});
       // Port 9 (discard): refused at once; the request is made, which is what loads axios.
@@ -222,9 +288,8 @@ test("the provider side, loaded in a fresh node, loads axios with its first requ
   expect(loads).toEqual({ atLoad: false, afterRequest: true });
 });
 
-test("the README's Developing map names every folder and module of the package", () => {
-  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const map = readme.slice(readme.indexOf("## Developing"));
+test("the contributing guide's map names every folder and module of the package", () => {
+  const map = fs.readFileSync(path.join(ROOT, "CONTRIBUTING.md"), "utf8");
   for (const file of MODULES) {
     expect(map).toContain(path.posix.basename(file));
     for (const folder of path.posix
@@ -244,7 +309,7 @@ const SIMULATOR_MODULES = fs
 test("the provider never loads the simulator, and the simulator, shipped beside it, needs only Node's built-ins", () => {
   const wrong: string[] = [];
   for (const file of MODULES)
-    for (const m of fs.readFileSync(path.join(PROVIDER, file), "utf8").matchAll(IMPORT))
+    for (const m of read(file).matchAll(IMPORT))
       if (/simulator/.test((m[2] ?? m[3]) as string)) wrong.push(`provider/${file} -> ${m[2] ?? m[3]}`);
   expect(SIMULATOR_MODULES.length).toBeGreaterThan(4);
   for (const file of SIMULATOR_MODULES)
@@ -255,8 +320,8 @@ test("the provider never loads the simulator, and the simulator, shipped beside 
   expect(wrong).toEqual([]);
 });
 
-test("the README's Developing map names every module of the simulator", () => {
-  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-  const map = readme.slice(readme.indexOf("## Developing"));
-  for (const file of SIMULATOR_MODULES) expect(map).toContain(path.posix.basename(file));
+test("the contributing guide's map names every module of the simulator and of the fork janitor", () => {
+  const map = fs.readFileSync(path.join(ROOT, "CONTRIBUTING.md"), "utf8");
+  for (const file of [...SIMULATOR_MODULES, ...modulesUnder(path.join(ROOT, "forks")).map((f) => `forks/${f}`)])
+    expect(map).toContain(path.posix.basename(file));
 });

@@ -1,12 +1,14 @@
-// What check verifies before a resource is created or replaced (provider/workflows/verify.ts), called
+// What check verifies before a resource is created or replaced (provider/policies/verify.ts), called
 // as the engine calls it, against the simulator: each outcome, the cache, the settings.
+import { providers } from "../provider/hosts/dynamic/runtime";
 import { UNKNOWN } from "../provider/rules/inputs";
 import { credentialSource } from "../provider/settings";
-import { serviceForkProvider as fork } from "../provider/resources/serviceFork/provider";
-import { serviceHAProvider as ha } from "../provider/resources/serviceHA/provider";
-import { vpcNameProvider as vpc } from "../provider/resources/vpcName/provider";
 import { configureProviders, providerSimForEachTest } from "./helpers";
 import type { Simulator } from "../simulator";
+
+const fork = providers.ServiceFork;
+const ha = providers.ServiceHA;
+const vpc = providers.VpcName;
 
 const P = "serialized-provider-text";
 let sim: Simulator;

@@ -1,6 +1,6 @@
 // The polling schedule: a status change is noticed within 1 s + 5% of the time waited, and the
 // number of reads grows slowly with the wait.
-import { WAIT_DEFAULTS, nextPollDelay } from "../provider/workflows/waiting";
+import { WAIT_DEFAULTS, nextPollDelay } from "../provider/policies/waiting";
 
 /** Poll times from 0 until the first at or after `until`. */
 function pollsUntil(until: number): number[] {

@@ -39,7 +39,7 @@ function valueAt(json: unknown, path: readonly PropertyKey[]): unknown {
   let here = json;
   for (const key of path) {
     if (typeof here !== "object" || here === null) return undefined;
-    here = (here as Record<PropertyKey, unknown>)[key];
+    here = Reflect.get(here, key);
   }
   return here;
 }

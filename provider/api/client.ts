@@ -23,6 +23,7 @@ import {
   VpcSchema,
 } from "./schemas";
 
+export { notAForkOf } from "./forks";
 export { secretRedactor } from "./redaction";
 export {
   apiPath,

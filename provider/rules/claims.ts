@@ -7,13 +7,10 @@
 // A resource is known by its URN, as the engine knows it (parent chain, type and name): a move
 // into a component keeps the name and changes the URN, and only the URN tells the two apart.
 
-import { type RunMemory, runSlot } from "../run";
+import type { Declarant } from "../context/context";
+import { type RunMemory, runSlot } from "../context/memory";
 
-/** Who declares: the resource's URN (its identity) and its name in the program (for messages). */
-export interface Declarant {
-  urn: string;
-  name: string;
-}
+export type { Declarant };
 
 /** One resource's declaration: who declares it and what. */
 export interface Claim<T> {

@@ -1,28 +1,37 @@
 // Diffing, shared by the three resources: which changed keys replace the object, which change it
-// in place, and which only state records.
-import type * as pulumi from "@pulumi/pulumi";
-import { isUnknown } from "./inputs";
+// in place, and which only state records. Keys are a resource's input names; values are compared
+// as JSON (recorded state against checked inputs, some of which may still be unknown).
+import { isUnknown, type Pending } from "./inputs";
 
-export interface DiffRules {
+/** An input's name. */
+export type Key<I> = keyof I & string;
+
+export interface DiffRules<I> {
   /** A change here makes a new remote object. */
-  replaceKeys: readonly string[];
+  replaceKeys: readonly Key<I>[];
   /** A change here is applied in place through the API. */
-  updateKeys?: readonly string[];
+  updateKeys?: readonly Key<I>[];
   /** A change here is recorded in state with no API call (waiting controls). */
-  stateOnlyKeys?: readonly string[];
+  stateOnlyKeys?: readonly Key<I>[];
   /** Outputs that share a name with an optional input: an input left unset has no opinion. */
-  optionalDeclared?: readonly string[];
+  optionalDeclared?: readonly Key<I>[];
   /**
    * Replace keys that say how the object was made, which the API does not keep: for an object
    * whose state says it was imported (`imported`), they are history nobody knows, and no value
    * of them is a change.
    */
-  howMade?: { keys: readonly string[]; imported: (olds: Record<string, unknown>) => boolean };
+  howMade?: { keys: readonly Key<I>[]; imported: (recorded: object) => boolean };
+}
+
+/** What a diff finds: whether anything changed, and which changes replace the object. */
+export interface Difference<I> {
+  changes: boolean;
+  replaces: Key<I>[];
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-function changedKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules, keys: readonly string[]): string[] {
+function changedKeys<I>(olds: Pending<I>, news: Pending<I>, rules: DiffRules<I>, keys: readonly Key<I>[]): Key<I>[] {
   return keys.filter((k) => {
     if (rules.optionalDeclared?.includes(k) && news[k] === undefined) return false;
     if (rules.howMade?.keys.includes(k) && rules.howMade.imported(olds)) return false;
@@ -30,29 +39,28 @@ function changedKeys(olds: Record<string, unknown>, news: Record<string, unknown
   });
 }
 
-export function diffInputs(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): pulumi.dynamic.DiffResult {
+const inPlaceKeys = <I>(rules: DiffRules<I>) => [...(rules.updateKeys ?? []), ...(rules.stateOnlyKeys ?? [])];
+
+export function diffInputs<I>(olds: Pending<I>, news: Pending<I>, rules: DiffRules<I>): Difference<I> {
   const replaces = changedKeys(olds, news, rules, rules.replaceKeys);
-  const updates = changedKeys(olds, news, rules, [...(rules.updateKeys ?? []), ...(rules.stateOnlyKeys ?? [])]);
-  // A new release of this package changes the serialized provider: an update that calls no API.
-  const providerChanged = olds.__provider !== news.__provider && !isUnknown(news.__provider);
-  return { changes: replaces.length > 0 || updates.length > 0 || providerChanged, replaces, deleteBeforeReplace: false };
+  const updates = changedKeys(olds, news, rules, inPlaceKeys(rules));
+  return { changes: replaces.length > 0 || updates.length > 0, replaces };
 }
 
 /**
  * True when check's inputs will make a new remote object: a create (no old inputs) or a change
  * to a replace key. A resource that stays, or is updated in place, refers to what it did before.
  */
-export function makesNewObject(olds: Record<string, unknown>, inputs: Record<string, unknown>, rules: DiffRules): boolean {
-  const { __provider: _provider, ...previous } = olds;
-  return Object.keys(previous).length === 0 || changedKeys(olds, inputs, rules, rules.replaceKeys).length > 0;
+export function makesNewObject<I>(olds: Pending<I> | undefined, inputs: Pending<I>, rules: DiffRules<I>): boolean {
+  return olds === undefined || changedKeys(olds, inputs, rules, rules.replaceKeys).length > 0;
 }
 
 /** The update and state-only keys (not replace keys) whose value changed. */
-export function changedInPlaceKeys(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): string[] {
-  return changedKeys(olds, news, rules, [...(rules.updateKeys ?? []), ...(rules.stateOnlyKeys ?? [])]);
+export function changedInPlaceKeys<I>(olds: Pending<I>, news: Pending<I>, rules: DiffRules<I>): Key<I>[] {
+  return changedKeys(olds, news, rules, inPlaceKeys(rules));
 }
 
-/** True when only state-only keys or the provider changed: the update needs no API call. */
-export function onlyStateChanged(olds: Record<string, unknown>, news: Record<string, unknown>, rules: DiffRules): boolean {
+/** True when only state-only keys changed: the update needs no API call. */
+export function onlyStateChanged<I>(olds: Pending<I>, news: Pending<I>, rules: DiffRules<I>): boolean {
   return changedKeys(olds, news, rules, [...rules.replaceKeys, ...(rules.updateKeys ?? [])]).length === 0;
 }

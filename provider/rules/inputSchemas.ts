@@ -15,6 +15,26 @@ export function parseDuration(text: string): number {
 
 /** The deadline a timeout input sets from now; `fallback` where state written by an older version lacks it. */
 export const deadlineIn = (timeout: string | undefined, fallback: string) => Date.now() + parseDuration(timeout ?? fallback);
+
+/** An operation's time limit: when it ends, and what set it (a timeout's error names it). */
+export interface Limit {
+  deadline: number;
+  setBy: string;
+}
+
+/**
+ * The limit of an operation: the host's where it set one (the plugin's customTimeouts stand in for
+ * the timeout inputs), else the resource's timeout input `inputName`, `fallback` when unset.
+ */
+export function limitOf(
+  host: { deadline: { at: number; setBy: string } | undefined },
+  input: string | undefined,
+  fallback: string,
+  inputName: string,
+): Limit {
+  if (host.deadline) return { deadline: host.deadline.at, setBy: host.deadline.setBy };
+  return { deadline: deadlineIn(input, fallback), setBy: inputName };
+}
 /**
  * A string checked by one rule that names its first problem. The problem is not fatal, so the
  * object's cross-field rules still run and preview reports every mistake at once.

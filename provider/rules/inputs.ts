@@ -1,44 +1,26 @@
 // Input checking, shared by the three resources. One parse serves check (at preview) and
-// create/update (at apply), so that what check accepts is exactly what create sends.
-import type * as pulumi from "@pulumi/pulumi";
+// create/update (at apply), so that what check accepts is exactly what create sends. The
+// properties a host hands over are read here, once, into the resource's typed inputs.
 import { z } from "zod";
 import { InvalidInputError } from "../errors";
 import { SETTING_SOURCES } from "../settings";
 import { printable } from "../text";
-import type { Declarant } from "./claims";
 
-/** Where a missing projectId comes from (workflows/keyProject.ts decides): a project, later, or a failure. */
+/** Where a missing projectId comes from (policies/keyProject.ts decides): a project, later, or a failure. */
 export type ProjectSource = { projectId: string } | { deferred: true } | { failure: string; transient?: true };
 
-/**
- * Who declares a resource: its URN (`__resourceUrn`) and its name in the program
- * (`__resourceName`), which its constructor adds to the inputs, as the provider is never told them
- * otherwise (program/urn.ts). Bookkeeping for messages and claims; never diffed. State written before
- * the URN was recorded is known by its name alone.
- */
-/**
- * What the engine's inputs carry beside the declared ones: the serialized provider, and the
- * declarant the resource classes add (kept through check into state, never sent).
- */
-export interface EngineInputs {
-  readonly __provider?: unknown;
-  readonly __resourceName?: unknown;
-  readonly __resourceUrn?: unknown;
-  /** The names of the inputs the program marked secret (a dynamic provider is told no secret). */
-  readonly __secretInputs?: unknown;
+/** A check failure: the property it names (none: the reason alone names it) and the rule broken. */
+export interface Failure {
+  property: string;
+  reason: string;
 }
 
-export function declarantOf(props: EngineInputs): Declarant {
-  const name = typeof props.__resourceName === "string" ? props.__resourceName : "(unnamed)";
-  return { name, urn: typeof props.__resourceUrn === "string" ? props.__resourceUrn : `(named) ${name}` };
-}
-
-/** The bookkeeping inputs the resource classes add: kept through check into state, never sent. */
-export const BOOKKEEPING_KEYS = ["__resourceName", "__resourceUrn", "__secretInputs"] as const;
-const bookkeeping = (props: Record<string, unknown>) =>
-  Object.fromEntries(BOOKKEEPING_KEYS.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
-const withoutBookkeeping = (props: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(props).filter(([k]) => !(BOOKKEEPING_KEYS as readonly string[]).includes(k)));
+/**
+ * Inputs as check hands them on: the resource's inputs by name, each of no type known in advance.
+ * During preview a value may be the engine's unknown sentinel (isKnownText tells), and where a rule
+ * involving such a value was left unjudged, the others are as the program gave them.
+ */
+export type Pending<I> = { readonly [K in keyof I]?: unknown };
 
 /**
  * The sentinel that stands for a value not known until apply: the engine's, on the wire and in a
@@ -57,27 +39,35 @@ export function echoSafe(value: unknown): boolean {
   return typeof text === "string" && printable(text) === text;
 }
 
-export interface CheckOutcome {
-  inputs: Record<string, unknown>;
-  failures: pulumi.dynamic.CheckFailure[];
+/** The properties of what a host handed over, by name: a plain object's own entries, or none. */
+export function propertiesOf(given: unknown): Map<string, unknown> {
+  return new Map(typeof given === "object" && given !== null && !Array.isArray(given) ? Object.entries(given) : []);
+}
+
+/** Whether a host handed over any property at all (none: a create's old inputs, an import's state). */
+export const hasProperties = (given: unknown): boolean => propertiesOf(given).size > 0;
+
+/** What check makes of the properties: the inputs it hands on, and what is wrong with them. */
+export interface CheckOutcome<I> {
+  inputs: Pending<I>;
+  failures: Failure[];
 }
 
 /**
  * Validates inputs with a zod schema, skipping every value still unknown during preview: a rule
  * that involves an unknown value is not judged. Each failure names the property and the rule.
  * Cross-field rules report with `params: { involves: [...] }`. A missing projectId is taken from
- * `projectSource` (stack config, the environment or the key's project: workflows/keyProject.ts) and
+ * `projectSource` (settings, the environment or the key's project: policies/keyProject.ts) and
  * checked by the same rules; where the source defers it to `up`, it stays unset and unjudged.
  */
-export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, projectSource?: ProjectSource): CheckOutcome {
-  const { __provider, ...rest } = news;
-  const raw = withoutBookkeeping(rest);
-  const unknownKeys = new Set(Object.keys(raw).filter((k) => isUnknown(raw[k])));
-  const known = Object.fromEntries(Object.entries(raw).filter(([k, v]) => !unknownKeys.has(k) && v !== undefined && v !== null));
+export function checkInputs<T extends z.ZodType>(schema: T, given: unknown, projectSource?: ProjectSource): CheckOutcome<z.output<T>> {
+  const all = propertiesOf(given);
+  const unknownKeys = new Set([...all].filter(([, v]) => isUnknown(v)).map(([k]) => k));
+  const known = new Map([...all].filter(([k, v]) => !unknownKeys.has(k) && v !== undefined && v !== null));
 
-  const failures: pulumi.dynamic.CheckFailure[] = [];
-  if (known.projectId === undefined && !unknownKeys.has("projectId")) {
-    if (projectSource && "projectId" in projectSource) known.projectId = projectSource.projectId;
+  const failures: Failure[] = [];
+  if (!known.has("projectId") && !unknownKeys.has("projectId")) {
+    if (projectSource && "projectId" in projectSource) known.set("projectId", projectSource.projectId);
     else if (!projectSource || !("deferred" in projectSource))
       failures.push({
         property: "projectId",
@@ -87,15 +77,15 @@ export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, pr
       });
   }
 
-  const parsed = schema.safeParse(known);
-  let inputs: Record<string, unknown> = known;
+  const parsed = schema.safeParse(Object.fromEntries(known));
+  let inputs = Object.fromEntries(known) as Pending<z.output<T>>;
   if (parsed.success) {
-    inputs = parsed.data as Record<string, unknown>;
+    inputs = parsed.data as Pending<z.output<T>>;
   } else {
     for (const issue of parsed.error.issues) {
       const involves = [String(issue.path[0] ?? ""), ...((issue as { params?: { involves?: string[] } }).params?.involves ?? [])];
       if (involves.some((k) => unknownKeys.has(k))) continue;
-      if (issue.path[0] === "projectId" && known.projectId === undefined) continue; // reported above
+      if (issue.path[0] === "projectId" && !known.has("projectId")) continue; // reported above
       if (issue.code === "unrecognized_keys") {
         for (const key of issue.keys)
           failures.push({ property: printable(key), reason: `${printable(key)} is not a property of this resource` });
@@ -105,15 +95,14 @@ export function checkInputs(schema: z.ZodType, news: Record<string, unknown>, pr
       failures.push({ property, reason: ruleBroken(property, issue, known) });
     }
   }
-  for (const k of unknownKeys) inputs[k] = UNKNOWN;
-  return { inputs: { ...inputs, __provider, ...bookkeeping(news) }, failures };
+  return { inputs: { ...inputs, ...Object.fromEntries([...unknownKeys].map((k) => [k, UNKNOWN])) }, failures };
 }
 
 /** The rule a property breaks; of the wrong type, what it was: missing (required), or `"2"` from config (a string). */
-function ruleBroken(property: string, issue: z.core.$ZodIssue, known: Record<string, unknown>): string {
+function ruleBroken(property: string, issue: z.core.$ZodIssue, known: Map<string, unknown>): string {
   const rule = `${property} ${issue.message}`;
   if (issue.code !== "invalid_type" || issue.path.length !== 1) return rule;
-  const value = known[String(issue.path[0])];
+  const value = known.get(String(issue.path[0]));
   if (value === undefined) return `${property} is required: it ${issue.message}`;
   const type = Array.isArray(value) ? "array" : typeof value;
   // A fraction where an integer is wanted is a number all the same: the rule says enough.
@@ -125,20 +114,10 @@ function ruleBroken(property: string, issue: z.core.$ZodIssue, known: Record<str
  * The inputs create and update work with: the same parse as check, so they cannot disagree. The
  * engine hands them what check returned, so a failure here means inputs that skipped check.
  */
-export function readInputs<T extends z.ZodType>(
-  resource: string,
-  schema: T,
-  news: Record<string, unknown>,
-  projectSource?: ProjectSource,
-): z.output<T> {
-  const { inputs, failures } = checkInputs(schema, news, projectSource);
-  const stillUnknown = Object.keys(inputs).filter((k) => isUnknown(inputs[k]));
+export function readInputs<T extends z.ZodType>(resource: string, schema: T, given: unknown, projectSource?: ProjectSource): z.output<T> {
+  const { inputs, failures } = checkInputs(schema, given, projectSource);
+  const stillUnknown = Object.keys(inputs).filter((k) => isUnknown(inputs[k as keyof typeof inputs]));
   for (const k of stillUnknown) failures.push({ property: k, reason: `${k} is not known yet` });
-  if (failures.length > 0)
-    throw new InvalidInputError(
-      resource,
-      failures.map((f) => ({ property: f.property ?? "", reason: f.reason })),
-    );
-  const { __provider: _provider, ...rest } = inputs;
-  return withoutBookkeeping(rest) as z.output<T>;
+  if (failures.length > 0) throw new InvalidInputError(resource, failures);
+  return inputs as z.output<T>;
 }

@@ -2,7 +2,7 @@
 // schema, with Pulumi's own generators (pkg/v3/codegen/go and codegen/python), called directly:
 // `pulumi package gen-sdk` needs the languages' plugins, which cannot be installed here.
 //
-//	gen-sdks -schema provider/plugin/schema.json -version 0.1.0 -out sdk
+//	gen-sdks -schema provider/hosts/plugin/schema.json -version 0.1.0 -out sdk
 //
 // writes OUT/go (a Go module) and OUT/python, each emptied first. The version is the package's,
 // as the plugin adds it to the schema it serves (GetSchema).
@@ -41,7 +41,7 @@ func (noReferences) LoadPackageV2(_ context.Context, d *schema.PackageDescriptor
 }
 
 func main() {
-	schemaFile := flag.String("schema", "provider/plugin/schema.json", "the package schema")
+	schemaFile := flag.String("schema", "provider/hosts/plugin/schema.json", "the package schema")
 	version := flag.String("version", "", "the package's version (required)")
 	out := flag.String("out", "sdk", "the folder to write go/ and python/ into")
 	flag.Parse()

@@ -11,19 +11,19 @@ using Pulumi;
 namespace TigerCloud.Pulumi
 {
     /// <summary>
-    /// ServiceFork, as a user's program declares it: a fork of a Tiger Cloud service (forkService), awaited until READY. Destroying it STOPS the fork (stop) by default: the fork still exists, paused, data and all, afterwards. With onDestroy: "delete" it is deleted instead (DELETE), and its data goes.
+    /// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
     /// </summary>
     [PulumiResourceType("tigercloud:index:ServiceFork")]
     public partial class ServiceFork : global::Pulumi.CustomResource
     {
         /// <summary>
-        /// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+        /// Whether create takes over a running fork of the same name and source.
         /// </summary>
         [Output("adoptExisting")]
         public Output<bool?> AdoptExisting { get; private set; } = null!;
 
         /// <summary>
-        /// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        /// The fork taken under management instead of forking, if one was named.
         /// </summary>
         [Output("adoptServiceId")]
         public Output<string?> AdoptServiceId { get; private set; } = null!;
@@ -34,6 +34,9 @@ namespace TigerCloud.Pulumi
         [Output("adopted")]
         public Output<Outputs.ServiceForkAdopted?> Adopted { get; private set; } = null!;
 
+        /// <summary>
+        /// The fork's connection pooler, when it has one.
+        /// </summary>
         [Output("connectionPooler")]
         public Output<Outputs.ServiceForkConnectionPooler?> ConnectionPooler { get; private set; } = null!;
 
@@ -44,55 +47,73 @@ namespace TigerCloud.Pulumi
         public Output<string?> ConnectionUri { get; private set; } = null!;
 
         /// <summary>
-        /// Whole millicores &gt;= 1 (a number or a string of digits), or "shared". Default: the parent's.
+        /// The declared CPU, in millicores, or "shared".
         /// </summary>
         [Output("cpuMillis")]
-        public Output<Union<string, int>?> CpuMillis { get; private set; } = null!;
+        public Output<string?> CpuMillis { get; private set; } = null!;
 
         /// <summary>
-        /// How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
+        /// How long create waits.
         /// </summary>
         [Output("createTimeout")]
         public Output<string?> CreateTimeout { get; private set; } = null!;
 
+        /// <summary>
+        /// When the fork was created (RFC 3339).
+        /// </summary>
         [Output("created")]
         public Output<string?> Created { get; private set; } = null!;
 
+        /// <summary>
+        /// The database to connect to: tsdb.
+        /// </summary>
         [Output("database")]
         public Output<string> Database { get; private set; } = null!;
 
         /// <summary>
-        /// How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
+        /// How long destroy waits.
         /// </summary>
         [Output("deleteTimeout")]
         public Output<string?> DeleteTimeout { get; private set; } = null!;
 
+        /// <summary>
+        /// The fork's endpoint.
+        /// </summary>
         [Output("endpoint")]
         public Output<Outputs.Endpoint?> Endpoint { get; private set; } = null!;
 
+        /// <summary>
+        /// The fork's environment tag, as the API reports it.
+        /// </summary>
         [Output("environment")]
         public Output<string?> Environment { get; private set; } = null!;
 
         /// <summary>
-        /// DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+        /// The declared environment tag, DEV or PROD.
         /// </summary>
         [Output("environmentTag")]
         public Output<TigerCloud.Pulumi.EnvironmentTag?> EnvironmentTag { get; private set; } = null!;
 
         /// <summary>
-        /// LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+        /// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
         /// </summary>
         [Output("forkStrategy")]
-        public Output<TigerCloud.Pulumi.ForkStrategy?> ForkStrategy { get; private set; } = null!;
+        public Output<TigerCloud.Pulumi.ForkStrategy> ForkStrategy { get; private set; } = null!;
 
+        /// <summary>
+        /// The service the fork was made from, as the API reports it.
+        /// </summary>
         [Output("forkedFrom")]
         public Output<Outputs.ServiceForkForkedFrom?> ForkedFrom { get; private set; } = null!;
 
+        /// <summary>
+        /// The fork's HA replica counts, as the API reports them.
+        /// </summary>
         [Output("haReplicas")]
         public Output<Outputs.ServiceForkHaReplicas?> HaReplicas { get; private set; } = null!;
 
         /// <summary>
-        /// The endpoint's host and port, the database (tsdb) and the admin role (tsdbadmin).
+        /// The endpoint's host.
         /// </summary>
         [Output("host")]
         public Output<string?> Host { get; private set; } = null!;
@@ -104,25 +125,25 @@ namespace TigerCloud.Pulumi
         public Output<string?> InitialPassword { get; private set; } = null!;
 
         /// <summary>
-        /// Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
+        /// The declared memory, in gigabytes, or "shared".
         /// </summary>
         [Output("memoryGbs")]
-        public Output<Union<string, double>?> MemoryGbs { get; private set; } = null!;
+        public Output<string?> MemoryGbs { get; private set; } = null!;
 
         /// <summary>
-        /// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "&lt;parent name&gt;-fork".
+        /// The fork's name, as the API reports it.
         /// </summary>
         [Output("name")]
-        public Output<string> Name { get; private set; } = null!;
+        public Output<string?> Name { get; private set; } = null!;
 
         /// <summary>
-        /// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+        /// What destroy does to the fork: "stop" or "delete".
         /// </summary>
         [Output("onDestroy")]
         public Output<TigerCloud.Pulumi.OnDestroy?> OnDestroy { get; private set; } = null!;
 
         /// <summary>
-        /// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
+        /// What adopting a fork does to its password: "reset" or "keep".
         /// </summary>
         [Output("passwordOnAdopt")]
         public Output<TigerCloud.Pulumi.PasswordOnAdopt?> PasswordOnAdopt { get; private set; } = null!;
@@ -134,67 +155,85 @@ namespace TigerCloud.Pulumi
         public Output<bool> Paused { get; private set; } = null!;
 
         /// <summary>
-        /// The same through the connection pooler, when the service has one. Always secret.
+        /// The same through the connection pooler, when the fork has one. Always secret.
         /// </summary>
         [Output("poolerConnectionUri")]
         public Output<string?> PoolerConnectionUri { get; private set; } = null!;
 
+        /// <summary>
+        /// The endpoint's port.
+        /// </summary>
         [Output("port")]
         public Output<int?> Port { get; private set; } = null!;
 
         /// <summary>
-        /// Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        /// The project of the source service and of the fork.
         /// </summary>
         [Output("projectId")]
         public Output<string> ProjectId { get; private set; } = null!;
 
         /// <summary>
-        /// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+        /// What "ready" meant when create waited: "login" or "status".
         /// </summary>
         [Output("readyWhen")]
         public Output<TigerCloud.Pulumi.ReadyWhen?> ReadyWhen { get; private set; } = null!;
 
+        /// <summary>
+        /// The region the fork runs in.
+        /// </summary>
         [Output("regionCode")]
         public Output<string?> RegionCode { get; private set; } = null!;
 
+        /// <summary>
+        /// The fork's compute resources, as the API reports them.
+        /// </summary>
         [Output("resources")]
         public Output<ImmutableArray<Outputs.ServiceForkResource>> Resources { get; private set; } = null!;
 
         /// <summary>
-        /// The fork's service ID (also the resource ID).
+        /// The fork's service ID (also the resource's ID).
         /// </summary>
         [Output("serviceId")]
         public Output<string> ServiceId { get; private set; } = null!;
 
+        /// <summary>
+        /// The service type (TIMESCALEDB, POSTGRES, ...).
+        /// </summary>
         [Output("serviceType")]
         public Output<string?> ServiceType { get; private set; } = null!;
 
         /// <summary>
-        /// The service to fork.
+        /// The service the fork is a copy of.
         /// </summary>
         [Output("sourceServiceId")]
-        public Output<string?> SourceServiceId { get; private set; } = null!;
+        public Output<string> SourceServiceId { get; private set; } = null!;
 
+        /// <summary>
+        /// The fork's status as last seen (READY, PAUSED, ...).
+        /// </summary>
         [Output("status")]
         public Output<string> Status { get; private set; } = null!;
 
         /// <summary>
-        /// RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
+        /// The point in time a PITR fork was made at.
         /// </summary>
         [Output("targetTime")]
         public Output<string?> TargetTime { get; private set; } = null!;
 
         /// <summary>
-        /// How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
+        /// How long an in-place change waits.
         /// </summary>
         [Output("updateTimeout")]
         public Output<string?> UpdateTimeout { get; private set; } = null!;
 
+        /// <summary>
+        /// The admin role: tsdbadmin.
+        /// </summary>
         [Output("username")]
         public Output<string> Username { get; private set; } = null!;
 
         /// <summary>
-        /// Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
+        /// Whether create and destroy wait for the API's work to finish.
         /// </summary>
         [Output("waitForReady")]
         public Output<bool?> WaitForReady { get; private set; } = null!;
@@ -251,13 +290,13 @@ namespace TigerCloud.Pulumi
     public sealed class ServiceForkArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+        /// With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
         /// </summary>
         [Input("adoptExisting")]
         public Input<bool>? AdoptExisting { get; set; }
 
         /// <summary>
-        /// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        /// Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         /// </summary>
         [Input("adoptServiceId")]
         public Input<string>? AdoptServiceId { get; set; }
@@ -305,7 +344,7 @@ namespace TigerCloud.Pulumi
         public Input<string>? Name { get; set; }
 
         /// <summary>
-        /// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+        /// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         /// </summary>
         [Input("onDestroy")]
         public Input<TigerCloud.Pulumi.OnDestroy>? OnDestroy { get; set; }
@@ -317,13 +356,13 @@ namespace TigerCloud.Pulumi
         public Input<TigerCloud.Pulumi.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
 
         /// <summary>
-        /// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        /// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
         /// </summary>
         [Input("paused")]
         public Input<bool>? Paused { get; set; }
 
         /// <summary>
-        /// Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        /// The project of the source service and of the fork. Default: the provider's projectId setting.
         /// </summary>
         [Input("projectId")]
         public Input<string>? ProjectId { get; set; }

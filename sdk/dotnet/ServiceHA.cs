@@ -11,52 +11,55 @@ using Pulumi;
 namespace TigerCloud.Pulumi
 {
     /// <summary>
-    /// ServiceHA, as a user's program declares it: the high-availability replica counts of a service (setHA), changed in place. Destroying it restores no HA (0 replicas) and NEVER stops the service: the program does not own the service. Use `retainOnDelete: true` to keep the replicas when the resource goes.
+    /// The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
     /// </summary>
     [PulumiResourceType("tigercloud:index:ServiceHA")]
     public partial class ServiceHA : global::Pulumi.CustomResource
     {
         /// <summary>
-        /// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
+        /// How long destroy waits.
         /// </summary>
         [Output("deleteTimeout")]
         public Output<string?> DeleteTimeout { get; private set; } = null!;
 
         /// <summary>
-        /// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        /// The project of the service.
         /// </summary>
         [Output("projectId")]
         public Output<string> ProjectId { get; private set; } = null!;
 
         /// <summary>
-        /// The live count: refresh shows a change made outside Pulumi.
+        /// HA replicas, as the service has them (a change made elsewhere shows on refresh).
         /// </summary>
         [Output("replicaCount")]
-        public Output<int> ReplicaCount { get; private set; } = null!;
+        public Output<int?> ReplicaCount { get; private set; } = null!;
 
         /// <summary>
-        /// The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+        /// The service whose HA is set.
         /// </summary>
         [Output("serviceId")]
         public Output<string> ServiceId { get; private set; } = null!;
 
+        /// <summary>
+        /// The service's status as last seen.
+        /// </summary>
         [Output("status")]
         public Output<string?> Status { get; private set; } = null!;
 
         /// <summary>
-        /// Synchronous HA replicas; not more than replicaCount.
+        /// Synchronous HA replicas, as the service has them.
         /// </summary>
         [Output("syncReplicaCount")]
-        public Output<int> SyncReplicaCount { get; private set; } = null!;
+        public Output<int?> SyncReplicaCount { get; private set; } = null!;
 
         /// <summary>
-        /// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
+        /// How long create and update wait.
         /// </summary>
         [Output("updateTimeout")]
         public Output<string?> UpdateTimeout { get; private set; } = null!;
 
         /// <summary>
-        /// Wait until the service is READY with the counts, after create, update and destroy. Default true.
+        /// Whether create, update and destroy wait for the counts.
         /// </summary>
         [Output("waitForReady")]
         public Output<bool?> WaitForReady { get; private set; } = null!;
@@ -113,25 +116,25 @@ namespace TigerCloud.Pulumi
         public Input<string>? DeleteTimeout { get; set; }
 
         /// <summary>
-        /// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        /// The project of the service. Default: the provider's projectId setting.
         /// </summary>
         [Input("projectId")]
         public Input<string>? ProjectId { get; set; }
 
         /// <summary>
-        /// HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+        /// HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
         /// </summary>
         [Input("replicaCount")]
         public Input<int>? ReplicaCount { get; set; }
 
         /// <summary>
-        /// The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+        /// The service whose HA is set; a fork's serviceId works (the change waits for the fork).
         /// </summary>
         [Input("serviceId", required: true)]
         public Input<string> ServiceId { get; set; } = null!;
 
         /// <summary>
-        /// Synchronous HA replicas; not more than replicaCount.
+        /// Synchronous HA replicas: 0, or 1 with replicaCount 2.
         /// </summary>
         [Input("syncReplicaCount")]
         public Input<int>? SyncReplicaCount { get; set; }

@@ -11,11 +11,14 @@ using Pulumi;
 namespace TigerCloud.Pulumi
 {
     /// <summary>
-    /// VpcName, as a user's program declares it: the name of an existing VPC (rename), read back with GET so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+    /// The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
     /// </summary>
     [PulumiResourceType("tigercloud:index:VpcName")]
     public partial class VpcName : global::Pulumi.CustomResource
     {
+        /// <summary>
+        /// The VPC's CIDR block.
+        /// </summary>
         [Output("cidr")]
         public Output<string?> Cidr { get; private set; } = null!;
 
@@ -26,16 +29,19 @@ namespace TigerCloud.Pulumi
         public Output<string> Name { get; private set; } = null!;
 
         /// <summary>
-        /// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        /// The project of the VPC.
         /// </summary>
         [Output("projectId")]
         public Output<string> ProjectId { get; private set; } = null!;
 
+        /// <summary>
+        /// The region the VPC is in.
+        /// </summary>
         [Output("regionCode")]
         public Output<string?> RegionCode { get; private set; } = null!;
 
         /// <summary>
-        /// The VPC's ID: digits.
+        /// The VPC's ID.
         /// </summary>
         [Output("vpcId")]
         public Output<string> VpcId { get; private set; } = null!;
@@ -92,7 +98,7 @@ namespace TigerCloud.Pulumi
         public Input<string> Name { get; set; } = null!;
 
         /// <summary>
-        /// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        /// The project of the VPC. Default: the provider's projectId setting.
         /// </summary>
         [Input("projectId")]
         public Input<string>? ProjectId { get; set; }

@@ -5,7 +5,7 @@
 import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { PROVIDER_PROCESS_TITLE } from "../../provider/engine/engineWatch";
+import { PROVIDER_PROCESS_TITLE } from "../../provider/hosts/engineWatch";
 import { type Delays, NO_DELAYS, Simulator } from "../../simulator";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -192,7 +192,7 @@ export class KillLab {
 
   /**
    * Dynamic-provider processes of this lab's engine still running: `ours` had loaded this package
-   * (it renames its process, see provider/engine/engineWatch.ts); `idle` never got a request, so
+   * (it renames its process, see provider/hosts/engineWatch.ts); `idle` never got a request, so
    * never ran our code: the SDK's provider process, killed with its engine before its first call.
    */
   providersLeft(): { ours: number[]; idle: number[] } {

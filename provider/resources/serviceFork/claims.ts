@@ -1,13 +1,10 @@
 // What a ServiceFork declares for the run (rules/claims.ts): the fork it holds, and its identity
 // with whether `up` would take over a running fork that has it. A delete spares a fork that another
 // resource of the run holds or would take over (a rename or a move without an alias).
-import type * as pulumi from "@pulumi/pulumi";
-import type { CallContext } from "../../engine/host";
-import { type Declarant, declaredBy, describeDeclarant, recordClaim } from "../../rules/claims";
-import { declarantOf, isKnownText } from "../../rules/inputs";
-import { requiredField } from "../../rules/state";
-import type { RunMemory } from "../../run";
-import type { Pending } from "../defineProvider";
+import type { CallContext, Declarant } from "../../context/context";
+import type { RunMemory } from "../../context/memory";
+import { declaredBy, describeDeclarant, recordClaim } from "../../rules/claims";
+import { type Failure, isKnownText, type Pending } from "../../rules/inputs";
 import type { ForkInputs } from "./inputs";
 import type { ServiceForkState } from "./state";
 
@@ -26,7 +23,8 @@ export function claimFork(run: RunMemory, projectId: string, serviceId: string, 
  * heldElsewhere). Two resources of one program with the same identity would be adopted into one
  * fork (or race to make two): the second to be checked fails, naming both.
  */
-export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>): Failure[] {
+  const { resource } = ctx;
   const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
   if (isKnownText(projectId) && isKnownText(adoptServiceId)) recordClaim(ctx, forkHeld(projectId, adoptServiceId), resource, true);
   // A value unknown until apply declares nothing yet: the check `up` makes once it is known does.
@@ -45,13 +43,12 @@ export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>, 
  * The other resources of this run that hold this fork, or would take it over: by adoptServiceId,
  * or by its identity (name and source) with adoptExisting. Destroy leaves such a fork alone.
  */
-export function heldElsewhere(run: RunMemory, id: string, state: ServiceForkState): { resource: Declarant }[] {
-  const me = declarantOf(state);
-  const projectId = requiredField("ServiceFork", id, state, "projectId");
-  const holders = declaredBy(run, forkHeld(projectId, id), me);
-  const { sourceServiceId, name } = state;
-  if (typeof sourceServiceId !== "string" || typeof name !== "string") return holders;
-  const adopters = declaredBy<boolean>(run, forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
+export function heldElsewhere(ctx: CallContext, id: string, state: ServiceForkState): { resource: Declarant }[] {
+  const me = ctx.resource;
+  const { projectId, sourceServiceId, name } = state;
+  const holders = declaredBy(ctx, forkHeld(projectId, id), me);
+  if (name === undefined) return holders;
+  const adopters = declaredBy<boolean>(ctx, forkIdentity(projectId, sourceServiceId, name), me).filter((claim) => claim.value);
   const byUrn = new Map([...holders, ...adopters].map((claim) => [claim.resource.urn, claim]));
   return [...byUrn.values()];
 }

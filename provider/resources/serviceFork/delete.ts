@@ -2,20 +2,20 @@
 // another resource of this run holds it or would take it over (a rename or a move).
 import type { Service } from "../../api/schemas";
 import { DELETED, GONE, SETTLED } from "../../api/statuses";
-import { requiredField } from "../../rules/state";
-import type { CallContext } from "../../engine/host";
+import type { CallContext } from "../../context/context";
 import { NotFoundError, TigerCloudError, WaitError } from "../../errors";
 import { describeDeclarant } from "../../rules/claims";
-import { serviceUnlessGone } from "../../workflows/gone";
-import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
+import { serviceUnlessGone } from "../../policies/gone";
+import { waitForService } from "../../policies/waiting";
 import { heldElsewhere } from "./claims";
 import { notAForkOf } from "./identity";
-import { deadlineIn } from "../../rules/inputSchemas";
+import type { Limit } from "../../rules/inputSchemas";
+import { deleteLimit } from "./inputs";
 import { sendToFork, stopFork } from "./operations";
 import type { ServiceForkState } from "./state";
 
 export async function destroyFork(ctx: CallContext, id: string, state: ServiceForkState): Promise<void> {
-  const projectId = requiredField("ServiceFork", id, state, "projectId");
+  const { projectId, sourceServiceId } = state;
   // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
   const holders = heldElsewhere(ctx, id, state);
   if (holders.length > 0) {
@@ -24,11 +24,10 @@ export async function destroyFork(ctx: CallContext, id: string, state: ServiceFo
     return;
   }
   const wait = state.waitForReady !== false;
-  const deadline = deadlineIn(state.deleteTimeout, WAIT_DEFAULTS.deleteTimeout);
-  const sourceServiceId = requiredField("ServiceFork", id, state, "sourceServiceId");
+  const limit = deleteLimit(ctx, state);
   const mode = state.onDestroy === "delete" ? "delete" : "stop";
   // Read first, for both modes: only a fork of the declared source is stopped or deleted.
-  const service = await serviceUnlessGone(ctx.client(), projectId, id, deadline);
+  const service = await serviceUnlessGone(ctx.client(), projectId, id, limit.deadline);
   if (!service) return ctx.progress(`fork ${id} no longer exists; nothing to ${mode}`);
   const notOurs = notAForkOf(service, { projectId, sourceServiceId });
   if (notOurs) {
@@ -37,9 +36,9 @@ export async function destroyFork(ctx: CallContext, id: string, state: ServiceFo
         `Nothing was changed. If this resource should let go of it, remove it from state with \`pulumi state delete\`.`,
     );
   }
-  if (mode === "delete") return deleteFork(ctx, service, projectId, wait, deadline);
+  if (mode === "delete") return deleteFork(ctx, service, projectId, wait, limit);
   ctx.progress(`stopping fork ${id} (onDestroy: "stop": it is kept, paused, with its data; "delete" would delete it)`);
-  await stopFork(ctx, id, projectId, wait, deadline);
+  await stopFork(ctx, id, projectId, wait, limit);
 }
 
 /**
@@ -48,7 +47,8 @@ export async function destroyFork(ctx: CallContext, id: string, state: ServiceFo
  * success, and so is a 404 to the DELETE when a read then finds it DELETING or gone: a DELETE
  * whose answer was lost, and retried, meets that.
  */
-async function deleteFork(ctx: CallContext, service: Service, projectId: string, wait: boolean, deadline: number): Promise<void> {
+async function deleteFork(ctx: CallContext, service: Service, projectId: string, wait: boolean, limit: Limit): Promise<void> {
+  const { deadline } = limit;
   const client = ctx.client();
   const id = service.service_id;
   const gone = () => ctx.progress(`fork ${id} is deleted`);
@@ -58,10 +58,9 @@ async function deleteFork(ctx: CallContext, service: Service, projectId: string,
   if (!GONE.includes(service.status)) {
     ctx.progress(`deleting fork ${id} (onDestroy: "delete": the fork and its data go for good)`);
     try {
-      await sendToFork(ctx, id, projectId, "delete", deadline, (c, call) => c.deleteService(projectId, id, call), {
+      await sendToFork(ctx, id, projectId, "delete", limit, (c, call) => c.deleteService(projectId, id, call), {
         client,
         accepts: SETTLED,
-        timeoutInput: "deleteTimeout",
         confirm: (seen) => {
           answerLost = !seen || GONE.includes(seen.status);
           return answerLost ? { value: undefined } : undefined;
@@ -88,7 +87,7 @@ async function deleteFork(ctx: CallContext, service: Service, projectId: string,
       done: (s) => s.status === DELETED,
       hopeless: [],
       timeoutMs: Math.max(0, deadline - Date.now()),
-      timeoutInput: "deleteTimeout",
+      timeoutInput: limit.setBy,
     });
   } catch (err) {
     // The API may forget a deleted service rather than say DELETED: its 404, confirmed, is the end too.

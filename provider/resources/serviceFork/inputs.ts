@@ -3,8 +3,9 @@
 import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest } from "../../api/schemas";
 import type { DiffRules } from "../../rules/diff";
-import { booleanSchema, durationSchema, idSchema, nameSchema, deadlineIn, textSchema } from "../../rules/inputSchemas";
-import { WAIT_DEFAULTS } from "../../workflows/waiting";
+import type { CallContext } from "../../context/context";
+import { booleanSchema, durationSchema, idSchema, limitOf, nameSchema, textSchema } from "../../rules/inputSchemas";
+import { WAIT_DEFAULTS } from "../../policies/waiting";
 
 const SIZE_RULE = {
   cpuMillis: 'must be a whole number of millicores >= 1 (a number, or a string of digits), or "shared"',
@@ -14,7 +15,7 @@ const PLAIN_DECIMAL = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/;
 
 /** Sizes travel as strings: what check returns is the exact text create sends. */
 const cpuMillisSchema = z
-  .union([z.number(), z.string()], { error: SIZE_RULE.cpuMillis })
+  .union([z.number().int({ error: SIZE_RULE.cpuMillis }), z.string()], { error: SIZE_RULE.cpuMillis })
   .transform(String)
   .refine((v) => /^([1-9][0-9]{0,8}|shared)$/.test(v), SIZE_RULE.cpuMillis);
 const memoryGbsSchema = z
@@ -46,59 +47,117 @@ export function dateTimeProblem(text: string): string | undefined {
 
 const targetTimeSchema = textSchema(dateTimeProblem);
 
-/** @internal */
-export const ForkInputsSchema = z
-  .strictObject({
-    projectId: idSchema,
-    sourceServiceId: idSchema,
-    forkStrategy: z.enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` }),
-    targetTime: targetTimeSchema.optional(),
-    cpuMillis: cpuMillisSchema.optional(),
-    memoryGbs: memoryGbsSchema.optional(),
-    environmentTag: z.enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" }).optional(),
-    name: nameSchema(128).optional(),
-    waitForReady: booleanSchema.default(true),
-    readyWhen: z
-      .enum(["login", "status"], { error: 'must be "login" (READY and a working login) or "status" (READY only)' })
-      .default("login"),
-    adoptExisting: booleanSchema.default(true),
-    paused: booleanSchema.default(false),
-    adoptServiceId: idSchema.optional(),
-    passwordOnAdopt: z.enum(["reset", "keep"], { error: 'must be "reset" or "keep"' }).default("reset"),
-    onDestroy: z
-      .enum(["stop", "delete"], { error: 'must be "stop" (keep the fork, paused, data and all) or "delete" (delete it and its data)' })
-      .default("stop"),
-    createTimeout: durationSchema.default(WAIT_DEFAULTS.createTimeout),
-    updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
-    deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
-  })
-  .superRefine((v, ctx) => {
-    const involves = ["forkStrategy", "targetTime"];
-    if (v.forkStrategy === "PITR" && v.targetTime === undefined) {
-      ctx.addIssue({ code: "custom", path: ["targetTime"], message: "is required when forkStrategy is PITR", params: { involves } });
-    }
-    if (v.forkStrategy !== "PITR" && v.targetTime !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["targetTime"],
-        message: `is allowed only when forkStrategy is PITR (it is ${v.forkStrategy})`,
-        params: { involves },
-      });
-    }
-    const shared = [v.cpuMillis === "shared", v.memoryGbs === "shared"];
-    if (shared[0] !== shared[1]) {
-      ctx.addIssue({
-        code: "custom",
-        path: [shared[0] ? "memoryGbs" : "cpuMillis"],
-        message: 'must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither',
-        params: { involves: ["cpuMillis", "memoryGbs"] },
-      });
-    }
-  });
-export type ForkInputs = z.output<typeof ForkInputsSchema>;
+/** The inputs' shape: each input's rule and, as its description, what a program's documentation says of it. */
+const FORK_INPUTS = {
+  projectId: idSchema.describe("The project of the source service and of the fork. Default: the provider's projectId setting."),
+  sourceServiceId: idSchema.describe("The service to fork."),
+  forkStrategy: z
+    .enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` })
+    .describe("LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime)."),
+  targetTime: targetTimeSchema.optional().describe("RFC 3339 time to fork at; required with PITR and only with PITR; not in the future."),
+  cpuMillis: cpuMillisSchema
+    .optional()
+    .describe('Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent\'s.'),
+  memoryGbs: memoryGbsSchema
+    .optional()
+    .describe('Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent\'s.'),
+  environmentTag: z
+    .enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" })
+    .optional()
+    .describe("DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag."),
+  name: nameSchema(128)
+    .optional()
+    .describe('1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".'),
+  waitForReady: booleanSchema
+    .default(true)
+    .describe(
+      "Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.",
+    ),
+  readyWhen: z
+    .enum(["login", "status"], { error: 'must be "login" (READY and a working login) or "status" (READY only)' })
+    .default("login")
+    .describe(
+      'What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); ' +
+        'or "status", READY only. The service has been seen to report READY before its database accepts connections.',
+    ),
+  createTimeout: durationSchema
+    .default(WAIT_DEFAULTS.createTimeout)
+    .describe('How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".'),
+  updateTimeout: durationSchema
+    .default(WAIT_DEFAULTS.updateTimeout)
+    .describe(
+      'How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".',
+    ),
+  deleteTimeout: durationSchema
+    .default(WAIT_DEFAULTS.deleteTimeout)
+    .describe('How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".'),
+  adoptExisting: booleanSchema
+    .default(true)
+    .describe(
+      "With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, " +
+        "or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.",
+    ),
+  paused: booleanSchema
+    .default(false)
+    .describe(
+      "Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), " +
+        "or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back " +
+        "from the status, so a fork paused elsewhere shows as drift.",
+    ),
+  adoptServiceId: idSchema
+    .optional()
+    .describe(
+      "Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). " +
+        "After create it is bookkeeping: removing it changes nothing; another ID replaces.",
+    ),
+  passwordOnAdopt: z
+    .enum(["reset", "keep"], { error: 'must be "reset" or "keep"' })
+    .default("reset")
+    .describe(
+      'When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a ' +
+        "secret like a new fork's. \"keep\": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.",
+    ),
+  onDestroy: z
+    .enum(["stop", "delete"], { error: 'must be "stop" (keep the fork, paused, data and all) or "delete" (delete it and its data)' })
+    .default("stop")
+    .describe(
+      'What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and ' +
+        'storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. ' +
+        "Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value " +
+        "recorded by the last `up` is the one destroy uses.",
+    ),
+};
 
 /** @internal */
-export const FORK_DIFF_RULES: DiffRules = {
+export const ForkInputsSchema = z.strictObject(FORK_INPUTS).superRefine((v, ctx) => {
+  const involves = ["forkStrategy", "targetTime"];
+  if (v.forkStrategy === "PITR" && v.targetTime === undefined) {
+    ctx.addIssue({ code: "custom", path: ["targetTime"], message: "is required when forkStrategy is PITR", params: { involves } });
+  }
+  if (v.forkStrategy !== "PITR" && v.targetTime !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["targetTime"],
+      message: `is allowed only when forkStrategy is PITR (it is ${v.forkStrategy})`,
+      params: { involves },
+    });
+  }
+  const shared = [v.cpuMillis === "shared", v.memoryGbs === "shared"];
+  if (shared[0] !== shared[1]) {
+    ctx.addIssue({
+      code: "custom",
+      path: [shared[0] ? "memoryGbs" : "cpuMillis"],
+      message: 'must be "shared" too: cpuMillis and memoryGbs are both "shared" or neither',
+      params: { involves: ["cpuMillis", "memoryGbs"] },
+    });
+  }
+});
+export type ForkInputs = z.output<typeof ForkInputsSchema>;
+/** The inputs as a program declares them (before defaults). */
+export type ForkDeclaration = z.input<typeof ForkInputsSchema>;
+
+/** @internal */
+export const FORK_DIFF_RULES: DiffRules<ForkInputs> = {
   // What the fork is a copy of: only a new fork can change it.
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
@@ -121,12 +180,18 @@ export const FORK_DIFF_RULES: DiffRules = {
   // How the fork was made: for an imported fork (imported.ts), history the API does not keep.
   howMade: {
     keys: ["forkStrategy", "targetTime"],
-    imported: (olds) => (olds.adopted as { reason?: unknown } | undefined)?.reason === IMPORTED_REASON,
+    imported: (recorded) => wasImported(recorded),
   },
 };
 
 /** How an imported fork's state says where it came from (its `adopted` output); diff reads it. */
 export const IMPORTED_REASON = "imported: taken under management by its ID (pulumi import, or the import option)";
+
+/** Whether recorded state says the fork was imported (its `adopted.reason`). */
+function wasImported(recorded: object): boolean {
+  const adopted = "adopted" in recorded ? recorded.adopted : undefined;
+  return typeof adopted === "object" && adopted !== null && "reason" in adopted && adopted.reason === IMPORTED_REASON;
+}
 
 /** Two sizes are the same when equal as text or as numbers ("4" and "4.0"). */
 export const sameSize = (a: unknown, b: unknown) =>
@@ -137,8 +202,15 @@ export const WHOLE = /^[0-9]+(\.0*)?$/;
 /** resize takes its sizes as strings of digits only (the API's spec): "8.0" is sent as "8", the same size. */
 export const resizeDigits = (size: string) => size.replace(/\.0*$/, "");
 
-/** createTimeout bounds the whole create: waiting for a busy source, then for the fork. */
-export const createDeadline = (inputs: ForkInputs) => deadlineIn(inputs.createTimeout, WAIT_DEFAULTS.createTimeout);
+/** createTimeout (or the host's limit) bounds the whole create: waiting for a busy source, then for the fork. */
+export const createLimit = (ctx: CallContext, inputs: ForkInputs) =>
+  limitOf(ctx, inputs.createTimeout, WAIT_DEFAULTS.createTimeout, "createTimeout");
+/** updateTimeout (or the host's limit) bounds an in-place change made while the fork runs. */
+export const updateLimit = (ctx: CallContext, inputs: Pick<ForkInputs, "updateTimeout">) =>
+  limitOf(ctx, inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout, "updateTimeout");
+/** deleteTimeout (or the host's limit) bounds a stop and a delete. */
+export const deleteLimit = (ctx: CallContext, recorded: { deleteTimeout?: string | undefined }) =>
+  limitOf(ctx, recorded.deleteTimeout, WAIT_DEFAULTS.deleteTimeout, "deleteTimeout");
 
 /** The forkService body: the checked inputs, unchanged. */
 export function forkRequest(inputs: ForkInputs): ForkServiceRequest {

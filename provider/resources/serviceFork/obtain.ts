@@ -3,11 +3,12 @@
 // fork it made, found. Never a second forkService.
 import type { Service } from "../../api/schemas";
 import { SETTLED, STOPPED } from "../../api/statuses";
-import type { CallContext } from "../../engine/host";
+import type { CallContext } from "../../context/context";
 import { ForkOutcomeUnknownError, TigerCloudError } from "../../errors";
-import { type BusySpec, sendWhenSettled } from "../../workflows/busy";
-import { serviceUnlessGone } from "../../workflows/gone";
+import { type BusySpec, sendWhenSettled } from "../../policies/busy";
+import { serviceUnlessGone } from "../../policies/gone";
 import { adoptionNote, adoptionProblem, hasIdentity, notAForkOf, oneToAdopt } from "./identity";
+import type { Limit } from "../../rules/inputSchemas";
 import { forkRequest, type ForkInputs } from "./inputs";
 
 /** How far the API's clock may be behind ours when matching a fork to a lost forkService answer. */
@@ -24,7 +25,8 @@ export interface Obtained {
   adopted?: Adoption;
 }
 
-export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline: number): Promise<Obtained> {
+export async function obtainFork(ctx: CallContext, inputs: ForkInputs, limit: Limit): Promise<Obtained> {
+  const { deadline } = limit;
   const client = ctx.client();
   const { projectId, sourceServiceId, adoptServiceId } = inputs;
   let found: Service[] = [];
@@ -58,7 +60,7 @@ export async function obtainFork(ctx: CallContext, inputs: ForkInputs, deadline:
         action: "fork",
         accepts: SETTLED,
         deadline,
-        timeoutInput: "createTimeout",
+        timeoutInput: limit.setBy,
       };
       let sentAt = Date.now();
       try {

@@ -4,13 +4,13 @@ import * as crypto from "crypto";
 import type { CallOptions, TigerCloudClient } from "../../api/client";
 import type { Service } from "../../api/schemas";
 import { GONE, PAUSED, READY, SETTLED, isStopped } from "../../api/statuses";
-import type { CallContext } from "../../engine/host";
+import type { CallContext } from "../../context/context";
 import { BadRequestError, NotFoundError } from "../../errors";
-import type { BusySpec, Confirm } from "../../workflows/busy";
-import { sendWhenSettled } from "../../workflows/busy";
-import { serviceUnlessGone } from "../../workflows/gone";
-import { waitForService } from "../../workflows/waiting";
-import type { ForkInputs } from "./inputs";
+import type { BusySpec, Confirm } from "../../policies/busy";
+import { sendWhenSettled } from "../../policies/busy";
+import { serviceUnlessGone } from "../../policies/gone";
+import { waitForService } from "../../policies/waiting";
+import type { Limit } from "../../rules/inputSchemas";
 
 /**
  * Sends a request on a fork under the busy rule (workflows/busy.ts): by default an in-place change,
@@ -21,50 +21,49 @@ export function sendToFork<T>(
   id: string,
   projectId: string,
   action: string,
-  deadline: number,
+  limit: Limit,
   send: (client: TigerCloudClient, call: CallOptions) => Promise<T>,
-  {
-    accepts = [READY],
-    timeoutInput = "updateTimeout",
-    client = ctx.client(),
-    confirm,
-  }: Partial<Pick<BusySpec, "accepts" | "timeoutInput" | "client">> & { confirm?: Confirm<T> } = {},
+  { accepts = [READY], client = ctx.client(), confirm }: Partial<Pick<BusySpec, "accepts" | "client">> & { confirm?: Confirm<T> } = {},
 ): Promise<T> {
-  const busy: BusySpec = { ctx, client, projectId, serviceId: id, role: "fork", action, accepts, deadline, timeoutInput };
+  const busy: BusySpec = {
+    ctx,
+    client,
+    projectId,
+    serviceId: id,
+    role: "fork",
+    action,
+    accepts,
+    deadline: limit.deadline,
+    timeoutInput: limit.setBy,
+  };
   return sendWhenSettled(busy, (call) => send(client, call), confirm);
 }
 
-export const waitReady = (ctx: CallContext, inputs: ForkInputs, serviceId: string, deadline: number) =>
+export const waitReady = (ctx: CallContext, projectId: string, serviceId: string, limit: Limit) =>
   waitForService({
     ctx,
     client: ctx.client(),
-    projectId: inputs.projectId,
+    projectId,
     serviceId,
     goal: READY,
     done: (s) => s.status === READY,
     hopeless: GONE,
-    timeoutMs: Math.max(0, deadline - Date.now()),
-    timeoutInput: "createTimeout",
+    timeoutMs: Math.max(0, limit.deadline - Date.now()),
+    timeoutInput: limit.setBy,
   });
 
 /**
  * Stops a fork and, unless told not to wait, waits for PAUSED. Idempotent: a fork already stopped
  * is success. Returns the fork as last read, or undefined when the API confirms it is gone.
  */
-export async function stopFork(
-  ctx: CallContext,
-  id: string,
-  projectId: string,
-  wait: boolean,
-  deadline: number,
-): Promise<Service | undefined> {
+export async function stopFork(ctx: CallContext, id: string, projectId: string, wait: boolean, limit: Limit): Promise<Service | undefined> {
+  const { deadline } = limit;
   const client = ctx.client();
   let answer: Service;
   try {
-    answer = await sendToFork(ctx, id, projectId, "stop", deadline, (c, call) => c.stop(projectId, id, call), {
+    answer = await sendToFork(ctx, id, projectId, "stop", limit, (c, call) => c.stop(projectId, id, call), {
       client,
       accepts: SETTLED,
-      timeoutInput: "deleteTimeout",
       // A stop whose answer was lost: the fork seen stopping or stopped is the answer.
       confirm: (seen) => (seen && isStopped(seen.status) ? { value: seen } : undefined),
     });
@@ -91,7 +90,7 @@ export async function stopFork(
     done: (s) => s.status === PAUSED,
     hopeless: GONE,
     timeoutMs: Math.max(0, deadline - Date.now()),
-    timeoutInput: "deleteTimeout",
+    timeoutInput: limit.setBy,
   });
   ctx.progress(`fork ${id} is PAUSED`);
   return paused;
@@ -107,14 +106,13 @@ export async function setNewPassword(
   ctx: CallContext,
   id: string,
   projectId: string,
-  deadline: number,
+  limit: Limit,
 ): Promise<{ read: Service; password: string }> {
   const password = crypto.randomBytes(24).toString("base64url");
   const client = ctx.client({}, [password]);
-  await sendToFork(ctx, id, projectId, "set the password of", deadline, (c, call) => c.updatePassword(projectId, id, password, call), {
+  await sendToFork(ctx, id, projectId, "set the password of", limit, (c, call) => c.updatePassword(projectId, id, password, call), {
     client,
-    timeoutInput: "createTimeout",
   });
   ctx.progress(`the password of fork ${id} was reset, as it was adopted (passwordOnAdopt: "reset"); it is in the secret outputs`);
-  return { read: await client.getService(projectId, id, { deadline }), password };
+  return { read: await client.getService(projectId, id, { deadline: limit.deadline }), password };
 }

@@ -3,13 +3,13 @@
 // deletion, and the changes that replace instead, or are refused, with the reason.
 import type { Service } from "../../api/schemas";
 import { GONE, SETTLED } from "../../api/statuses";
-import type { CallContext } from "../../engine/host";
-import { runSlot } from "../../run";
-import { type Declarant, describeDeclarant } from "../../rules/claims";
-import { declarantOf, isKnownText, isUnknown } from "../../rules/inputs";
-import { type Judgement, type Reference, VERIFY_LIMITS } from "../../workflows/verify";
+import type { CallContext } from "../../context/context";
+import { runSlot } from "../../context/memory";
+import { describeDeclarant } from "../../rules/claims";
+import type { Key } from "../../rules/diff";
+import { isKnownText, isUnknown, type Pending } from "../../rules/inputs";
+import { type Judgement, type Reference, VERIFY_LIMITS } from "../../policies/verify";
 import { adoptionProblem, hasIdentity } from "./identity";
-import type { Pending } from "../defineProvider";
 import { type ForkInputs, sameSize, WHOLE } from "./inputs";
 import type { ServiceForkState } from "./state";
 
@@ -70,12 +70,8 @@ function servicesOnce(ctx: CallContext, projectId: string): Promise<Service[]> {
  * which, what happens to its password, and that an alias keeps it as it is when the create is a
  * rename or a move. The fork a replacement stops first (deleteBeforeReplace) is not taken over.
  */
-export async function warnOfTakeover(
-  ctx: CallContext,
-  olds: Pending<ForkInputs> | undefined,
-  inputs: Pending<ForkInputs>,
-  resource: Declarant,
-): Promise<void> {
+export async function warnOfTakeover(ctx: CallContext, olds: Pending<ForkInputs> | undefined, inputs: Pending<ForkInputs>): Promise<void> {
+  const { resource } = ctx;
   const { projectId, sourceServiceId, name } = inputs;
   if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return;
   if (inputs.adoptExisting === false || inputs.adoptServiceId !== undefined || !ctx.verifyReferences) return;
@@ -144,13 +140,13 @@ export function refusedChange(
 /** adoptServiceId set to another service than the one held replaces: that one is adopted, this one stopped. */
 export async function replacedOnChange(
   ctx: CallContext,
-  changed: string[],
+  changed: Key<ForkInputs>[],
   olds: ServiceForkState,
   news: Pending<ForkInputs>,
-): Promise<string[]> {
+): Promise<Key<ForkInputs>[]> {
   const adopting = news.adoptServiceId;
   const another = typeof adopting === "string" && changed.includes("adoptServiceId") && adopting !== olds.serviceId;
-  return [...(another ? ["adoptServiceId"] : []), ...(await sizeChangesResizeCannotMake(ctx, changed, olds, news))];
+  return [...(another ? (["adoptServiceId"] as const) : []), ...(await sizeChangesResizeCannotMake(ctx, changed, olds, news))];
 }
 
 /**
@@ -159,11 +155,11 @@ export async function replacedOnChange(
  */
 async function sizeChangesResizeCannotMake(
   ctx: CallContext,
-  changed: string[],
+  changed: Key<ForkInputs>[],
   olds: ServiceForkState,
   news: Pending<ForkInputs>,
-): Promise<string[]> {
-  const replaced: string[] = [];
+): Promise<Key<ForkInputs>[]> {
+  const replaced: Key<ForkInputs>[] = [];
   for (const k of ["cpuMillis", "memoryGbs"] as const) {
     if (!changed.includes(k) || isUnknown(news[k])) continue;
     const [was, now] = [olds[k], news[k]];
@@ -199,9 +195,9 @@ export async function warnOfDeletion(
 ): Promise<void> {
   if (olds.onDestroy !== "delete") return;
   await ctx.warning(
-    `ServiceFork ${describeDeclarant(declarantOf(news))} will be replaced, and its fork ${id} will be DELETED with its data ` +
+    `ServiceFork ${describeDeclarant(ctx.resource)} will be replaced, and its fork ${id} will be DELETED with its data ` +
       `(onDestroy: "delete"), ${first ? "before the new fork is made (same name and source)" : "after the new fork is made"}. ` +
       `Set onDestroy: "stop" and run \`up\` first to keep the old fork, paused.`,
-    declarantOf(news).urn,
+    ctx.resource.urn,
   );
 }

@@ -1,62 +1,133 @@
-// A fork's state: the checked inputs as recorded, what the API says of the fork, and the steps a
-// create still owes it (usable.ts decides them). The engine's state is read by this schema once,
-// at the host boundary (resources/defineProvider.ts), into ServiceForkState.
-import type { Service } from "../../api/schemas";
-import { isStopped } from "../../api/statuses";
-import { BOOKKEEPING_KEYS } from "../../rules/inputs";
-import { toPlainJson } from "../../rules/outputs";
+// A fork's state, which is also its outputs: the checked inputs as recorded, what the API says of
+// the fork, and the steps a create still owes it (usable.ts decides them). What the engine hands
+// back is read by this schema once (resources/define.ts): the fields every state holds required,
+// each of its type.
 import { z } from "zod";
-import { recordedFields, stateSchema } from "../../rules/state";
-import { connectionUri, DATABASE, USERNAME } from "../../workflows/connection";
+import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type Service } from "../../api/schemas";
+import { isStopped } from "../../api/statuses";
+import { connectionUri, DATABASE, USERNAME } from "../../policies/connection";
+import { type Partly, reported, toPlainJson } from "../../rules/state";
 import { FORK_DIFF_RULES, sameSize } from "./inputs";
 
-/** The inputs that state keeps and that this provider reads back. */
-const KEPT = {
-  sourceServiceId: z.string(),
-  name: z.string(),
-  cpuMillis: z.string(),
-  memoryGbs: z.string(),
-  environmentTag: z.string(),
-  paused: z.boolean(),
-  waitForReady: z.boolean(),
-  readyWhen: z.string(),
-  passwordOnAdopt: z.string(),
-  onDestroy: z.string(),
-  deleteTimeout: z.string(),
-};
-const RESOURCE = z.looseObject(recordedFields({ id: z.string(), cpuMillis: z.number(), memoryGbs: z.number(), volumeType: z.string() }));
-/** What the API said of the fork (the create's answer holds its password), read back by this provider. */
-const REPORTED = {
-  serviceId: z.string(),
-  status: z.string(),
-  resources: z.array(RESOURCE),
-  initialPassword: z.string(),
-  host: z.string(),
-  port: z.number(),
-};
-/** Steps a create still owes (see stepsOwed): an adopted fork's password reset, a login to await. */
-const OWED = { passwordPending: z.literal(true), loginPending: z.literal(true) };
-/** The other inputs and outputs (`adopted`, the endpoints...) are kept as they came. */
-export const ServiceForkStateSchema = stateSchema({ ...KEPT, ...REPORTED, ...OWED });
+/** A host and port, as the API reports a service's endpoints. */
+export const EndpointSchema = z
+  .object({
+    host: reported(z.string()).describe("The host name."),
+    port: reported(z.number().int()).describe("The port."),
+  })
+  .meta({ typeName: "Endpoint", typeDescription: "A host and port a client connects to." });
+
+/** The fork's state: its outputs, and what a create still owes it. */
+export const ServiceForkStateSchema = z.object({
+  // The inputs as recorded (after defaults), which refresh may hand back changed (drift).
+  projectId: z.string().describe("The project of the source service and of the fork."),
+  sourceServiceId: z.string().describe("The service the fork is a copy of."),
+  forkStrategy: z
+    .enum(FORK_STRATEGIES)
+    .describe("How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT)."),
+  targetTime: reported(z.string()).describe("The point in time a PITR fork was made at."),
+  cpuMillis: reported(z.string()).describe('The declared CPU, in millicores, or "shared".'),
+  memoryGbs: reported(z.string()).describe('The declared memory, in gigabytes, or "shared".'),
+  environmentTag: reported(z.enum(ENVIRONMENT_TAGS)).describe("The declared environment tag, DEV or PROD."),
+  waitForReady: reported(z.boolean()).describe("Whether create and destroy wait for the API's work to finish."),
+  readyWhen: reported(z.enum(["login", "status"])).describe('What "ready" meant when create waited: "login" or "status".'),
+  createTimeout: reported(z.string()).describe("How long create waits."),
+  updateTimeout: reported(z.string()).describe("How long an in-place change waits."),
+  deleteTimeout: reported(z.string()).describe("How long destroy waits."),
+  adoptExisting: reported(z.boolean()).describe("Whether create takes over a running fork of the same name and source."),
+  adoptServiceId: reported(z.string()).describe("The fork taken under management instead of forking, if one was named."),
+  passwordOnAdopt: reported(z.enum(["reset", "keep"])).describe('What adopting a fork does to its password: "reset" or "keep".'),
+  onDestroy: reported(z.enum(["stop", "delete"])).describe('What destroy does to the fork: "stop" or "delete".'),
+  // What the API says of the fork.
+  serviceId: z.string().describe("The fork's service ID (also the resource's ID)."),
+  name: reported(z.string()).describe("The fork's name, as the API reports it."),
+  status: z.string().describe("The fork's status as last seen (READY, PAUSED, ...)."),
+  // States written before forks could be paused lack it: their forks ran.
+  paused: z.boolean().default(false).describe("True when the fork is stopped (PAUSING or PAUSED), as last seen."),
+  serviceType: reported(z.string()).describe("The service type (TIMESCALEDB, POSTGRES, ...)."),
+  regionCode: reported(z.string()).describe("The region the fork runs in."),
+  created: reported(z.string()).describe("When the fork was created (RFC 3339)."),
+  endpoint: reported(EndpointSchema).describe("The fork's endpoint."),
+  connectionPooler: reported(z.object({ endpoint: reported(EndpointSchema).describe("The pooler's endpoint.") }))
+    .meta({ typeName: "ServiceForkConnectionPooler", typeDescription: "The fork's connection pooler." })
+    .describe("The fork's connection pooler, when it has one."),
+  forkedFrom: reported(
+    z.object({
+      isStandby: reported(z.boolean()).describe("True for a standby of the service (never a fork)."),
+      projectId: reported(z.string()).describe("The project of the service it was made from."),
+      serviceId: reported(z.string()).describe("The service it was made from."),
+    }),
+  )
+    .meta({ typeName: "ServiceForkForkedFrom", typeDescription: "The service a fork was made from." })
+    .describe("The service the fork was made from, as the API reports it."),
+  haReplicas: reported(
+    z.object({
+      replicaCount: reported(z.number().int()).describe("HA replicas."),
+      syncReplicaCount: reported(z.number().int()).describe("Synchronous HA replicas."),
+    }),
+  )
+    .meta({ typeName: "ServiceForkHaReplicas", typeDescription: "A service's high-availability replica counts." })
+    .describe("The fork's HA replica counts, as the API reports them."),
+  resources: reported(
+    z.array(
+      z
+        .object({
+          id: reported(z.string()).describe("The resource's ID."),
+          cpuMillis: reported(z.number().int()).describe("Its CPU, in millicores."),
+          memoryGbs: reported(z.number()).describe("Its memory, in gigabytes."),
+          volumeType: reported(z.string()).describe("Its storage's volume type."),
+        })
+        .meta({ typeName: "ServiceForkResource", typeDescription: "A compute resource of a service, as the API reports it." }),
+    ),
+  ).describe("The fork's compute resources, as the API reports them."),
+  environment: reported(z.string()).describe("The fork's environment tag, as the API reports it."),
+  initialPassword: reported(z.string()).describe(
+    "The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret.",
+  ),
+  adopted: reported(
+    z.object({
+      at: z.string().describe("When (RFC 3339)."),
+      reason: z.string().describe("Why it was taken over."),
+    }),
+  )
+    .meta({ typeName: "ServiceForkAdopted", typeDescription: "When a fork was taken over instead of made, and why." })
+    .describe("When the fork was taken over instead of made (see adoptExisting), and why."),
+  host: reported(z.string()).describe("The endpoint's host."),
+  port: reported(z.number().int()).describe("The endpoint's port."),
+  database: z.string().default(DATABASE).describe("The database to connect to: tsdb."),
+  username: z.string().default(USERNAME).describe("The admin role: tsdbadmin."),
+  connectionUri: reported(z.string()).describe(
+    "`postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set " +
+      'when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").',
+  ),
+  poolerConnectionUri: reported(z.string()).describe("The same through the connection pooler, when the fork has one. Always secret."),
+  // Steps a create still owes (see stepsOwed): an adopted fork's password reset, a login to await.
+  passwordPending: z.literal(true).optional(),
+  loginPending: z.literal(true).optional(),
+});
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
 
+/** The state's fields that are bookkeeping of the provider's own, not outputs a program reads. */
+export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending"] as const;
+/** Outputs that hold the password: secret without the program asking. */
+export const FORK_SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"] as const;
+
+/** What a state is built on: the inputs as recorded, and anything recorded before. */
+export type RecordedFork = Partly<ServiceForkState> & Pick<ServiceForkState, "projectId" | "sourceServiceId" | "forkStrategy">;
+
 /** The inputs as state records them, so that refresh can hand back what it read (`paused`). */
-const INPUT_KEYS = [
-  ...FORK_DIFF_RULES.replaceKeys,
-  ...(FORK_DIFF_RULES.updateKeys ?? []),
-  ...(FORK_DIFF_RULES.stateOnlyKeys ?? []),
-  ...BOOKKEEPING_KEYS,
-];
+const INPUT_KEYS = [...FORK_DIFF_RULES.replaceKeys, ...(FORK_DIFF_RULES.updateKeys ?? []), ...(FORK_DIFF_RULES.stateOnlyKeys ?? [])];
 
 /** The recorded inputs with what a refresh read: after it, preview shows the update. */
-export function inputsAfterRefresh(recorded: ServiceForkState, read: ServiceForkState): ServiceForkState {
-  const inputs: ServiceForkState = Object.fromEntries(INPUT_KEYS.filter((k) => recorded[k] !== undefined).map((k) => [k, recorded[k]]));
-  for (const k of FORK_DIFF_RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") inputs[k] = read[k];
+export function inputsAfterRefresh(recorded: ServiceForkState, read: ServiceForkState): Partial<ServiceForkState> {
+  const inputs: Partial<ServiceForkState> = {};
+  for (const k of INPUT_KEYS) if (recorded[k] !== undefined) Object.assign(inputs, { [k]: recorded[k] });
+  for (const k of FORK_DIFF_RULES.updateKeys ?? []) if (inputs[k] !== undefined || k === "paused") Object.assign(inputs, { [k]: read[k] });
   return inputs;
 }
 
 /** State = the checked inputs + what the API says of the fork (metrics left out: they drift). */
-export function stateFromService(recorded: ServiceForkState, s: Service, initialPassword: string | undefined): ServiceForkState {
+export function stateFromService(recorded: RecordedFork, s: Service, initialPassword: string | undefined): ServiceForkState {
   // GET does not return the password: keep the one the fork answered with.
   const password = s.initial_password ?? initialPassword;
   return toPlainJson({
@@ -110,13 +181,14 @@ export function liveSize(s: Service): { cpuMillis?: string; memoryGbs?: string }
  * which the API reports as a number) and environment. What refresh and adoption record, so that
  * the next diff shows what to change in place.
  */
-export function liveInputs(declared: ServiceForkState, s: Service): ServiceForkState {
+export function liveInputs(declared: Partial<ServiceForkState>, s: Service): Partial<ServiceForkState> {
   const live = liveSize(s);
-  const found: ServiceForkState = {};
+  const found: Partial<ServiceForkState> = {};
   for (const k of ["cpuMillis", "memoryGbs"] as const) {
     const d = declared[k];
     if (typeof d === "string" && d !== "shared" && live[k] !== undefined && !sameSize(d, live[k])) found[k] = live[k];
   }
-  if (s.metadata?.environment) found.environmentTag = s.metadata.environment;
+  const environment = ENVIRONMENT_TAGS.find((tag) => tag === s.metadata?.environment);
+  if (environment) found.environmentTag = environment;
   return found;
 }

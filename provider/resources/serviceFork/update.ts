@@ -1,16 +1,15 @@
 // In-place changes to a fork: start, rename, resize, setEnvironment and stop, each sent only when
 // its input changed. A failure part-way records what was done, and the next `up` does the rest.
-import type { EngineInputs } from "../../rules/inputs";
 import type { Service } from "../../api/schemas";
 import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
-import type { CallContext } from "../../engine/host";
+import type { CallContext } from "../../context/context";
 import { BadRequestError, TigerCloudError } from "../../errors";
-import { partialFailure, toPlainJson } from "../../rules/outputs";
-import { waitForLogin } from "../../workflows/connection";
-import { WAIT_DEFAULTS, waitForService } from "../../workflows/waiting";
-import { deadlineIn } from "../../rules/inputSchemas";
+import { partialFailure, toPlainJson } from "../../rules/state";
+import { waitForLogin } from "../../policies/connection";
+import { waitForService } from "../../policies/waiting";
+import type { Limit } from "../../rules/inputSchemas";
 import { MIN_ATTEMPT_TIMEOUT_MS } from "../../api/request";
-import { createDeadline, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize } from "./inputs";
+import { createLimit, deleteLimit, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize, updateLimit } from "./inputs";
 import { sendToFork, stopFork, waitReady } from "./operations";
 import { liveSize, type ServiceForkState, stateFromService } from "./state";
 
@@ -18,15 +17,15 @@ import { liveSize, type ServiceForkState, stateFromService } from "./state";
 async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
   const client = ctx.client();
   const { projectId } = inputs;
-  const deadline = createDeadline(inputs);
+  const limit = createLimit(ctx, inputs);
+  const { deadline } = limit;
   ctx.progress(`starting fork ${id} (paused: false)`);
   let answer: Service;
   try {
     // A fork still PAUSING (or RESUMING, started elsewhere) refuses with 409: wait for it to settle.
-    answer = await sendToFork(ctx, id, projectId, "start", deadline, (c, call) => c.start(projectId, id, call), {
+    answer = await sendToFork(ctx, id, projectId, "start", limit, (c, call) => c.start(projectId, id, call), {
       client,
       accepts: [PAUSED, READY],
-      timeoutInput: "createTimeout",
     });
   } catch (err) {
     // 400 answers a start of a fork that is not stopped: confirmed by reading it.
@@ -36,33 +35,36 @@ async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, passw
     ctx.progress(`fork ${id} is already ${answer.status}`);
   }
   if (!inputs.waitForReady) return answer;
-  const ready = answer.status === READY ? answer : await waitReady(ctx, inputs, id, deadline);
+  const ready = answer.status === READY ? answer : await waitReady(ctx, projectId, id, limit);
   ctx.progress(`fork ${id} is READY`);
   if (inputs.readyWhen === "login") {
     // A resumed fork is ready as a new one is: when its database takes a login.
     const endpoint = { host: ready.endpoint?.host, port: ready.endpoint?.port };
-    await waitForLogin({ ctx, serviceId: id, ...endpoint, password: password || undefined, deadline, timeoutInput: "createTimeout" });
+    await waitForLogin({ ctx, serviceId: id, ...endpoint, password: password || undefined, deadline, timeoutInput: limit.setBy });
   }
   return ready;
 }
 
 /** Only the keys given, and only those set. */
-const onlyKeys = (from: ForkInputs, keys: readonly string[]): Partial<ForkInputs> =>
-  Object.fromEntries(Object.entries(from).filter(([k, v]) => keys.includes(k) && v !== undefined));
+const onlyKeys = (from: ForkInputs, keys: readonly (keyof ForkInputs)[]): Partial<ForkInputs> => {
+  const picked: Partial<ForkInputs> = {};
+  for (const k of keys) if (from[k] !== undefined) Object.assign(picked, { [k]: from[k] });
+  return picked;
+};
 
 const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
   (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
 
-async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs, deadline: number): Promise<Service> {
+async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs, limit: Limit): Promise<Service> {
   const name = inputs.name as string;
   ctx.progress(`renaming fork ${id} to "${name}"`);
-  return sendToFork(ctx, id, inputs.projectId, "rename", deadline, (c, call) => c.renameService(inputs.projectId, id, name, call), {
+  return sendToFork(ctx, id, inputs.projectId, "rename", limit, (c, call) => c.renameService(inputs.projectId, id, name, call), {
     confirm: (seen) => (seen?.name === name ? { value: seen } : undefined),
   });
 }
 
-async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState, deadline: number): Promise<Service> {
+async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, before: ServiceForkState, limit: Limit): Promise<Service> {
   // resize needs both sizes: one left unset keeps the fork's current one.
   const current = before.resources?.[0];
   const body = {
@@ -75,7 +77,7 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
   const what = `${body.cpu_millis} millicores and ${body.memory_gbs} GB`;
   ctx.progress(`resizing fork ${id} to ${what}`);
   const client = ctx.client();
-  const answer = await sendToFork(ctx, id, inputs.projectId, "resize", deadline, (c, call) => c.resize(inputs.projectId, id, body, call), {
+  const answer = await sendToFork(ctx, id, inputs.projectId, "resize", limit, (c, call) => c.resize(inputs.projectId, id, body, call), {
     client,
   });
   if (!inputs.waitForReady) return answer;
@@ -87,8 +89,8 @@ async function resizeFork(ctx: CallContext, id: string, inputs: ForkInputs, befo
     goal: `READY with ${what}`,
     done: (s) => s.status === READY && sameSize(liveSize(s).cpuMillis, body.cpu_millis) && sameSize(liveSize(s).memoryGbs, body.memory_gbs),
     hopeless: STOPPED_OR_GONE,
-    timeoutMs: Math.max(0, deadline - Date.now()),
-    timeoutInput: "updateTimeout",
+    timeoutMs: Math.max(0, limit.deadline - Date.now()),
+    timeoutInput: limit.setBy,
   });
   ctx.progress(`fork ${id} is READY with ${what}`);
   return resized;
@@ -99,10 +101,10 @@ async function setForkEnvironment(
   id: string,
   inputs: ForkInputs,
   environment: "DEV" | "PROD",
-  deadline: number,
+  limit: Limit,
 ): Promise<undefined> {
   ctx.progress(`tagging fork ${id} ${environment}`);
-  await sendToFork(ctx, id, inputs.projectId, "set the environment of", deadline, (c, call) =>
+  await sendToFork(ctx, id, inputs.projectId, "set the environment of", limit, (c, call) =>
     c.setEnvironment(inputs.projectId, id, environment, call),
   );
   return undefined;
@@ -113,32 +115,26 @@ async function setForkEnvironment(
  * resuming), rename, resize, setEnvironment, stop (when pausing). Each is sent only when its
  * input changed. A failure part-way records what was done, and the next `up` does the rest.
  */
-export async function updateFork(
-  ctx: CallContext,
-  id: string,
-  before: ServiceForkState,
-  inputs: ForkInputs,
-  news: EngineInputs,
-): Promise<ServiceForkState> {
+export async function updateFork(ctx: CallContext, id: string, before: ServiceForkState, inputs: ForkInputs): Promise<ServiceForkState> {
   const password = before.initialPassword;
   let stateSoFar: ServiceForkState = { ...before, ...onlyKeys(inputs, FORK_DIFF_RULES.stateOnlyKeys ?? []) };
   let lastRead: Service | undefined;
-  const applied = (keys: string[], service?: Service) => {
+  const applied = (keys: (keyof ForkInputs)[], service?: Service) => {
     stateSoFar = { ...stateSoFar, ...onlyKeys(inputs, keys) };
     if (service) lastRead = service;
   };
   const wasPaused = before.paused === true;
-  // One deadline for the changes made while it runs (rename, resize, environment) and the last read.
-  const deadline = deadlineIn(inputs.updateTimeout, WAIT_DEFAULTS.updateTimeout);
+  // One limit for the changes made while it runs (rename, resize, environment) and the last read.
+  const limit = updateLimit(ctx, inputs);
   try {
     if (wasPaused && !inputs.paused) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
-    const changes: [string[], () => Promise<Service | undefined>][] = [];
-    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs, deadline)]);
-    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(ctx, id, inputs, before, deadline)]);
+    const changes: [(keyof ForkInputs)[], () => Promise<Service | undefined>][] = [];
+    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs, limit)]);
+    if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(ctx, id, inputs, before, limit)]);
     const environment = inputs.environmentTag;
     if (environment !== undefined && environment !== before.environmentTag)
-      changes.push([["environmentTag"], () => setForkEnvironment(ctx, id, inputs, environment, deadline)]);
+      changes.push([["environmentTag"], () => setForkEnvironment(ctx, id, inputs, environment, limit)]);
     let refused: unknown;
     for (const [keys, change] of changes) {
       try {
@@ -149,19 +145,15 @@ export async function updateFork(
     }
     if (refused) throw refused;
     if (!wasPaused && inputs.paused) {
-      const stopped = await stopFork(
-        ctx,
-        id,
-        inputs.projectId,
-        inputs.waitForReady,
-        deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
-      );
+      const stopped = await stopFork(ctx, id, inputs.projectId, inputs.waitForReady, deleteLimit(ctx, inputs));
       if (!stopped) throw new TigerCloudError(`Fork ${id} no longer exists (the API says so): it cannot be stopped.`);
       applied(["paused"], stopped);
     }
-    const now = await ctx.client().getService(inputs.projectId, id, { deadline: Math.max(deadline, Date.now() + MIN_ATTEMPT_TIMEOUT_MS) });
+    const now = await ctx
+      .client()
+      .getService(inputs.projectId, id, { deadline: Math.max(limit.deadline, Date.now() + MIN_ATTEMPT_TIMEOUT_MS) });
     return stateFromService({ ...before, ...inputs }, now, password);
   } catch (err) {
-    throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), news, err);
+    throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), err);
   }
 }

@@ -4,13 +4,11 @@
 // and cleared once done, so a failure hands the engine the state as far as it got.
 import type { Service } from "../../api/schemas";
 import { READY } from "../../api/statuses";
-import type { CallContext } from "../../engine/host";
-import type { EngineInputs } from "../../rules/inputs";
-import { deadlineIn } from "../../rules/inputSchemas";
-import { partialFailure } from "../../rules/outputs";
-import { waitForLogin } from "../../workflows/connection";
-import { WAIT_DEFAULTS } from "../../workflows/waiting";
-import { createDeadline, type ForkInputs } from "./inputs";
+import type { CallContext } from "../../context/context";
+import type { Limit } from "../../rules/inputSchemas";
+import { partialFailure } from "../../rules/state";
+import { waitForLogin } from "../../policies/connection";
+import { createLimit, deleteLimit, type ForkInputs } from "./inputs";
 import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
 import { liveInputs, type ServiceForkState, stateFromService } from "./state";
@@ -44,16 +42,15 @@ export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "ne
 export async function makeUsable(
   ctx: CallContext,
   inputs: ForkInputs,
-  news: EngineInputs,
   { fork, adopted }: Obtained,
-  deadline: number,
+  limit: Limit,
 ): Promise<ServiceForkState> {
   const recorded: ServiceForkState = {
     ...stateFromService(inputs, fork, undefined),
     ...(adopted ? { adopted, ...liveInputs(inputs, fork), ...(inputs.passwordOnAdopt === "reset" ? { passwordPending: true } : {}) } : {}),
   };
   const steps = [...stepsOwed(recorded, inputs, "new"), ...(inputs.paused ? (["pause"] as const) : [])];
-  return takeSteps(ctx, fork.service_id, recorded, inputs, news, steps, deadline);
+  return takeSteps(ctx, fork.service_id, recorded, inputs, steps, limit);
 }
 
 /** A create recorded before its fork was usable (a partial failure) is finished here, by the same steps. */
@@ -62,14 +59,13 @@ export async function finishPendingCreate(
   id: string,
   recorded: ServiceForkState,
   inputs: ForkInputs,
-  news: EngineInputs,
 ): Promise<ServiceForkState> {
   const steps = stepsOwed(recorded, inputs, "recorded");
   // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
   // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
   const { loginPending: _owed, ...current } = recorded;
   const from = steps.includes("login") ? recorded : current;
-  return steps.length === 0 ? from : takeSteps(ctx, id, from, inputs, news, steps, createDeadline(inputs));
+  return steps.length === 0 ? from : takeSteps(ctx, id, from, inputs, steps, createLimit(ctx, inputs));
 }
 
 /**
@@ -82,9 +78,8 @@ async function takeSteps(
   id: string,
   from: ServiceForkState,
   inputs: ForkInputs,
-  news: EngineInputs,
   steps: readonly (UsableStep | "pause")[],
-  deadline: number,
+  limit: Limit,
 ): Promise<ServiceForkState> {
   let state: ServiceForkState = { ...from };
   for (const step of steps) {
@@ -97,28 +92,22 @@ async function takeSteps(
       let password = state.initialPassword;
       switch (step) {
         case "ready":
-          read = await waitReady(ctx, inputs, id, deadline);
+          read = await waitReady(ctx, inputs.projectId, id, limit);
           ctx.progress(`fork ${id} is READY`);
           break;
         case "password": {
           // Before the login, so that the login proves the new password.
-          const reset = await setNewPassword(ctx, id, inputs.projectId, deadline);
+          const reset = await setNewPassword(ctx, id, inputs.projectId, limit);
           [read, password] = [reset.read, reset.password];
           break;
         }
         case "login": {
           const target = { serviceId: id, host: state.host, port: state.port, password: password || undefined };
-          await waitForLogin({ ctx, ...target, deadline, timeoutInput: "createTimeout" });
+          await waitForLogin({ ctx, ...target, deadline: limit.deadline, timeoutInput: limit.setBy });
           break;
         }
         case "pause":
-          read = await stopFork(
-            ctx,
-            id,
-            inputs.projectId,
-            inputs.waitForReady,
-            deadlineIn(inputs.deleteTimeout, WAIT_DEFAULTS.deleteTimeout),
-          );
+          read = await stopFork(ctx, id, inputs.projectId, inputs.waitForReady, deleteLimit(ctx, inputs));
           break;
       }
       const flag = flagOf(step);
@@ -126,7 +115,7 @@ async function takeSteps(
       if (read) state = stateFromService(state, read, password);
     }
   } catch (err) {
-    throw partialFailure(id, state, news, err);
+    throw partialFailure(id, state, err);
   }
   return state;
 }

@@ -1,10 +1,8 @@
 // What a ServiceHA declares for the run: one declaration of a service's HA is the rule, so two
 // that differ fail at preview, and a delete leaves alone the HA another resource declares.
-import type * as pulumi from "@pulumi/pulumi";
-import type { CallContext } from "../../engine/host";
-import { type Claim, type Declarant, describeDeclarant, recordClaim } from "../../rules/claims";
-import { isKnownText, isUnknown } from "../../rules/inputs";
-import type { Pending } from "../defineProvider";
+import type { CallContext } from "../../context/context";
+import { type Claim, describeDeclarant, recordClaim } from "../../rules/claims";
+import { type Failure, isKnownText, isUnknown, type Pending } from "../../rules/inputs";
 import { COUNT_KEYS, type DeclaredCounts, type HAInputs } from "./inputs";
 
 /** The claims key of a service's HA (rules/claims.ts). */
@@ -14,12 +12,13 @@ export const haOf = (projectId: string, serviceId: string) => `ServiceHA ${proje
  * Two ServiceHA of one service with different counts would flip it on every `up`: the second to
  * be checked fails, naming both. The same counts are allowed, with a warning.
  */
-export function recordHAClaims(ctx: CallContext, inputs: Pending<HAInputs>, resource: Declarant): pulumi.dynamic.CheckFailure[] {
+export function recordHAClaims(ctx: CallContext, inputs: Pending<HAInputs>): Failure[] {
+  const { resource } = ctx;
   const { projectId, serviceId } = inputs;
   if (!isKnownText(projectId) || !isKnownText(serviceId)) return []; // unknown until apply: the check `up` makes once it is known records it
   const counts: DeclaredCounts = { replicaCount: inputs.replicaCount, syncReplicaCount: inputs.syncReplicaCount };
   const others = recordClaim<DeclaredCounts>(ctx, haOf(projectId, serviceId), resource, counts);
-  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const failures: Failure[] = [];
   for (const other of others) {
     const differ = COUNT_KEYS.filter((k) => {
       const [mine, theirs] = [counts[k], other.value[k]];

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Service } from "../../api/schemas";
 import type { DiffRules } from "../../rules/diff";
 import { booleanSchema, durationSchema, idSchema } from "../../rules/inputSchemas";
-import { WAIT_DEFAULTS } from "../../workflows/waiting";
+import { WAIT_DEFAULTS } from "../../policies/waiting";
 
 // setHA's limits: the API's spec leaves them "not shown", but the product offers 0, 1 or 2 replicas
 // and 1 synchronous replica only with 2, and refuses anything else with a 400, so preview says so first.
@@ -42,13 +42,19 @@ const count = z.number({ error: "must be an integer >= 0" }).int("must be an int
 /** @internal */
 export const HAInputsSchema = z
   .strictObject({
-    projectId: idSchema,
-    serviceId: idSchema,
-    replicaCount: count,
-    syncReplicaCount: count,
-    waitForReady: booleanSchema.default(true),
-    updateTimeout: durationSchema.default(WAIT_DEFAULTS.updateTimeout),
-    deleteTimeout: durationSchema.default(WAIT_DEFAULTS.deleteTimeout),
+    projectId: idSchema.describe("The project of the service. Default: the provider's projectId setting."),
+    serviceId: idSchema.describe("The service whose HA is set; a fork's serviceId works (the change waits for the fork)."),
+    replicaCount: count.describe("HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count."),
+    syncReplicaCount: count.describe("Synchronous HA replicas: 0, or 1 with replicaCount 2."),
+    waitForReady: booleanSchema
+      .default(true)
+      .describe("Wait until the service is READY with the counts, after create, update and destroy. Default true."),
+    updateTimeout: durationSchema
+      .default(WAIT_DEFAULTS.updateTimeout)
+      .describe('How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".'),
+    deleteTimeout: durationSchema
+      .default(WAIT_DEFAULTS.deleteTimeout)
+      .describe('How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".'),
   })
   .superRefine((v, ctx) => {
     const involves = ["replicaCount", "syncReplicaCount"];
@@ -78,8 +84,10 @@ export const HAInputsSchema = z
     if (syncProblem) ctx.addIssue({ code: "custom", path: ["syncReplicaCount"], message: syncProblem, params: { involves } });
   });
 export type HAInputs = z.output<typeof HAInputsSchema>;
+/** The inputs as a program declares them (before defaults). */
+export type HADeclaration = z.input<typeof HAInputsSchema>;
 
-export const HA_DIFF_RULES: DiffRules = {
+export const HA_DIFF_RULES: DiffRules<HAInputs> = {
   replaceKeys: ["projectId", "serviceId"],
   updateKeys: ["replicaCount", "syncReplicaCount"],
   stateOnlyKeys: ["waitForReady", "updateTimeout", "deleteTimeout"],

@@ -1,19 +1,27 @@
-// A ServiceHA's state: the checked inputs as recorded and the counts and status the API last
-// reported. State from the engine is read once, here.
-import type { Service } from "../../api/schemas";
-import { toPlainJson } from "../../rules/outputs";
+// A ServiceHA's state, which is also its outputs: the checked inputs as recorded and the counts
+// and status the API last reported. What the engine hands back is read by this schema once.
 import { z } from "zod";
-import { stateSchema } from "../../rules/state";
+import type { Service } from "../../api/schemas";
+import { type Partly, reported, toPlainJson } from "../../rules/state";
 import { liveCounts } from "./inputs";
 
-/** The inputs state keeps. */
-const KEPT = { serviceId: z.string(), waitForReady: z.boolean(), updateTimeout: z.string(), deleteTimeout: z.string() };
-/** What the API reported after the last change or refresh: the live counts (declared or not), the status. */
-const REPORTED = { replicaCount: z.number(), syncReplicaCount: z.number(), status: z.string() };
-export const ServiceHAStateSchema = stateSchema({ ...KEPT, ...REPORTED });
+export const ServiceHAStateSchema = z.object({
+  projectId: z.string().describe("The project of the service."),
+  serviceId: z.string().describe("The service whose HA is set."),
+  // The live counts, declared or not: refresh shows a change made outside Pulumi.
+  replicaCount: reported(z.number().int()).describe("HA replicas, as the service has them (a change made elsewhere shows on refresh)."),
+  syncReplicaCount: reported(z.number().int()).describe("Synchronous HA replicas, as the service has them."),
+  status: reported(z.string()).describe("The service's status as last seen."),
+  waitForReady: reported(z.boolean()).describe("Whether create, update and destroy wait for the counts."),
+  updateTimeout: reported(z.string()).describe("How long create and update wait."),
+  deleteTimeout: reported(z.string()).describe("How long destroy waits."),
+});
 export type ServiceHAState = z.output<typeof ServiceHAStateSchema>;
 
+/** What a state is built on: the inputs as recorded, and anything recorded before. */
+export type RecordedHA = Partly<ServiceHAState> & Pick<ServiceHAState, "projectId" | "serviceId">;
+
 /** State = the checked inputs + the service's live counts and status. */
-export function haStateFromService(recorded: ServiceHAState, s: Service): ServiceHAState {
+export function haStateFromService(recorded: RecordedHA, s: Service): ServiceHAState {
   return toPlainJson({ ...recorded, ...liveCounts(s), status: s.status });
 }

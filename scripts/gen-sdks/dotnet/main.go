@@ -3,7 +3,7 @@
 // for Go and Python. A module of its own, on an older pkg/v3: codegen/dotnet is not in the newer
 // ones (see scripts/gen-sdks/run).
 //
-//	gen-sdks-dotnet -schema provider/plugin/schema.json -version 0.1.0 -out sdk
+//	gen-sdks-dotnet -schema provider/hosts/plugin/schema.json -version 0.1.0 -out sdk
 //
 // writes OUT/dotnet, emptied first. The version is the package's, as the plugin adds it to the
 // schema it serves (GetSchema).
@@ -66,7 +66,7 @@ func (noReferences) LoadPackageV2(_ context.Context, d *schema.PackageDescriptor
 }
 
 func main() {
-	schemaFile := flag.String("schema", "provider/plugin/schema.json", "the package schema")
+	schemaFile := flag.String("schema", "provider/hosts/plugin/schema.json", "the package schema")
 	version := flag.String("version", "", "the package's version (required)")
 	out := flag.String("out", "sdk", "the folder to write dotnet/ into")
 	flag.Parse()

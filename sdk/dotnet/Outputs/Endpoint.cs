@@ -11,10 +11,19 @@ using Pulumi;
 namespace TigerCloud.Pulumi.Outputs
 {
 
+    /// <summary>
+    /// A host and port a client connects to.
+    /// </summary>
     [OutputType]
     public sealed class Endpoint
     {
+        /// <summary>
+        /// The host name.
+        /// </summary>
         public readonly string? Host;
+        /// <summary>
+        /// The port.
+        /// </summary>
         public readonly int? Port;
 
         [OutputConstructor]

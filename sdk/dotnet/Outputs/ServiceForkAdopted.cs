@@ -11,10 +11,19 @@ using Pulumi;
 namespace TigerCloud.Pulumi.Outputs
 {
 
+    /// <summary>
+    /// When a fork was taken over instead of made, and why.
+    /// </summary>
     [OutputType]
     public sealed class ServiceForkAdopted
     {
+        /// <summary>
+        /// When (RFC 3339).
+        /// </summary>
         public readonly string? At;
+        /// <summary>
+        /// Why it was taken over.
+        /// </summary>
         public readonly string? Reason;
 
         [OutputConstructor]

@@ -11,9 +11,15 @@ using Pulumi;
 namespace TigerCloud.Pulumi.Outputs
 {
 
+    /// <summary>
+    /// The fork's connection pooler.
+    /// </summary>
     [OutputType]
     public sealed class ServiceForkConnectionPooler
     {
+        /// <summary>
+        /// The pooler's endpoint.
+        /// </summary>
         public readonly Outputs.Endpoint? Endpoint;
 
         [OutputConstructor]

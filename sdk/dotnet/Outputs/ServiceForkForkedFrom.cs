@@ -11,11 +11,23 @@ using Pulumi;
 namespace TigerCloud.Pulumi.Outputs
 {
 
+    /// <summary>
+    /// The service a fork was made from.
+    /// </summary>
     [OutputType]
     public sealed class ServiceForkForkedFrom
     {
+        /// <summary>
+        /// True for a standby of the service (never a fork).
+        /// </summary>
         public readonly bool? IsStandby;
+        /// <summary>
+        /// The project of the service it was made from.
+        /// </summary>
         public readonly string? ProjectId;
+        /// <summary>
+        /// The service it was made from.
+        /// </summary>
         public readonly string? ServiceId;
 
         [OutputConstructor]

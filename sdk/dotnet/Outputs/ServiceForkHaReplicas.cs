@@ -11,10 +11,19 @@ using Pulumi;
 namespace TigerCloud.Pulumi.Outputs
 {
 
+    /// <summary>
+    /// A service's high-availability replica counts.
+    /// </summary>
     [OutputType]
     public sealed class ServiceForkHaReplicas
     {
+        /// <summary>
+        /// HA replicas.
+        /// </summary>
         public readonly int? ReplicaCount;
+        /// <summary>
+        /// Synchronous HA replicas.
+        /// </summary>
         public readonly int? SyncReplicaCount;
 
         [OutputConstructor]

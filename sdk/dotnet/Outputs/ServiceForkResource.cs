@@ -11,12 +11,27 @@ using Pulumi;
 namespace TigerCloud.Pulumi.Outputs
 {
 
+    /// <summary>
+    /// A compute resource of a service, as the API reports it.
+    /// </summary>
     [OutputType]
     public sealed class ServiceForkResource
     {
+        /// <summary>
+        /// Its CPU, in millicores.
+        /// </summary>
         public readonly int? CpuMillis;
+        /// <summary>
+        /// The resource's ID.
+        /// </summary>
         public readonly string? Id;
+        /// <summary>
+        /// Its memory, in gigabytes.
+        /// </summary>
         public readonly double? MemoryGbs;
+        /// <summary>
+        /// Its storage's volume type.
+        /// </summary>
         public readonly string? VolumeType;
 
         [OutputConstructor]

@@ -13,11 +13,15 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// A host and port a client connects to.
 type Endpoint struct {
+	// The host name.
 	Host *string `pulumi:"host"`
-	Port *int    `pulumi:"port"`
+	// The port.
+	Port *int `pulumi:"port"`
 }
 
+// A host and port a client connects to.
 type EndpointOutput struct{ *pulumi.OutputState }
 
 func (EndpointOutput) ElementType() reflect.Type {
@@ -32,10 +36,12 @@ func (o EndpointOutput) ToEndpointOutputWithContext(ctx context.Context) Endpoin
 	return o
 }
 
+// The host name.
 func (o EndpointOutput) Host() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoint) *string { return v.Host }).(pulumi.StringPtrOutput)
 }
 
+// The port.
 func (o EndpointOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Endpoint) *int { return v.Port }).(pulumi.IntPtrOutput)
 }
@@ -64,6 +70,7 @@ func (o EndpointPtrOutput) Elem() EndpointOutput {
 	}).(EndpointOutput)
 }
 
+// The host name.
 func (o EndpointPtrOutput) Host() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Endpoint) *string {
 		if v == nil {
@@ -73,6 +80,7 @@ func (o EndpointPtrOutput) Host() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The port.
 func (o EndpointPtrOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Endpoint) *int {
 		if v == nil {
@@ -82,11 +90,15 @@ func (o EndpointPtrOutput) Port() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// When a fork was taken over instead of made, and why.
 type ServiceForkAdopted struct {
-	At     *string `pulumi:"at"`
+	// When (RFC 3339).
+	At *string `pulumi:"at"`
+	// Why it was taken over.
 	Reason *string `pulumi:"reason"`
 }
 
+// When a fork was taken over instead of made, and why.
 type ServiceForkAdoptedOutput struct{ *pulumi.OutputState }
 
 func (ServiceForkAdoptedOutput) ElementType() reflect.Type {
@@ -101,10 +113,12 @@ func (o ServiceForkAdoptedOutput) ToServiceForkAdoptedOutputWithContext(ctx cont
 	return o
 }
 
+// When (RFC 3339).
 func (o ServiceForkAdoptedOutput) At() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkAdopted) *string { return v.At }).(pulumi.StringPtrOutput)
 }
 
+// Why it was taken over.
 func (o ServiceForkAdoptedOutput) Reason() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkAdopted) *string { return v.Reason }).(pulumi.StringPtrOutput)
 }
@@ -133,6 +147,7 @@ func (o ServiceForkAdoptedPtrOutput) Elem() ServiceForkAdoptedOutput {
 	}).(ServiceForkAdoptedOutput)
 }
 
+// When (RFC 3339).
 func (o ServiceForkAdoptedPtrOutput) At() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceForkAdopted) *string {
 		if v == nil {
@@ -142,6 +157,7 @@ func (o ServiceForkAdoptedPtrOutput) At() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Why it was taken over.
 func (o ServiceForkAdoptedPtrOutput) Reason() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceForkAdopted) *string {
 		if v == nil {
@@ -151,10 +167,13 @@ func (o ServiceForkAdoptedPtrOutput) Reason() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The fork's connection pooler.
 type ServiceForkConnectionPooler struct {
+	// The pooler's endpoint.
 	Endpoint *Endpoint `pulumi:"endpoint"`
 }
 
+// The fork's connection pooler.
 type ServiceForkConnectionPoolerOutput struct{ *pulumi.OutputState }
 
 func (ServiceForkConnectionPoolerOutput) ElementType() reflect.Type {
@@ -169,6 +188,7 @@ func (o ServiceForkConnectionPoolerOutput) ToServiceForkConnectionPoolerOutputWi
 	return o
 }
 
+// The pooler's endpoint.
 func (o ServiceForkConnectionPoolerOutput) Endpoint() EndpointPtrOutput {
 	return o.ApplyT(func(v ServiceForkConnectionPooler) *Endpoint { return v.Endpoint }).(EndpointPtrOutput)
 }
@@ -197,6 +217,7 @@ func (o ServiceForkConnectionPoolerPtrOutput) Elem() ServiceForkConnectionPooler
 	}).(ServiceForkConnectionPoolerOutput)
 }
 
+// The pooler's endpoint.
 func (o ServiceForkConnectionPoolerPtrOutput) Endpoint() EndpointPtrOutput {
 	return o.ApplyT(func(v *ServiceForkConnectionPooler) *Endpoint {
 		if v == nil {
@@ -206,12 +227,17 @@ func (o ServiceForkConnectionPoolerPtrOutput) Endpoint() EndpointPtrOutput {
 	}).(EndpointPtrOutput)
 }
 
+// The service a fork was made from.
 type ServiceForkForkedFrom struct {
-	IsStandby *bool   `pulumi:"isStandby"`
+	// True for a standby of the service (never a fork).
+	IsStandby *bool `pulumi:"isStandby"`
+	// The project of the service it was made from.
 	ProjectId *string `pulumi:"projectId"`
+	// The service it was made from.
 	ServiceId *string `pulumi:"serviceId"`
 }
 
+// The service a fork was made from.
 type ServiceForkForkedFromOutput struct{ *pulumi.OutputState }
 
 func (ServiceForkForkedFromOutput) ElementType() reflect.Type {
@@ -226,14 +252,17 @@ func (o ServiceForkForkedFromOutput) ToServiceForkForkedFromOutputWithContext(ct
 	return o
 }
 
+// True for a standby of the service (never a fork).
 func (o ServiceForkForkedFromOutput) IsStandby() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ServiceForkForkedFrom) *bool { return v.IsStandby }).(pulumi.BoolPtrOutput)
 }
 
+// The project of the service it was made from.
 func (o ServiceForkForkedFromOutput) ProjectId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkForkedFrom) *string { return v.ProjectId }).(pulumi.StringPtrOutput)
 }
 
+// The service it was made from.
 func (o ServiceForkForkedFromOutput) ServiceId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkForkedFrom) *string { return v.ServiceId }).(pulumi.StringPtrOutput)
 }
@@ -262,6 +291,7 @@ func (o ServiceForkForkedFromPtrOutput) Elem() ServiceForkForkedFromOutput {
 	}).(ServiceForkForkedFromOutput)
 }
 
+// True for a standby of the service (never a fork).
 func (o ServiceForkForkedFromPtrOutput) IsStandby() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ServiceForkForkedFrom) *bool {
 		if v == nil {
@@ -271,6 +301,7 @@ func (o ServiceForkForkedFromPtrOutput) IsStandby() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// The project of the service it was made from.
 func (o ServiceForkForkedFromPtrOutput) ProjectId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceForkForkedFrom) *string {
 		if v == nil {
@@ -280,6 +311,7 @@ func (o ServiceForkForkedFromPtrOutput) ProjectId() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The service it was made from.
 func (o ServiceForkForkedFromPtrOutput) ServiceId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceForkForkedFrom) *string {
 		if v == nil {
@@ -289,11 +321,15 @@ func (o ServiceForkForkedFromPtrOutput) ServiceId() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A service's high-availability replica counts.
 type ServiceForkHaReplicas struct {
-	ReplicaCount     *int `pulumi:"replicaCount"`
+	// HA replicas.
+	ReplicaCount *int `pulumi:"replicaCount"`
+	// Synchronous HA replicas.
 	SyncReplicaCount *int `pulumi:"syncReplicaCount"`
 }
 
+// A service's high-availability replica counts.
 type ServiceForkHaReplicasOutput struct{ *pulumi.OutputState }
 
 func (ServiceForkHaReplicasOutput) ElementType() reflect.Type {
@@ -308,10 +344,12 @@ func (o ServiceForkHaReplicasOutput) ToServiceForkHaReplicasOutputWithContext(ct
 	return o
 }
 
+// HA replicas.
 func (o ServiceForkHaReplicasOutput) ReplicaCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ServiceForkHaReplicas) *int { return v.ReplicaCount }).(pulumi.IntPtrOutput)
 }
 
+// Synchronous HA replicas.
 func (o ServiceForkHaReplicasOutput) SyncReplicaCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ServiceForkHaReplicas) *int { return v.SyncReplicaCount }).(pulumi.IntPtrOutput)
 }
@@ -340,6 +378,7 @@ func (o ServiceForkHaReplicasPtrOutput) Elem() ServiceForkHaReplicasOutput {
 	}).(ServiceForkHaReplicasOutput)
 }
 
+// HA replicas.
 func (o ServiceForkHaReplicasPtrOutput) ReplicaCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ServiceForkHaReplicas) *int {
 		if v == nil {
@@ -349,6 +388,7 @@ func (o ServiceForkHaReplicasPtrOutput) ReplicaCount() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// Synchronous HA replicas.
 func (o ServiceForkHaReplicasPtrOutput) SyncReplicaCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ServiceForkHaReplicas) *int {
 		if v == nil {
@@ -358,13 +398,19 @@ func (o ServiceForkHaReplicasPtrOutput) SyncReplicaCount() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// A compute resource of a service, as the API reports it.
 type ServiceForkResource struct {
-	CpuMillis  *int     `pulumi:"cpuMillis"`
-	Id         *string  `pulumi:"id"`
-	MemoryGbs  *float64 `pulumi:"memoryGbs"`
-	VolumeType *string  `pulumi:"volumeType"`
+	// Its CPU, in millicores.
+	CpuMillis *int `pulumi:"cpuMillis"`
+	// The resource's ID.
+	Id *string `pulumi:"id"`
+	// Its memory, in gigabytes.
+	MemoryGbs *float64 `pulumi:"memoryGbs"`
+	// Its storage's volume type.
+	VolumeType *string `pulumi:"volumeType"`
 }
 
+// A compute resource of a service, as the API reports it.
 type ServiceForkResourceOutput struct{ *pulumi.OutputState }
 
 func (ServiceForkResourceOutput) ElementType() reflect.Type {
@@ -379,18 +425,22 @@ func (o ServiceForkResourceOutput) ToServiceForkResourceOutputWithContext(ctx co
 	return o
 }
 
+// Its CPU, in millicores.
 func (o ServiceForkResourceOutput) CpuMillis() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ServiceForkResource) *int { return v.CpuMillis }).(pulumi.IntPtrOutput)
 }
 
+// The resource's ID.
 func (o ServiceForkResourceOutput) Id() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkResource) *string { return v.Id }).(pulumi.StringPtrOutput)
 }
 
+// Its memory, in gigabytes.
 func (o ServiceForkResourceOutput) MemoryGbs() pulumi.Float64PtrOutput {
 	return o.ApplyT(func(v ServiceForkResource) *float64 { return v.MemoryGbs }).(pulumi.Float64PtrOutput)
 }
 
+// Its storage's volume type.
 func (o ServiceForkResourceOutput) VolumeType() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkResource) *string { return v.VolumeType }).(pulumi.StringPtrOutput)
 }

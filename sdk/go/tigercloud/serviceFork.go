@@ -12,70 +12,83 @@ import (
 	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud/internal"
 )
 
-// ServiceFork, as a user's program declares it: a fork of a Tiger Cloud service (forkService), awaited until READY. Destroying it STOPS the fork (stop) by default: the fork still exists, paused, data and all, afterwards. With onDestroy: "delete" it is deleted instead (DELETE), and its data goes.
+// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
 type ServiceFork struct {
 	pulumi.CustomResourceState
 
-	// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+	// Whether create takes over a running fork of the same name and source.
 	AdoptExisting pulumi.BoolPtrOutput `pulumi:"adoptExisting"`
-	// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// The fork taken under management instead of forking, if one was named.
 	AdoptServiceId pulumi.StringPtrOutput `pulumi:"adoptServiceId"`
 	// When the fork was taken over instead of made (see adoptExisting), and why.
-	Adopted          ServiceForkAdoptedPtrOutput          `pulumi:"adopted"`
+	Adopted ServiceForkAdoptedPtrOutput `pulumi:"adopted"`
+	// The fork's connection pooler, when it has one.
 	ConnectionPooler ServiceForkConnectionPoolerPtrOutput `pulumi:"connectionPooler"`
 	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").
 	ConnectionUri pulumi.StringPtrOutput `pulumi:"connectionUri"`
-	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
-	CpuMillis pulumi.AnyOutput `pulumi:"cpuMillis"`
-	// How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
+	// The declared CPU, in millicores, or "shared".
+	CpuMillis pulumi.StringPtrOutput `pulumi:"cpuMillis"`
+	// How long create waits.
 	CreateTimeout pulumi.StringPtrOutput `pulumi:"createTimeout"`
-	Created       pulumi.StringPtrOutput `pulumi:"created"`
-	Database      pulumi.StringOutput    `pulumi:"database"`
-	// How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
+	// When the fork was created (RFC 3339).
+	Created pulumi.StringPtrOutput `pulumi:"created"`
+	// The database to connect to: tsdb.
+	Database pulumi.StringOutput `pulumi:"database"`
+	// How long destroy waits.
 	DeleteTimeout pulumi.StringPtrOutput `pulumi:"deleteTimeout"`
-	Endpoint      EndpointPtrOutput      `pulumi:"endpoint"`
-	Environment   pulumi.StringPtrOutput `pulumi:"environment"`
-	// DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+	// The fork's endpoint.
+	Endpoint EndpointPtrOutput `pulumi:"endpoint"`
+	// The fork's environment tag, as the API reports it.
+	Environment pulumi.StringPtrOutput `pulumi:"environment"`
+	// The declared environment tag, DEV or PROD.
 	EnvironmentTag EnvironmentTagPtrOutput `pulumi:"environmentTag"`
-	// LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
-	ForkStrategy ForkStrategyPtrOutput          `pulumi:"forkStrategy"`
-	ForkedFrom   ServiceForkForkedFromPtrOutput `pulumi:"forkedFrom"`
-	HaReplicas   ServiceForkHaReplicasPtrOutput `pulumi:"haReplicas"`
-	// The endpoint's host and port, the database (tsdb) and the admin role (tsdbadmin).
+	// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+	ForkStrategy ForkStrategyOutput `pulumi:"forkStrategy"`
+	// The service the fork was made from, as the API reports it.
+	ForkedFrom ServiceForkForkedFromPtrOutput `pulumi:"forkedFrom"`
+	// The fork's HA replica counts, as the API reports them.
+	HaReplicas ServiceForkHaReplicasPtrOutput `pulumi:"haReplicas"`
+	// The endpoint's host.
 	Host pulumi.StringPtrOutput `pulumi:"host"`
 	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret.
 	InitialPassword pulumi.StringPtrOutput `pulumi:"initialPassword"`
-	// Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
-	MemoryGbs pulumi.AnyOutput `pulumi:"memoryGbs"`
-	// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
-	Name pulumi.StringOutput `pulumi:"name"`
-	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+	// The declared memory, in gigabytes, or "shared".
+	MemoryGbs pulumi.StringPtrOutput `pulumi:"memoryGbs"`
+	// The fork's name, as the API reports it.
+	Name pulumi.StringPtrOutput `pulumi:"name"`
+	// What destroy does to the fork: "stop" or "delete".
 	OnDestroy OnDestroyPtrOutput `pulumi:"onDestroy"`
-	// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
+	// What adopting a fork does to its password: "reset" or "keep".
 	PasswordOnAdopt PasswordOnAdoptPtrOutput `pulumi:"passwordOnAdopt"`
 	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
 	Paused pulumi.BoolOutput `pulumi:"paused"`
-	// The same through the connection pooler, when the service has one. Always secret.
+	// The same through the connection pooler, when the fork has one. Always secret.
 	PoolerConnectionUri pulumi.StringPtrOutput `pulumi:"poolerConnectionUri"`
-	Port                pulumi.IntPtrOutput    `pulumi:"port"`
-	// Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The endpoint's port.
+	Port pulumi.IntPtrOutput `pulumi:"port"`
+	// The project of the source service and of the fork.
 	ProjectId pulumi.StringOutput `pulumi:"projectId"`
-	// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
-	ReadyWhen  ReadyWhenPtrOutput             `pulumi:"readyWhen"`
-	RegionCode pulumi.StringPtrOutput         `pulumi:"regionCode"`
-	Resources  ServiceForkResourceArrayOutput `pulumi:"resources"`
-	// The fork's service ID (also the resource ID).
-	ServiceId   pulumi.StringOutput    `pulumi:"serviceId"`
+	// What "ready" meant when create waited: "login" or "status".
+	ReadyWhen ReadyWhenPtrOutput `pulumi:"readyWhen"`
+	// The region the fork runs in.
+	RegionCode pulumi.StringPtrOutput `pulumi:"regionCode"`
+	// The fork's compute resources, as the API reports them.
+	Resources ServiceForkResourceArrayOutput `pulumi:"resources"`
+	// The fork's service ID (also the resource's ID).
+	ServiceId pulumi.StringOutput `pulumi:"serviceId"`
+	// The service type (TIMESCALEDB, POSTGRES, ...).
 	ServiceType pulumi.StringPtrOutput `pulumi:"serviceType"`
-	// The service to fork.
-	SourceServiceId pulumi.StringPtrOutput `pulumi:"sourceServiceId"`
-	Status          pulumi.StringOutput    `pulumi:"status"`
-	// RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
+	// The service the fork is a copy of.
+	SourceServiceId pulumi.StringOutput `pulumi:"sourceServiceId"`
+	// The fork's status as last seen (READY, PAUSED, ...).
+	Status pulumi.StringOutput `pulumi:"status"`
+	// The point in time a PITR fork was made at.
 	TargetTime pulumi.StringPtrOutput `pulumi:"targetTime"`
-	// How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
+	// How long an in-place change waits.
 	UpdateTimeout pulumi.StringPtrOutput `pulumi:"updateTimeout"`
-	Username      pulumi.StringOutput    `pulumi:"username"`
-	// Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
+	// The admin role: tsdbadmin.
+	Username pulumi.StringOutput `pulumi:"username"`
+	// Whether create and destroy wait for the API's work to finish.
 	WaitForReady pulumi.BoolPtrOutput `pulumi:"waitForReady"`
 }
 
@@ -137,9 +150,9 @@ func ServiceForkExists(ctx *pulumi.Context,
 }
 
 type serviceForkArgs struct {
-	// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+	// With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
-	// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId *string `pulumi:"adoptServiceId"`
 	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
 	CpuMillis interface{} `pulumi:"cpuMillis"`
@@ -155,13 +168,13 @@ type serviceForkArgs struct {
 	MemoryGbs interface{} `pulumi:"memoryGbs"`
 	// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
 	Name *string `pulumi:"name"`
-	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
 	OnDestroy *OnDestroy `pulumi:"onDestroy"`
 	// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
 	PasswordOnAdopt *PasswordOnAdopt `pulumi:"passwordOnAdopt"`
-	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused *bool `pulumi:"paused"`
-	// Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the source service and of the fork. Default: the provider's projectId setting.
 	ProjectId *string `pulumi:"projectId"`
 	// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
 	ReadyWhen *ReadyWhen `pulumi:"readyWhen"`
@@ -177,9 +190,9 @@ type serviceForkArgs struct {
 
 // The set of arguments for constructing a ServiceFork resource.
 type ServiceForkArgs struct {
-	// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+	// With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting pulumi.BoolPtrInput
-	// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId pulumi.StringPtrInput
 	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
 	CpuMillis pulumi.Input
@@ -195,13 +208,13 @@ type ServiceForkArgs struct {
 	MemoryGbs pulumi.Input
 	// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
 	Name pulumi.StringPtrInput
-	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
 	OnDestroy OnDestroyPtrInput
 	// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
 	PasswordOnAdopt PasswordOnAdoptPtrInput
-	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused pulumi.BoolPtrInput
-	// Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the source service and of the fork. Default: the provider's projectId setting.
 	ProjectId pulumi.StringPtrInput
 	// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
 	ReadyWhen ReadyWhenPtrInput
@@ -252,12 +265,12 @@ func (o ServiceForkOutput) ToServiceForkOutputWithContext(ctx context.Context) S
 	return o
 }
 
-// With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+// Whether create takes over a running fork of the same name and source.
 func (o ServiceForkOutput) AdoptExisting() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.BoolPtrOutput { return v.AdoptExisting }).(pulumi.BoolPtrOutput)
 }
 
-// Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+// The fork taken under management instead of forking, if one was named.
 func (o ServiceForkOutput) AdoptServiceId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.AdoptServiceId }).(pulumi.StringPtrOutput)
 }
@@ -267,6 +280,7 @@ func (o ServiceForkOutput) Adopted() ServiceForkAdoptedPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) ServiceForkAdoptedPtrOutput { return v.Adopted }).(ServiceForkAdoptedPtrOutput)
 }
 
+// The fork's connection pooler, when it has one.
 func (o ServiceForkOutput) ConnectionPooler() ServiceForkConnectionPoolerPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) ServiceForkConnectionPoolerPtrOutput { return v.ConnectionPooler }).(ServiceForkConnectionPoolerPtrOutput)
 }
@@ -276,56 +290,62 @@ func (o ServiceForkOutput) ConnectionUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.ConnectionUri }).(pulumi.StringPtrOutput)
 }
 
-// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
-func (o ServiceForkOutput) CpuMillis() pulumi.AnyOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.AnyOutput { return v.CpuMillis }).(pulumi.AnyOutput)
+// The declared CPU, in millicores, or "shared".
+func (o ServiceForkOutput) CpuMillis() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.CpuMillis }).(pulumi.StringPtrOutput)
 }
 
-// How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
+// How long create waits.
 func (o ServiceForkOutput) CreateTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.CreateTimeout }).(pulumi.StringPtrOutput)
 }
 
+// When the fork was created (RFC 3339).
 func (o ServiceForkOutput) Created() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.Created }).(pulumi.StringPtrOutput)
 }
 
+// The database to connect to: tsdb.
 func (o ServiceForkOutput) Database() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.Database }).(pulumi.StringOutput)
 }
 
-// How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
+// How long destroy waits.
 func (o ServiceForkOutput) DeleteTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.DeleteTimeout }).(pulumi.StringPtrOutput)
 }
 
+// The fork's endpoint.
 func (o ServiceForkOutput) Endpoint() EndpointPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) EndpointPtrOutput { return v.Endpoint }).(EndpointPtrOutput)
 }
 
+// The fork's environment tag, as the API reports it.
 func (o ServiceForkOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.Environment }).(pulumi.StringPtrOutput)
 }
 
-// DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+// The declared environment tag, DEV or PROD.
 func (o ServiceForkOutput) EnvironmentTag() EnvironmentTagPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) EnvironmentTagPtrOutput { return v.EnvironmentTag }).(EnvironmentTagPtrOutput)
 }
 
-// LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
-func (o ServiceForkOutput) ForkStrategy() ForkStrategyPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) ForkStrategyPtrOutput { return v.ForkStrategy }).(ForkStrategyPtrOutput)
+// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+func (o ServiceForkOutput) ForkStrategy() ForkStrategyOutput {
+	return o.ApplyT(func(v *ServiceFork) ForkStrategyOutput { return v.ForkStrategy }).(ForkStrategyOutput)
 }
 
+// The service the fork was made from, as the API reports it.
 func (o ServiceForkOutput) ForkedFrom() ServiceForkForkedFromPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) ServiceForkForkedFromPtrOutput { return v.ForkedFrom }).(ServiceForkForkedFromPtrOutput)
 }
 
+// The fork's HA replica counts, as the API reports them.
 func (o ServiceForkOutput) HaReplicas() ServiceForkHaReplicasPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) ServiceForkHaReplicasPtrOutput { return v.HaReplicas }).(ServiceForkHaReplicasPtrOutput)
 }
 
-// The endpoint's host and port, the database (tsdb) and the admin role (tsdbadmin).
+// The endpoint's host.
 func (o ServiceForkOutput) Host() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.Host }).(pulumi.StringPtrOutput)
 }
@@ -335,22 +355,22 @@ func (o ServiceForkOutput) InitialPassword() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.InitialPassword }).(pulumi.StringPtrOutput)
 }
 
-// Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
-func (o ServiceForkOutput) MemoryGbs() pulumi.AnyOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.AnyOutput { return v.MemoryGbs }).(pulumi.AnyOutput)
+// The declared memory, in gigabytes, or "shared".
+func (o ServiceForkOutput) MemoryGbs() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.MemoryGbs }).(pulumi.StringPtrOutput)
 }
 
-// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
-func (o ServiceForkOutput) Name() pulumi.StringOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
+// The fork's name, as the API reports it.
+func (o ServiceForkOutput) Name() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.Name }).(pulumi.StringPtrOutput)
 }
 
-// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+// What destroy does to the fork: "stop" or "delete".
 func (o ServiceForkOutput) OnDestroy() OnDestroyPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) OnDestroyPtrOutput { return v.OnDestroy }).(OnDestroyPtrOutput)
 }
 
-// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
+// What adopting a fork does to its password: "reset" or "keep".
 func (o ServiceForkOutput) PasswordOnAdopt() PasswordOnAdoptPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) PasswordOnAdoptPtrOutput { return v.PasswordOnAdopt }).(PasswordOnAdoptPtrOutput)
 }
@@ -360,66 +380,72 @@ func (o ServiceForkOutput) Paused() pulumi.BoolOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.BoolOutput { return v.Paused }).(pulumi.BoolOutput)
 }
 
-// The same through the connection pooler, when the service has one. Always secret.
+// The same through the connection pooler, when the fork has one. Always secret.
 func (o ServiceForkOutput) PoolerConnectionUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.PoolerConnectionUri }).(pulumi.StringPtrOutput)
 }
 
+// The endpoint's port.
 func (o ServiceForkOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.IntPtrOutput { return v.Port }).(pulumi.IntPtrOutput)
 }
 
-// Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+// The project of the source service and of the fork.
 func (o ServiceForkOutput) ProjectId() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.ProjectId }).(pulumi.StringOutput)
 }
 
-// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+// What "ready" meant when create waited: "login" or "status".
 func (o ServiceForkOutput) ReadyWhen() ReadyWhenPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) ReadyWhenPtrOutput { return v.ReadyWhen }).(ReadyWhenPtrOutput)
 }
 
+// The region the fork runs in.
 func (o ServiceForkOutput) RegionCode() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.RegionCode }).(pulumi.StringPtrOutput)
 }
 
+// The fork's compute resources, as the API reports them.
 func (o ServiceForkOutput) Resources() ServiceForkResourceArrayOutput {
 	return o.ApplyT(func(v *ServiceFork) ServiceForkResourceArrayOutput { return v.Resources }).(ServiceForkResourceArrayOutput)
 }
 
-// The fork's service ID (also the resource ID).
+// The fork's service ID (also the resource's ID).
 func (o ServiceForkOutput) ServiceId() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.ServiceId }).(pulumi.StringOutput)
 }
 
+// The service type (TIMESCALEDB, POSTGRES, ...).
 func (o ServiceForkOutput) ServiceType() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.ServiceType }).(pulumi.StringPtrOutput)
 }
 
-// The service to fork.
-func (o ServiceForkOutput) SourceServiceId() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.SourceServiceId }).(pulumi.StringPtrOutput)
+// The service the fork is a copy of.
+func (o ServiceForkOutput) SourceServiceId() pulumi.StringOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.SourceServiceId }).(pulumi.StringOutput)
 }
 
+// The fork's status as last seen (READY, PAUSED, ...).
 func (o ServiceForkOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.Status }).(pulumi.StringOutput)
 }
 
-// RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
+// The point in time a PITR fork was made at.
 func (o ServiceForkOutput) TargetTime() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.TargetTime }).(pulumi.StringPtrOutput)
 }
 
-// How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
+// How long an in-place change waits.
 func (o ServiceForkOutput) UpdateTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.UpdateTimeout }).(pulumi.StringPtrOutput)
 }
 
+// The admin role: tsdbadmin.
 func (o ServiceForkOutput) Username() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.Username }).(pulumi.StringOutput)
 }
 
-// Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
+// Whether create and destroy wait for the API's work to finish.
 func (o ServiceForkOutput) WaitForReady() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.BoolPtrOutput { return v.WaitForReady }).(pulumi.BoolPtrOutput)
 }

@@ -12,24 +12,25 @@ import (
 	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud/internal"
 )
 
-// ServiceHA, as a user's program declares it: the high-availability replica counts of a service (setHA), changed in place. Destroying it restores no HA (0 replicas) and NEVER stops the service: the program does not own the service. Use `retainOnDelete: true` to keep the replicas when the resource goes.
+// The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
 type ServiceHA struct {
 	pulumi.CustomResourceState
 
-	// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
+	// How long destroy waits.
 	DeleteTimeout pulumi.StringPtrOutput `pulumi:"deleteTimeout"`
-	// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the service.
 	ProjectId pulumi.StringOutput `pulumi:"projectId"`
-	// The live count: refresh shows a change made outside Pulumi.
-	ReplicaCount pulumi.IntOutput `pulumi:"replicaCount"`
-	// The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
-	ServiceId pulumi.StringOutput    `pulumi:"serviceId"`
-	Status    pulumi.StringPtrOutput `pulumi:"status"`
-	// Synchronous HA replicas; not more than replicaCount.
-	SyncReplicaCount pulumi.IntOutput `pulumi:"syncReplicaCount"`
-	// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
+	// HA replicas, as the service has them (a change made elsewhere shows on refresh).
+	ReplicaCount pulumi.IntPtrOutput `pulumi:"replicaCount"`
+	// The service whose HA is set.
+	ServiceId pulumi.StringOutput `pulumi:"serviceId"`
+	// The service's status as last seen.
+	Status pulumi.StringPtrOutput `pulumi:"status"`
+	// Synchronous HA replicas, as the service has them.
+	SyncReplicaCount pulumi.IntPtrOutput `pulumi:"syncReplicaCount"`
+	// How long create and update wait.
 	UpdateTimeout pulumi.StringPtrOutput `pulumi:"updateTimeout"`
-	// Wait until the service is READY with the counts, after create, update and destroy. Default true.
+	// Whether create, update and destroy wait for the counts.
 	WaitForReady pulumi.BoolPtrOutput `pulumi:"waitForReady"`
 }
 
@@ -84,13 +85,13 @@ func ServiceHAExists(ctx *pulumi.Context,
 type serviceHAArgs struct {
 	// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
 	DeleteTimeout *string `pulumi:"deleteTimeout"`
-	// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the service. Default: the provider's projectId setting.
 	ProjectId *string `pulumi:"projectId"`
-	// HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+	// HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
 	ReplicaCount *int `pulumi:"replicaCount"`
-	// The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+	// The service whose HA is set; a fork's serviceId works (the change waits for the fork).
 	ServiceId string `pulumi:"serviceId"`
-	// Synchronous HA replicas; not more than replicaCount.
+	// Synchronous HA replicas: 0, or 1 with replicaCount 2.
 	SyncReplicaCount *int `pulumi:"syncReplicaCount"`
 	// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
 	UpdateTimeout *string `pulumi:"updateTimeout"`
@@ -102,13 +103,13 @@ type serviceHAArgs struct {
 type ServiceHAArgs struct {
 	// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
 	DeleteTimeout pulumi.StringPtrInput
-	// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the service. Default: the provider's projectId setting.
 	ProjectId pulumi.StringPtrInput
-	// HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+	// HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
 	ReplicaCount pulumi.IntPtrInput
-	// The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+	// The service whose HA is set; a fork's serviceId works (the change waits for the fork).
 	ServiceId pulumi.StringInput
-	// Synchronous HA replicas; not more than replicaCount.
+	// Synchronous HA replicas: 0, or 1 with replicaCount 2.
 	SyncReplicaCount pulumi.IntPtrInput
 	// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
 	UpdateTimeout pulumi.StringPtrInput
@@ -153,41 +154,42 @@ func (o ServiceHAOutput) ToServiceHAOutputWithContext(ctx context.Context) Servi
 	return o
 }
 
-// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
+// How long destroy waits.
 func (o ServiceHAOutput) DeleteTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceHA) pulumi.StringPtrOutput { return v.DeleteTimeout }).(pulumi.StringPtrOutput)
 }
 
-// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+// The project of the service.
 func (o ServiceHAOutput) ProjectId() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceHA) pulumi.StringOutput { return v.ProjectId }).(pulumi.StringOutput)
 }
 
-// The live count: refresh shows a change made outside Pulumi.
-func (o ServiceHAOutput) ReplicaCount() pulumi.IntOutput {
-	return o.ApplyT(func(v *ServiceHA) pulumi.IntOutput { return v.ReplicaCount }).(pulumi.IntOutput)
+// HA replicas, as the service has them (a change made elsewhere shows on refresh).
+func (o ServiceHAOutput) ReplicaCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServiceHA) pulumi.IntPtrOutput { return v.ReplicaCount }).(pulumi.IntPtrOutput)
 }
 
-// The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+// The service whose HA is set.
 func (o ServiceHAOutput) ServiceId() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceHA) pulumi.StringOutput { return v.ServiceId }).(pulumi.StringOutput)
 }
 
+// The service's status as last seen.
 func (o ServiceHAOutput) Status() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceHA) pulumi.StringPtrOutput { return v.Status }).(pulumi.StringPtrOutput)
 }
 
-// Synchronous HA replicas; not more than replicaCount.
-func (o ServiceHAOutput) SyncReplicaCount() pulumi.IntOutput {
-	return o.ApplyT(func(v *ServiceHA) pulumi.IntOutput { return v.SyncReplicaCount }).(pulumi.IntOutput)
+// Synchronous HA replicas, as the service has them.
+func (o ServiceHAOutput) SyncReplicaCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServiceHA) pulumi.IntPtrOutput { return v.SyncReplicaCount }).(pulumi.IntPtrOutput)
 }
 
-// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
+// How long create and update wait.
 func (o ServiceHAOutput) UpdateTimeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceHA) pulumi.StringPtrOutput { return v.UpdateTimeout }).(pulumi.StringPtrOutput)
 }
 
-// Wait until the service is READY with the counts, after create, update and destroy. Default true.
+// Whether create, update and destroy wait for the counts.
 func (o ServiceHAOutput) WaitForReady() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ServiceHA) pulumi.BoolPtrOutput { return v.WaitForReady }).(pulumi.BoolPtrOutput)
 }

@@ -12,17 +12,19 @@ import (
 	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud/internal"
 )
 
-// VpcName, as a user's program declares it: the name of an existing VPC (rename), read back with GET so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+// The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
 type VpcName struct {
 	pulumi.CustomResourceState
 
+	// The VPC's CIDR block.
 	Cidr pulumi.StringPtrOutput `pulumi:"cidr"`
 	// The VPC's live name: refresh shows a rename made outside Pulumi.
 	Name pulumi.StringOutput `pulumi:"name"`
-	// Default: tigercloud:projectId or TIGER_PROJECT_ID.
-	ProjectId  pulumi.StringOutput    `pulumi:"projectId"`
+	// The project of the VPC.
+	ProjectId pulumi.StringOutput `pulumi:"projectId"`
+	// The region the VPC is in.
 	RegionCode pulumi.StringPtrOutput `pulumi:"regionCode"`
-	// The VPC's ID: digits.
+	// The VPC's ID.
 	VpcId pulumi.StringOutput `pulumi:"vpcId"`
 }
 
@@ -80,7 +82,7 @@ func VpcNameExists(ctx *pulumi.Context,
 type vpcNameArgs struct {
 	// The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
 	Name string `pulumi:"name"`
-	// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the VPC. Default: the provider's projectId setting.
 	ProjectId *string `pulumi:"projectId"`
 	// The VPC's ID: digits.
 	VpcId string `pulumi:"vpcId"`
@@ -90,7 +92,7 @@ type vpcNameArgs struct {
 type VpcNameArgs struct {
 	// The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
 	Name pulumi.StringInput
-	// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+	// The project of the VPC. Default: the provider's projectId setting.
 	ProjectId pulumi.StringPtrInput
 	// The VPC's ID: digits.
 	VpcId pulumi.StringInput
@@ -133,6 +135,7 @@ func (o VpcNameOutput) ToVpcNameOutputWithContext(ctx context.Context) VpcNameOu
 	return o
 }
 
+// The VPC's CIDR block.
 func (o VpcNameOutput) Cidr() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VpcName) pulumi.StringPtrOutput { return v.Cidr }).(pulumi.StringPtrOutput)
 }
@@ -142,16 +145,17 @@ func (o VpcNameOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *VpcName) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
 }
 
-// Default: tigercloud:projectId or TIGER_PROJECT_ID.
+// The project of the VPC.
 func (o VpcNameOutput) ProjectId() pulumi.StringOutput {
 	return o.ApplyT(func(v *VpcName) pulumi.StringOutput { return v.ProjectId }).(pulumi.StringOutput)
 }
 
+// The region the VPC is in.
 func (o VpcNameOutput) RegionCode() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VpcName) pulumi.StringPtrOutput { return v.RegionCode }).(pulumi.StringPtrOutput)
 }
 
-// The VPC's ID: digits.
+// The VPC's ID.
 func (o VpcNameOutput) VpcId() pulumi.StringOutput {
 	return o.ApplyT(func(v *VpcName) pulumi.StringOutput { return v.VpcId }).(pulumi.StringOutput)
 }

@@ -27,9 +27,18 @@ __all__ = [
 
 @pulumi.output_type
 class Endpoint(dict):
+    """
+    A host and port a client connects to.
+    """
     def __init__(__self__, *,
                  host: Optional[_builtins.str] = None,
                  port: Optional[_builtins.int] = None):
+        """
+        A host and port a client connects to.
+
+        :param _builtins.str host: The host name.
+        :param _builtins.int port: The port.
+        """
         if host is not None:
             pulumi.set(__self__, "host", host)
         if port is not None:
@@ -38,19 +47,34 @@ class Endpoint(dict):
     @_builtins.property
     @pulumi.getter
     def host(self) -> Optional[_builtins.str]:
+        """
+        The host name.
+        """
         return pulumi.get(self, "host")
 
     @_builtins.property
     @pulumi.getter
     def port(self) -> Optional[_builtins.int]:
+        """
+        The port.
+        """
         return pulumi.get(self, "port")
 
 
 @pulumi.output_type
 class ServiceForkAdopted(dict):
+    """
+    When a fork was taken over instead of made, and why.
+    """
     def __init__(__self__, *,
                  at: Optional[_builtins.str] = None,
                  reason: Optional[_builtins.str] = None):
+        """
+        When a fork was taken over instead of made, and why.
+
+        :param _builtins.str at: When (RFC 3339).
+        :param _builtins.str reason: Why it was taken over.
+        """
         if at is not None:
             pulumi.set(__self__, "at", at)
         if reason is not None:
@@ -59,29 +83,49 @@ class ServiceForkAdopted(dict):
     @_builtins.property
     @pulumi.getter
     def at(self) -> Optional[_builtins.str]:
+        """
+        When (RFC 3339).
+        """
         return pulumi.get(self, "at")
 
     @_builtins.property
     @pulumi.getter
     def reason(self) -> Optional[_builtins.str]:
+        """
+        Why it was taken over.
+        """
         return pulumi.get(self, "reason")
 
 
 @pulumi.output_type
 class ServiceForkConnectionPooler(dict):
+    """
+    The fork's connection pooler.
+    """
     def __init__(__self__, *,
                  endpoint: Optional['outputs.Endpoint'] = None):
+        """
+        The fork's connection pooler.
+
+        :param 'Endpoint' endpoint: The pooler's endpoint.
+        """
         if endpoint is not None:
             pulumi.set(__self__, "endpoint", endpoint)
 
     @_builtins.property
     @pulumi.getter
     def endpoint(self) -> Optional['outputs.Endpoint']:
+        """
+        The pooler's endpoint.
+        """
         return pulumi.get(self, "endpoint")
 
 
 @pulumi.output_type
 class ServiceForkForkedFrom(dict):
+    """
+    The service a fork was made from.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -107,6 +151,13 @@ class ServiceForkForkedFrom(dict):
                  is_standby: Optional[_builtins.bool] = None,
                  project_id: Optional[_builtins.str] = None,
                  service_id: Optional[_builtins.str] = None):
+        """
+        The service a fork was made from.
+
+        :param _builtins.bool is_standby: True for a standby of the service (never a fork).
+        :param _builtins.str project_id: The project of the service it was made from.
+        :param _builtins.str service_id: The service it was made from.
+        """
         if is_standby is not None:
             pulumi.set(__self__, "is_standby", is_standby)
         if project_id is not None:
@@ -117,21 +168,33 @@ class ServiceForkForkedFrom(dict):
     @_builtins.property
     @pulumi.getter(name="isStandby")
     def is_standby(self) -> Optional[_builtins.bool]:
+        """
+        True for a standby of the service (never a fork).
+        """
         return pulumi.get(self, "is_standby")
 
     @_builtins.property
     @pulumi.getter(name="projectId")
     def project_id(self) -> Optional[_builtins.str]:
+        """
+        The project of the service it was made from.
+        """
         return pulumi.get(self, "project_id")
 
     @_builtins.property
     @pulumi.getter(name="serviceId")
     def service_id(self) -> Optional[_builtins.str]:
+        """
+        The service it was made from.
+        """
         return pulumi.get(self, "service_id")
 
 
 @pulumi.output_type
 class ServiceForkHaReplicas(dict):
+    """
+    A service's high-availability replica counts.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -154,6 +217,12 @@ class ServiceForkHaReplicas(dict):
     def __init__(__self__, *,
                  replica_count: Optional[_builtins.int] = None,
                  sync_replica_count: Optional[_builtins.int] = None):
+        """
+        A service's high-availability replica counts.
+
+        :param _builtins.int replica_count: HA replicas.
+        :param _builtins.int sync_replica_count: Synchronous HA replicas.
+        """
         if replica_count is not None:
             pulumi.set(__self__, "replica_count", replica_count)
         if sync_replica_count is not None:
@@ -162,16 +231,25 @@ class ServiceForkHaReplicas(dict):
     @_builtins.property
     @pulumi.getter(name="replicaCount")
     def replica_count(self) -> Optional[_builtins.int]:
+        """
+        HA replicas.
+        """
         return pulumi.get(self, "replica_count")
 
     @_builtins.property
     @pulumi.getter(name="syncReplicaCount")
     def sync_replica_count(self) -> Optional[_builtins.int]:
+        """
+        Synchronous HA replicas.
+        """
         return pulumi.get(self, "sync_replica_count")
 
 
 @pulumi.output_type
 class ServiceForkResource(dict):
+    """
+    A compute resource of a service, as the API reports it.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -198,6 +276,14 @@ class ServiceForkResource(dict):
                  id: Optional[_builtins.str] = None,
                  memory_gbs: Optional[_builtins.float] = None,
                  volume_type: Optional[_builtins.str] = None):
+        """
+        A compute resource of a service, as the API reports it.
+
+        :param _builtins.int cpu_millis: Its CPU, in millicores.
+        :param _builtins.str id: The resource's ID.
+        :param _builtins.float memory_gbs: Its memory, in gigabytes.
+        :param _builtins.str volume_type: Its storage's volume type.
+        """
         if cpu_millis is not None:
             pulumi.set(__self__, "cpu_millis", cpu_millis)
         if id is not None:
@@ -210,21 +296,33 @@ class ServiceForkResource(dict):
     @_builtins.property
     @pulumi.getter(name="cpuMillis")
     def cpu_millis(self) -> Optional[_builtins.int]:
+        """
+        Its CPU, in millicores.
+        """
         return pulumi.get(self, "cpu_millis")
 
     @_builtins.property
     @pulumi.getter
     def id(self) -> Optional[_builtins.str]:
+        """
+        The resource's ID.
+        """
         return pulumi.get(self, "id")
 
     @_builtins.property
     @pulumi.getter(name="memoryGbs")
     def memory_gbs(self) -> Optional[_builtins.float]:
+        """
+        Its memory, in gigabytes.
+        """
         return pulumi.get(self, "memory_gbs")
 
     @_builtins.property
     @pulumi.getter(name="volumeType")
     def volume_type(self) -> Optional[_builtins.str]:
+        """
+        Its storage's volume type.
+        """
         return pulumi.get(self, "volume_type")
 
 

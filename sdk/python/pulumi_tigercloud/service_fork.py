@@ -44,18 +44,18 @@ class ServiceForkArgs:
 
         :param pulumi.Input['ForkStrategy'] fork_strategy: LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
         :param pulumi.Input[_builtins.str] source_service_id: The service to fork.
-        :param pulumi.Input[_builtins.bool] adopt_existing: With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
-        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        :param pulumi.Input[_builtins.bool] adopt_existing: With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] cpu_millis: Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
         :param pulumi.Input['EnvironmentTag'] environment_tag: DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
         :param pulumi.Input[Union[_builtins.str, _builtins.float]] memory_gbs: Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
         :param pulumi.Input[_builtins.str] name: 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
-        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
-        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
-        :param pulumi.Input[_builtins.str] project_id: Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's projectId setting.
         :param pulumi.Input['ReadyWhen'] ready_when: What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         :param pulumi.Input[_builtins.str] target_time: RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
@@ -124,7 +124,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="adoptExisting")
     def adopt_existing(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+        With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
         """
         return pulumi.get(self, "adopt_existing")
 
@@ -136,7 +136,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="adoptServiceId")
     def adopt_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         """
         return pulumi.get(self, "adopt_service_id")
 
@@ -220,7 +220,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="onDestroy")
     def on_destroy(self) -> pulumi.Input[Optional['OnDestroy']]:
         """
-        What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+        What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         """
         return pulumi.get(self, "on_destroy")
 
@@ -244,7 +244,7 @@ class ServiceForkArgs:
     @pulumi.getter
     def paused(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
         """
         return pulumi.get(self, "paused")
 
@@ -256,7 +256,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        The project of the source service and of the fork. Default: the provider's projectId setting.
         """
         return pulumi.get(self, "project_id")
 
@@ -339,12 +339,12 @@ class ServiceFork(pulumi.CustomResource):
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
         """
-        ServiceFork, as a user's program declares it: a fork of a Tiger Cloud service (forkService), awaited until READY. Destroying it STOPS the fork (stop) by default: the fork still exists, paused, data and all, afterwards. With onDestroy: "delete" it is deleted instead (DELETE), and its data goes.
+        A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.bool] adopt_existing: With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
-        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        :param pulumi.Input[_builtins.bool] adopt_existing: With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         :param pulumi.Input[Union[_builtins.str, _builtins.int]] cpu_millis: Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
@@ -352,10 +352,10 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input['ForkStrategy'] fork_strategy: LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
         :param pulumi.Input[Union[_builtins.str, _builtins.float]] memory_gbs: Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
         :param pulumi.Input[_builtins.str] name: 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
-        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
-        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created with `paused: true` is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
-        :param pulumi.Input[_builtins.str] project_id: Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's projectId setting.
         :param pulumi.Input['ReadyWhen'] ready_when: What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         :param pulumi.Input[_builtins.str] source_service_id: The service to fork.
         :param pulumi.Input[_builtins.str] target_time: RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
@@ -369,7 +369,7 @@ class ServiceFork(pulumi.CustomResource):
                  args: ServiceForkArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        ServiceFork, as a user's program declares it: a fork of a Tiger Cloud service (forkService), awaited until READY. Destroying it STOPS the fork (stop) by default: the fork still exists, paused, data and all, afterwards. With onDestroy: "delete" it is deleted instead (DELETE), and its data goes.
+        A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
 
         :param str resource_name: The name of the resource.
         :param ServiceForkArgs args: The arguments to use to populate this resource's properties.
@@ -527,7 +527,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="adoptExisting")
     def adopt_existing(self) -> pulumi.Output[Optional[_builtins.bool]]:
         """
-        With a `name`: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
+        Whether create takes over a running fork of the same name and source.
         """
         return pulumi.get(self, "adopt_existing")
 
@@ -535,7 +535,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="adoptServiceId")
     def adopt_service_id(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Take this existing fork under management instead of forking (the dynamic resources cannot be imported with Pulumi's `import` option; the plugin's can). It must be a running fork of `sourceServiceId` (named `name`, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        The fork taken under management instead of forking, if one was named.
         """
         return pulumi.get(self, "adopt_service_id")
 
@@ -550,6 +550,9 @@ class ServiceFork(pulumi.CustomResource):
     @_builtins.property
     @pulumi.getter(name="connectionPooler")
     def connection_pooler(self) -> pulumi.Output[Optional['outputs.ServiceForkConnectionPooler']]:
+        """
+        The fork's connection pooler, when it has one.
+        """
         return pulumi.get(self, "connection_pooler")
 
     @_builtins.property
@@ -562,9 +565,9 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="cpuMillis")
-    def cpu_millis(self) -> pulumi.Output[Optional[Union[_builtins.str, _builtins.int]]]:
+    def cpu_millis(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
+        The declared CPU, in millicores, or "shared".
         """
         return pulumi.get(self, "cpu_millis")
 
@@ -572,69 +575,87 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="createTimeout")
     def create_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
+        How long create waits.
         """
         return pulumi.get(self, "create_timeout")
 
     @_builtins.property
     @pulumi.getter
     def created(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        When the fork was created (RFC 3339).
+        """
         return pulumi.get(self, "created")
 
     @_builtins.property
     @pulumi.getter
     def database(self) -> pulumi.Output[_builtins.str]:
+        """
+        The database to connect to: tsdb.
+        """
         return pulumi.get(self, "database")
 
     @_builtins.property
     @pulumi.getter(name="deleteTimeout")
     def delete_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
+        How long destroy waits.
         """
         return pulumi.get(self, "delete_timeout")
 
     @_builtins.property
     @pulumi.getter
     def endpoint(self) -> pulumi.Output[Optional['outputs.Endpoint']]:
+        """
+        The fork's endpoint.
+        """
         return pulumi.get(self, "endpoint")
 
     @_builtins.property
     @pulumi.getter
     def environment(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The fork's environment tag, as the API reports it.
+        """
         return pulumi.get(self, "environment")
 
     @_builtins.property
     @pulumi.getter(name="environmentTag")
     def environment_tag(self) -> pulumi.Output[Optional['EnvironmentTag']]:
         """
-        DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+        The declared environment tag, DEV or PROD.
         """
         return pulumi.get(self, "environment_tag")
 
     @_builtins.property
     @pulumi.getter(name="forkStrategy")
-    def fork_strategy(self) -> pulumi.Output[Optional['ForkStrategy']]:
+    def fork_strategy(self) -> pulumi.Output['ForkStrategy']:
         """
-        LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+        How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
         """
         return pulumi.get(self, "fork_strategy")
 
     @_builtins.property
     @pulumi.getter(name="forkedFrom")
     def forked_from(self) -> pulumi.Output[Optional['outputs.ServiceForkForkedFrom']]:
+        """
+        The service the fork was made from, as the API reports it.
+        """
         return pulumi.get(self, "forked_from")
 
     @_builtins.property
     @pulumi.getter(name="haReplicas")
     def ha_replicas(self) -> pulumi.Output[Optional['outputs.ServiceForkHaReplicas']]:
+        """
+        The fork's HA replica counts, as the API reports them.
+        """
         return pulumi.get(self, "ha_replicas")
 
     @_builtins.property
     @pulumi.getter
     def host(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The endpoint's host and port, the database (tsdb) and the admin role (tsdbadmin).
+        The endpoint's host.
         """
         return pulumi.get(self, "host")
 
@@ -648,17 +669,17 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="memoryGbs")
-    def memory_gbs(self) -> pulumi.Output[Optional[Union[_builtins.str, _builtins.float]]]:
+    def memory_gbs(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
+        The declared memory, in gigabytes, or "shared".
         """
         return pulumi.get(self, "memory_gbs")
 
     @_builtins.property
     @pulumi.getter
-    def name(self) -> pulumi.Output[_builtins.str]:
+    def name(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
+        The fork's name, as the API reports it.
         """
         return pulumi.get(self, "name")
 
@@ -666,7 +687,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="onDestroy")
     def on_destroy(self) -> pulumi.Output[Optional['OnDestroy']]:
         """
-        What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it (DELETE) and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over (a rename or a move). The value recorded by the last `up` is the one destroy uses.
+        What destroy does to the fork: "stop" or "delete".
         """
         return pulumi.get(self, "on_destroy")
 
@@ -674,7 +695,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="passwordOnAdopt")
     def password_on_adopt(self) -> pulumi.Output[Optional['PasswordOnAdopt']]:
         """
-        When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
+        What adopting a fork does to its password: "reset" or "keep".
         """
         return pulumi.get(self, "password_on_adopt")
 
@@ -690,20 +711,23 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="poolerConnectionUri")
     def pooler_connection_uri(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The same through the connection pooler, when the service has one. Always secret.
+        The same through the connection pooler, when the fork has one. Always secret.
         """
         return pulumi.get(self, "pooler_connection_uri")
 
     @_builtins.property
     @pulumi.getter
     def port(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        The endpoint's port.
+        """
         return pulumi.get(self, "port")
 
     @_builtins.property
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Output[_builtins.str]:
         """
-        Project of the source service and of the fork. Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        The project of the source service and of the fork.
         """
         return pulumi.get(self, "project_id")
 
@@ -711,51 +735,63 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="readyWhen")
     def ready_when(self) -> pulumi.Output[Optional['ReadyWhen']]:
         """
-        What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+        What "ready" meant when create waited: "login" or "status".
         """
         return pulumi.get(self, "ready_when")
 
     @_builtins.property
     @pulumi.getter(name="regionCode")
     def region_code(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The region the fork runs in.
+        """
         return pulumi.get(self, "region_code")
 
     @_builtins.property
     @pulumi.getter
     def resources(self) -> pulumi.Output[Optional[Sequence['outputs.ServiceForkResource']]]:
+        """
+        The fork's compute resources, as the API reports them.
+        """
         return pulumi.get(self, "resources")
 
     @_builtins.property
     @pulumi.getter(name="serviceId")
     def service_id(self) -> pulumi.Output[_builtins.str]:
         """
-        The fork's service ID (also the resource ID).
+        The fork's service ID (also the resource's ID).
         """
         return pulumi.get(self, "service_id")
 
     @_builtins.property
     @pulumi.getter(name="serviceType")
     def service_type(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The service type (TIMESCALEDB, POSTGRES, ...).
+        """
         return pulumi.get(self, "service_type")
 
     @_builtins.property
     @pulumi.getter(name="sourceServiceId")
-    def source_service_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def source_service_id(self) -> pulumi.Output[_builtins.str]:
         """
-        The service to fork.
+        The service the fork is a copy of.
         """
         return pulumi.get(self, "source_service_id")
 
     @_builtins.property
     @pulumi.getter
     def status(self) -> pulumi.Output[_builtins.str]:
+        """
+        The fork's status as last seen (READY, PAUSED, ...).
+        """
         return pulumi.get(self, "status")
 
     @_builtins.property
     @pulumi.getter(name="targetTime")
     def target_time(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
+        The point in time a PITR fork was made at.
         """
         return pulumi.get(self, "target_time")
 
@@ -763,20 +799,23 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="updateTimeout")
     def update_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
+        How long an in-place change waits.
         """
         return pulumi.get(self, "update_timeout")
 
     @_builtins.property
     @pulumi.getter
     def username(self) -> pulumi.Output[_builtins.str]:
+        """
+        The admin role: tsdbadmin.
+        """
         return pulumi.get(self, "username")
 
     @_builtins.property
     @pulumi.getter(name="waitForReady")
     def wait_for_ready(self) -> pulumi.Output[Optional[_builtins.bool]]:
         """
-        Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
+        Whether create and destroy wait for the API's work to finish.
         """
         return pulumi.get(self, "wait_for_ready")
 

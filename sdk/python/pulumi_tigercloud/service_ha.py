@@ -29,11 +29,11 @@ class ServiceHAArgs:
         """
         The set of arguments for constructing a ServiceHA resource.
 
-        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's serviceId works (the change waits for the fork).
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
-        :param pulumi.Input[_builtins.str] project_id: Default: tigercloud:projectId or TIGER_PROJECT_ID.
-        :param pulumi.Input[_builtins.int] replica_count: HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count.
-        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas; not more than replicaCount.
+        :param pulumi.Input[_builtins.str] project_id: The project of the service. Default: the provider's projectId setting.
+        :param pulumi.Input[_builtins.int] replica_count: HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas: 0, or 1 with replicaCount 2.
         :param pulumi.Input[_builtins.str] update_timeout: How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait until the service is READY with the counts, after create, update and destroy. Default true.
         """
@@ -55,7 +55,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="serviceId")
     def service_id(self) -> pulumi.Input[_builtins.str]:
         """
-        The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+        The service whose HA is set; a fork's serviceId works (the change waits for the fork).
         """
         return pulumi.get(self, "service_id")
 
@@ -79,7 +79,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        The project of the service. Default: the provider's projectId setting.
         """
         return pulumi.get(self, "project_id")
 
@@ -91,7 +91,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="replicaCount")
     def replica_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+        HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
         """
         return pulumi.get(self, "replica_count")
 
@@ -103,7 +103,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="syncReplicaCount")
     def sync_replica_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Synchronous HA replicas; not more than replicaCount.
+        Synchronous HA replicas: 0, or 1 with replicaCount 2.
         """
         return pulumi.get(self, "sync_replica_count")
 
@@ -151,15 +151,15 @@ class ServiceHA(pulumi.CustomResource):
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
         """
-        ServiceHA, as a user's program declares it: the high-availability replica counts of a service (setHA), changed in place. Destroying it restores no HA (0 replicas) and NEVER stops the service: the program does not own the service. Use `retainOnDelete: true` to keep the replicas when the resource goes.
+        The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
-        :param pulumi.Input[_builtins.str] project_id: Default: tigercloud:projectId or TIGER_PROJECT_ID.
-        :param pulumi.Input[_builtins.int] replica_count: HA replicas (all asynchronous unless syncReplicaCount says otherwise). At least one count.
-        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
-        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas; not more than replicaCount.
+        :param pulumi.Input[_builtins.str] project_id: The project of the service. Default: the provider's projectId setting.
+        :param pulumi.Input[_builtins.int] replica_count: HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's serviceId works (the change waits for the fork).
+        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas: 0, or 1 with replicaCount 2.
         :param pulumi.Input[_builtins.str] update_timeout: How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait until the service is READY with the counts, after create, update and destroy. Default true.
         """
@@ -170,7 +170,7 @@ class ServiceHA(pulumi.CustomResource):
                  args: ServiceHAArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        ServiceHA, as a user's program declares it: the high-availability replica counts of a service (setHA), changed in place. Destroying it restores no HA (0 replicas) and NEVER stops the service: the program does not own the service. Use `retainOnDelete: true` to keep the replicas when the resource goes.
+        The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
 
         :param str resource_name: The name of the resource.
         :param ServiceHAArgs args: The arguments to use to populate this resource's properties.
@@ -255,7 +255,7 @@ class ServiceHA(pulumi.CustomResource):
     @pulumi.getter(name="deleteTimeout")
     def delete_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
+        How long destroy waits.
         """
         return pulumi.get(self, "delete_timeout")
 
@@ -263,15 +263,15 @@ class ServiceHA(pulumi.CustomResource):
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Output[_builtins.str]:
         """
-        Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        The project of the service.
         """
         return pulumi.get(self, "project_id")
 
     @_builtins.property
     @pulumi.getter(name="replicaCount")
-    def replica_count(self) -> pulumi.Output[_builtins.int]:
+    def replica_count(self) -> pulumi.Output[Optional[_builtins.int]]:
         """
-        The live count: refresh shows a change made outside Pulumi.
+        HA replicas, as the service has them (a change made elsewhere shows on refresh).
         """
         return pulumi.get(self, "replica_count")
 
@@ -279,20 +279,23 @@ class ServiceHA(pulumi.CustomResource):
     @pulumi.getter(name="serviceId")
     def service_id(self) -> pulumi.Output[_builtins.str]:
         """
-        The service whose HA is set; a fork's `serviceId` works (the change waits for the fork).
+        The service whose HA is set.
         """
         return pulumi.get(self, "service_id")
 
     @_builtins.property
     @pulumi.getter
     def status(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The service's status as last seen.
+        """
         return pulumi.get(self, "status")
 
     @_builtins.property
     @pulumi.getter(name="syncReplicaCount")
-    def sync_replica_count(self) -> pulumi.Output[_builtins.int]:
+    def sync_replica_count(self) -> pulumi.Output[Optional[_builtins.int]]:
         """
-        Synchronous HA replicas; not more than replicaCount.
+        Synchronous HA replicas, as the service has them.
         """
         return pulumi.get(self, "sync_replica_count")
 
@@ -300,7 +303,7 @@ class ServiceHA(pulumi.CustomResource):
     @pulumi.getter(name="updateTimeout")
     def update_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
+        How long create and update wait.
         """
         return pulumi.get(self, "update_timeout")
 
@@ -308,7 +311,7 @@ class ServiceHA(pulumi.CustomResource):
     @pulumi.getter(name="waitForReady")
     def wait_for_ready(self) -> pulumi.Output[Optional[_builtins.bool]]:
         """
-        Wait until the service is READY with the counts, after create, update and destroy. Default true.
+        Whether create, update and destroy wait for the counts.
         """
         return pulumi.get(self, "wait_for_ready")
 

@@ -27,7 +27,7 @@ class VpcNameArgs:
 
         :param pulumi.Input[_builtins.str] name: The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
         :param pulumi.Input[_builtins.str] vpc_id: The VPC's ID: digits.
-        :param pulumi.Input[_builtins.str] project_id: Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        :param pulumi.Input[_builtins.str] project_id: The project of the VPC. Default: the provider's projectId setting.
         """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "vpc_id", vpc_id)
@@ -62,7 +62,7 @@ class VpcNameArgs:
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        The project of the VPC. Default: the provider's projectId setting.
         """
         return pulumi.get(self, "project_id")
 
@@ -82,12 +82,12 @@ class VpcName(pulumi.CustomResource):
                  vpc_id: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        VpcName, as a user's program declares it: the name of an existing VPC (rename), read back with GET so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+        The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] name: The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
-        :param pulumi.Input[_builtins.str] project_id: Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        :param pulumi.Input[_builtins.str] project_id: The project of the VPC. Default: the provider's projectId setting.
         :param pulumi.Input[_builtins.str] vpc_id: The VPC's ID: digits.
         """
         ...
@@ -97,7 +97,7 @@ class VpcName(pulumi.CustomResource):
                  args: VpcNameArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        VpcName, as a user's program declares it: the name of an existing VPC (rename), read back with GET so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+        The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
 
         :param str resource_name: The name of the resource.
         :param VpcNameArgs args: The arguments to use to populate this resource's properties.
@@ -173,6 +173,9 @@ class VpcName(pulumi.CustomResource):
     @_builtins.property
     @pulumi.getter
     def cidr(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The VPC's CIDR block.
+        """
         return pulumi.get(self, "cidr")
 
     @_builtins.property
@@ -187,20 +190,23 @@ class VpcName(pulumi.CustomResource):
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Output[_builtins.str]:
         """
-        Default: tigercloud:projectId or TIGER_PROJECT_ID.
+        The project of the VPC.
         """
         return pulumi.get(self, "project_id")
 
     @_builtins.property
     @pulumi.getter(name="regionCode")
     def region_code(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The region the VPC is in.
+        """
         return pulumi.get(self, "region_code")
 
     @_builtins.property
     @pulumi.getter(name="vpcId")
     def vpc_id(self) -> pulumi.Output[_builtins.str]:
         """
-        The VPC's ID: digits.
+        The VPC's ID.
         """
         return pulumi.get(self, "vpc_id")
 

@@ -1,0 +1,182 @@
+// The sweep: what to do with each PR stack and each fork, decided from the inventory alone (so a
+// dry run and --apply decide alike), then done one by one. It never touches a service without
+// forked_from, a standby, a fork any stack holds, one younger than the limit, one named unlike
+// the pipeline's forks, or one of another source or project.
+import { notAForkOf, type TigerCloudClient } from "../provider/api/client";
+import type { Service } from "../provider/api/schemas";
+import { GONE, STOPPED } from "../provider/api/statuses";
+import { ConflictError } from "../provider/errors";
+import { printable } from "../provider/text";
+import { serviceUnlessGone } from "../provider/policies/gone";
+import { type GitHubAccess, pullRequestState } from "./github";
+import { type Inventory, type NamePattern, type PullRequestStack, holdersOf } from "./inventory";
+import { type Stack, destroyStack, holdersNow } from "./stacks";
+
+export interface SweepRules {
+  sourceServiceId: string;
+  /** A fork no stack holds is removed only when older than this. */
+  olderThanMs: number;
+  /** ...and only when named as the pipeline names its forks. */
+  forkNames: NamePattern;
+  /** What removing an unheld fork means. */
+  unheld: "delete" | "stop";
+}
+
+export type Decision =
+  | { kind: "destroy stack"; pr: PullRequestStack; why: string }
+  | { kind: "keep stack"; pr: PullRequestStack; why: string; failed?: boolean }
+  | { kind: "delete" | "stop"; fork: Service; why: string }
+  | { kind: "keep"; fork: Service; why: string };
+
+const DAY_MS = 86_400_000;
+/** "3d 4h", "5h 10m", "12m": an age a person reads at a glance. */
+export function describeAge(ms: number): string {
+  const d = Math.floor(ms / DAY_MS);
+  const h = Math.floor((ms % DAY_MS) / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  return d > 0 ? `${d}d ${h}h` : h > 0 ? `${h}h ${m}m` : `${m}m`;
+}
+
+export const forkLabel = (s: Service) => `fork ${printable(s.service_id)} "${printable(s.name ?? "")}"`;
+
+export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
+  const decisions: Decision[] = [];
+  for (const pr of inventory.pullRequests) {
+    const { stack, number, state } = pr;
+    if (state === "closed") {
+      const held = [...stack.onDestroy].map(([id, mode]) => `${printable(id)} (onDestroy: ${printable(mode)})`);
+      const forks = held.length > 0 ? `; its forks go as their onDestroy says: ${held.join(", ")}` : "";
+      decisions.push({ kind: "destroy stack", pr, why: `pull request #${number} is closed${forks}` });
+    } else if (state === "open") decisions.push({ kind: "keep stack", pr, why: `pull request #${number} is open` });
+    else if (state === "not asked")
+      decisions.push({ kind: "keep stack", pr, why: `whether pull request #${number} is open was not asked (no GITHUB_TOKEN)` });
+    else decisions.push({ kind: "keep stack", pr, why: printable(state.unknown), failed: true });
+  }
+  const destroyed = new Set(decisions.flatMap((d) => (d.kind === "destroy stack" ? [d.pr.stack] : [])));
+  for (const fork of inventory.forks) decisions.push(decide(inventory, rules, fork, destroyed));
+  return decisions;
+}
+
+function decide(inventory: Inventory, rules: SweepRules, fork: Service, destroyed: Set<Stack>): Decision {
+  const keep = (why: string): Decision => ({ kind: "keep", fork, why });
+  const notOurs = notAForkOf(fork, { projectId: inventory.projectId, sourceServiceId: rules.sourceServiceId });
+  if (notOurs) return keep(printable(notOurs));
+  const holders = holdersOf(inventory, fork.service_id);
+  if (holders.length > 0) {
+    const fate = holders.every((s) => destroyed.has(s)) ? " (destroyed above: the fork goes as its onDestroy says)" : "";
+    return keep(`held by stack ${holders.map((s) => printable(s.name)).join(", ")}${fate}`);
+  }
+  if (!rules.forkNames.matches(fork.name)) return keep(`no stack holds it, but it is not named like ${printable(rules.forkNames.glob)}`);
+  const created = Date.parse(fork.created ?? "");
+  if (Number.isNaN(created)) return keep("no stack holds it, but the API gives no creation time to count its age from");
+  const age = inventory.at - created;
+  if (age < rules.olderThanMs)
+    return keep(`no stack holds it, but it is ${describeAge(age)} old, younger than ${describeAge(rules.olderThanMs)}`);
+  if (GONE.includes(fork.status)) return keep(`it is already ${printable(fork.status)}`);
+  if (rules.unheld === "stop" && STOPPED.includes(fork.status))
+    return keep(`no stack holds it, and it is already ${printable(fork.status)}`);
+  return {
+    kind: rules.unheld,
+    fork,
+    why: `no stack holds it, it is ${describeAge(age)} old, and named like ${printable(rules.forkNames.glob)}`,
+  };
+}
+
+export interface SweepContext {
+  client: TigerCloudClient;
+  projectId: string;
+  sourceServiceId: string;
+  /** The stacks as the inventory read them: one changed since is read again before an action. */
+  stacks: Stack[];
+  /** To ask again, just before a destroy, whether the pull request is still closed. */
+  pullRequests?: { github: GitHubAccess; repository: string } | undefined;
+  /** Where the PR stacks' Pulumi project lives (its dependencies run the destroy). */
+  projectDir: string;
+  print: (line: string) => void;
+  /** Bounds each API action of the sweep. */
+  requestDeadlineMs: number;
+}
+
+/** Carries out each decision, printing it; returns how many failed. A failure never stops the rest. */
+export async function applySweep(decisions: Decision[], ctx: SweepContext, apply: boolean): Promise<number> {
+  let failed = 0;
+  for (const d of decisions) {
+    const line = describeDecision(d, apply);
+    if (d.kind === "keep" || d.kind === "keep stack") {
+      ctx.print(line);
+      if (d.kind === "keep stack" && d.failed) failed++;
+      continue;
+    }
+    ctx.print(line);
+    if (!apply) continue;
+    try {
+      ctx.print(`    ${await carryOut(d, ctx)}`);
+    } catch (err) {
+      failed++;
+      ctx.print(`    FAILED: ${printable(ctx.client.redact((err as Error).message))}`);
+    }
+  }
+  return failed;
+}
+
+export function describeDecision(d: Decision, apply: boolean): string {
+  const would = apply ? "" : "would ";
+  switch (d.kind) {
+    case "destroy stack":
+      return `${apply ? "DESTROY" : "would destroy"} stack ${printable(d.pr.stack.name)}: ${d.why}`;
+    case "keep stack":
+      return `${d.failed ? "KEEP (could not decide)" : "keep"} stack ${printable(d.pr.stack.name)}: ${d.why}`;
+    case "delete":
+      return `${apply ? "DELETE" : `${would}delete`} ${forkLabel(d.fork)}: ${d.why}`;
+    case "stop":
+      return `${apply ? "STOP" : `${would}stop`} ${forkLabel(d.fork)}: ${d.why}`;
+    case "keep":
+      return `keep ${forkLabel(d.fork)}: ${d.why}`;
+  }
+}
+
+async function carryOut(d: Extract<Decision, { kind: "destroy stack" | "delete" | "stop" }>, ctx: SweepContext): Promise<string> {
+  if (d.kind === "destroy stack") return destroyClosed(d.pr, ctx);
+  // Read again just before: what was read at the start may have changed meanwhile.
+  const deadline = Date.now() + ctx.requestDeadlineMs;
+  const id = d.fork.service_id;
+  const now = await serviceUnlessGone(ctx.client, ctx.projectId, id, deadline);
+  if (!now) return `fork ${printable(id)} no longer exists`;
+  const notOurs = notAForkOf(now, { projectId: ctx.projectId, sourceServiceId: ctx.sourceServiceId });
+  if (notOurs) throw new Error(`${notOurs}: left as it is`);
+  if (GONE.includes(now.status)) return `fork ${printable(id)} is already ${printable(now.status)}`;
+  const holders = await holdersNow(id, ctx.stacks, ctx.projectDir);
+  if (holders.length > 0) return `left as it is: stack ${holders.map(printable).join(", ")} holds it now`;
+  try {
+    if (d.kind === "delete") {
+      await ctx.client.deleteService(ctx.projectId, id, { deadline });
+      return `fork ${printable(id)} is being deleted`;
+    }
+    await ctx.client.stop(ctx.projectId, id, { deadline });
+    return `fork ${printable(id)} is stopping (PAUSED soon; its storage is still billed)`;
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+    throw new Error(
+      `fork ${printable(id)} is busy with another operation (the API answered 409); nothing was done, the next sweep tries again`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+/** Destroys a closed pull request's stack, once GitHub has said again that it is closed (it may have been reopened meanwhile). */
+async function destroyClosed(pr: PullRequestStack, ctx: SweepContext): Promise<string> {
+  const name = printable(pr.stack.name);
+  if (ctx.pullRequests) {
+    const now = await pullRequestState(ctx.pullRequests.github, ctx.pullRequests.repository, pr.number);
+    if (now !== "closed") {
+      const said = typeof now === "string" ? `it is ${now} now` : printable(now.unknown);
+      throw new Error(`pull request #${pr.number} was asked about again before the destroy: ${said}; stack ${name} was left as it is`);
+    }
+  }
+  // What destroy said (the provider's progress lines among it), indented under the decision.
+  const said = await destroyStack(pr.stack.name, ctx.projectDir);
+  const lines = said.split("\n").filter((l) => l.trim() !== "");
+  return [...lines.map((l) => `| ${printable(ctx.client.redact(l))}`), `stack ${name} destroyed and removed`].join("\n    ");
+}

@@ -1,0 +1,319 @@
+// What each language's program sees of the resources, made from their one specification
+// (provider/resources/*/resource.ts, listed by provider/resources/registry.ts): its inputs (rules,
+// required, enum values, descriptions) and its state (which is also its outputs). Two files:
+//   - provider/program/resources.ts: the TypeScript classes and Args interfaces a program uses;
+//   - provider/hosts/plugin/schema.json: the plugin's Pulumi package schema, from which Pulumi's
+//     generators write the Go, Python and .NET SDKs (scripts/gen-sdks/run).
+// `npm run declarations` writes both; `--check` writes nothing and fails naming each file that is
+// not what this makes now (a test runs it).
+import * as fs from "fs";
+import * as path from "path";
+import { z } from "zod";
+import { RESOURCES } from "../provider/resources/registry";
+import type { ResourceSpec } from "../provider/resources/spec";
+import { SETTING_SOURCES } from "../provider/settings";
+
+const ROOT = path.join(__dirname, "..");
+export const SCHEMA_FILE = path.join(ROOT, "provider", "hosts", "plugin", "schema.json");
+export const PROGRAM_FILE = path.join(ROOT, "provider", "program", "resources.ts");
+export const TOKEN = (name: string) => `tigercloud:index:${name}`;
+/** Inputs every resource leaves optional in a program: the provider's settings give a default. */
+const FROM_SETTINGS = ["projectId"];
+
+/** A property as JSON Schema describes it (what zod's toJSONSchema writes), with this package's meta. */
+interface Json {
+  type?: string | string[];
+  enum?: string[];
+  anyOf?: Json[];
+  items?: Json;
+  properties?: Record<string, Json>;
+  required?: string[];
+  description?: string;
+  typeName?: string;
+  typeDescription?: string;
+  const?: unknown;
+}
+
+const jsonOf = (schema: z.ZodType, io: "input" | "output") =>
+  z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as Json;
+
+/** An input's or output's name as a type's: replicaCount is ReplicaCount. */
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** An enum value's name in the SDKs: LAST_SNAPSHOT is LastSnapshot, login is Login. */
+const valueName = (value: string) =>
+  value
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .map(pascal)
+    .join("");
+
+// ---- the Pulumi package schema
+
+type TypeSpec =
+  { type: "string" | "number" | "integer" | "boolean" } | { type: "array"; items: TypeSpec } | { $ref: string } | { oneOf: TypeSpec[] };
+type PropertySpec = TypeSpec & { description?: string; secret?: boolean };
+interface ObjectSpec {
+  description?: string;
+  properties: Record<string, PropertySpec>;
+  required?: string[];
+  inputProperties?: Record<string, PropertySpec>;
+  requiredInputs?: string[];
+}
+type EnumSpec = { type: "string"; description?: string; enum: { value: string; name?: string }[] };
+
+export interface PackageSchema {
+  name: string;
+  displayName: string;
+  publisher: string;
+  version?: string;
+  description: string;
+  homepage?: string;
+  license: string;
+  keywords: string[];
+  config: { variables: Record<string, PropertySpec> };
+  provider: ObjectSpec;
+  resources: Record<string, ObjectSpec>;
+  types: Record<string, (ObjectSpec & { type: "object" }) | EnumSpec>;
+  language: Record<string, unknown>;
+  meta: Record<string, unknown>;
+}
+
+/** The schema's types of one property (nested objects and enums go into `types`, by name). */
+function schemaType(json: Json, owner: string, property: string, types: PackageSchema["types"]): TypeSpec {
+  if (json.enum) {
+    const token = TOKEN(pascal(property));
+    const known = types[token] as EnumSpec | undefined;
+    if (known && JSON.stringify(known.enum.map((e) => e.value)) !== JSON.stringify(json.enum))
+      throw new Error(`two enums named ${pascal(property)} with other values (${owner}.${property})`);
+    types[token] = { type: "string", enum: json.enum.map((value) => ({ name: valueName(value), value })) };
+    return { $ref: `#/types/${token}` };
+  }
+  const alternatives = json.anyOf ?? (Array.isArray(json.type) ? json.type.map((type) => ({ type })) : undefined);
+  // string first, as the SDKs' unions have always read (a string is what state keeps).
+  if (alternatives)
+    return {
+      oneOf: alternatives
+        .map((a) => schemaType(a, owner, property, types))
+        .sort((a, b) => (JSON.stringify(a).includes("string") ? -1 : 0) - (JSON.stringify(b).includes("string") ? -1 : 0)),
+    };
+  switch (json.type) {
+    case "string":
+    case "boolean":
+    case "integer":
+    case "number":
+      return { type: json.type };
+    case "array":
+      return { type: "array", items: schemaType(json.items ?? {}, owner, property.replace(/s$/, ""), types) };
+    case "object": {
+      const name = json.typeName ?? `${owner}${pascal(property)}`;
+      const token = TOKEN(name);
+      if (!types[token]) {
+        types[token] = { type: "object", properties: {} };
+        const properties = Object.fromEntries(
+          Object.entries(json.properties ?? {}).map(([k, p]) => [k, described(schemaType(p, name, k, types), p.description)]),
+        );
+        types[token] = { type: "object", ...(json.typeDescription ? { description: json.typeDescription } : {}), properties };
+      }
+      return { $ref: `#/types/${token}` };
+    }
+  }
+  throw new Error(`no schema type for ${JSON.stringify(json)} (${owner}.${property})`);
+}
+
+const described = <T extends TypeSpec>(spec: T, description: string | undefined): T & { description?: string } =>
+  description ? { ...spec, description } : spec;
+
+/** The outputs of a resource: its state, but the provider's own bookkeeping. */
+function outputsOf(spec: ResourceSpec): { properties: Record<string, Json>; required: string[] } {
+  const json = jsonOf(spec.state, "output");
+  const internal = new Set(spec.internalState);
+  const properties = Object.fromEntries(Object.entries(json.properties ?? {}).filter(([k]) => !internal.has(k)));
+  return { properties, required: (json.required ?? []).filter((k) => !internal.has(k)) };
+}
+
+/** The inputs of a resource, as a program declares them, and which it must declare. */
+function inputsOf(spec: ResourceSpec): { properties: Record<string, Json>; required: string[] } {
+  const json = jsonOf(spec.inputs, "input");
+  return { properties: json.properties ?? {}, required: (json.required ?? []).filter((k) => !FROM_SETTINGS.includes(k)) };
+}
+
+/** The schema, from the resources' specifications as they are now. */
+export function makeSchema(): PackageSchema {
+  const types: PackageSchema["types"] = {};
+  const resources: PackageSchema["resources"] = {};
+  for (const { spec } of RESOURCES) {
+    const inputs = inputsOf(spec);
+    const outputs = outputsOf(spec);
+    const inputProperties = Object.fromEntries(
+      Object.entries(inputs.properties).map(([k, p]) => [k, described(schemaType(p, spec.kind, k, types), p.description)]),
+    );
+    const properties = Object.fromEntries(
+      Object.entries(outputs.properties).map(([k, p]) => {
+        const type = described(schemaType(p, spec.kind, k, types), p.description);
+        return [k, spec.secretOutputs.includes(k) ? { ...type, secret: true } : type];
+      }),
+    );
+    resources[TOKEN(spec.kind)] = {
+      description: spec.description,
+      properties,
+      required: [...outputs.required].sort(),
+      inputProperties,
+      requiredInputs: inputs.required,
+    };
+  }
+  const settings = Object.fromEntries(
+    Object.entries(SETTING_SOURCES).map(([name, s]) => {
+      const type: TypeSpec = name === "allowInsecureHttp" || name === "verifyReferences" ? { type: "boolean" } : { type: "string" };
+      return [name, { ...type, description: s.description, ...(s.secret ? { secret: true } : {}) }];
+    }),
+  );
+  return {
+    name: "tigercloud",
+    displayName: "Tiger Cloud",
+    publisher: "pulumi-tigercloud",
+    description: "Fork Tiger Cloud (formerly Timescale Cloud) services, set their high availability, name VPCs.",
+    license: "Apache-2.0",
+    keywords: ["pulumi", "tigercloud", "timescale", "postgresql", "category/database"],
+    config: { variables: settings },
+    provider: {
+      description: "The Tiger Cloud provider: one set of credentials and settings.",
+      properties: settings,
+      inputProperties: settings,
+    },
+    resources,
+    types,
+    // The SDKs carry the package's version (the plugin's), so each program asks for that plugin.
+    meta: { supportPack: true },
+    language: {
+      go: { importBasePath: "github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud", generateResourceContainerTypes: false },
+      python: { packageName: "pulumi_tigercloud", pyproject: { enabled: true } },
+      // NuGet's Pulumi.* prefix is Pulumi's own: the package is TigerCloud.Pulumi.
+      csharp: { rootNamespace: "TigerCloud", namespaces: { tigercloud: "Pulumi" } },
+      nodejs: { packageName: "@tigercloud/pulumi" },
+    },
+  };
+}
+
+/** The schema as the file holds it: two-space JSON with a final newline. */
+export const schemaText = (schema: PackageSchema) => `${JSON.stringify(schema, null, 2)}\n`;
+
+// ---- the TypeScript program's classes
+
+/** A doc comment: on one line where it fits, else wrapped. */
+function doc(text: string | undefined, indent: string): string {
+  if (!text) return "";
+  const safe = text.replace(/\*\//g, "* /");
+  if (indent.length + safe.length + 7 <= 140) return `${indent}/** ${safe} */\n`;
+  return `${indent}/**\n${wrap(safe, 100 - indent.length)
+    .map((l) => `${indent} * ${l}`.trimEnd())
+    .join("\n")}\n${indent} */\n`;
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** A TypeScript type for a JSON Schema property; nested objects become named interfaces in `named`. */
+function tsType(json: Json, owner: string, property: string, named: Map<string, string>): string {
+  if (json.enum) return json.enum.map((v) => JSON.stringify(v)).join(" | ");
+  const alternatives = json.anyOf ?? (Array.isArray(json.type) ? json.type.map((type) => ({ type })) : undefined);
+  if (alternatives) return [...new Set(alternatives.map((a) => tsType(a, owner, property, named)))].join(" | ");
+  switch (json.type) {
+    case "string":
+      return "string";
+    case "boolean":
+      return "boolean";
+    case "integer":
+    case "number":
+      return "number";
+    case "array":
+      return `${tsType(json.items ?? {}, owner, property.replace(/s$/, ""), named)}[]`;
+    case "object": {
+      const name = json.typeName ?? `${owner}${pascal(property)}`;
+      if (!named.has(name)) {
+        named.set(name, "");
+        const members = Object.entries(json.properties ?? {})
+          .map(([k, p]) => `${doc(p.description, "  ")}  ${k}${json.required?.includes(k) ? "" : "?"}: ${tsType(p, name, k, named)};\n`)
+          .join("");
+        named.set(name, `${doc(json.typeDescription, "")}export interface ${name} {\n${members}}\n`);
+      }
+      return name;
+    }
+  }
+  return "unknown";
+}
+
+/** provider/program/resources.ts, as this makes it now (formatted as the repository's prettier does). */
+export async function makeProgram(): Promise<string> {
+  const named = new Map<string, string>();
+  const blocks: string[] = [];
+  for (const { spec } of RESOURCES) {
+    const inputs = inputsOf(spec);
+    const outputs = outputsOf(spec);
+    const args = Object.entries(inputs.properties)
+      .map(
+        ([k, p]) =>
+          `${doc(p.description, "  ")}  ${k}${inputs.required.includes(k) ? "" : "?"}: pulumi.Input<${tsType(p, spec.kind, k, named)}>;\n`,
+      )
+      .join("");
+    const fields = Object.entries(outputs.properties)
+      .map(([k, p]) => {
+        const type = tsType(p, spec.kind, k, named);
+        return `${doc(p.description, "  ")}  declare readonly ${k}: pulumi.Output<${outputs.required.includes(k) ? type : `${type} | undefined`}>;\n`;
+      })
+      .join("");
+    blocks.push(
+      `/** The inputs of a {@link ${spec.kind}}. */\nexport interface ${spec.kind}Args {\n${args}}\n\n` +
+        `${doc(spec.description, "")}export class ${spec.kind} extends pulumi.dynamic.Resource {\n${fields}\n` +
+        `  constructor(name: string, args: ${spec.kind}Args, opts?: pulumi.CustomResourceOptions) {\n` +
+        `    const outputs: string[] = ${JSON.stringify(Object.keys(outputs.properties))};\n` +
+        `    const secret: string[] = ${JSON.stringify(spec.secretOutputs)};\n` +
+        `    super(serializedProvider("${spec.kind}"), name, declaredInputs("${spec.kind}", name, args, outputs, opts), withSecretOutputs(opts, secret), "tigercloud", "${spec.kind}");\n` +
+        `  }\n}\n`,
+    );
+  }
+  const text =
+    `// Generated by scripts/declarations.ts (npm run declarations) from the resources' specifications\n` +
+    `// (provider/resources/*/resource.ts): what a TypeScript program declares and gets back. Do not edit.\n` +
+    `import * as pulumi from "@pulumi/pulumi";\n` +
+    `import { serializedProvider } from "../hosts/dynamic/serializedProvider";\n` +
+    `import { declaredInputs, withSecretOutputs } from "./declare";\n\n` +
+    [...named.values()].join("\n") +
+    "\n" +
+    blocks.join("\n");
+  const prettier = require("prettier") as typeof import("prettier");
+  const config = (await prettier.resolveConfig(PROGRAM_FILE)) ?? {};
+  return prettier.format(text, { ...config, parser: "typescript" });
+}
+
+if (require.main === module) {
+  void (async () => {
+    const made: [string, string][] = [
+      [SCHEMA_FILE, schemaText(makeSchema())],
+      [PROGRAM_FILE, await makeProgram()],
+    ];
+    const check = process.argv.includes("--check");
+    let stale = 0;
+    for (const [file, text] of made) {
+      const name = path.relative(ROOT, file);
+      if (!check) {
+        fs.writeFileSync(file, text);
+        process.stdout.write(`wrote ${name}\n`);
+      } else if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) {
+        process.stderr.write(`${name} is not what the specifications make: run npm run declarations\n`);
+        stale++;
+      }
+    }
+    process.exitCode = stale > 0 ? 1 : 0;
+  })();
+}
