@@ -13,7 +13,7 @@ module.exports = {
   // its own port, PULUMI_HOME and state: three at once keep 2 cores busy. Jest's default is one
   // worker per core but one.
   maxWorkers: 3,
-  testSequencer: "<rootDir>/test/sequencer.js",
+  testSequencer: "<rootDir>/test/support/sequencer.js",
   projects: [
     { ...common, displayName: "unit", roots: ["<rootDir>/test"], testMatch: ["**/*.test.ts"], testPathIgnorePatterns: ["/e2e/"] },
     { ...common, displayName: "e2e", roots: ["<rootDir>/test/e2e"], testMatch: ["**/*.test.ts"] },

@@ -786,7 +786,7 @@ async function partB(options: Options, engine: Engine, sim: Simulator): Promise<
     ],
     [
       `Median of ${checkRuns} fresh processes, each checking index.ts as ts-node does (one program, that file's diagnostics), with the options`,
-      `of Pulumi's TypeScript template (ES2020, strict). The package's declarations never import zod's (test/declarations.test.ts).`,
+      `of Pulumi's TypeScript template (ES2020, strict). The package's declarations never import zod's (test/invariants/declarations.test.ts).`,
     ],
   );
 }

@@ -2,7 +2,7 @@
 // The test command's two lanes (npm test runs this after the type check and lint):
 //   - the main lane: every suite, on today's toolchain (scripts/toolchain.js: the newest Node.js
 //     LTS, @pulumi/pulumi and Pulumi CLI), with the arguments given here passed on to jest;
-//   - the floor lane, beside it: the tests of test/lanes.js on the oldest toolchain the package
+//   - the floor lane, beside it: the tests of test/support/lanes.js on the oldest toolchain the package
 //     supports (Node.js 20, the oldest @pulumi/pulumi of the peer range), run in .tmp/floor, a
 //     hard-linked copy of this checkout whose node_modules holds that SDK instead.
 // Both run the same CLI. The floor lane's output follows the main lane's; the exit code is
@@ -12,7 +12,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const toolchain = require("./toolchain");
-const { floorLane } = require("../test/lanes");
+const { floorLane } = require("../test/support/lanes");
 
 const root = path.join(__dirname, "..");
 const floorDir = path.join(root, ".tmp", "floor");
@@ -118,7 +118,7 @@ function judgeFloorLane(results) {
   for (const t of floorLane) {
     const status = outcomes.get(`${t.suite}\0${t.test}`);
     if (status === "passed") passed++;
-    else problems.push(`${t.suite}: "${t.test}" ${status ? status : "did not run (renamed? test/lanes.js names it)"}`);
+    else problems.push(`${t.suite}: "${t.test}" ${status ? status : "did not run (renamed? test/support/lanes.js names it)"}`);
   }
   return { passed, failed: floorLane.length - passed, problems };
 }

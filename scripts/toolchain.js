@@ -1,5 +1,5 @@
 // The versions the tests run on, in one place; the README's "Tested versions" says the same
-// (test/docs.test.ts holds them together).
+// (test/invariants/docs.test.ts holds them together).
 const pkg = require("../package.json");
 
 /** The lowest version a caret range such as "^3.248.0" admits. */

@@ -1,7 +1,7 @@
 // adoptServiceId: a fork made elsewhere taken under management (Pulumi's `import` cannot serve a
 // dynamic provider). Real engine, against the simulator; the pr-fork example's own program.
 import * as path from "path";
-import { type EngineHarness, forkThroughApi as forkThroughApiOf, writes, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, forkThroughApi as forkThroughApiOf, writes, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;

@@ -1,6 +1,6 @@
 // The busy rule under the real engine: a service busy with another operation refuses a new one
 // with 409 and does nothing; the provider waits until it settles and sends the request again.
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;

@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { promisify } from "util";
 import { SAMPLE_ROWS, SAMPLE_TABLE } from "../../simulator";
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(180_000);
 const run = promisify(execFile);

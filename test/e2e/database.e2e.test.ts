@@ -7,7 +7,7 @@ import { execFile } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { promisify } from "util";
-import { type EngineHarness, forkThroughApi as forkThroughApiOf, startEngine, tigercloud, writes } from "./harness";
+import { type EngineHarness, forkThroughApi as forkThroughApiOf, startEngine, tigercloud, writes } from "../support/lab/harness";
 
 jest.setTimeout(240_000);
 const run = promisify(execFile);

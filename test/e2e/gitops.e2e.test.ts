@@ -8,10 +8,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { Client } from "pg";
-import { GitHubApi } from "../gitops/githubApi";
-import { type GitHubEvent, type JobRun, type RunnerOptions, WorkflowRunner } from "../gitops/runner";
+import { GitHubApi } from "../support/gitops/githubApi";
+import { type GitHubEvent, type JobRun, type RunnerOptions, WorkflowRunner } from "../support/gitops/runner";
 import { NO_DELAYS, Simulator } from "../../simulator";
-import { packedTarball } from "./harness";
+import { packedTarball } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 const ROOT = path.join(__dirname, "..", "..");

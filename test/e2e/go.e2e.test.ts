@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NO_DELAYS, Simulator } from "../../simulator";
-import { shellEnv, succeeds } from "./shell";
+import { shellEnv, succeeds } from "../support/lab/shell";
 
 jest.setTimeout(900_000);
 const ROOT = path.join(__dirname, "..", "..");

@@ -1,7 +1,7 @@
 // A fork changed in place where the API can (rename, resize, environment): never a new fork and
 // its data copied afresh. Real engine, against the simulator.
 import type { ServiceForkArgs } from "pulumi-tigercloud";
-import { type EngineHarness, writes, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, writes, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;

@@ -5,7 +5,7 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { sleep, tally, useKillLab } from "./kill";
+import { sleep, tally, useKillLab } from "../support/lab/kill";
 
 const lab = useKillLab("update");
 

@@ -1,6 +1,6 @@
 // A fork's running state is declared (`paused`), changed in place, and read back: a fork paused
 // elsewhere is drift that refresh shows and `up` puts back. Real engine, against the simulator.
-import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;

@@ -9,7 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { Client } from "pg";
 import { NO_DELAYS, Simulator } from "../../simulator";
-import { runCommand, shellEnv, succeeds } from "./shell";
+import { runCommand, shellEnv, succeeds } from "../support/lab/shell";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");

@@ -2,7 +2,7 @@
 // object, what a new or replaced resource refers to. The real engine, against the simulator.
 import type { PulumiFn } from "@pulumi/pulumi/automation";
 import type { LoggedRequest } from "../../simulator";
-import { type EngineHarness, type Scenario, startEngine, tigercloud, writes } from "./harness";
+import { type EngineHarness, type Scenario, startEngine, tigercloud, writes } from "../support/lab/harness";
 
 jest.setTimeout(240_000);
 let h: EngineHarness;

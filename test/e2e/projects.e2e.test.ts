@@ -7,8 +7,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NO_DELAYS, Simulator } from "../../simulator";
-import { packedTarball } from "./harness";
-import { type Run, runCommand, shellEnv } from "./shell";
+import { packedTarball } from "../support/lab/harness";
+import { type Run, runCommand, shellEnv } from "../support/lab/shell";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");

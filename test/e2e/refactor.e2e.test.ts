@@ -3,7 +3,7 @@
 // must not undo what the new one declares.
 import type { UpOptions } from "@pulumi/pulumi/automation";
 import type { LoggedRequest } from "../../simulator";
-import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, writes, type Scenario, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 let h: EngineHarness;

@@ -1,6 +1,6 @@
 // The three resources together under the real engine, against the simulator.
 import * as pulumi from "@pulumi/pulumi";
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(240_000);
 let h: EngineHarness;

@@ -1,6 +1,6 @@
 // ServiceFork under the real engine: preview, up, no-op preview, replace on rename, refresh,
 // destroy, secrets in state.
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(180_000);
 let h: EngineHarness;

@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { SeedData } from "../../simulator";
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 const FIXTURE = path.join(__dirname, "fixtures", "state-0.1.0-bd8a685.json");
