@@ -1,17 +1,23 @@
-// A stack written by an earlier version of this package, upgraded: its state file (a real
+// Stacks written by earlier versions of this package, upgraded: each state file (a real
 // `pulumi stack export`, with the simulator's services as they were) is imported, and this version
 // must read it as it stands: an unchanged preview shows no change and makes no request, an `up`
-// writes nothing, and a refresh reads the fork, its HA and the VPC without error.
-// The fixture was made by the earlier version running this same file with
-// PULUMI_TIGERCLOUD_WRITE_UPGRADE_FIXTURE=1 in a checkout of it (the commit the fixture names).
+// writes nothing, and a refresh reads the fork, its HA and the VPC without error. Both hosts: a
+// TypeScript program on the dynamic provider, and a YAML program on the provider plugin.
+// Each fixture was made by the earlier version running this same file with
+// PULUMI_TIGERCLOUD_WRITE_UPGRADE_FIXTURE=<host> in a checkout of it (the commit the fixture names,
+// its imports pointed at that checkout's test helpers where they lived elsewhere).
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
-import type { SeedData } from "../../simulator";
+import { NO_DELAYS, type SeedData, Simulator } from "../../simulator";
 import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
+import { runCommand, shellEnv, succeeds } from "../support/lab/shell";
 
 jest.setTimeout(300_000);
-const FIXTURE = path.join(__dirname, "fixtures", "state-0.1.0-bd8a685.json");
-const WRITE = process.env.PULUMI_TIGERCLOUD_WRITE_UPGRADE_FIXTURE === "1";
+const FIXTURES = path.join(__dirname, "fixtures");
+const ROOT = path.join(__dirname, "..", "..");
+const WRITE = process.env.PULUMI_TIGERCLOUD_WRITE_UPGRADE_FIXTURE;
+const COMMIT = process.env.PULUMI_TIGERCLOUD_FIXTURE_COMMIT ?? "unknown";
 
 interface Fixture {
   /** The commit of this repository that wrote the state. */
@@ -20,65 +26,174 @@ interface Fixture {
   deployment: unknown;
 }
 
-let h: EngineHarness;
-beforeAll(async () => {
-  h = await startEngine();
-});
-afterAll(async () => {
-  await h?.close();
-});
+/** The fixtures of one host, oldest first: `state-<version>-<commit>[-plugin].json`. */
+const fixturesOf = (host: "dynamic" | "plugin") =>
+  fs
+    .readdirSync(FIXTURES)
+    .filter((f) => /^state-.*\.json$/.test(f) && f.endsWith("-plugin.json") === (host === "plugin"))
+    .sort();
 
-/** Every kind of resource, with the inputs a user most often sets. */
-const program = () => async () => {
-  const { ServiceFork, ServiceHA, VpcName } = tigercloud();
-  const fork = new ServiceFork("fork", {
-    sourceServiceId: h.ids.serviceId,
-    forkStrategy: "NOW",
-    name: "upgrade-1",
-    cpuMillis: 1000,
-    memoryGbs: 4,
-    environmentTag: "DEV",
-  });
-  new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount: 1 });
-  new VpcName("vpc", { vpcId: h.ids.vpcId, name: "upgraded" });
-  return { serviceId: fork.serviceId, uri: fork.connectionUri };
-};
-
-test("a stack written by the landed version: no change and no request at preview, no write at up, a refresh that reads it all", async () => {
-  const s = await h.stack("upgrade", program());
-  if (WRITE) {
-    await s.up();
-    const { projectId } = h.ids;
-    const fixture: Fixture = {
-      writtenBy: process.env.PULUMI_TIGERCLOUD_FIXTURE_COMMIT ?? "unknown",
-      seed: {
-        projects: [
-          {
-            id: projectId,
-            services: h.sim.services(projectId).map(({ timeline: _t, project_id: _p, ...service }) => service),
-            vpcs: [h.sim.vpc(projectId, h.ids.vpcId)].filter((v) => v !== undefined),
-          },
-        ],
+/** The simulator's state as a seed: the services and the VPC the stack refers to. */
+function seedOf(sim: Simulator): SeedData {
+  const { projectId, vpcId } = sim.defaults();
+  return {
+    projects: [
+      {
+        id: projectId,
+        services: sim.services(projectId).map(({ timeline: _t, project_id: _p, ...service }) => service),
+        vpcs: [sim.vpc(projectId, vpcId)].filter((v) => v !== undefined),
       },
+    ],
+  };
+}
+
+describe("a TypeScript program's stack, on the dynamic provider", () => {
+  // A backend each: every fixture's stack is named "upgrade", as its resources' URNs say.
+  let h: EngineHarness;
+  beforeEach(async () => {
+    h = await startEngine();
+  });
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  /** Every kind of resource, with the inputs a user most often sets. */
+  const program = () => async () => {
+    const { ServiceFork, ServiceHA, VpcName } = tigercloud();
+    const fork = new ServiceFork("fork", {
+      sourceServiceId: h.ids.serviceId,
+      forkStrategy: "NOW",
+      name: "upgrade-1",
+      cpuMillis: 1000,
+      memoryGbs: 4,
+      environmentTag: "DEV",
+    });
+    new ServiceHA("ha", { serviceId: fork.serviceId, replicaCount: 1 });
+    new VpcName("vpc", { vpcId: h.ids.vpcId, name: "upgraded" });
+    return { serviceId: fork.serviceId, uri: fork.connectionUri };
+  };
+
+  if (WRITE === "dynamic") {
+    test("writes the fixture of this version", async () => {
+      const s = await h.stack("upgrade", program());
+      await s.up();
       // As the backend holds it: secrets encrypted (with the harness's passphrase), not shown.
-      deployment: JSON.parse(s.exportWithCli()) as unknown,
-    };
-    fs.mkdirSync(path.dirname(FIXTURE), { recursive: true });
-    fs.writeFileSync(FIXTURE, JSON.stringify(fixture, null, 2) + "\n");
+      const fixture: Fixture = { writtenBy: COMMIT, seed: seedOf(h.sim), deployment: JSON.parse(s.exportWithCli()) };
+      fs.writeFileSync(path.join(FIXTURES, `state-0.1.0-${COMMIT}.json`), JSON.stringify(fixture, null, 2) + "\n");
+    });
     return;
   }
-  const fixture = JSON.parse(fs.readFileSync(FIXTURE, "utf8")) as Fixture;
-  h.sim.loadSeed(fixture.seed);
-  await s.stack.importStack(fixture.deployment as Parameters<typeof s.stack.importStack>[0]);
 
-  const preview = await s.preview();
-  expect(preview.changes).toEqual({ same: 4 });
-  expect(preview.requests).toEqual([]);
-  const up = await s.up();
-  expect(up.requests.filter((r) => r.method !== "GET")).toEqual([]);
-  expect(up.outputs.serviceId?.value).toBe(fixture.seed.projects[0]?.services.find((x) => x.name === "upgrade-1")?.service_id);
-  expect(up.outputs.uri).toMatchObject({ secret: true });
-  const refresh = await s.refresh();
-  expect(refresh.requests.filter((r) => r.method !== "GET")).toEqual([]);
-  await s.stack.preview({ expectNoChanges: true });
+  test.each(fixturesOf("dynamic"))("%s: no change and no request at preview, no write at up, a refresh that reads it all", async (file) => {
+    const fixture = JSON.parse(fs.readFileSync(path.join(FIXTURES, file), "utf8")) as Fixture;
+    h.sim.loadSeed(fixture.seed);
+    const s = await h.stack("upgrade", program());
+    await s.stack.importStack(fixture.deployment as Parameters<typeof s.stack.importStack>[0]);
+
+    const preview = await s.preview();
+    expect(preview.changes).toEqual({ same: 4 });
+    expect(preview.requests).toEqual([]);
+    const up = await s.up();
+    expect(up.requests.filter((r) => r.method !== "GET")).toEqual([]);
+    expect(up.outputs.serviceId?.value).toBe(fixture.seed.projects[0]?.services.find((x) => x.name === "upgrade-1")?.service_id);
+    expect(up.outputs.uri).toMatchObject({ secret: true });
+    const refresh = await s.refresh();
+    expect(refresh.requests.filter((r) => r.method !== "GET")).toEqual([]);
+    await s.stack.preview({ expectNoChanges: true });
+  });
+});
+
+describe("a YAML program's stack, on the provider plugin", () => {
+  const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+  const { packPlugin } = require("../../scripts/pack-plugin") as { packPlugin: () => string };
+  let sim: Simulator;
+  let work: string;
+  const env = () =>
+    shellEnv(work, "upgrade-plugin", {
+      TIGER_API_URL: sim.url,
+      TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
+      TIGER_SECRET_KEY: sim.keyPair.secretKey,
+      TIGER_PROJECT_ID: sim.defaults().projectId,
+    });
+  const ok = async (cwd: string, args: string[]) => (await succeeds(cwd, "pulumi", args, env())).output;
+  /** The three resources, as a YAML user declares them. */
+  const program = () => {
+    const { serviceId, vpcId } = sim.defaults();
+    return `name: upgrade
+runtime: yaml
+resources:
+  fork:
+    type: tigercloud:index:ServiceFork
+    properties:
+      sourceServiceId: ${serviceId}
+      forkStrategy: NOW
+      name: upgrade-plugin
+      cpuMillis: 1000
+      memoryGbs: 4
+      readyWhen: status
+  ha:
+    type: tigercloud:index:ServiceHA
+    properties:
+      serviceId: \${fork.serviceId}
+      replicaCount: 1
+  vpc:
+    type: tigercloud:index:VpcName
+    properties:
+      vpcId: "${vpcId}"
+      name: upgraded
+outputs:
+  serviceId: \${fork.serviceId}
+`;
+  };
+  /** A project of its own directory, with a new stack. */
+  async function project(name: string): Promise<string> {
+    const dir = path.join(work, name);
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program());
+    await ok(dir, ["stack", "init", "dev"]);
+    return dir;
+  }
+
+  beforeAll(async () => {
+    sim = new Simulator({ delays: { ...NO_DELAYS }, databases: "stand-in" });
+    await sim.start();
+    work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-upgrade-"));
+    fs.mkdirSync(path.join(work, "state"));
+    await ok(work, ["plugin", "install", "resource", "tigercloud", VERSION, "--file", packPlugin()]);
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  if (WRITE === "plugin") {
+    test("writes the fixture of this version", async () => {
+      const dir = await project("write");
+      await ok(dir, ["up", "--yes"]);
+      const deployment = JSON.parse(await ok(dir, ["stack", "export"])) as unknown;
+      const fixture: Fixture = { writtenBy: COMMIT, seed: seedOf(sim), deployment };
+      fs.writeFileSync(path.join(FIXTURES, `state-0.1.0-${COMMIT}-plugin.json`), JSON.stringify(fixture, null, 2) + "\n");
+    });
+    return;
+  }
+
+  test.each(fixturesOf("plugin"))("%s: no change and no request at preview, no write at up, a refresh that reads it all", async (file) => {
+    const fixture = JSON.parse(fs.readFileSync(path.join(FIXTURES, file), "utf8")) as Fixture;
+    sim.loadSeed(fixture.seed);
+    const dir = await project(`read-${fixture.writtenBy}`);
+    fs.writeFileSync(path.join(dir, "state.json"), JSON.stringify(fixture.deployment));
+    await ok(dir, ["stack", "import", "--file", "state.json"]);
+
+    sim.clearLog();
+    const preview = await runCommand(dir, "pulumi", ["preview", "--expect-no-changes"], env());
+    expect(preview.output).toMatch(/4 unchanged/);
+    expect(preview.status).toBe(0);
+    expect(sim.requests()).toEqual([]);
+    await ok(dir, ["up", "--yes"]);
+    await ok(dir, ["refresh", "--yes", "--expect-no-changes"]);
+    expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
+    expect((await ok(dir, ["stack", "output", "serviceId"])).trim()).toBe(
+      fixture.seed.projects[0]?.services.find((x) => x.name === "upgrade-plugin")?.service_id,
+    );
+  });
 });
