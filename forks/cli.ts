@@ -12,7 +12,7 @@ import { z } from "zod";
 import { type TigerCloudClient, createClient } from "../provider/api/client";
 import type { Service } from "../provider/api/schemas";
 import { STOPPED_OR_GONE } from "../provider/api/statuses";
-import { printable } from "../provider/text";
+import { messageOf, printable } from "../provider/text";
 import { type GitHubAccess } from "./github";
 import {
   type Inventory,
@@ -86,7 +86,7 @@ function parseOptions(argv: string[]): { command: string; options: Options } {
       },
     });
   } catch (err) {
-    throw new UsageError(printable((err as Error).message));
+    throw new UsageError(printable(messageOf(err)));
   }
   const [command, ...extra] = parsed.positionals;
   if ((command !== "list" && command !== "sweep") || extra.length > 0)
@@ -279,7 +279,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`tigercloud-forks: ${err.message}\n${USAGE}\n`);
       return 2;
     }
-    const message = (err as Error).message;
+    const message = messageOf(err);
     process.stderr.write(`tigercloud-forks: ${printable(client ? client.redact(message) : message)}\nNothing was changed.\n`);
     return 1;
   }

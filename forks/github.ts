@@ -1,6 +1,7 @@
 // Whether a pull request is still open, from GitHub's REST API (GITHUB_API_URL, as Actions sets
 // it, and a token that may read pull requests). Any failure is "unknown", never "closed".
 import { z } from "zod";
+import { messageOf } from "../provider/text";
 
 export type PullState = "open" | "closed" | { unknown: string };
 
@@ -26,6 +27,6 @@ export async function pullRequestState(github: GitHubAccess, repository: string,
     const parsed = PullSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data.state : { unknown: `GitHub's answer for pull request #${number} has no state open or closed` };
   } catch (err) {
-    return { unknown: `GitHub could not be asked about pull request #${number}: ${(err as Error).message}` };
+    return { unknown: `GitHub could not be asked about pull request #${number}: ${messageOf(err)}` };
   }
 }

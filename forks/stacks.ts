@@ -3,6 +3,7 @@
 // A failure to read is an error, never "no stack": a fork taken for unheld would be deleted.
 import { execFile } from "child_process";
 import { z } from "zod";
+import { messageOf } from "../provider/text";
 
 export interface Stack {
   /**
@@ -64,7 +65,7 @@ async function readStack(name: string, lastUpdate: string | undefined, projectDi
   try {
     parsed = ExportSchema.parse(JSON.parse(exported));
   } catch (err) {
-    throw new Error(`the state of stack ${name} could not be read (${(err as Error).message.slice(0, 200)})`, { cause: err });
+    throw new Error(`the state of stack ${name} could not be read (${messageOf(err).slice(0, 200)})`, { cause: err });
   }
   const serviceIds = new Set<string>();
   const onDestroy = new Map<string, string>();

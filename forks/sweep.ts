@@ -6,7 +6,7 @@ import { notAForkOf, type TigerCloudClient } from "../provider/api/client";
 import type { Service } from "../provider/api/schemas";
 import { GONE, STOPPED } from "../provider/api/statuses";
 import { ConflictError } from "../provider/errors";
-import { printable } from "../provider/text";
+import { messageOf, printable } from "../provider/text";
 import { serviceUnlessGone } from "../provider/policies/gone";
 import { type GitHubAccess, pullRequestState } from "./github";
 import { type Inventory, type NamePattern, type PullRequestStack, holdersOf } from "./inventory";
@@ -113,7 +113,7 @@ export async function applySweep(decisions: Decision[], ctx: SweepContext, apply
       ctx.print(`    ${await carryOut(d, ctx)}`);
     } catch (err) {
       failed++;
-      ctx.print(`    FAILED: ${printable(ctx.client.redact((err as Error).message))}`);
+      ctx.print(`    FAILED: ${printable(ctx.client.redact(messageOf(err)))}`);
     }
   }
   return failed;

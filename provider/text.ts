@@ -16,3 +16,6 @@ export function printable(text: string): string {
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
   });
 }
+
+/** What a failure says: an error's message, or the thrown value as text. */
+export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

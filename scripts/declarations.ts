@@ -1,11 +1,12 @@
 // What each language's program sees of the resources, made from their one specification
 // (provider/resources/*/resource.ts, listed by provider/resources/registry.ts): its inputs (rules,
 // required, enum values, descriptions) and its state (which is also its outputs). Two files:
-//   - provider/program/resources.ts: the TypeScript classes and Args interfaces a program uses;
-//   - provider/hosts/plugin/schema.json: the plugin's Pulumi package schema, from which Pulumi's
-//     generators write the Go, Python and .NET SDKs (scripts/gen-sdks/run).
-// `npm run declarations` writes both; `--check` writes nothing and fails naming each file that is
-// not what this makes now (a test runs it).
+//   - provider/program/resources.ts: the TypeScript classes and Args interfaces a program uses,
+//     made by the build (scripts/generated.js), not kept in git;
+//   - provider/hosts/plugin/schema.json: the plugin's Pulumi package schema, kept in git (the
+//     plugin serves it, and Pulumi's generators write the Go, Python and .NET SDKs from it).
+// `npm run declarations` writes both; `--program` only the classes; `--check` writes nothing and
+// fails naming each file that is not what this makes now (a test runs it).
 import * as fs from "fs";
 import * as path from "path";
 import { z } from "zod";
@@ -127,7 +128,7 @@ const described = <T extends TypeSpec>(spec: T, description: string | undefined)
 /** The outputs of a resource: its state, but the provider's own bookkeeping. */
 function outputsOf(spec: ResourceSpec): { properties: Record<string, Json>; required: string[] } {
   const json = jsonOf(spec.state, "output");
-  const internal = new Set(spec.internalState);
+  const internal = new Set(spec.internalState ?? []);
   const properties = Object.fromEntries(Object.entries(json.properties ?? {}).filter(([k]) => !internal.has(k)));
   return { properties, required: (json.required ?? []).filter((k) => !internal.has(k)) };
 }
@@ -151,7 +152,7 @@ export function makeSchema(): PackageSchema {
     const properties = Object.fromEntries(
       Object.entries(outputs.properties).map(([k, p]) => {
         const type = described(schemaType(p, spec.kind, k, types), p.description);
-        return [k, spec.secretOutputs.includes(k) ? { ...type, secret: true } : type];
+        return [k, spec.secretOutputs?.includes(k) ? { ...type, secret: true } : type];
       }),
     );
     resources[TOKEN(spec.kind)] = {
@@ -277,7 +278,7 @@ export async function makeProgram(): Promise<string> {
         `${doc(spec.description, "")}export class ${spec.kind} extends pulumi.dynamic.Resource {\n${fields}\n` +
         `  constructor(name: string, args: ${spec.kind}Args, opts?: pulumi.CustomResourceOptions) {\n` +
         `    const outputs: string[] = ${JSON.stringify(Object.keys(outputs.properties))};\n` +
-        `    const secret: string[] = ${JSON.stringify(spec.secretOutputs)};\n` +
+        `    const secret: string[] = ${JSON.stringify(spec.secretOutputs ?? [])};\n` +
         `    super(serializedProvider("${spec.kind}"), name, declaredInputs("${spec.kind}", name, args, outputs, opts), withSecretOutputs(opts, secret), "tigercloud", "${spec.kind}");\n` +
         `  }\n}\n`,
     );
@@ -298,16 +299,16 @@ export async function makeProgram(): Promise<string> {
 
 if (require.main === module) {
   void (async () => {
-    const made: [string, string][] = [
-      [SCHEMA_FILE, schemaText(makeSchema())],
-      [PROGRAM_FILE, await makeProgram()],
-    ];
+    const made: [string, string][] = [[PROGRAM_FILE, await makeProgram()]];
+    if (!process.argv.includes("--program")) made.push([SCHEMA_FILE, schemaText(makeSchema())]);
     const check = process.argv.includes("--check");
     let stale = 0;
     for (const [file, text] of made) {
       const name = path.relative(ROOT, file);
       if (!check) {
-        fs.writeFileSync(file, text);
+        // Written only when it changes: the build compares its sources' times with its output's.
+        if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) fs.writeFileSync(file, text);
+        else fs.utimesSync(file, new Date(), new Date());
         process.stdout.write(`wrote ${name}\n`);
       } else if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) {
         process.stderr.write(`${name} is not what the specifications make: run npm run declarations\n`);

@@ -11,6 +11,7 @@ import { serviceUnlessGone } from "./gone";
 import type { CallContext } from "../context/context";
 import { secondsSince, sleep } from "../time";
 import { WAIT_DEFAULTS, waitForService } from "./waiting";
+import { messageOf } from "../text";
 
 export interface BusySpec {
   ctx: CallContext;
@@ -123,7 +124,7 @@ async function doneDespite<T>(spec: BusySpec, err: unknown, confirm: Confirm<T>)
   const seen = confirm(service);
   if (seen)
     spec.ctx.progress(
-      `the answer to the request to ${spec.action} ${spec.role} ${spec.serviceId} was lost (${(err as Error).message}), ` +
+      `the answer to the request to ${spec.action} ${spec.role} ${spec.serviceId} was lost (${messageOf(err)}), ` +
         `but the ${spec.role} is ${service ? service.status : "gone"}: it was done`,
     );
   return seen;

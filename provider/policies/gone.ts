@@ -6,6 +6,7 @@ import type { Service, Vpc } from "../api/schemas";
 import { DELETED } from "../api/statuses";
 import type { TigerCloudClient } from "../api/client";
 import { NotConfirmedGoneError, NotFoundError } from "../errors";
+import { messageOf } from "../text";
 
 /**
  * The service, or undefined when the API says, confirmed, that it no longer exists. With a
@@ -67,7 +68,7 @@ async function projectServices(
     return await client.listServices(projectId, { deadline });
   } catch (err) {
     throw new NotConfirmedGoneError(
-      `The API answered 404 for ${what}, but listing project ${projectId}'s services to confirm it failed, so it is not taken for gone: ${(err as Error).message}`,
+      `The API answered 404 for ${what}, but listing project ${projectId}'s services to confirm it failed, so it is not taken for gone: ${messageOf(err)}`,
       { cause: err, listFailure: err },
     );
   }

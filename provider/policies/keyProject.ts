@@ -5,7 +5,7 @@
 // with verifyReferences off asks nothing.
 import type { AuthInfo } from "../api/schemas";
 import { SETTING_SOURCES } from "../settings";
-import { printable } from "../text";
+import { messageOf, printable } from "../text";
 import type { CallContext } from "../context/context";
 import type { ProjectSource } from "../rules/inputs";
 import { runSlot } from "../context/memory";
@@ -43,9 +43,9 @@ async function projectOfTheKey(ctx: CallContext): Promise<ProjectSource> {
   } catch (err) {
     if (!source) {
       const tried = "the API cannot be asked which project a key belongs to (GET /auth/info) without one";
-      return { failure: `${unset}, and ${tried}: ${(err as Error).message} ${fix}` };
+      return { failure: `${unset}, and ${tried}: ${messageOf(err)} ${fix}` };
     }
-    return keyNotAsked(credentials, err as Error, unset, fix);
+    return keyNotAsked(credentials, err instanceof Error ? err : new Error(messageOf(err)), unset, fix);
   }
   const projectId = (info.api_key ?? info.apiKey)?.project.id;
   if (!projectId) {

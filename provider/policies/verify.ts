@@ -2,7 +2,6 @@
 // exist (and, for a fork's source, can be forked). Only reads, each object at most once per
 // provider process, within a short time limit. A missing object or refused credentials fail the
 // check; anything that only says "not now" (a 5xx, a timeout, a busy service) is a warning.
-import type * as pulumi from "@pulumi/pulumi";
 import type { Service, Vpc } from "../api/schemas";
 import type { TigerCloudClient } from "../api/client";
 import {
@@ -18,8 +17,9 @@ import {
 import { SETTING_SOURCES } from "../settings";
 import { serviceUnlessGone, vpcUnlessGone } from "./gone";
 import type { CallContext } from "../context/context";
-import { isKnownText } from "../rules/inputs";
+import { type Failure, isKnownText } from "../rules/inputs";
 import { runSlot } from "../context/memory";
+import { messageOf } from "../text";
 
 /** What a resource says of an object it found: nothing, a failure of the check, or a warning. */
 export interface Judgement {
@@ -35,7 +35,7 @@ export type Reference =
 /** These reads answer a preview: a person waits for them, and `up` will try again anyway. */
 export const VERIFY_LIMITS = Object.freeze({ requestTimeoutMs: 5000, maxAttempts: 2, maxTotalMs: 5000 });
 
-type Found = { object: Service | Vpc } | { gone: true } | { error: Error };
+type Found = { service: Service } | { vpc: Vpc } | { gone: true } | { error: Error };
 
 /** This run's reads, shared by every resource (even while one runs), and the warnings said. */
 const LEARNT = runSlot(() => ({ reads: new Map<string, Promise<Found>>(), said: new Set<string>() }));
@@ -58,10 +58,14 @@ function read(ctx: CallContext, client: TigerCloudClient, type: Reference["type"
   if (!found) {
     found = (async (): Promise<Found> => {
       try {
-        const object = type === "service" ? await serviceUnlessGone(client, projectId, id) : await vpcUnlessGone(client, projectId, id);
-        return object ? { object } : { gone: true };
+        if (type === "service") {
+          const service = await serviceUnlessGone(client, projectId, id);
+          return service ? { service } : { gone: true };
+        }
+        const vpc = await vpcUnlessGone(client, projectId, id);
+        return vpc ? { vpc } : { gone: true };
       } catch (err) {
-        return { error: err as Error };
+        return { error: err instanceof Error ? err : new Error(messageOf(err)) };
       }
     })();
     reads.set(key, found);
@@ -80,7 +84,7 @@ export async function verifyReferences(
   kind: string,
   references: readonly Reference[],
   projectFrom = "the resource's projectId",
-): Promise<pulumi.dynamic.CheckFailure[]> {
+): Promise<Failure[]> {
   if (references.length === 0) return [];
   // The unknown sentinel is a string too.
   const known = references.filter((r): r is Reference & { projectId: string; id: string } => isKnownText(r.projectId) && isKnownText(r.id));
@@ -106,13 +110,13 @@ export async function verifyReferences(
   }
   if (known.length === 0) return [];
 
-  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const failures: Failure[] = [];
   for (const ref of known) {
     const what = `${ref.type === "service" ? "service" : "VPC"} ${ref.id}`;
     const found = await read(ctx, client, ref.type, ref.projectId, ref.id);
     let judgement: Judgement = {};
-    if ("object" in found) {
-      if (ref.type === "service" && ref.judge) judgement = ref.judge(found.object as Service);
+    if ("service" in found || "vpc" in found) {
+      if ("service" in found && ref.type === "service" && ref.judge) judgement = ref.judge(found.service);
     } else if ("gone" in found) {
       judgement.failure = `names ${what}, which does not exist in project ${ref.projectId} (the API answered 404${ref.type === "service" ? ", and the project's service list does not hold it" : " twice"})`;
     } else {

@@ -4,6 +4,7 @@ import type { TigerCloudClient } from "../api/client";
 import { isTransient, NotFoundError, WaitError } from "../errors";
 import { secondsSince, sleep } from "../time";
 import type { CallContext, PollOptions } from "../context/context";
+import { messageOf } from "../text";
 
 /** Polling and the default timeouts of every resource: every number in one place. */
 export const WAIT_DEFAULTS = Object.freeze({
@@ -61,7 +62,7 @@ export async function waitForService(spec: WaitSpec): Promise<Service> {
         throw new WaitError(`Service ${spec.serviceId} could not be read while waiting for it to be ${spec.goal}: ${why}`, { cause: err });
       }
       if (!isTransient(err)) throw err;
-      lastProblem = (err as Error).message;
+      lastProblem = messageOf(err);
       progress(`reading service ${spec.serviceId} failed, still waiting: ${lastProblem}`);
     }
     const left = deadline - Date.now();

@@ -52,8 +52,10 @@ export interface Imported<I, S> {
  * every hook typed. What a host hands over is parsed here, once, on the way in (inputs by
  * `schema`, state by `state`); what goes back is the typed state, which the host writes.
  */
-export interface ResourceDefinition<T extends z.ZodType<InProject, object>, U extends z.ZodType<InProject & object>> {
-  spec: ResourceSpec<T, U>;
+export interface ResourceDefinition<T extends z.ZodType<InProject, object>, U extends z.ZodType<InProject & object>> extends ResourceSpec<
+  T,
+  U
+> {
   rules: DiffRules<z.output<T>>;
   create(ctx: CallContext, inputs: z.output<T>): Promise<Created<z.output<U>>>;
   read(ctx: CallContext, id: string, recorded: z.output<U>): Promise<Refreshed<z.output<U>> | undefined>;
@@ -148,8 +150,16 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
 ): Lifecycle {
   type Inputs = z.output<T>;
   type S = z.output<U>;
-  const { kind, inputs: schema } = def.spec;
-  const stateOf = (id: string, given: unknown): S => readState(kind, id, def.spec.state, given);
+  const { kind, inputs: schema } = def;
+  const spec: ResourceSpec = {
+    kind,
+    description: def.description,
+    inputs: def.inputs,
+    state: def.state,
+    internalState: def.internalState ?? [],
+    secretOutputs: def.secretOutputs ?? [],
+  };
+  const stateOf = (id: string, given: unknown): S => readState(kind, id, def.state, given);
   /** The inputs check handed on: `readInputs` parses them for the API work; here, as they came. */
   const pending = (given: unknown): Pending<Inputs> => Object.fromEntries(propertiesOf(given)) as Pending<Inputs>;
   /** An import: the object read by its ID in the settings' project (or the key's). */
@@ -172,7 +182,7 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
   // (context/escaping.ts): check's failures, and whatever any method throws, API text included.
   // Here, once, so that no future code path can forget it.
   return {
-    spec: def.spec,
+    spec,
     check: (ctx, oldInputs, news) =>
       escapingErrors(async () => {
         const olds = hasProperties(oldInputs) ? pending(oldInputs) : undefined;

@@ -24,8 +24,8 @@ export interface ResourceSpec<
   inputs: T;
   /** The state as recorded, which is also the outputs: each one's type, and its description. */
   state: U;
-  /** Fields of the state that are the provider's own bookkeeping, not outputs a program reads. */
-  internalState: readonly string[];
-  /** Outputs that are secret without the program asking. */
-  secretOutputs: readonly string[];
+  /** Fields of the state that are the provider's own bookkeeping, not outputs a program reads (none if unset). */
+  internalState?: readonly string[];
+  /** Outputs that are secret without the program asking (none if unset). */
+  secretOutputs?: readonly string[];
 }

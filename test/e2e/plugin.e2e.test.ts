@@ -5,43 +5,22 @@
 // two providers for two accounts, customTimeouts, and a warning at preview.
 import { spawn } from "child_process";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { Client } from "pg";
 import { NO_DELAYS, Simulator } from "../../simulator";
-import { runCommand, shellEnv, succeeds } from "../support/lab/shell";
+import { credentialsOf, type YamlLab, yamlLab } from "../support/lab/yaml";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");
 const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
-const { packPlugin } = require("../../scripts/pack-plugin") as { packPlugin: () => string };
 
 let sim: Simulator;
+let lab: YamlLab;
 let work: string;
-
-/** The environment a person's shell would have: the CLI on PATH, a file backend, no TIGER_*. */
-const cliEnv = (extra: Record<string, string> = {}) => shellEnv(work, "plugin-e2e", extra);
-
-/** The key pair and project of `s`, as a pipeline's environment gives them. */
-const credentialsOf = (s: Simulator) => ({
-  TIGER_API_URL: s.url,
-  TIGER_PUBLIC_KEY: s.keyPair.publicKey,
-  TIGER_SECRET_KEY: s.keyPair.secretKey,
-  TIGER_PROJECT_ID: s.defaults().projectId,
-});
-
-/** `pulumi ARGS` in `cwd`, without blocking: the simulator answers from this same process. */
-const run = (cwd: string, args: string[], env = cliEnv(credentialsOf(sim))) => runCommand(cwd, "pulumi", args, env);
-const ok = async (cwd: string, args: string[], env = cliEnv(credentialsOf(sim))) => (await succeeds(cwd, "pulumi", args, env)).output;
-
-/** A YAML project of its own directory, with a new stack. */
-async function project(name: string, program: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const dir = path.join(work, name);
-  fs.mkdirSync(dir);
-  fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program);
-  await ok(dir, ["stack", "init", "dev"], env);
-  return dir;
-}
+const cliEnv = (extra: Record<string, string> = {}) => lab.env(extra);
+const run = (cwd: string, args: string[], env?: NodeJS.ProcessEnv) => lab.run(cwd, args, env);
+const ok = (cwd: string, args: string[], env?: NodeJS.ProcessEnv) => lab.ok(cwd, args, env);
+const project = (name: string, program: string, env?: NodeJS.ProcessEnv) => lab.project(name, program, env);
 
 /**
  * A YAML project whose program is one ServiceFork of the simulator's service: `properties` and
@@ -67,14 +46,12 @@ beforeAll(async () => {
     databases: "postgres",
   });
   await sim.start();
-  // Outside the repository: nothing resolves from its node_modules.
-  work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-plugin-"));
-  fs.mkdirSync(path.join(work, "state"));
-  await ok(work, ["plugin", "install", "resource", "tigercloud", VERSION, "--file", packPlugin()]);
+  lab = await yamlLab(sim, "plugin-e2e");
+  work = lab.work;
 });
 afterAll(async () => {
   await sim?.stop();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
+  lab?.close();
 });
 
 test("the plugin is installed as providers are, into PULUMI_HOME, and not found on PATH", async () => {

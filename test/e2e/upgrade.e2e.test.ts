@@ -7,15 +7,13 @@
 // PULUMI_TIGERCLOUD_WRITE_UPGRADE_FIXTURE=<host> in a checkout of it (the commit the fixture names,
 // its imports pointed at that checkout's test helpers where they lived elsewhere).
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { NO_DELAYS, type SeedData, Simulator } from "../../simulator";
 import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
-import { runCommand, shellEnv, succeeds } from "../support/lab/shell";
+import { type YamlLab, yamlLab } from "../support/lab/yaml";
 
 jest.setTimeout(300_000);
 const FIXTURES = path.join(__dirname, "fixtures");
-const ROOT = path.join(__dirname, "..", "..");
 const WRITE = process.env.PULUMI_TIGERCLOUD_WRITE_UPGRADE_FIXTURE;
 const COMMIT = process.env.PULUMI_TIGERCLOUD_FIXTURE_COMMIT ?? "unknown";
 
@@ -104,18 +102,9 @@ describe("a TypeScript program's stack, on the dynamic provider", () => {
 });
 
 describe("a YAML program's stack, on the provider plugin", () => {
-  const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
-  const { packPlugin } = require("../../scripts/pack-plugin") as { packPlugin: () => string };
   let sim: Simulator;
-  let work: string;
-  const env = () =>
-    shellEnv(work, "upgrade-plugin", {
-      TIGER_API_URL: sim.url,
-      TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
-      TIGER_SECRET_KEY: sim.keyPair.secretKey,
-      TIGER_PROJECT_ID: sim.defaults().projectId,
-    });
-  const ok = async (cwd: string, args: string[]) => (await succeeds(cwd, "pulumi", args, env())).output;
+  let lab: YamlLab;
+  const ok = (cwd: string, args: string[]) => lab.ok(cwd, args);
   /** The three resources, as a YAML user declares them. */
   const program = () => {
     const { serviceId, vpcId } = sim.defaults();
@@ -145,25 +134,16 @@ outputs:
   serviceId: \${fork.serviceId}
 `;
   };
-  /** A project of its own directory, with a new stack. */
-  async function project(name: string): Promise<string> {
-    const dir = path.join(work, name);
-    fs.mkdirSync(dir);
-    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program());
-    await ok(dir, ["stack", "init", "dev"]);
-    return dir;
-  }
+  const project = (name: string) => lab.project(name, program());
 
   beforeAll(async () => {
     sim = new Simulator({ delays: { ...NO_DELAYS }, databases: "stand-in" });
     await sim.start();
-    work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-upgrade-"));
-    fs.mkdirSync(path.join(work, "state"));
-    await ok(work, ["plugin", "install", "resource", "tigercloud", VERSION, "--file", packPlugin()]);
+    lab = await yamlLab(sim, "upgrade-plugin");
   });
   afterAll(async () => {
     await sim?.stop();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
+    lab?.close();
   });
 
   if (WRITE === "plugin") {
@@ -185,7 +165,7 @@ outputs:
     await ok(dir, ["stack", "import", "--file", "state.json"]);
 
     sim.clearLog();
-    const preview = await runCommand(dir, "pulumi", ["preview", "--expect-no-changes"], env());
+    const preview = await lab.run(dir, ["preview", "--expect-no-changes"]);
     expect(preview.output).toMatch(/4 unchanged/);
     expect(preview.status).toBe(0);
     expect(sim.requests()).toEqual([]);

@@ -8,7 +8,7 @@ import { createClient } from "../../provider/api/client";
 import { escapedError, escapedFailures } from "../../provider/context/escaping";
 import { ApiError, SchemaValidationError } from "../../provider/errors";
 import { printable } from "../../provider/text";
-import { expectNoSecretFragments, forkAppears, rejectionOf, startProviderSim, stopProviderSim } from "../support/helpers";
+import { expectNoSecretFragments, forkAppears, rejectionOf, startProviderSim, stopProviderSim, P, type Ids } from "../support/helpers";
 import type { OperationName, Simulator } from "../../simulator";
 
 const fork = providers.ServiceFork;
@@ -16,7 +16,6 @@ const ha = providers.ServiceHA;
 const vpc = providers.VpcName;
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
-const P = "serialized-provider-text";
 
 /** A window title, a screen clear, a forged line and a right-to-left override. */
 const HOSTILE = "\u001b]0;owned\u0007\u001b[2J\n[tigercloud] fork svc-x is READY\u2028\u202eevil";
@@ -27,7 +26,7 @@ const RAW = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 const ESCAPED = printable(HOSTILE);
 
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 let stderr: string[];
 
 beforeEach(async () => {

@@ -12,6 +12,8 @@ import {
   rejectionOf,
   startProviderSim,
   stopProviderSim,
+  P,
+  type Ids,
 } from "../support/helpers";
 import { Simulator } from "../../simulator";
 
@@ -19,10 +21,9 @@ const fork = providers.ServiceFork;
 const ha = providers.ServiceHA;
 const vpc = providers.VpcName;
 
-const P = "serialized-provider-text";
 const HTML_404 = "<html><body><h1>404 Not Found</h1>nginx</body></html>";
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 
 const configureFor = (apiUrl: string) =>
   configureProviders({ "tigercloud:apiUrl": apiUrl, "tigercloud:apiKey": sim.apiKey, "tigercloud:projectId": ids.projectId });

@@ -5,7 +5,7 @@ import { providers } from "../../provider/hosts/dynamic/runtime";
 import type * as pulumi from "@pulumi/pulumi";
 import { InvalidInputError } from "../../provider/errors";
 import { printable } from "../../provider/text";
-import { rejectionOf, startProviderSim, stopProviderSim } from "../support/helpers";
+import { rejectionOf, startProviderSim, stopProviderSim, P } from "../support/helpers";
 import { Simulator } from "../../simulator";
 
 const fork = providers.ServiceFork;
@@ -13,7 +13,6 @@ const ha = providers.ServiceHA;
 const vpc = providers.VpcName;
 
 type Provider = Required<pulumi.dynamic.ResourceProvider>;
-const P = "serialized-provider-text";
 let sim: Simulator;
 
 beforeAll(async () => {

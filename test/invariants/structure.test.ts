@@ -115,6 +115,12 @@ test("only a host builds a call's context: below the hosts, settings, the client
   expect(/\bmakeContext\(/.test(read("hosts/plugin/server.ts"))).toBe(true);
 });
 
+test("nothing below the hosts names the SDK's provider types or loads the SDK: the lifecycles speak no host's dialect", () => {
+  const below = MODULES.filter((f) => !["hosts", "program", "entry"].includes(layerOf(f)[0] as string));
+  expect(below.filter((f) => /@pulumi\/pulumi|pulumi\.dynamic\./.test(read(f)))).toEqual([]);
+  expect(MODULES.filter((f) => /pulumi\.dynamic\./.test(read(f)))).toContain("hosts/dynamic/provider.ts"); // the scan sees one
+});
+
 test("no file below the hosts reads or writes a dynamic provider's key (__provider, __resourceName, __resourceUrn, __secretInputs)", () => {
   const DIALECT = /__(provider|resourceName|resourceUrn|secretInputs)\b/;
   const speaking = MODULES.filter((f) => DIALECT.test(read(f)));

@@ -104,6 +104,22 @@ export async function startProviderSim(
   return { sim, ids, stderr: capture ? captureStderr() : [] };
 }
 
+/** The serialized provider's text, as the engine hands it back in a dynamic provider's bags. */
+export const P = "serialized-provider-text";
+
+/** The simulator's default IDs (its project, its service, its VPC). */
+export type Ids = ReturnType<Simulator["defaults"]>;
+
+/** A dynamic provider's check failures for `news`, each as "property: reason". */
+export async function failuresOf(
+  provider: {
+    check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ failures?: { property?: string; reason: string }[] }>;
+  },
+  news: Record<string, unknown>,
+): Promise<string[]> {
+  return ((await provider.check({}, { __provider: P, ...news })).failures ?? []).map((f) => `${f.property}: ${f.reason}`);
+}
+
 /** The simulator, its default IDs, and the progress lines so far, for the test that is running. */
 export interface ProviderSim {
   sim: Simulator;

@@ -19,6 +19,7 @@ import * as os from "os";
 import * as path from "path";
 import { z } from "zod";
 import type { Claim, ClaimBook } from "../../rules/claims";
+import { messageOf } from "../../text";
 
 /** A book older than this belongs to a run long over, whatever its engine (where /proc cannot tell). */
 const STALE_MS = 2 * 24 * 3600 * 1000;
@@ -114,13 +115,13 @@ function privateFolderProblem(folder: string): string | undefined {
   try {
     fs.mkdirSync(folder, { mode: 0o700 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return `${folder} cannot be made (${(err as Error).message})`;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return `${folder} cannot be made (${messageOf(err)})`;
   }
   let stat: fs.Stats;
   try {
     stat = fs.lstatSync(folder);
   } catch (err) {
-    return `${folder} cannot be read (${(err as Error).message})`;
+    return `${folder} cannot be read (${messageOf(err)})`;
   }
   const me = uid();
   if (stat.isSymbolicLink()) return `${folder} is a symbolic link, not a folder of this user's`;

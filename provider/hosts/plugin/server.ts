@@ -165,7 +165,7 @@ export function providerService(
     create: unary(async (req: provproto.CreateRequest) => {
       const lifecycle = served(req.getUrn());
       const news = receive(req.getProperties());
-      const secret = [...news.secretKeys, ...lifecycle.spec.secretOutputs];
+      const secret = [...news.secretKeys, ...(lifecycle.spec.secretOutputs ?? [])];
       // Preview: nothing is made; what the API will say is unknown until then.
       if (req.getPreview()) return new provproto.CreateResponse().setId("").setProperties(send(news.props, secret));
       const ctx = await context(req.getUrn(), { secrets: [news], timeout: { seconds: req.getTimeout(), op: "create" } });
@@ -182,7 +182,7 @@ export function providerService(
       // starts empty, and the lifecycle reads everything from the API.
       const props = receive(req.hasProperties() ? req.getProperties() : undefined);
       const inputs = receive(req.hasInputs() ? req.getInputs() : undefined);
-      const secret = [...props.secretKeys, ...lifecycle.spec.secretOutputs];
+      const secret = [...props.secretKeys, ...(lifecycle.spec.secretOutputs ?? [])];
       const found = await lifecycle.read(await context(req.getUrn(), { secrets: [props, inputs] }), req.getId(), props.props);
       const resp = new provproto.ReadResponse();
       if (!found) return resp;
@@ -194,7 +194,7 @@ export function providerService(
     update: unary(async (req: provproto.UpdateRequest) => {
       const lifecycle = served(req.getUrn());
       const [olds, news] = [receive(req.getOlds()), receive(req.getNews())];
-      const secret = [...news.secretKeys, ...olds.secretKeys, ...lifecycle.spec.secretOutputs];
+      const secret = [...news.secretKeys, ...olds.secretKeys, ...(lifecycle.spec.secretOutputs ?? [])];
       // Preview: the object stays (its ID, its endpoint) with the new inputs; a resource that
       // refers to its outputs sees them known, and is not planned as a replacement.
       if (req.getPreview()) return new provproto.UpdateResponse().setProperties(send({ ...olds.props, ...news.props }, secret));

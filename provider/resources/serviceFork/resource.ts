@@ -3,7 +3,6 @@
 // into the lifecycle every host runs (resources/define.ts): the API work is in create.ts, read.ts,
 // update.ts and delete.ts; what preview decides, in preview.ts.
 import { defineResource } from "../define";
-import type { ResourceSpec } from "../spec";
 import { claimFork, recordForkClaims } from "./claims";
 import { createFork } from "./create";
 import { destroyFork } from "./delete";
@@ -15,9 +14,10 @@ import { FORK_INTERNAL_STATE, FORK_SECRET_OUTPUTS, ServiceForkStateSchema } from
 import { updateFork } from "./update";
 import { finishPendingCreate } from "./usable";
 
-/** What a program declares and gets back: one source for the SDKs, the schema and the docs. */
-export const serviceForkSpec = {
-  kind: "ServiceFork" as const,
+/** @internal */
+export const serviceFork = defineResource({
+  // What a program declares and gets back: one source for the SDKs, the schema and the docs.
+  kind: "ServiceFork",
   description:
     "A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time " +
     "investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, " +
@@ -26,11 +26,7 @@ export const serviceForkSpec = {
   state: ServiceForkStateSchema,
   internalState: FORK_INTERNAL_STATE,
   secretOutputs: FORK_SECRET_OUTPUTS,
-} satisfies ResourceSpec<typeof ForkInputsSchema, typeof ServiceForkStateSchema>;
 
-/** @internal */
-export const serviceFork = defineResource({
-  spec: serviceForkSpec,
   rules: FORK_DIFF_RULES,
 
   recordClaims: recordForkClaims,

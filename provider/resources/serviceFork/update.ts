@@ -56,8 +56,7 @@ const sizeChanged = (before: ServiceForkState, inputs: ForkInputs) =>
   (inputs.cpuMillis !== undefined && !sameSize(inputs.cpuMillis, before.cpuMillis)) ||
   (inputs.memoryGbs !== undefined && !sameSize(inputs.memoryGbs, before.memoryGbs));
 
-async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs, limit: Limit): Promise<Service> {
-  const name = inputs.name as string;
+async function renameFork(ctx: CallContext, id: string, inputs: ForkInputs, name: string, limit: Limit): Promise<Service> {
   ctx.progress(`renaming fork ${id} to "${name}"`);
   return sendToFork(ctx, id, inputs.projectId, "rename", limit, (c, call) => c.renameService(inputs.projectId, id, name, call), {
     confirm: (seen) => (seen?.name === name ? { value: seen } : undefined),
@@ -130,7 +129,8 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
     if (wasPaused && !inputs.paused) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
     const changes: [(keyof ForkInputs)[], () => Promise<Service | undefined>][] = [];
-    if (inputs.name !== undefined && inputs.name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs, limit)]);
+    const name = inputs.name;
+    if (name !== undefined && name !== before.name) changes.push([["name"], () => renameFork(ctx, id, inputs, name, limit)]);
     if (sizeChanged(before, inputs)) changes.push([["cpuMillis", "memoryGbs"], () => resizeFork(ctx, id, inputs, before, limit)]);
     const environment = inputs.environmentTag;
     if (environment !== undefined && environment !== before.environmentTag)

@@ -2,29 +2,23 @@
 // Destroying it takes the replicas off (0) and never stops the service: the program does not own
 // it. Its parts, wired into the lifecycle every host runs (resources/define.ts).
 import { defineResource } from "../define";
-import type { ResourceSpec } from "../spec";
 import { recordHAClaims } from "./claims";
 import { HA_DIFF_RULES, HAInputsSchema, liveCounts, undeclaredCountProblem } from "./inputs";
 import { importHA, readHA } from "./read";
 import { applyHA, removeHA } from "./setHA";
 import { ServiceHAStateSchema } from "./state";
 
-/** What a program declares and gets back: one source for the SDKs, the schema and the docs. */
-export const serviceHASpec = {
-  kind: "ServiceHA" as const,
+/** @internal */
+export const serviceHA = defineResource({
+  // What a program declares and gets back: one source for the SDKs, the schema and the docs.
+  kind: "ServiceHA",
   description:
     "The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) " +
     "and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the " +
     "replicas when the resource goes.",
   inputs: HAInputsSchema,
   state: ServiceHAStateSchema,
-  internalState: [],
-  secretOutputs: [],
-} satisfies ResourceSpec<typeof HAInputsSchema, typeof ServiceHAStateSchema>;
 
-/** @internal */
-export const serviceHA = defineResource({
-  spec: serviceHASpec,
   rules: HA_DIFF_RULES,
   recordClaims: recordHAClaims,
 

@@ -11,7 +11,7 @@ import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { DynamicPartialFailure, setHostOptions, startRun } from "../../../provider/hosts/dynamic/provider";
 import { providers } from "../../../provider/hosts/dynamic/runtime";
 import { NO_DELAYS, Simulator } from "../../../simulator";
-import { captureStderr, configureProviders } from "../../support/helpers";
+import { captureStderr, configureProviders, P } from "../../support/helpers";
 import { type Method, startPlugin, struct } from "../../support/pluginClient";
 
 type Kind = "ServiceFork" | "ServiceHA" | "VpcName";
@@ -42,8 +42,6 @@ interface Host {
   delete(kind: Kind, name: string, id: string, props: Bag, options?: CallOptions): Promise<void>;
   close(): Promise<void>;
 }
-
-const P = "serialized-provider-text";
 
 /** The dynamic provider: stack config, inputs with the serialized provider and who declares them. */
 async function dynamicHost(sim: Simulator): Promise<Host> {

@@ -2,14 +2,13 @@
 // may have raced with the end of an operation), and a second one is a refusal, not a wait.
 import { providers } from "../../../provider/hosts/dynamic/runtime";
 import { ConflictError } from "../../../provider/errors";
-import { rejectionOf, startProviderSim, stopProviderSim } from "../../support/helpers";
+import { rejectionOf, startProviderSim, stopProviderSim, P, type Ids } from "../../support/helpers";
 import type { Simulator } from "../../../simulator";
 
 const ha = providers.ServiceHA;
 
-const P = "serialized-provider-text";
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 beforeEach(async () => {
   ({ sim, ids } = await startProviderSim());
 });

@@ -4,12 +4,11 @@
 import { providers } from "../../../provider/hosts/dynamic/runtime";
 import { startRun } from "../../../provider/hosts/dynamic/provider";
 import { Simulator } from "../../../simulator";
-import { captureStderr, configureProviders, startProviderSim, stopProviderSim } from "../../support/helpers";
+import { captureStderr, configureProviders, startProviderSim, stopProviderSim, P } from "../../support/helpers";
 
 const ha = providers.ServiceHA;
 const vpc = providers.VpcName;
 
-const P = "serialized-provider-text";
 const keyPair = { publicKey: "pk-project-1", secretKey: "sk-project-1" };
 let sim: Simulator;
 let ids: ReturnType<Simulator["defaults"]>;

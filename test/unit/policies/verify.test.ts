@@ -3,16 +3,15 @@
 import { providers } from "../../../provider/hosts/dynamic/runtime";
 import { UNKNOWN } from "../../../provider/rules/inputs";
 import { credentialSource } from "../../../provider/settings";
-import { configureProviders, providerSimForEachTest } from "../../support/helpers";
+import { configureProviders, providerSimForEachTest, P, type Ids } from "../../support/helpers";
 import type { Simulator } from "../../../simulator";
 
 const fork = providers.ServiceFork;
 const ha = providers.ServiceHA;
 const vpc = providers.VpcName;
 
-const P = "serialized-provider-text";
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 let stderr: string[];
 providerSimForEachTest((current) => ({ sim, ids, stderr } = current));
 

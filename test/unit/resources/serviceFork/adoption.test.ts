@@ -4,14 +4,13 @@
 import { DynamicPartialFailure } from "../../../../provider/hosts/dynamic/provider";
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { ForkOutcomeUnknownError, PartialFailureError, TigerCloudError } from "../../../../provider/errors";
-import { rejectionOf, providerSimForEachTest } from "../../../support/helpers";
+import { rejectionOf, providerSimForEachTest, P, type Ids } from "../../../support/helpers";
 import { Simulator } from "../../../../simulator";
 
 const fork = providers.ServiceFork;
 
-const P = "serialized-provider-text";
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 let stderr: string[];
 providerSimForEachTest((current) => ({ sim, ids, stderr } = current));
 const stderrText = () => stderr.join("");

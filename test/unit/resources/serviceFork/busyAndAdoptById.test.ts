@@ -4,14 +4,13 @@
 // that follows a moved endpoint. Provider methods against the simulator, as the engine calls them.
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { PartialFailureError, TigerCloudError } from "../../../../provider/errors";
-import { errorTexts, expectNoSecretFragments, rejectionOf, providerSimForEachTest } from "../../../support/helpers";
+import { errorTexts, expectNoSecretFragments, rejectionOf, providerSimForEachTest, P, type Ids } from "../../../support/helpers";
 import type { Fault, OperationName, Simulator } from "../../../../simulator";
 
 const fork = providers.ServiceFork;
 
-const P = "serialized-provider-text";
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 let stderr: string[];
 providerSimForEachTest((current) => ({ sim, ids, stderr } = current));
 const stderrText = () => stderr.join("");

@@ -3,19 +3,14 @@
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { BadRequestError, InternalServerError } from "../../../../provider/errors";
 import { UNKNOWN } from "../../../../provider/rules/inputs";
-import { configureProviders, forkAppears, rejectionOf, providerSimForEachTest } from "../../../support/helpers";
+import { configureProviders, forkAppears, rejectionOf, providerSimForEachTest, P, failuresOf, type Ids } from "../../../support/helpers";
 import type { Simulator } from "../../../../simulator";
 
 const fork = providers.ServiceFork;
-const P = "serialized-provider-text";
-const configure = configureProviders;
 
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 providerSimForEachTest((current) => ({ sim, ids } = current));
-
-const failuresOf = async (provider: typeof fork, news: Record<string, unknown>) =>
-  ((await provider.check({}, { __provider: P, ...news })).failures ?? []).map((f) => `${f.property}: ${f.reason}`);
 
 describe("ServiceFork", () => {
   const base = { sourceServiceId: "svc-parent1", forkStrategy: "NOW" };
@@ -99,7 +94,7 @@ describe("ServiceFork", () => {
     });
 
     test("no project and no credentials anywhere: check leaves the project to up (as a preview without secrets passes), and create fails naming the config key, the variable and what it tried", async () => {
-      await configure({});
+      await configureProviders({});
       const env = process.env.TIGER_PROJECT_ID;
       delete process.env.TIGER_PROJECT_ID;
       try {

@@ -3,14 +3,13 @@
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { InvalidInputError, NotFoundError, TigerCloudError } from "../../../../provider/errors";
 import { setHostOptions, startRun } from "../../../../provider/hosts/dynamic/provider";
-import { rejectionOf, startProviderSim, stopProviderSim } from "../../../support/helpers";
+import { rejectionOf, startProviderSim, stopProviderSim, P, type Ids } from "../../../support/helpers";
 import type { OperationName, Simulator } from "../../../../simulator";
 
 const fork = providers.ServiceFork;
 
-const P = "serialized-provider-text";
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 let stderr: string[];
 beforeEach(async () => {
   // Each test is a run of its own: no declaration of another test's run holds a fork.

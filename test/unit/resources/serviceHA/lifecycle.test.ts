@@ -3,18 +3,14 @@
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { setHostOptions } from "../../../../provider/hosts/dynamic/provider";
 import { UNKNOWN } from "../../../../provider/rules/inputs";
-import { configureProviders, rejectionOf, providerSimForEachTest } from "../../../support/helpers";
+import { configureProviders, rejectionOf, providerSimForEachTest, P, failuresOf, type Ids } from "../../../support/helpers";
 import type { Simulator } from "../../../../simulator";
 
 const ha = providers.ServiceHA;
-const P = "serialized-provider-text";
 
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 providerSimForEachTest((current) => ({ sim, ids } = current));
-
-const failuresOf = async (provider: typeof ha, news: Record<string, unknown>) =>
-  ((await provider.check({}, { __provider: P, ...news })).failures ?? []).map((f) => `${f.property}: ${f.reason}`);
 
 describe("ServiceHA", () => {
   const base = { serviceId: "svc-parent1" };

@@ -3,19 +3,14 @@
 // credentials, which fails before any request.
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { ConfigurationError } from "../../../../provider/errors";
-import { configureProviders, rejectionOf, providerSimForEachTest } from "../../../support/helpers";
+import { configureProviders, rejectionOf, providerSimForEachTest, P, failuresOf, type Ids } from "../../../support/helpers";
 import type { Simulator } from "../../../../simulator";
 
 const vpc = providers.VpcName;
-const P = "serialized-provider-text";
-const configure = configureProviders;
 
 let sim: Simulator;
-let ids: { projectId: string; serviceId: string; vpcId: string };
+let ids: Ids;
 providerSimForEachTest((current) => ({ sim, ids } = current));
-
-const failuresOf = async (provider: typeof vpc, news: Record<string, unknown>) =>
-  ((await provider.check({}, { __provider: P, ...news })).failures ?? []).map((f) => `${f.property}: ${f.reason}`);
 
 describe("VpcName", () => {
   test.each([
@@ -63,7 +58,7 @@ describe("VpcName", () => {
 });
 
 test("without credentials the provider fails with a ConfigurationError before any request", async () => {
-  await configure({ "tigercloud:apiUrl": sim.url });
+  await configureProviders({ "tigercloud:apiUrl": sim.url });
   const key = process.env.TIGER_API_KEY;
   delete process.env.TIGER_API_KEY;
   try {
