@@ -1,8 +1,9 @@
-// Every workflow under examples/ run as GitHub runs it (test/gitops/runner.ts): a user's repository
-// laid out by the README's own copy commands and committed, then for each event each job in a
-// fresh clone, with only the environment the workflow declares and the `run:` steps of the YAML
-// as committed. Against the simulator with real PostgreSQL behind each fork (the PR example waits
-// for a login), a file state backend standing in for S3, and a local stand-in of GitHub's API.
+// Every workflow under examples/ run as GitHub runs it (test/support/gitops/runner.ts): a user's
+// repository laid out by the guide's own copy commands (docs/pr-databases.md) and committed, then
+// for each event each job in a fresh clone, with only the environment the workflow declares and
+// the `run:` steps of the YAML as committed. Against the simulator with real PostgreSQL behind each
+// fork (the PR example waits for a login), a file state backend standing in for S3, and a local
+// stand-in of GitHub's API.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -37,9 +38,9 @@ function sh(cwd: string, script: string, env: NodeJS.ProcessEnv = process.env): 
   return execFileSync("bash", ["-eo", "pipefail", "-c", script], { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-/** The README's copy commands for the PR pipeline, as a user runs them in the root of their repository. */
+/** The guide's copy commands for the PR pipeline, as a user runs them in the root of their repository. */
 function readmeCopyCommands(): string {
-  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const readme = fs.readFileSync(path.join(ROOT, "docs", "pr-databases.md"), "utf8");
   const section = readme.slice(readme.indexOf("## GitOps: a fork for each pull request"));
   return (/```sh\n([\s\S]*?)```/.exec(section) as RegExpExecArray)[1] as string;
 }

@@ -1,4 +1,6 @@
-// The README is part of the product: its code, tables and numbers must match the code.
+// The documentation is part of the product: the README (in a reader's order), the guides in docs/
+// and CONTRIBUTING.md. Their code, tables and numbers must match the code, each read from the file
+// where it now lives.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
@@ -10,12 +12,43 @@ import { WAIT_DEFAULTS } from "../../provider/policies/waiting";
 import { DEFAULT_API_URL, SETTING_SOURCES } from "../../provider/settings";
 
 const ROOT = path.join(__dirname, "..", "..");
-const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+const doc = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
+/** The README: what it is, install and credentials, a first program, the reference. */
+const readme = doc("README.md");
+/** The contributor's material: the two commands in full, the tested versions, the CLI, the map. */
+const contributing = doc("CONTRIBUTING.md");
+/** The guides the README links to, one Markdown file each. */
+const GUIDES = fs
+  .readdirSync(path.join(ROOT, "docs"))
+  .filter((f) => f.endsWith(".md"))
+  .map((f) => `docs/${f}`);
+/** The guide that holds the pull-request pipeline, its pausing and the fork janitor. */
+const prDatabases = doc("docs/pr-databases.md");
 
-test("code shown from a file is that file, to the letter", () => {
-  const shown = [...readme.matchAll(/<!-- file: (\S+) -->\n```\w*\n([\s\S]*?)```/g)];
-  expect(shown.length).toBeGreaterThan(0);
-  for (const [, file, code] of shown) expect(code).toBe(fs.readFileSync(path.join(ROOT, file as string), "utf8"));
+const SHOWN = /<!-- file: (\S+) -->\n```\w*\n([\s\S]*?)```/g;
+
+test("code shown from a file is that file, to the letter, in the README and in every guide", () => {
+  expect([...readme.matchAll(SHOWN)].length).toBeGreaterThan(0);
+  for (const file of ["README.md", "CONTRIBUTING.md", ...GUIDES])
+    for (const [, shown, code] of doc(file).matchAll(SHOWN))
+      expect([file, shown, code]).toEqual([file, shown, fs.readFileSync(path.join(ROOT, shown as string), "utf8")]);
+});
+
+test("the README is read top to bottom: at most 700 lines, Install within its first 40, and a link to every guide in docs/", () => {
+  const lines = readme.split("\n");
+  expect(lines.length).toBeLessThanOrEqual(700);
+  const install = lines.findIndex((line) => /^## Install\b/.test(line));
+  expect(install).toBeGreaterThanOrEqual(0);
+  expect(install).toBeLessThan(40);
+  // Every guide it links to exists, and every guide there is, it links to.
+  const linked = [...new Set([...readme.matchAll(/\]\((docs\/[\w.-]+\.md)(?:#[\w-]*)?\)/g)].map((m) => m[1] as string))].sort();
+  for (const guide of linked) expect([guide, fs.existsSync(path.join(ROOT, guide))]).toEqual([guide, true]);
+  expect(GUIDES.length).toBeGreaterThan(0);
+  expect(linked).toEqual([...GUIDES].sort());
+  // And it links the contributor's guide, where its two commands are told in full.
+  expect(readme).toContain("](CONTRIBUTING.md");
+  expect(readme).toContain("npm ci && npm run demo");
+  expect(readme).toContain("npm ci && npm test");
 });
 
 test("the configuration table names every stack config key and variable, and the default URL", () => {
@@ -62,17 +95,21 @@ test("the Tested versions table is the toolchain the lanes run, and ensure-pulum
   expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(`^${toolchain.floor.sdk}`);
   const script = fs.readFileSync(path.join(ROOT, "scripts", "ensure-pulumi"), "utf8");
   expect(script).toContain(`PULUMI_VERSION="\${PULUMI_VERSION:-${toolchain.pulumiCli}}"`);
-  const from = readme.indexOf("## Tested versions");
-  const table = readme.slice(from, readme.indexOf("\n\n", readme.indexOf("| main lane", from)));
+  // The table and the CLI's build are the contributor's: CONTRIBUTING.md holds them.
+  const from = contributing.indexOf("## Tested versions");
+  expect(from).toBeGreaterThanOrEqual(0);
+  const table = contributing.slice(from, contributing.indexOf("\n\n", contributing.indexOf("| main lane", from)));
   const row = (lane: string) => table.split("\n").find((line) => line.startsWith(`| ${lane} |`)) ?? "";
   expect(row("main lane")).toContain(`| ${toolchain.main.node} (LTS) | ${toolchain.main.sdk} (the newest) | ${toolchain.pulumiCli} |`);
   expect(row("floor lane")).toContain(
     `| ${toolchain.floor.node.split(".")[0]} (the machine's, else ${toolchain.floor.node}) | ${toolchain.floor.sdk} (the peer range's oldest) | ${toolchain.pulumiCli} |`,
   );
-  expect(readme).toContain(`pulumi-v${toolchain.pulumiCli}`);
-  expect(readme).toContain(`at version >= ${toolchain.pulumiCli}`);
-  expect(readme).toContain(`peer range \`^${toolchain.floor.sdk}\``);
-  expect(readme).toContain(`sdk-v${toolchain.floor.sdk}`);
+  expect(contributing).toContain(`pulumi-v${toolchain.pulumiCli}`);
+  expect(contributing).toContain(`at version >= ${toolchain.pulumiCli}`);
+  expect(contributing).toContain(`peer range \`^${toolchain.floor.sdk}\``);
+  expect(contributing).toContain(`sdk-v${toolchain.floor.sdk}`);
+  // The README, where a user installs, names the same floor.
+  expect(readme).toContain(`Any \`@pulumi/pulumi\` from ${toolchain.floor.sdk} on works`);
   // The examples' workflows set up the main lane's Node.js (the workflow runner checks what they ask).
   const workflows = path.join(ROOT, "examples");
   const asked = execFileSync("grep", ["-rhoE", "node-version: \\S+", workflows], { encoding: "utf8" }).trim().split("\n");
@@ -97,7 +134,7 @@ test("the ServiceFork changes table is the diff's rules: what replaces, what cha
   expect(keysOf(/^\s*state only/)).toEqual([...(FORK_DIFF_RULES.stateOnlyKeys ?? [])].sort());
 });
 
-test("the pipelines take the key pair, as the README says: every example workflow passes TIGER_PUBLIC_KEY and TIGER_SECRET_KEY from its secrets and never a bearer TIGER_API_KEY", () => {
+test("the pipelines take the key pair, as the docs say: every example workflow passes TIGER_PUBLIC_KEY and TIGER_SECRET_KEY from its secrets and never a bearer TIGER_API_KEY", () => {
   const workflows = fs
     .readdirSync(path.join(ROOT, "examples"))
     .map((example) => path.join(ROOT, "examples", example, ".github", "workflows"))
@@ -115,7 +152,8 @@ test("the pipelines take the key pair, as the README says: every example workflo
     expect([file, text.includes("TIGER_API_KEY")]).toEqual([file, false]);
   }
   // The PR pipeline's table names the pair as its secrets (production's says "as pr-fork.yml").
-  const section = readme.slice(readme.indexOf("## GitOps: a fork for each pull request"));
+  expect(prDatabases).toContain("## GitOps: a fork for each pull request");
+  const section = prDatabases.slice(prDatabases.indexOf("## GitOps: a fork for each pull request"));
   const row = section.split("\n").find((line) => line.startsWith("| [`pr-fork.yml`]")) ?? "";
   expect(row).toContain("`TIGER_PUBLIC_KEY` and `TIGER_SECRET_KEY`");
   expect(row).not.toContain("TIGER_API_KEY");
@@ -147,12 +185,13 @@ describe("no text cites a file outside the repository, or one that does not exis
   });
 
   /**
-   * A citation: a path from the repository's root (`provider/…`, `test/…`, `scripts/…`,
-   * `examples/…`, `.ci/…`, `docs/…`) not inside a longer path or a URL, ending in a letter or digit
-   * (a trailing period ends the sentence); or a `../` path to a file (it has an extension) that is
-   * not a module an import or require loads.
+   * A citation: a path from the repository's root (`provider/…`, `forks/…`, `simulator/…`,
+   * `test/…`, `scripts/…`, `examples/…`, `.ci/…`, `docs/…`) not inside a longer path or a URL,
+   * ending in a letter or digit (a trailing period ends the sentence); or a `../` path to a file (it
+   * has an extension) that is not a module an import or require loads.
    */
-  const CITATION = /(?<![\w./@<>$~-])((?:provider|test|scripts|examples|\.ci|docs)\/[\w./-]*\w|\.\.\/[\w./-]*\.[a-z]{1,5}\b)/g;
+  const CITATION =
+    /(?<![\w./@<>$~-])((?:provider|forks|simulator|test|scripts|examples|\.ci|docs)\/[\w./-]*\w|\.\.\/[\w./-]*\.[a-z]{1,5}\b)/g;
   const IMPORTED = /(?:from\s+|require\(|import\()\s*["'`]$/;
   const citations = tracked.flatMap(({ file, text }) =>
     text
@@ -160,17 +199,44 @@ describe("no text cites a file outside the repository, or one that does not exis
       .flatMap((line, i) =>
         [...line.matchAll(CITATION)]
           .filter((m) => !IMPORTED.test(line.slice(0, m.index)))
-          .map((m) => ({ where: `${file}:${i + 1}`, cited: m[1] as string })),
+          .map((m) => ({ file, where: `${file}:${i + 1}`, cited: m[1] as string })),
       ),
   );
   const exists = (cited: string) => [cited, `${cited}.ts`, `${cited}.js`].some((p) => fs.existsSync(path.join(ROOT, p)));
+  /**
+   * A guide below the root (docs/…) links to the repository's files relatively, as Markdown
+   * resolves a link: from its own folder. Such a `../` path is the path it resolves to, which must
+   * stay inside the repository; elsewhere, a `../` citation is broken.
+   */
+  const resolved = (file: string, cited: string): string | undefined => {
+    if (!cited.startsWith("../")) return cited;
+    if (!file.endsWith(".md") || !file.includes("/")) return undefined;
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), cited));
+    return target.startsWith("../") ? undefined : target;
+  };
 
   test("the scan finds the citations there are (it is not blind)", () => {
-    expect(citations.map((c) => c.cited)).toEqual(expect.arrayContaining(["scripts/ensure-postgresql", "examples/pr-fork/index.ts"]));
+    expect(citations.map((c) => c.cited)).toEqual(
+      expect.arrayContaining([
+        "scripts/ensure-postgresql",
+        "examples/pr-fork/index.ts",
+        "forks/cli.ts",
+        "simulator/databases.ts",
+        "docs/pr-databases.md",
+        // A guide's link up to the README (built, so that this file does not cite it).
+        ["..", "README.md"].join("/"),
+      ]),
+    );
+    // The Markdown files are scanned: the README, the contributor's guide and every guide.
+    const scanned = new Set(citations.map((c) => c.file));
+    for (const file of ["README.md", "CONTRIBUTING.md", ...GUIDES]) expect([file, scanned.has(file)]).toEqual([file, true]);
   });
 
   test("every cited path exists in the repository, and none leads out of it with ../", () => {
-    const broken = citations.filter(({ cited }) => cited.startsWith("../") || !exists(cited));
+    const broken = citations.filter(({ file, cited }) => {
+      const target = resolved(file, cited);
+      return target === undefined || !exists(target);
+    });
     expect(broken.map(({ where, cited }) => `${where}: ${cited}`)).toEqual([]);
   });
 });
