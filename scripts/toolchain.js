@@ -1,4 +1,4 @@
-// The versions the tests run on, in one place; the README's "Tested versions" says the same
+// The versions the tests run on, in one place; CONTRIBUTING.md's "Tested versions" says the same
 // (test/invariants/docs.test.ts holds them together).
 const pkg = require("../package.json");
 

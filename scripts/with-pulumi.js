@@ -147,7 +147,7 @@ function main() {
     `engine: pulumi ${version} (${path.join(pulumiBin, "pulumi")}); SDK: @pulumi/pulumi ${sdkVersion}; Node.js ${process.version} (${process.execPath})`,
   );
   env.PULUMI_TIGERCLOUD_ENGINE_VERSION = version;
-  // The CLI's directories alone: the workflow runner's jobs (test/gitops) get them from their
+  // The CLI's directories alone: the workflow runner's jobs (test/support/gitops) get them from their
   // pulumi/actions step, as on GitHub, and have no pulumi before it.
   env.PULUMI_TIGERCLOUD_CLI_PATH = toolDirs.join(path.delimiter);
 

@@ -111,8 +111,8 @@ test.each([true, false])(
   },
 );
 
-// What the README says of Pulumi's own import, held on each SDK a lane runs: should an SDK make it
-// work for dynamic resources, this fails and the README's advice is to be changed.
+// What docs/refactoring-and-adoption.md says of Pulumi's own import, held on each SDK a lane runs: should an SDK make it
+// work for dynamic resources, this fails and its advice is to be changed.
 test("Pulumi's import resource option still fails for a dynamic resource, with the message the README quotes, before any request of ours", async () => {
   const { ServiceFork } = tigercloud();
   const made = await forkThroughApi(h.ids.serviceId, "pr-78");

@@ -1,6 +1,6 @@
 // `pulumi up` killed (SIGKILL, its whole process group) at many moments of a fork's creation, then
 // what a user runs next: one fork per declared name, in state, READY, with its HA; no provider
-// process left behind. The lab and its checks: test/e2e/kill.ts.
+// process left behind. The lab and its checks: test/support/lab/kill.ts.
 import { sleep, useKillLab } from "../support/lab/kill";
 
 const lab = useKillLab("create");

@@ -1,7 +1,7 @@
 // Updates: HA counts 1 -> 2 and the VPC's name changed on a stack that holds its fork, `pulumi up`
 // killed while they are in flight. ServiceHA and VpcName set the declared value, so the next `up`
 // (or refresh, then up) finishes the change, on the same fork. Also: an ambiguous 500 after the
-// fork was made. The lab and its checks: test/e2e/kill.ts.
+// fork was made. The lab and its checks: test/support/lab/kill.ts.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";

@@ -13,7 +13,7 @@ module.exports.floorLane = [
     suite: "test/e2e/adopt.e2e.test.ts",
     test: 'examples/pr-fork with adoptServiceId: no forkService, the fork in state, no change after; another ID replaces (the old fork deleted: the example declares onDestroy "delete"); destroy deletes it',
   },
-  // Pulumi's import still failing for a dynamic resource, as the README says
+  // Pulumi's import still failing for a dynamic resource, as docs/refactoring-and-adoption.md says
   {
     suite: "test/e2e/adopt.e2e.test.ts",
     test: "Pulumi's import resource option still fails for a dynamic resource, with the message the README quotes, before any request of ours",

@@ -37,7 +37,7 @@ export const tally = {
   missingFromState: 0,
   providersLeft: 0,
   idleSdkProvidersLeft: 0,
-  /** Empty `.attrs` sidecars a kill left in the file backend, removed as the README says. */
+  /** Empty `.attrs` sidecars a kill left in the file backend, removed as docs/pr-databases.md says. */
   emptySidecarsRemoved: 0,
   /** The engine's language hosts still running at the end (Pulumi's; they outlive a killed `up`). */
   languageHostsLeft: 0,
@@ -76,7 +76,7 @@ export class KillLab {
       TIGER_API_URL: this.sim.url,
       TIGER_API_KEY: this.sim.apiKey,
       TIGER_PROJECT_ID: this.sim.defaults().projectId,
-      // As the README asks of a pipeline: every provider process watches its engine from its start.
+      // As docs/pr-databases.md asks of a pipeline: every provider process watches its engine from its start.
       NODE_OPTIONS: "--require=pulumi-tigercloud/watchdog",
     };
   }
@@ -217,7 +217,7 @@ export class KillLab {
   }
 
   /**
-   * Runs `pulumi <args>` as a person does after a cancelled pipeline (README, "After a cancelled or
+   * Runs `pulumi <args>` as a person does after a cancelled pipeline (docs/pr-databases.md, "After a cancelled or
    * killed run"): where the engine refuses, the repair it asks for, then the command again. A
    * killed run's lock: `pulumi cancel`. An empty sidecar a kill left: deleted. Pending creates
    * (`up` only): `refresh --clear-pending-creates`.
@@ -257,7 +257,9 @@ export class KillLab {
     for (const file of removed) fs.rmSync(file);
     tally.emptySidecarsRemoved += removed.length;
     const shown = removed.map((f) => path.relative(this.dir, f)).join(" ");
-    this.transcript.push(`$ rm ${shown}   # the empty .attrs sidecar(s) a kill left (README: After a cancelled or killed run)`);
+    this.transcript.push(
+      `$ rm ${shown}   # the empty .attrs sidecar(s) a kill left (docs/pr-databases.md: After a cancelled or killed run)`,
+    );
     return removed;
   }
 
@@ -355,7 +357,7 @@ export class KillLab {
   /** The outputs the stack's state records for the resource named `name` in the program. */
   async recordedOutputs(stack: string, name: string): Promise<Record<string, unknown>> {
     let exported = await this.pulumi("stack", "export", "--stack", stack);
-    // Read right after a kill: the repair the README gives for an empty sidecar comes first.
+    // Read right after a kill: the repair docs/pr-databases.md gives for an empty sidecar comes first.
     if (/failed to load checkpoint: EOF/.test(exported.output)) {
       this.removeEmptySidecars();
       exported = await this.pulumi("stack", "export", "--stack", stack);

@@ -1,5 +1,5 @@
 // The toolchain the lanes run on: scripts/ensure-node.js picks the machine's Node.js or a cached
-// one, and every test the floor lane names (test/lanes.js) is a test of its suite.
+// one, and every test the floor lane names (test/support/lanes.js) is a test of its suite.
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";

@@ -1,4 +1,4 @@
-// The workflow runner's expression evaluator (test/gitops/expressions.ts) on GitHub's rules, with
+// The workflow runner's expression evaluator (test/support/gitops/expressions.ts) on GitHub's rules, with
 // the expressions the example workflows use: a wrong answer here would run or skip a job GitHub
 // would not, and the runner's verdict on the workflows would be wrong with it.
 import { condition, evaluate, interpolate } from "../../support/gitops/expressions";
