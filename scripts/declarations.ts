@@ -18,6 +18,8 @@ const ROOT = path.join(__dirname, "..");
 export const SCHEMA_FILE = path.join(ROOT, "provider", "hosts", "plugin", "schema.json");
 export const PROGRAM_FILE = path.join(ROOT, "provider", "program", "resources.ts");
 export const TOKEN = (name: string) => `tigercloud:index:${name}`;
+/** Where the project lives: its source, its releases (the plugin's archives), its issues. */
+export const REPOSITORY = "https://github.com/tigercloud/pulumi-tigercloud";
 /** Inputs every resource leaves optional in a program: the provider's settings give a default. */
 const FROM_SETTINGS = ["projectId"];
 
@@ -70,6 +72,8 @@ export interface PackageSchema {
   version?: string;
   description: string;
   homepage?: string;
+  repository?: string;
+  pluginDownloadURL?: string;
   license: string;
   keywords: string[];
   config: { variables: Record<string, PropertySpec> };
@@ -175,6 +179,11 @@ export function makeSchema(): PackageSchema {
     publisher: "pulumi-tigercloud",
     description: "Fork Tiger Cloud (formerly Timescale Cloud) services, set their high availability, name VPCs.",
     license: "Apache-2.0",
+    homepage: REPOSITORY,
+    repository: REPOSITORY,
+    // The engine fetches the plugin from the project's releases (pulumi-resource-tigercloud-vVERSION-OS-ARCH.tar.gz)
+    // when a program needs it and it is not installed.
+    pluginDownloadURL: "github://api.github.com/tigercloud/pulumi-tigercloud",
     keywords: ["pulumi", "tigercloud", "timescale", "postgresql", "category/database"],
     config: { variables: settings },
     provider: {

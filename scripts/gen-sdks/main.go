@@ -105,6 +105,15 @@ func run(schemaFile, version, out string) error {
 		return fmt.Errorf("Python SDK: %w", err)
 	}
 
+	// pyproject.toml names README.md beside it, where pip and `python -m build` look for it; the
+	// generator writes the README only into the package's folder.
+	pyInfo, _ := pkg.Language["python"].(pygen.PackageInfo)
+	readme, ok := pyFiles[path.Join(pyInfo.PackageName, "README.md")]
+	if !ok {
+		return fmt.Errorf("Python SDK: no README.md in %s/", pyInfo.PackageName)
+	}
+	pyFiles["README.md"] = readme
+
 	if err := write(filepath.Join(out, "go"), goFiles); err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ namespace TigerCloud.Pulumi
             var defaultOptions = new CustomResourceOptions
             {
                 Version = Utilities.Version,
+                PluginDownloadURL = "github://api.github.com/tigercloud/pulumi-tigercloud",
                 AdditionalSecretOutputs =
                 {
                     "apiKey",
