@@ -13,6 +13,7 @@ import { type TigerCloudClient, createClient } from "../provider/api/client";
 import type { Service } from "../provider/api/schemas";
 import { STOPPED_OR_GONE } from "../provider/api/statuses";
 import { messageOf, printable } from "../provider/text";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
 import { type GitHubAccess } from "./github";
 import {
   type Inventory,
@@ -27,6 +28,7 @@ import { type SweepRules, applySweep, describeAge, planSweep } from "./sweep";
 
 const USAGE = `usage: tigercloud-forks list  [--source ID] [--json]
        tigercloud-forks sweep --source ID --older-than 7d [--fork-names GLOB] [--unheld delete|stop] [--apply]
+       tigercloud-forks --help | --version
 options: --project ID (default TIGER_PROJECT_ID, else the key's project), --repository OWNER/NAME
          (default GITHUB_REPOSITORY), --pr-stacks GLOB (default pr-*.OWNER.NAME; * is the PR number),
          --fork-names GLOB (sweep; default the same as --pr-stacks), --project-dir DIR (the PR stacks'
@@ -66,7 +68,10 @@ const OptionsSchema = z.object({
 });
 type Options = z.infer<typeof OptionsSchema>;
 
-function parseOptions(argv: string[]): { command: string; options: Options } {
+/** What the command was asked: its usage or version (printed to stdout, exit 0), or a command to run. */
+type Request = { command: "help" } | { command: "version" } | { command: "list" | "sweep"; options: Options };
+
+function parseOptions(argv: string[]): Request {
   let parsed;
   try {
     parsed = parseArgs({
@@ -83,16 +88,22 @@ function parseOptions(argv: string[]): { command: string; options: Options } {
         "project-dir": { type: "string" },
         apply: { type: "boolean" },
         json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean" },
       },
     });
   } catch (err) {
     throw new UsageError(printable(messageOf(err)));
   }
+  // Asked for help or the version, a person gets it whatever else the line holds.
+  if (parsed.values.help) return { command: "help" };
+  if (parsed.values.version) return { command: "version" };
   const [command, ...extra] = parsed.positionals;
-  if ((command !== "list" && command !== "sweep") || extra.length > 0)
+  if (!(command === "list" || command === "sweep") || extra.length > 0)
     throw new UsageError(`no such command: ${printable(argv.join(" "))}`);
   const env = (name: string) => (process.env[name] ? process.env[name] : undefined);
-  const given = { ...parsed.values, repository: parsed.values.repository ?? env("GITHUB_REPOSITORY") };
+  const { help: _help, version: _version, ...values } = parsed.values;
+  const given = { ...values, repository: values.repository ?? env("GITHUB_REPOSITORY") };
   const options = OptionsSchema.safeParse(given);
   if (!options.success) throw new UsageError(options.error.issues.map((i) => i.message).join("; "));
   return { command, options: options.data };
@@ -254,7 +265,16 @@ async function sweep(client: TigerCloudClient, projectId: string, options: Optio
 export async function main(argv: string[]): Promise<number> {
   let client: TigerCloudClient | undefined;
   try {
-    const { command, options } = parseOptions(argv);
+    const request = parseOptions(argv);
+    if (request.command === "help") {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    if (request.command === "version") {
+      process.stdout.write(`tigercloud-forks (${PACKAGE_NAME}) ${PACKAGE_VERSION}\n`);
+      return 0;
+    }
+    const { command, options } = request;
     const prStacks = prStacksOf(options);
     const rules = command === "sweep" ? sweepRules(options, prStacks) : undefined;
     client = createClient();

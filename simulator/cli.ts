@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// `tigercloud-simulator` (npx tigercloud-simulator, or npm run simulator here): serves a local Tiger
-// Cloud until stopped. The first line of output is one line of JSON (url, apiKey, publicKey,
-// secretKey, projectId, serviceId, vpcId); then an `export` line for a shell, then notes.
+// `tigercloud-simulator` (npx tigercloud-simulator, or npm run simulator here), also served by the
+// provider plugin (`pulumi plugin run --kind resource tigercloud -- simulator`) for users with no
+// npm project: serves a local Tiger Cloud until stopped. The first line of output is one line of
+// JSON (url, apiKey, publicKey, secretKey, projectId, serviceId, vpcId); then an `export` line for a
+// shell, then notes.
+import * as fs from "fs";
+import * as path from "path";
 import { NO_DELAYS, REALISTIC_DELAYS, Simulator } from "./index";
 
-const USAGE = `Usage: tigercloud-simulator [options]
+const usage = (name: string) => `Usage: ${name} [options]
 
 A local Tiger Cloud on 127.0.0.1 for tests: the API the provider and the official tiger CLI call,
 with a PostgreSQL server behind each service where PostgreSQL is installed.
@@ -17,16 +21,18 @@ Options:
   --public-key KEY     the key pair's public key, sent as HTTP Basic (default: a random one)
   --secret-key KEY     the key pair's secret key (default: a random one)
   --stand-in           no PostgreSQL servers: a stand-in behind each service that accepts a login only
-  --help               this text`;
+  --version            the version of pulumi-tigercloud this simulator comes with
+  -h, --help           this text`;
 
 const VALUED = ["--port", "--seed", "--api-key", "--public-key", "--secret-key"];
-const FLAGS = ["--fast", "--stand-in", "--help"];
+const FLAGS = ["--fast", "--stand-in", "--help", "--version"];
 
 function parse(argv: string[]): Map<string, string | true> {
   const options = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (FLAGS.includes(arg)) options.set(arg, true);
+    if (arg === "-h") options.set("--help", true);
+    else if (FLAGS.includes(arg)) options.set(arg, true);
     else if (VALUED.includes(arg)) {
       const value = argv[++i];
       if (value === undefined || value.startsWith("--")) throw new Error(`${arg} needs a value`);
@@ -36,27 +42,48 @@ function parse(argv: string[]): Map<string, string | true> {
   return options;
 }
 
-async function main(): Promise<void> {
+/** The version of the package this file came in: simulator/cli.ts here, dist/simulator/cli.js installed. */
+function installedVersion(): string {
+  for (const up of ["..", path.join("..", "..")]) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, up, "package.json"), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "pulumi-tigercloud" && pkg.version) return pkg.version;
+    } catch {
+      // not there: one folder further up
+    }
+  }
+  return "unknown";
+}
+
+/**
+ * Serves a local Tiger Cloud until SIGINT or SIGTERM. `name` is the command as the person typed it;
+ * `version` the package's (the plugin, which bundles this file, knows its own).
+ */
+export async function runSimulator(argv: string[], name = "tigercloud-simulator", version = installedVersion()): Promise<void> {
   let options: Map<string, string | true>;
   try {
-    options = parse(process.argv.slice(2));
+    options = parse(argv);
   } catch (err) {
-    console.error(`tigercloud-simulator: ${(err as Error).message}\n\n${USAGE}`);
+    console.error(`${name}: ${(err as Error).message}\n\n${usage(name)}`);
     process.exit(2);
   }
   if (options.has("--help")) {
-    console.log(USAGE);
+    console.log(usage(name));
+    return;
+  }
+  if (options.has("--version")) {
+    console.log(`${name} (pulumi-tigercloud) ${version}`);
     return;
   }
   const value = (name: string) => options.get(name) as string | undefined;
   const port = value("--port");
   if (port !== undefined && !/^\d+$/.test(port)) {
-    console.error(`tigercloud-simulator: --port must be a number, got ${JSON.stringify(port)}`);
+    console.error(`${name}: --port must be a number, got ${JSON.stringify(port)}`);
     process.exit(2);
   }
   const [publicKey, secretKey] = [value("--public-key"), value("--secret-key")];
   if ((publicKey === undefined) !== (secretKey === undefined)) {
-    console.error("tigercloud-simulator: --public-key and --secret-key go together");
+    console.error(`${name}: --public-key and --secret-key go together`);
     process.exit(2);
   }
   const seedFile = value("--seed");
@@ -72,20 +99,21 @@ async function main(): Promise<void> {
   const url = await sim.start();
   const { publicKey: pk, secretKey: sk } = sim.keyPair;
   console.log(JSON.stringify({ url, apiKey: sim.apiKey, publicKey: pk, secretKey: sk, ...sim.defaults(), projectId: sim.keyProjectId }));
-  console.log(
-    `export TIGER_API_URL=${url} TIGER_API_KEY=${sim.apiKey} TIGER_PUBLIC_KEY=${pk} TIGER_SECRET_KEY=${sk} TIGER_PROJECT_ID=${sim.keyProjectId}`,
-  );
+  // The key pair only, as the README's settings say: a bearer key beside it would be one more
+  // credential for the provider to choose between (the JSON line above has it, for the tiger CLI).
+  console.log(`export TIGER_API_URL=${url} TIGER_PUBLIC_KEY=${pk} TIGER_SECRET_KEY=${sk} TIGER_PROJECT_ID=${sim.keyProjectId}`);
   console.log(`Tiger Cloud API simulator listening on ${url} (Ctrl-C to stop)`);
   console.log(
     `  databases: ${sim.databases.kind === "postgres" ? "a PostgreSQL server per service" : "stand-ins (login and SELECT 1 only)"}`,
   );
-  console.log("  credentials: the bearer key (TIGER_API_KEY) or the key pair (TIGER_PUBLIC_KEY, TIGER_SECRET_KEY), of one project");
+  console.log("  credentials: the key pair above (TIGER_PUBLIC_KEY, TIGER_SECRET_KEY), or the JSON line's bearer apiKey, of one project");
   const shutdown = () => void sim.stop().then(() => process.exit(0));
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module)
+  runSimulator(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });

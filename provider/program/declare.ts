@@ -3,7 +3,10 @@
 // dynamic provider reads (hosts/dynamic/wire.ts), since it is told none of it otherwise: who
 // declares the resource (its name and the URN the engine will give it) and which arguments are secret.
 import type * as pulumi from "@pulumi/pulumi";
+import { loadExperimentalBuiltinsQuietly } from "./builtins";
 import { expectedUrn, secretInputNames } from "./urn";
+
+loadExperimentalBuiltinsQuietly();
 
 /** The type token the engine knows a dynamic resource by (pulumi.dynamic.Resource's module and type). */
 const typeOf = (kind: string) => `pulumi-nodejs:dynamic/tigercloud:${kind}`;

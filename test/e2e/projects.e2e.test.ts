@@ -121,7 +121,7 @@ test("every example is a project: Pulumi.yaml, package.json depending on the pac
 });
 
 test.each(Object.keys(EXAMPLE_CONFIG))(
-  "examples/%s in its directory: stack init, config, preview, up, no changes after, output as [secret], destroy, stack rm",
+  "examples/%s in its directory: stack init, config, preview, up, no changes after, output as [secret], destroy, stack rm; no Node.js warning",
   async (name) => {
     const dir = await installExample(name);
     const { projectId, serviceId } = sim.defaults();
@@ -179,6 +179,8 @@ test.each(Object.keys(EXAMPLE_CONFIG))(
     expect(all).not.toContain(sim.apiKey);
     // The host and the plugin sit beside the CLI, as in a normal install.
     expect(all).not.toMatch(/from \$PATH/);
+    // No Node.js warning between the plan's lines (the SDK loads node:ffi, experimental on Node.js 26).
+    expect(all).not.toMatch(/ExperimentalWarning|\(node:\d+\) /);
     if (fork) sim.outOfBand.deleteService(projectId, fork.service_id);
   },
 );
@@ -251,6 +253,7 @@ test("the root Pulumi.yaml previews in the repository, as a person runs it", asy
     const preview = await pulumi("preview", "--config-file", configFile);
     expect(preview).toMatch(/\+ 4 to create/);
     expect(preview).not.toMatch(/from \$PATH/);
+    expect(preview).not.toMatch(/ExperimentalWarning|\(node:\d+\) /);
     expect(
       sim
         .requests()

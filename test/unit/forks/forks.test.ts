@@ -1,6 +1,7 @@
 // The fork janitor (tigercloud-forks), run as its command runs: against the simulator's API, a
 // stand-in of GitHub's, and a stand-in `pulumi` first on PATH that answers from a file of stacks
 // and logs every call (the workflow runner runs it with the real CLI and backend).
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -8,6 +9,8 @@ import { main } from "../../../forks/cli";
 import { NamePattern } from "../../../forks/inventory";
 import { GitHubApi } from "../../support/gitops/githubApi";
 import { Simulator } from "../../../simulator";
+
+const ROOT = path.join(__dirname, "..", "..", "..");
 
 const DAY = 86_400_000;
 const TEN_DAYS_AGO = new Date(Date.now() - 10 * DAY);
@@ -285,4 +288,34 @@ test("the command refuses what it cannot do safely, naming the option: exit 2, n
   expect(await main(["remove-everything"])).toBe(2);
   expect(sim.requests()).toEqual([]);
   expect(calls()).toEqual([]);
+});
+
+describe("the command as a person runs it", () => {
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(ROOT, "forks", "cli.ts"), ...args], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, TIGER_API_URL: "http://127.0.0.1:9", TIGER_API_KEY: "unused" },
+    });
+
+  test("--help and -h print the usage on stdout and exit 0; --version prints the package's version", () => {
+    for (const flag of ["--help", "-h", "list --help"]) {
+      const help = cli(...flag.split(" "));
+      expect({ flag, status: help.status, stderr: help.stderr }).toEqual({ flag, status: 0, stderr: "" });
+      expect(help.stdout).toMatch(/^usage: tigercloud-forks list/);
+      expect(help.stdout).toContain("tigercloud-forks sweep --source ID --older-than 7d");
+    }
+    const version = cli("--version");
+    expect(version.status).toBe(0);
+    const { version: packageVersion } = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    expect(version.stdout).toBe(`tigercloud-forks (pulumi-tigercloud) ${packageVersion}\n`);
+  });
+
+  test("a wrong option exits 2 naming it, with the usage on stderr and nothing on stdout", () => {
+    const wrong = cli("list", "--sauce", "svc-x");
+    expect(wrong.status).toBe(2);
+    expect(wrong.stdout).toBe("");
+    expect(wrong.stderr).toMatch(/^tigercloud-forks: Unknown option '--sauce'/);
+    expect(wrong.stderr).toContain("usage: tigercloud-forks list");
+  });
 });

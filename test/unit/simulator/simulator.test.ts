@@ -11,7 +11,7 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
     child?.kill("SIGTERM");
   });
 
-  test("prints one JSON line and an export line with the bearer key and the key pair; serves the seeded VPC to either, 401 to a wrong one", async () => {
+  test("prints one JSON line (the bearer key and the key pair) and an export line with the key pair only; serves the seeded VPC to either, 401 to a wrong one", async () => {
     child = spawn(
       process.execPath,
       ["-r", "ts-node/register/transpile-only", path.join(__dirname, "..", "..", "..", "simulator", "cli.ts"), "--fast", "--stand-in"],
@@ -31,7 +31,7 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
     const info = JSON.parse(lines[0] as string) as Record<string, string>;
     expect(Object.keys(info).sort()).toEqual(["apiKey", "projectId", "publicKey", "secretKey", "serviceId", "url", "vpcId"]);
     expect(lines[1]).toBe(
-      `export TIGER_API_URL=${info.url} TIGER_API_KEY=${info.apiKey} TIGER_PUBLIC_KEY=${info.publicKey} TIGER_SECRET_KEY=${info.secretKey} TIGER_PROJECT_ID=${info.projectId}`,
+      `export TIGER_API_URL=${info.url} TIGER_PUBLIC_KEY=${info.publicKey} TIGER_SECRET_KEY=${info.secretKey} TIGER_PROJECT_ID=${info.projectId}`,
     );
 
     const vpcUrl = `${info.url}/projects/${info.projectId}/vpcs/${info.vpcId}`;
@@ -46,7 +46,7 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
     expect(await denied.json()).toEqual({ code: "UNAUTHORIZED", message: expect.any(String) });
   }, 30_000);
 
-  test("--help prints the usage and every option; an unknown option, or half a key pair: exit 2", () => {
+  test("--help and -h print the usage and every option, --version the version; an unknown option, or half a key pair: exit 2", () => {
     const cli = path.join(__dirname, "..", "..", "..", "simulator", "cli.ts");
     const run = (...args: string[]) =>
       spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", cli, ...args], {
@@ -55,8 +55,12 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
       });
     const help = run("--help");
     expect(help.status).toBe(0);
-    for (const option of ["--port", "--seed", "--fast", "--api-key", "--public-key", "--secret-key", "--stand-in", "--help"])
+    for (const option of ["--port", "--seed", "--fast", "--api-key", "--public-key", "--secret-key", "--stand-in", "--help", "--version"])
       expect(help.stdout).toContain(option);
+    expect(run("-h").stdout).toBe(help.stdout);
+    const version = run("--version");
+    expect(version.status).toBe(0);
+    expect(version.stdout).toMatch(/^tigercloud-simulator \(pulumi-tigercloud\) \d+\.\d+\.\d+\n$/);
     const unknown = run("--nope");
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/unknown option "--nope"[\s\S]*Usage: tigercloud-simulator/);
