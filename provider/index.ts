@@ -5,6 +5,11 @@
 // check would otherwise load on every preview and up.
 export {
   type Endpoint,
+  EnvironmentTag,
+  ForkStrategy,
+  OnDestroy,
+  PasswordOnAdopt,
+  ReadyWhen,
   ServiceFork,
   type ServiceForkArgs,
   ServiceHA,

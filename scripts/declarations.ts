@@ -17,6 +17,18 @@ import { SETTING_SOURCES } from "../provider/settings";
 const ROOT = path.join(__dirname, "..");
 export const SCHEMA_FILE = path.join(ROOT, "provider", "hosts", "plugin", "schema.json");
 export const PROGRAM_FILE = path.join(ROOT, "provider", "program", "resources.ts");
+/** The example programs, in Pulumi's program language ("<Resource>.<slug>.pp", a "# <title>" line first). */
+export const EXAMPLES_DIR = path.join(ROOT, "provider", "hosts", "plugin", "examples");
+/** Each example as Pulumi's program generators write it in each language (scripts/gen-sdks/run). */
+export const GENERATED_EXAMPLES_DIR = path.join(ROOT, "sdk", "examples");
+/** The languages of an example, in the order the Registry shows them: the fence's name and the generated file. */
+const EXAMPLE_LANGUAGES = [
+  ["typescript", "index.ts"],
+  ["python", "__main__.py"],
+  ["go", "main.go"],
+  ["csharp", "Program.cs"],
+  ["yaml", "Main.yaml"],
+] as const;
 export const TOKEN = (name: string) => `tigercloud:index:${name}`;
 /** Where the project lives: its source, its releases (the plugin's archives), its issues. */
 export const REPOSITORY = "https://github.com/tigercloud/pulumi-tigercloud";
@@ -34,6 +46,10 @@ interface Json {
   description?: string;
   typeName?: string;
   typeDescription?: string;
+  /** An enum's values, each described. */
+  values?: Record<string, string>;
+  /** The type the other languages' SDKs give a property the rule takes in more than one form. */
+  sdkType?: "string";
   const?: unknown;
 }
 
@@ -62,8 +78,9 @@ interface ObjectSpec {
   required?: string[];
   inputProperties?: Record<string, PropertySpec>;
   requiredInputs?: string[];
+  stateInputs?: { description: string; properties: Record<string, PropertySpec>; type: "object" };
 }
-type EnumSpec = { type: "string"; description?: string; enum: { value: string; name?: string }[] };
+type EnumSpec = { type: "string"; description?: string; enum: { value: string; name?: string; description?: string }[] };
 
 export interface PackageSchema {
   name: string;
@@ -91,9 +108,20 @@ function schemaType(json: Json, owner: string, property: string, types: PackageS
     const known = types[token] as EnumSpec | undefined;
     if (known && JSON.stringify(known.enum.map((e) => e.value)) !== JSON.stringify(json.enum))
       throw new Error(`two enums named ${pascal(property)} with other values (${owner}.${property})`);
-    types[token] = { type: "string", enum: json.enum.map((value) => ({ name: valueName(value), value })) };
+    // The first that describes the enum and its values does (an input's rule; a state's repeats it).
+    if (!known?.description)
+      types[token] = {
+        type: "string",
+        ...(json.typeDescription ? { description: json.typeDescription } : {}),
+        enum: json.enum.map((value) => ({
+          name: valueName(value),
+          value,
+          ...(json.values?.[value] ? { description: json.values[value] } : {}),
+        })),
+      };
     return { $ref: `#/types/${token}` };
   }
+  if (json.sdkType) return { type: json.sdkType };
   const alternatives = json.anyOf ?? (Array.isArray(json.type) ? json.type.map((type) => ({ type })) : undefined);
   // string first, as the SDKs' unions have always read (a string is what state keeps).
   if (alternatives)
@@ -143,6 +171,106 @@ function inputsOf(spec: ResourceSpec): { properties: Record<string, Json>; requi
   return { properties: json.properties ?? {}, required: (json.required ?? []).filter((k) => !FROM_SETTINGS.includes(k)) };
 }
 
+/**
+ * A description with each name of the resource's inputs and outputs it mentions (a camelCase word,
+ * or one word in backticks) made a reference, which each language's generator writes in its own
+ * words: `syncReplicaCount` is sync_replica_count in Python, SyncReplicaCount in Go and .NET.
+ */
+export function withReferences(text: string, token: string, inputs: readonly string[], outputs: readonly string[]): string {
+  const ref = (name: string, prefer: "inputProperties" | "properties") => {
+    const where =
+      prefer === "inputProperties"
+        ? inputs.includes(name)
+          ? "inputProperties"
+          : "properties"
+        : outputs.includes(name)
+          ? "properties"
+          : "inputProperties";
+    return `{{% ref #/resources/${token}/${where}/${name} %}}`;
+  };
+  const known = (name: string) => inputs.includes(name) || outputs.includes(name);
+  // Not a config key's part (tigercloud:projectId) nor a member's (x.serviceId): those are no property of this resource.
+  return text.replace(/`([a-z][A-Za-z0-9]*)`|(?<![:.\w])([a-z]+(?:[A-Z][a-z0-9]*)+)\b/g, (match, quoted?: string, camel?: string) => {
+    const name = (quoted ?? camel) as string;
+    return known(name) ? ref(name, "inputProperties") : match;
+  });
+}
+
+/** An example program: its title, and its text in each language that has been generated. */
+export interface Example {
+  name: string;
+  title: string;
+  code: { language: string; text: string }[];
+}
+
+/** The examples of a resource kind, with what scripts/gen-sdks/run last generated of each. */
+export function examplesOf(kind: string): Example[] {
+  if (!fs.existsSync(EXAMPLES_DIR)) return [];
+  return fs
+    .readdirSync(EXAMPLES_DIR)
+    .filter((f) => f.startsWith(`${kind}.`) && f.endsWith(".pp"))
+    .sort()
+    .map((file) => {
+      const name = file.slice(0, -".pp".length);
+      const first = fs.readFileSync(path.join(EXAMPLES_DIR, file), "utf8").split("\n")[0] ?? "";
+      const title = first.replace(/^# /, "");
+      const code = EXAMPLE_LANGUAGES.flatMap(([language, generated]) => {
+        const made = path.join(GENERATED_EXAMPLES_DIR, name, generated);
+        return fs.existsSync(made) ? [{ language, text: fs.readFileSync(made, "utf8").trimEnd() }] : [];
+      });
+      return { name, title, code };
+    });
+}
+
+/** How each resource is imported: Pulumi's import takes the object's ID, which for each is this. */
+const IMPORT_IDS: Record<string, { id: string; example: string; name: string }> = {
+  ServiceFork: { id: "the fork's service ID", example: "svc-a1b2c3d4e5", name: "prDatabase" },
+  ServiceHA: { id: "the service's ID", example: "svc-a1b2c3d4e5", name: "ha" },
+  VpcName: { id: "the VPC's ID", example: "1234567", name: "analytics" },
+};
+
+/**
+ * A resource's documentation in the schema: what it is, its examples in every language (as the
+ * Registry's pages and the SDKs show them, each language's generator keeping its own), and how it is
+ * imported.
+ */
+function documentation(kind: string, description: string): string {
+  const examples = examplesOf(kind);
+  const parts = [description];
+  if (examples.length > 0)
+    parts.push(
+      [
+        "{{% examples %}}",
+        "## Example Usage",
+        ...examples.map((e) =>
+          [
+            "{{% example %}}",
+            `### ${e.title}`,
+            "",
+            ...e.code.map((c) => `\`\`\`${c.language}\n${c.text}\n\`\`\``),
+            "{{% /example %}}",
+          ].join("\n"),
+        ),
+        "{{% /examples %}}",
+      ].join("\n"),
+    );
+  const importing = IMPORT_IDS[kind];
+  if (importing)
+    parts.push(
+      [
+        "## Import",
+        "",
+        `An existing ${kind} is imported by ${importing.id}. The run that imports changes nothing in Tiger Cloud; where the program ` +
+          "declares otherwise, it warns what the next update will change.",
+        "",
+        "```sh",
+        `$ pulumi import tigercloud:index:${kind} ${importing.name} ${importing.example}`,
+        "```",
+      ].join("\n"),
+    );
+  return parts.join("\n\n");
+}
+
 /** The schema, from the resources' specifications as they are now. */
 export function makeSchema(): PackageSchema {
   const types: PackageSchema["types"] = {};
@@ -150,21 +278,30 @@ export function makeSchema(): PackageSchema {
   for (const { spec } of RESOURCES) {
     const inputs = inputsOf(spec);
     const outputs = outputsOf(spec);
+    const token = TOKEN(spec.kind);
+    const linked = (text: string | undefined) =>
+      text && withReferences(text, token, Object.keys(inputs.properties), Object.keys(outputs.properties));
     const inputProperties = Object.fromEntries(
-      Object.entries(inputs.properties).map(([k, p]) => [k, described(schemaType(p, spec.kind, k, types), p.description)]),
+      Object.entries(inputs.properties).map(([k, p]) => [k, described(schemaType(p, spec.kind, k, types), linked(p.description))]),
     );
     const properties = Object.fromEntries(
       Object.entries(outputs.properties).map(([k, p]) => {
-        const type = described(schemaType(p, spec.kind, k, types), p.description);
+        const type = described(schemaType(p, spec.kind, k, types), linked(p.description));
         return [k, spec.secretOutputs?.includes(k) ? { ...type, secret: true } : type];
       }),
     );
-    resources[TOKEN(spec.kind)] = {
-      description: spec.description,
+    resources[token] = {
+      description: documentation(spec.kind, linked(spec.description) as string),
       properties,
       required: [...outputs.required].sort(),
       inputProperties,
       requiredInputs: inputs.required,
+      // What `get` of an existing resource may be given (Go's ServiceForkState, ...): its outputs.
+      stateInputs: {
+        description: `Input properties used for looking up and filtering ${spec.kind} resources.`,
+        properties,
+        type: "object",
+      },
     };
   }
   const settings = Object.fromEntries(
@@ -200,7 +337,8 @@ export function makeSchema(): PackageSchema {
       python: { packageName: "pulumi_tigercloud", pyproject: { enabled: true } },
       // NuGet's Pulumi.* prefix is Pulumi's own: the package is TigerCloud.Pulumi.
       csharp: { rootNamespace: "TigerCloud", namespaces: { tigercloud: "Pulumi" } },
-      nodejs: { packageName: "@tigercloud/pulumi" },
+      // A TypeScript program uses this package (its classes have the same names and arguments).
+      nodejs: { packageName: "pulumi-tigercloud" },
     },
   };
 }
@@ -210,14 +348,36 @@ export const schemaText = (schema: PackageSchema) => `${JSON.stringify(schema, n
 
 // ---- the TypeScript program's classes
 
-/** A doc comment: on one line where it fits, else wrapped. */
-function doc(text: string | undefined, indent: string): string {
+/** A doc comment: on one line where it fits, else wrapped; `code`, lines kept as they are, after it. */
+function doc(text: string | undefined, indent: string, code: string[] = []): string {
   if (!text) return "";
-  const safe = text.replace(/\*\//g, "* /");
-  if (indent.length + safe.length + 7 <= 140) return `${indent}/** ${safe} */\n`;
-  return `${indent}/**\n${wrap(safe, 100 - indent.length)
-    .map((l) => `${indent} * ${l}`.trimEnd())
-    .join("\n")}\n${indent} */\n`;
+  const safe = (t: string) => t.replace(/\*\//g, "* /");
+  if (code.length === 0 && indent.length + safe(text).length + 7 <= 140) return `${indent}/** ${safe(text)} */\n`;
+  const lines = [...wrap(safe(text), 100 - indent.length), ...code.map(safe)];
+  return `${indent}/**\n${lines.map((l) => `${indent} * ${l}`.trimEnd()).join("\n")}\n${indent} */\n`;
+}
+
+/** The TypeScript examples of a resource kind, as a doc comment's lines. */
+function typescriptExamples(kind: string): string[] {
+  return examplesOf(kind).flatMap((e) => {
+    const code = e.code.find((c) => c.language === "typescript");
+    return code ? ["", `### ${e.title}`, "", "```typescript", ...code.text.split("\n"), "```"] : [];
+  });
+}
+
+/** The enums' values by name, as each language's SDK has them (ForkStrategy.LastSnapshot is "LAST_SNAPSHOT"). */
+function enumConstants(types: PackageSchema["types"]): string {
+  return Object.entries(types)
+    .flatMap(([token, t]) => {
+      if (!("enum" in t)) return [];
+      const name = token.split(":").pop() as string;
+      const members = t.enum.map((e) => `${doc(e.description, "  ")}  ${e.name}: ${JSON.stringify(e.value)},\n`).join("");
+      return [
+        `${doc(t.description, "")}export const ${name} = {\n${members}} as const;\n` +
+          `${doc(t.description, "")}export type ${name} = (typeof ${name})[keyof typeof ${name}];\n`,
+      ];
+    })
+    .join("\n");
 }
 
 function wrap(text: string, width: number): string[] {
@@ -284,7 +444,7 @@ export async function makeProgram(): Promise<string> {
       .join("");
     blocks.push(
       `/** The inputs of a {@link ${spec.kind}}. */\nexport interface ${spec.kind}Args {\n${args}}\n\n` +
-        `${doc(spec.description, "")}export class ${spec.kind} extends pulumi.dynamic.Resource {\n${fields}\n` +
+        `${doc(spec.description, "", typescriptExamples(spec.kind))}export class ${spec.kind} extends pulumi.dynamic.Resource {\n${fields}\n` +
         `  constructor(name: string, args: ${spec.kind}Args, opts?: pulumi.CustomResourceOptions) {\n` +
         `    const outputs: string[] = ${JSON.stringify(Object.keys(outputs.properties))};\n` +
         `    const secret: string[] = ${JSON.stringify(spec.secretOutputs ?? [])};\n` +
@@ -298,6 +458,8 @@ export async function makeProgram(): Promise<string> {
     `import * as pulumi from "@pulumi/pulumi";\n` +
     `import { serializedProvider } from "../hosts/dynamic/serializedProvider";\n` +
     `import { declaredInputs, withSecretOutputs } from "./declare";\n\n` +
+    enumConstants(makeSchema().types) +
+    "\n" +
     [...named.values()].join("\n") +
     "\n" +
     blocks.join("\n");

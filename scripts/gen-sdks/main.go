@@ -2,10 +2,12 @@
 // schema, with Pulumi's own generators (pkg/v3/codegen/go and codegen/python), called directly:
 // `pulumi package gen-sdk` needs the languages' plugins, which cannot be installed here.
 //
-//	gen-sdks -schema provider/hosts/plugin/schema.json -version 0.1.0 -out sdk
+//	gen-sdks -schema provider/hosts/plugin/schema.json -version 0.1.0 -out sdk \
+//	  -examples provider/hosts/plugin/examples
 //
-// writes OUT/go (a Go module) and OUT/python, each emptied first. The version is the package's,
-// as the plugin adds it to the schema it serves (GetSchema).
+// writes OUT/go (a Go module) and OUT/python, each emptied first, and each example program in
+// TypeScript, Python and Go (OUT/examples/<name>/). The version is the package's, as the plugin adds
+// it to the schema it serves (GetSchema).
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 
 	"github.com/blang/semver"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
+	nodejsgen "github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
 	pygen "github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 )
@@ -43,17 +46,22 @@ func (noReferences) LoadPackageV2(_ context.Context, d *schema.PackageDescriptor
 func main() {
 	schemaFile := flag.String("schema", "provider/hosts/plugin/schema.json", "the package schema")
 	version := flag.String("version", "", "the package's version (required)")
-	out := flag.String("out", "sdk", "the folder to write go/ and python/ into")
+	out := flag.String("out", "sdk", "the folder to write go/, python/ and examples/ into")
+	examples := flag.String("examples", "provider/hosts/plugin/examples", "the example programs (*.pp)")
+	what := flag.String("what", "all", `"sdks", "examples" or "all"`)
 	flag.Parse()
-	if err := run(*schemaFile, *version, *out); err != nil {
+	if err := run(*schemaFile, *version, *out, *examples, *what); err != nil {
 		fmt.Fprintf(os.Stderr, "gen-sdks: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(schemaFile, version, out string) error {
+func run(schemaFile, version, out, examplesDir, what string) error {
 	if version == "" {
 		return errors.New("-version is required")
+	}
+	if what != "sdks" && what != "examples" && what != "all" {
+		return fmt.Errorf(`-what must be "sdks", "examples" or "all", not %q`, what)
 	}
 	raw, err := os.ReadFile(schemaFile)
 	if err != nil {
@@ -67,13 +75,31 @@ func run(schemaFile, version, out string) error {
 
 	// A package for each generator: each imports its language's settings into the one it is given.
 	load := func() (*schema.Package, error) {
-		return schema.ImportSpec(spec, map[string]schema.Language{"go": gogen.Importer, "python": pygen.Importer},
+		return schema.ImportSpec(spec,
+			map[string]schema.Language{"go": gogen.Importer, "python": pygen.Importer, "nodejs": nodejsgen.Importer},
 			noReferences{}, schema.ValidationOptions{})
 	}
 
 	pkg, err := load()
 	if err != nil {
 		return fmt.Errorf("%s: %w", schemaFile, err)
+	}
+	if what != "sdks" {
+		examples, err := readExamples(examplesDir)
+		if err != nil {
+			return err
+		}
+		err = writeExamples(examples, pkg, filepath.Join(out, "examples"), map[string]programGenerator{
+			"typescript": nodejsgen.GenerateProgram,
+			"python":     pygen.GenerateProgram,
+			"go":         gogen.GenerateProgram,
+		})
+		if err != nil || what == "examples" {
+			return err
+		}
+		if pkg, err = load(); err != nil {
+			return err
+		}
 	}
 	goFiles, err := gogen.GeneratePackage(tool, pkg, nil)
 	if err != nil {

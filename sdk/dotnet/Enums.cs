@@ -7,6 +7,9 @@ using Pulumi;
 
 namespace TigerCloud.Pulumi
 {
+    /// <summary>
+    /// The environment a service is tagged with.
+    /// </summary>
     [EnumType]
     public readonly struct EnvironmentTag : IEquatable<EnvironmentTag>
     {
@@ -17,7 +20,13 @@ namespace TigerCloud.Pulumi
             _value = value ?? throw new ArgumentNullException(nameof(value));
         }
 
+        /// <summary>
+        /// A development service.
+        /// </summary>
         public static EnvironmentTag Dev { get; } = new EnvironmentTag("DEV");
+        /// <summary>
+        /// A production service.
+        /// </summary>
         public static EnvironmentTag Prod { get; } = new EnvironmentTag("PROD");
 
         public static bool operator ==(EnvironmentTag left, EnvironmentTag right) => left.Equals(right);
@@ -35,6 +44,9 @@ namespace TigerCloud.Pulumi
         public override string ToString() => _value;
     }
 
+    /// <summary>
+    /// How a fork copies its source's data.
+    /// </summary>
     [EnumType]
     public readonly struct ForkStrategy : IEquatable<ForkStrategy>
     {
@@ -45,8 +57,17 @@ namespace TigerCloud.Pulumi
             _value = value ?? throw new ArgumentNullException(nameof(value));
         }
 
+        /// <summary>
+        /// The data as of the source's last snapshot.
+        /// </summary>
         public static ForkStrategy LastSnapshot { get; } = new ForkStrategy("LAST_SNAPSHOT");
+        /// <summary>
+        /// The data as it is now.
+        /// </summary>
         public static ForkStrategy Now { get; } = new ForkStrategy("NOW");
+        /// <summary>
+        /// The data as it was at a point in time, the target time declared: point-in-time recovery.
+        /// </summary>
         public static ForkStrategy Pitr { get; } = new ForkStrategy("PITR");
 
         public static bool operator ==(ForkStrategy left, ForkStrategy right) => left.Equals(right);
@@ -64,6 +85,9 @@ namespace TigerCloud.Pulumi
         public override string ToString() => _value;
     }
 
+    /// <summary>
+    /// What destroying the resource does to the fork.
+    /// </summary>
     [EnumType]
     public readonly struct OnDestroy : IEquatable<OnDestroy>
     {
@@ -74,7 +98,13 @@ namespace TigerCloud.Pulumi
             _value = value ?? throw new ArgumentNullException(nameof(value));
         }
 
+        /// <summary>
+        /// Stop it: it stays, paused, with its data, and its storage is still billed.
+        /// </summary>
         public static OnDestroy Stop { get; } = new OnDestroy("stop");
+        /// <summary>
+        /// Delete it, and its data, for good.
+        /// </summary>
         public static OnDestroy Delete { get; } = new OnDestroy("delete");
 
         public static bool operator ==(OnDestroy left, OnDestroy right) => left.Equals(right);
@@ -92,6 +122,9 @@ namespace TigerCloud.Pulumi
         public override string ToString() => _value;
     }
 
+    /// <summary>
+    /// What adopting a fork does to its password, which is not known.
+    /// </summary>
     [EnumType]
     public readonly struct PasswordOnAdopt : IEquatable<PasswordOnAdopt>
     {
@@ -102,7 +135,13 @@ namespace TigerCloud.Pulumi
             _value = value ?? throw new ArgumentNullException(nameof(value));
         }
 
+        /// <summary>
+        /// Set a new random one, recorded as a secret.
+        /// </summary>
         public static PasswordOnAdopt Reset { get; } = new PasswordOnAdopt("reset");
+        /// <summary>
+        /// Leave it; the password output stays empty.
+        /// </summary>
         public static PasswordOnAdopt Keep { get; } = new PasswordOnAdopt("keep");
 
         public static bool operator ==(PasswordOnAdopt left, PasswordOnAdopt right) => left.Equals(right);
@@ -120,6 +159,9 @@ namespace TigerCloud.Pulumi
         public override string ToString() => _value;
     }
 
+    /// <summary>
+    /// What counts as ready when a fork's create waits for it.
+    /// </summary>
     [EnumType]
     public readonly struct ReadyWhen : IEquatable<ReadyWhen>
     {
@@ -130,7 +172,13 @@ namespace TigerCloud.Pulumi
             _value = value ?? throw new ArgumentNullException(nameof(value));
         }
 
+        /// <summary>
+        /// READY, and then a working login as tsdbadmin (SELECT 1).
+        /// </summary>
         public static ReadyWhen Login { get; } = new ReadyWhen("login");
+        /// <summary>
+        /// READY only.
+        /// </summary>
         public static ReadyWhen Status { get; } = new ReadyWhen("status");
 
         public static bool operator ==(ReadyWhen left, ReadyWhen right) => left.Equals(right);

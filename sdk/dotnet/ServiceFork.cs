@@ -11,7 +11,77 @@ using Pulumi;
 namespace TigerCloud.Pulumi
 {
     /// <summary>
-    /// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
+    /// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With OnDestroy "delete" it is deleted instead, and its data goes.
+    /// 
+    /// ## Example Usage
+    /// ### A database for a pull request: a fork of production, deleted when the stack is destroyed
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Pulumi = TigerCloud.Pulumi;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt; 
+    /// {
+    ///     var config = new Config();
+    ///     // The production service to fork
+    ///     var sourceServiceId = config.Require("sourceServiceId");
+    ///     // The pull request's number
+    ///     var prNumber = config.RequireInt32("prNumber");
+    ///     var prDatabase = new Pulumi.ServiceFork("prDatabase", new()
+    ///     {
+    ///         SourceServiceId = sourceServiceId,
+    ///         Name = $"pr-{prNumber}",
+    ///         ForkStrategy = Pulumi.ForkStrategy.LastSnapshot,
+    ///         CpuMillis = "1000",
+    ///         MemoryGbs = "4",
+    ///         OnDestroy = Pulumi.OnDestroy.Delete,
+    ///     });
+    /// 
+    ///     return new Dictionary&lt;string, object?&gt;
+    ///     {
+    ///         ["serviceId"] = prDatabase.ServiceId,
+    ///         ["databaseUrl"] = prDatabase.ConnectionUri,
+    ///     };
+    /// });
+    /// ```
+    /// ### A copy of production as it was at a point in time, for an investigation
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Pulumi = TigerCloud.Pulumi;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt; 
+    /// {
+    ///     var config = new Config();
+    ///     // The production service
+    ///     var sourceServiceId = config.Require("sourceServiceId");
+    ///     // When to copy it at (RFC 3339), such as 2026-11-01T09:30:00Z
+    ///     var before = config.Require("before");
+    ///     var investigation = new Pulumi.ServiceFork("investigation", new()
+    ///     {
+    ///         SourceServiceId = sourceServiceId,
+    ///         Name = "incident-investigation",
+    ///         ForkStrategy = Pulumi.ForkStrategy.Pitr,
+    ///         TargetTime = before,
+    ///     });
+    /// 
+    ///     return new Dictionary&lt;string, object?&gt;
+    ///     {
+    ///         ["host"] = investigation.Host,
+    ///         ["port"] = investigation.Port,
+    ///     };
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// An existing ServiceFork is imported by the fork's service ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+    /// 
+    /// ```sh
+    /// $ pulumi import tigercloud:index:ServiceFork prDatabase svc-a1b2c3d4e5
+    /// ```
     /// </summary>
     [PulumiResourceType("tigercloud:index:ServiceFork")]
     public partial class ServiceFork : global::Pulumi.CustomResource
@@ -20,7 +90,7 @@ namespace TigerCloud.Pulumi
         /// Whether create takes over a running fork of the same name and source.
         /// </summary>
         [Output("adoptExisting")]
-        public Output<bool?> AdoptExisting { get; private set; } = null!;
+        public Output<bool> AdoptExisting { get; private set; } = null!;
 
         /// <summary>
         /// The fork taken under management instead of forking, if one was named.
@@ -29,7 +99,7 @@ namespace TigerCloud.Pulumi
         public Output<string?> AdoptServiceId { get; private set; } = null!;
 
         /// <summary>
-        /// When the fork was taken over instead of made (see adoptExisting), and why.
+        /// When the fork was taken over instead of made (see AdoptExisting), and why.
         /// </summary>
         [Output("adopted")]
         public Output<Outputs.ServiceForkAdopted?> Adopted { get; private set; } = null!;
@@ -41,7 +111,7 @@ namespace TigerCloud.Pulumi
         public Output<Outputs.ServiceForkConnectionPooler?> ConnectionPooler { get; private set; } = null!;
 
         /// <summary>
-        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").
+        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
         /// </summary>
         [Output("connectionUri")]
         public Output<string?> ConnectionUri { get; private set; } = null!;
@@ -56,7 +126,7 @@ namespace TigerCloud.Pulumi
         /// How long create waits.
         /// </summary>
         [Output("createTimeout")]
-        public Output<string?> CreateTimeout { get; private set; } = null!;
+        public Output<string> CreateTimeout { get; private set; } = null!;
 
         /// <summary>
         /// When the fork was created (RFC 3339).
@@ -74,7 +144,7 @@ namespace TigerCloud.Pulumi
         /// How long destroy waits.
         /// </summary>
         [Output("deleteTimeout")]
-        public Output<string?> DeleteTimeout { get; private set; } = null!;
+        public Output<string> DeleteTimeout { get; private set; } = null!;
 
         /// <summary>
         /// The fork's endpoint.
@@ -119,7 +189,7 @@ namespace TigerCloud.Pulumi
         public Output<string?> Host { get; private set; } = null!;
 
         /// <summary>
-        /// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret.
+        /// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
         /// </summary>
         [Output("initialPassword")]
         public Output<string?> InitialPassword { get; private set; } = null!;
@@ -140,13 +210,13 @@ namespace TigerCloud.Pulumi
         /// What destroy does to the fork: "stop" or "delete".
         /// </summary>
         [Output("onDestroy")]
-        public Output<TigerCloud.Pulumi.OnDestroy?> OnDestroy { get; private set; } = null!;
+        public Output<TigerCloud.Pulumi.OnDestroy> OnDestroy { get; private set; } = null!;
 
         /// <summary>
         /// What adopting a fork does to its password: "reset" or "keep".
         /// </summary>
         [Output("passwordOnAdopt")]
-        public Output<TigerCloud.Pulumi.PasswordOnAdopt?> PasswordOnAdopt { get; private set; } = null!;
+        public Output<TigerCloud.Pulumi.PasswordOnAdopt> PasswordOnAdopt { get; private set; } = null!;
 
         /// <summary>
         /// True when the fork is stopped (PAUSING or PAUSED), as last seen.
@@ -173,10 +243,10 @@ namespace TigerCloud.Pulumi
         public Output<string> ProjectId { get; private set; } = null!;
 
         /// <summary>
-        /// What "ready" meant when create waited: "login" or "status".
+        /// What counted as ready when create waited: "login" or "status".
         /// </summary>
         [Output("readyWhen")]
-        public Output<TigerCloud.Pulumi.ReadyWhen?> ReadyWhen { get; private set; } = null!;
+        public Output<TigerCloud.Pulumi.ReadyWhen> ReadyWhen { get; private set; } = null!;
 
         /// <summary>
         /// The region the fork runs in.
@@ -224,7 +294,7 @@ namespace TigerCloud.Pulumi
         /// How long an in-place change waits.
         /// </summary>
         [Output("updateTimeout")]
-        public Output<string?> UpdateTimeout { get; private set; } = null!;
+        public Output<string> UpdateTimeout { get; private set; } = null!;
 
         /// <summary>
         /// The admin role: tsdbadmin.
@@ -236,7 +306,7 @@ namespace TigerCloud.Pulumi
         /// Whether create and destroy wait for the API's work to finish.
         /// </summary>
         [Output("waitForReady")]
-        public Output<bool?> WaitForReady { get; private set; } = null!;
+        public Output<bool> WaitForReady { get; private set; } = null!;
 
 
         /// <summary>
@@ -251,8 +321,8 @@ namespace TigerCloud.Pulumi
         {
         }
 
-        private ServiceFork(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("tigercloud:index:ServiceFork", name, null, MakeResourceOptions(options, id))
+        private ServiceFork(string name, Input<string> id, ServiceForkState? state = null, CustomResourceOptions? options = null)
+            : base("tigercloud:index:ServiceFork", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -281,10 +351,11 @@ namespace TigerCloud.Pulumi
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static ServiceFork Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static ServiceFork Get(string name, Input<string> id, ServiceForkState? state = null, CustomResourceOptions? options = null)
         {
-            return new ServiceFork(name, id, options);
+            return new ServiceFork(name, id, state, options);
         }
     }
 
@@ -297,16 +368,16 @@ namespace TigerCloud.Pulumi
         public Input<bool>? AdoptExisting { get; set; }
 
         /// <summary>
-        /// Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        /// Take this existing fork under management instead of forking. It must be a running fork of SourceServiceId (named Name, if that is given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         /// </summary>
         [Input("adoptServiceId")]
         public Input<string>? AdoptServiceId { get; set; }
 
         /// <summary>
-        /// Whole millicores &gt;= 1 (a number or a string of digits), or "shared". Default: the parent's.
+        /// The CPU, in whole millicores &gt;= 1 such as "2000", or "shared" (with MemoryGbs "shared" too). Default: the parent's.
         /// </summary>
         [Input("cpuMillis")]
-        public InputUnion<string, int>? CpuMillis { get; set; }
+        public Input<string>? CpuMillis { get; set; }
 
         /// <summary>
         /// How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
@@ -321,22 +392,22 @@ namespace TigerCloud.Pulumi
         public Input<string>? DeleteTimeout { get; set; }
 
         /// <summary>
-        /// DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+        /// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
         /// </summary>
         [Input("environmentTag")]
         public Input<TigerCloud.Pulumi.EnvironmentTag>? EnvironmentTag { get; set; }
 
         /// <summary>
-        /// LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+        /// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
         /// </summary>
         [Input("forkStrategy", required: true)]
         public Input<TigerCloud.Pulumi.ForkStrategy> ForkStrategy { get; set; } = null!;
 
         /// <summary>
-        /// Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
+        /// The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with CpuMillis "shared" too). Default: the parent's.
         /// </summary>
         [Input("memoryGbs")]
-        public InputUnion<string, double>? MemoryGbs { get; set; }
+        public Input<string>? MemoryGbs { get; set; }
 
         /// <summary>
         /// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "&lt;parent name&gt;-fork".
@@ -345,7 +416,7 @@ namespace TigerCloud.Pulumi
         public Input<string>? Name { get; set; }
 
         /// <summary>
-        /// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
+        /// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of SourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         /// </summary>
         [Input("onDestroy")]
         public Input<TigerCloud.Pulumi.OnDestroy>? OnDestroy { get; set; }
@@ -357,19 +428,19 @@ namespace TigerCloud.Pulumi
         public Input<TigerCloud.Pulumi.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
 
         /// <summary>
-        /// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        /// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
         /// </summary>
         [Input("paused")]
         public Input<bool>? Paused { get; set; }
 
         /// <summary>
-        /// The project of the source service and of the fork. Default: the provider's projectId setting.
+        /// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         /// </summary>
         [Input("projectId")]
         public Input<string>? ProjectId { get; set; }
 
         /// <summary>
-        /// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+        /// What counts as ready when create waits (WaitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         /// </summary>
         [Input("readyWhen")]
         public Input<TigerCloud.Pulumi.ReadyWhen>? ReadyWhen { get; set; }
@@ -402,5 +473,271 @@ namespace TigerCloud.Pulumi
         {
         }
         public static new ServiceForkArgs Empty => new ServiceForkArgs();
+    }
+
+    public sealed class ServiceForkState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// Whether create takes over a running fork of the same name and source.
+        /// </summary>
+        [Input("adoptExisting")]
+        public Input<bool>? AdoptExisting { get; set; }
+
+        /// <summary>
+        /// The fork taken under management instead of forking, if one was named.
+        /// </summary>
+        [Input("adoptServiceId")]
+        public Input<string>? AdoptServiceId { get; set; }
+
+        /// <summary>
+        /// When the fork was taken over instead of made (see AdoptExisting), and why.
+        /// </summary>
+        [Input("adopted")]
+        public Input<Inputs.ServiceForkAdoptedGetArgs>? Adopted { get; set; }
+
+        /// <summary>
+        /// The fork's connection pooler, when it has one.
+        /// </summary>
+        [Input("connectionPooler")]
+        public Input<Inputs.ServiceForkConnectionPoolerGetArgs>? ConnectionPooler { get; set; }
+
+        [Input("connectionUri")]
+        private Input<string>? _connectionUri;
+
+        /// <summary>
+        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+        /// </summary>
+        public Input<string>? ConnectionUri
+        {
+            get => _connectionUri;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _connectionUri = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
+        }
+
+        /// <summary>
+        /// The declared CPU, in millicores, or "shared".
+        /// </summary>
+        [Input("cpuMillis")]
+        public Input<string>? CpuMillis { get; set; }
+
+        /// <summary>
+        /// How long create waits.
+        /// </summary>
+        [Input("createTimeout")]
+        public Input<string>? CreateTimeout { get; set; }
+
+        /// <summary>
+        /// When the fork was created (RFC 3339).
+        /// </summary>
+        [Input("created")]
+        public Input<string>? Created { get; set; }
+
+        /// <summary>
+        /// The database to connect to: tsdb.
+        /// </summary>
+        [Input("database")]
+        public Input<string>? Database { get; set; }
+
+        /// <summary>
+        /// How long destroy waits.
+        /// </summary>
+        [Input("deleteTimeout")]
+        public Input<string>? DeleteTimeout { get; set; }
+
+        /// <summary>
+        /// The fork's endpoint.
+        /// </summary>
+        [Input("endpoint")]
+        public Input<Inputs.EndpointGetArgs>? Endpoint { get; set; }
+
+        /// <summary>
+        /// The fork's environment tag, as the API reports it.
+        /// </summary>
+        [Input("environment")]
+        public Input<string>? Environment { get; set; }
+
+        /// <summary>
+        /// The declared environment tag, DEV or PROD.
+        /// </summary>
+        [Input("environmentTag")]
+        public Input<TigerCloud.Pulumi.EnvironmentTag>? EnvironmentTag { get; set; }
+
+        /// <summary>
+        /// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+        /// </summary>
+        [Input("forkStrategy")]
+        public Input<TigerCloud.Pulumi.ForkStrategy>? ForkStrategy { get; set; }
+
+        /// <summary>
+        /// The service the fork was made from, as the API reports it.
+        /// </summary>
+        [Input("forkedFrom")]
+        public Input<Inputs.ServiceForkForkedFromGetArgs>? ForkedFrom { get; set; }
+
+        /// <summary>
+        /// The fork's HA replica counts, as the API reports them.
+        /// </summary>
+        [Input("haReplicas")]
+        public Input<Inputs.ServiceForkHaReplicasGetArgs>? HaReplicas { get; set; }
+
+        /// <summary>
+        /// The endpoint's host.
+        /// </summary>
+        [Input("host")]
+        public Input<string>? Host { get; set; }
+
+        [Input("initialPassword")]
+        private Input<string>? _initialPassword;
+
+        /// <summary>
+        /// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
+        /// </summary>
+        public Input<string>? InitialPassword
+        {
+            get => _initialPassword;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _initialPassword = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
+        }
+
+        /// <summary>
+        /// The declared memory, in gigabytes, or "shared".
+        /// </summary>
+        [Input("memoryGbs")]
+        public Input<string>? MemoryGbs { get; set; }
+
+        /// <summary>
+        /// The fork's name, as the API reports it.
+        /// </summary>
+        [Input("name")]
+        public Input<string>? Name { get; set; }
+
+        /// <summary>
+        /// What destroy does to the fork: "stop" or "delete".
+        /// </summary>
+        [Input("onDestroy")]
+        public Input<TigerCloud.Pulumi.OnDestroy>? OnDestroy { get; set; }
+
+        /// <summary>
+        /// What adopting a fork does to its password: "reset" or "keep".
+        /// </summary>
+        [Input("passwordOnAdopt")]
+        public Input<TigerCloud.Pulumi.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
+
+        /// <summary>
+        /// True when the fork is stopped (PAUSING or PAUSED), as last seen.
+        /// </summary>
+        [Input("paused")]
+        public Input<bool>? Paused { get; set; }
+
+        [Input("poolerConnectionUri")]
+        private Input<string>? _poolerConnectionUri;
+
+        /// <summary>
+        /// The same through the connection pooler, when the fork has one. Always secret.
+        /// </summary>
+        public Input<string>? PoolerConnectionUri
+        {
+            get => _poolerConnectionUri;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _poolerConnectionUri = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
+        }
+
+        /// <summary>
+        /// The endpoint's port.
+        /// </summary>
+        [Input("port")]
+        public Input<int>? Port { get; set; }
+
+        /// <summary>
+        /// The project of the source service and of the fork.
+        /// </summary>
+        [Input("projectId")]
+        public Input<string>? ProjectId { get; set; }
+
+        /// <summary>
+        /// What counted as ready when create waited: "login" or "status".
+        /// </summary>
+        [Input("readyWhen")]
+        public Input<TigerCloud.Pulumi.ReadyWhen>? ReadyWhen { get; set; }
+
+        /// <summary>
+        /// The region the fork runs in.
+        /// </summary>
+        [Input("regionCode")]
+        public Input<string>? RegionCode { get; set; }
+
+        [Input("resources")]
+        private InputList<Inputs.ServiceForkResourceGetArgs>? _resources;
+
+        /// <summary>
+        /// The fork's compute resources, as the API reports them.
+        /// </summary>
+        public InputList<Inputs.ServiceForkResourceGetArgs> Resources
+        {
+            get => _resources ?? (_resources = new InputList<Inputs.ServiceForkResourceGetArgs>());
+            set => _resources = value;
+        }
+
+        /// <summary>
+        /// The fork's service ID (also the resource's ID).
+        /// </summary>
+        [Input("serviceId")]
+        public Input<string>? ServiceId { get; set; }
+
+        /// <summary>
+        /// The service type (TIMESCALEDB, POSTGRES, ...).
+        /// </summary>
+        [Input("serviceType")]
+        public Input<string>? ServiceType { get; set; }
+
+        /// <summary>
+        /// The service the fork is a copy of.
+        /// </summary>
+        [Input("sourceServiceId")]
+        public Input<string>? SourceServiceId { get; set; }
+
+        /// <summary>
+        /// The fork's status as last seen (READY, PAUSED, ...).
+        /// </summary>
+        [Input("status")]
+        public Input<string>? Status { get; set; }
+
+        /// <summary>
+        /// The point in time a PITR fork was made at.
+        /// </summary>
+        [Input("targetTime")]
+        public Input<string>? TargetTime { get; set; }
+
+        /// <summary>
+        /// How long an in-place change waits.
+        /// </summary>
+        [Input("updateTimeout")]
+        public Input<string>? UpdateTimeout { get; set; }
+
+        /// <summary>
+        /// The admin role: tsdbadmin.
+        /// </summary>
+        [Input("username")]
+        public Input<string>? Username { get; set; }
+
+        /// <summary>
+        /// Whether create and destroy wait for the API's work to finish.
+        /// </summary>
+        [Input("waitForReady")]
+        public Input<bool>? WaitForReady { get; set; }
+
+        public ServiceForkState()
+        {
+        }
+        public static new ServiceForkState Empty => new ServiceForkState();
     }
 }

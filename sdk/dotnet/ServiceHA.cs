@@ -12,6 +12,41 @@ namespace TigerCloud.Pulumi
 {
     /// <summary>
     /// The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
+    /// 
+    /// ## Example Usage
+    /// ### Two HA replicas, one of them synchronous, on a service
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Pulumi = TigerCloud.Pulumi;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt; 
+    /// {
+    ///     var config = new Config();
+    ///     // The service
+    ///     var serviceId = config.Require("serviceId");
+    ///     var ha = new Pulumi.ServiceHA("ha", new()
+    ///     {
+    ///         ServiceId = serviceId,
+    ///         ReplicaCount = 2,
+    ///         SyncReplicaCount = 1,
+    ///     });
+    /// 
+    ///     return new Dictionary&lt;string, object?&gt;
+    ///     {
+    ///         ["status"] = ha.Status,
+    ///     };
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// An existing ServiceHA is imported by the service's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+    /// 
+    /// ```sh
+    /// $ pulumi import tigercloud:index:ServiceHA ha svc-a1b2c3d4e5
+    /// ```
     /// </summary>
     [PulumiResourceType("tigercloud:index:ServiceHA")]
     public partial class ServiceHA : global::Pulumi.CustomResource
@@ -20,7 +55,7 @@ namespace TigerCloud.Pulumi
         /// How long destroy waits.
         /// </summary>
         [Output("deleteTimeout")]
-        public Output<string?> DeleteTimeout { get; private set; } = null!;
+        public Output<string> DeleteTimeout { get; private set; } = null!;
 
         /// <summary>
         /// The project of the service.
@@ -56,13 +91,13 @@ namespace TigerCloud.Pulumi
         /// How long create and update wait.
         /// </summary>
         [Output("updateTimeout")]
-        public Output<string?> UpdateTimeout { get; private set; } = null!;
+        public Output<string> UpdateTimeout { get; private set; } = null!;
 
         /// <summary>
         /// Whether create, update and destroy wait for the counts.
         /// </summary>
         [Output("waitForReady")]
-        public Output<bool?> WaitForReady { get; private set; } = null!;
+        public Output<bool> WaitForReady { get; private set; } = null!;
 
 
         /// <summary>
@@ -77,8 +112,8 @@ namespace TigerCloud.Pulumi
         {
         }
 
-        private ServiceHA(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("tigercloud:index:ServiceHA", name, null, MakeResourceOptions(options, id))
+        private ServiceHA(string name, Input<string> id, ServiceHAState? state = null, CustomResourceOptions? options = null)
+            : base("tigercloud:index:ServiceHA", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -101,10 +136,11 @@ namespace TigerCloud.Pulumi
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static ServiceHA Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static ServiceHA Get(string name, Input<string> id, ServiceHAState? state = null, CustomResourceOptions? options = null)
         {
-            return new ServiceHA(name, id, options);
+            return new ServiceHA(name, id, state, options);
         }
     }
 
@@ -117,25 +153,25 @@ namespace TigerCloud.Pulumi
         public Input<string>? DeleteTimeout { get; set; }
 
         /// <summary>
-        /// The project of the service. Default: the provider's projectId setting.
+        /// The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         /// </summary>
         [Input("projectId")]
         public Input<string>? ProjectId { get; set; }
 
         /// <summary>
-        /// HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+        /// HA replicas: 0, 1 or 2 (all asynchronous unless SyncReplicaCount says otherwise). At least one count.
         /// </summary>
         [Input("replicaCount")]
         public Input<int>? ReplicaCount { get; set; }
 
         /// <summary>
-        /// The service whose HA is set; a fork's serviceId works (the change waits for the fork).
+        /// The service whose HA is set; a fork's service ID works (the change waits for the fork).
         /// </summary>
         [Input("serviceId", required: true)]
         public Input<string> ServiceId { get; set; } = null!;
 
         /// <summary>
-        /// Synchronous HA replicas: 0, or 1 with replicaCount 2.
+        /// Synchronous HA replicas: 0, or 1 with ReplicaCount 2.
         /// </summary>
         [Input("syncReplicaCount")]
         public Input<int>? SyncReplicaCount { get; set; }
@@ -156,5 +192,61 @@ namespace TigerCloud.Pulumi
         {
         }
         public static new ServiceHAArgs Empty => new ServiceHAArgs();
+    }
+
+    public sealed class ServiceHAState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// How long destroy waits.
+        /// </summary>
+        [Input("deleteTimeout")]
+        public Input<string>? DeleteTimeout { get; set; }
+
+        /// <summary>
+        /// The project of the service.
+        /// </summary>
+        [Input("projectId")]
+        public Input<string>? ProjectId { get; set; }
+
+        /// <summary>
+        /// HA replicas, as the service has them (a change made elsewhere shows on refresh).
+        /// </summary>
+        [Input("replicaCount")]
+        public Input<int>? ReplicaCount { get; set; }
+
+        /// <summary>
+        /// The service whose HA is set.
+        /// </summary>
+        [Input("serviceId")]
+        public Input<string>? ServiceId { get; set; }
+
+        /// <summary>
+        /// The service's status as last seen.
+        /// </summary>
+        [Input("status")]
+        public Input<string>? Status { get; set; }
+
+        /// <summary>
+        /// Synchronous HA replicas, as the service has them.
+        /// </summary>
+        [Input("syncReplicaCount")]
+        public Input<int>? SyncReplicaCount { get; set; }
+
+        /// <summary>
+        /// How long create and update wait.
+        /// </summary>
+        [Input("updateTimeout")]
+        public Input<string>? UpdateTimeout { get; set; }
+
+        /// <summary>
+        /// Whether create, update and destroy wait for the counts.
+        /// </summary>
+        [Input("waitForReady")]
+        public Input<bool>? WaitForReady { get; set; }
+
+        public ServiceHAState()
+        {
+        }
+        public static new ServiceHAState Empty => new ServiceHAState();
     }
 }

@@ -12,6 +12,40 @@ namespace TigerCloud.Pulumi
 {
     /// <summary>
     /// The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+    /// 
+    /// ## Example Usage
+    /// ### A VPC's name, kept as the program says
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Pulumi = TigerCloud.Pulumi;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt; 
+    /// {
+    ///     var config = new Config();
+    ///     // The VPC's ID
+    ///     var vpcId = config.Require("vpcId");
+    ///     var analytics = new Pulumi.VpcName("analytics", new()
+    ///     {
+    ///         VpcId = vpcId,
+    ///         Name = "analytics-vpc",
+    ///     });
+    /// 
+    ///     return new Dictionary&lt;string, object?&gt;
+    ///     {
+    ///         ["cidr"] = analytics.Cidr,
+    ///     };
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// An existing VpcName is imported by the VPC's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+    /// 
+    /// ```sh
+    /// $ pulumi import tigercloud:index:VpcName analytics 1234567
+    /// ```
     /// </summary>
     [PulumiResourceType("tigercloud:index:VpcName")]
     public partial class VpcName : global::Pulumi.CustomResource
@@ -59,8 +93,8 @@ namespace TigerCloud.Pulumi
         {
         }
 
-        private VpcName(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("tigercloud:index:VpcName", name, null, MakeResourceOptions(options, id))
+        private VpcName(string name, Input<string> id, VpcNameState? state = null, CustomResourceOptions? options = null)
+            : base("tigercloud:index:VpcName", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -83,10 +117,11 @@ namespace TigerCloud.Pulumi
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static VpcName Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static VpcName Get(string name, Input<string> id, VpcNameState? state = null, CustomResourceOptions? options = null)
         {
-            return new VpcName(name, id, options);
+            return new VpcName(name, id, state, options);
         }
     }
 
@@ -99,7 +134,7 @@ namespace TigerCloud.Pulumi
         public Input<string> Name { get; set; } = null!;
 
         /// <summary>
-        /// The project of the VPC. Default: the provider's projectId setting.
+        /// The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         /// </summary>
         [Input("projectId")]
         public Input<string>? ProjectId { get; set; }
@@ -114,5 +149,43 @@ namespace TigerCloud.Pulumi
         {
         }
         public static new VpcNameArgs Empty => new VpcNameArgs();
+    }
+
+    public sealed class VpcNameState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// The VPC's CIDR block.
+        /// </summary>
+        [Input("cidr")]
+        public Input<string>? Cidr { get; set; }
+
+        /// <summary>
+        /// The VPC's live name: refresh shows a rename made outside Pulumi.
+        /// </summary>
+        [Input("name")]
+        public Input<string>? Name { get; set; }
+
+        /// <summary>
+        /// The project of the VPC.
+        /// </summary>
+        [Input("projectId")]
+        public Input<string>? ProjectId { get; set; }
+
+        /// <summary>
+        /// The region the VPC is in.
+        /// </summary>
+        [Input("regionCode")]
+        public Input<string>? RegionCode { get; set; }
+
+        /// <summary>
+        /// The VPC's ID.
+        /// </summary>
+        [Input("vpcId")]
+        public Input<string>? VpcId { get; set; }
+
+        public VpcNameState()
+        {
+        }
+        public static new VpcNameState Empty => new VpcNameState();
     }
 }

@@ -128,11 +128,11 @@ test("examples/go, as a user runs it: go run . up (update, a preview with no cha
   for (const books of left) expect(fs.readdirSync(path.join(work, "tmp", books)).length).toBeLessThanOrEqual(1);
 });
 
-test("the committed SDKs are what scripts/gen-sdks/run makes from the schema now", async () => {
+test("the committed SDKs, and the examples in every language, are what scripts/gen-sdks/run makes from the schema now", async () => {
   const out = path.join(work, "sdk");
   const gen = await ok(ROOT, path.join(ROOT, "scripts", "gen-sdks", "run"), [out], { ...process.env });
   process.stderr.write(`scripts/gen-sdks/run: ${gen.seconds.toFixed(1)} s\n`);
-  for (const language of ["go", "python", "dotnet"]) {
+  for (const language of ["go", "python", "dotnet", "examples"]) {
     const made = files(path.join(out, language));
     const committed = files(path.join(ROOT, "sdk", language));
     expect([...committed.keys()].sort()).toEqual([...made.keys()].sort());
@@ -140,4 +140,22 @@ test("the committed SDKs are what scripts/gen-sdks/run makes from the schema now
     // Regenerate with scripts/gen-sdks/run and commit sdk/.
     expect(stale).toEqual([]);
   }
+});
+
+test("every Go example in the resources' documentation builds against the Go SDK", async () => {
+  const examples = fs.readdirSync(path.join(ROOT, "sdk", "examples")).sort();
+  expect(examples.length).toBeGreaterThanOrEqual(3);
+  // One module, each example a command of its own, built at once: the SDK and Pulumi's compile once.
+  const dir = path.join(work, "go-examples");
+  fs.mkdirSync(dir);
+  fs.copyFileSync(path.join(ROOT, "examples", "go", "go.mod"), path.join(dir, "go.mod"));
+  fs.copyFileSync(path.join(ROOT, "examples", "go", "go.sum"), path.join(dir, "go.sum"));
+  await ok(dir, "go", ["mod", "edit", "-module=examples", `-replace=${SDK_MODULE}=${path.join(ROOT, "sdk", "go")}`]);
+  for (const name of examples) {
+    fs.mkdirSync(path.join(dir, name));
+    fs.copyFileSync(path.join(ROOT, "sdk", "examples", name, "main.go"), path.join(dir, name, "main.go"));
+  }
+  // -mod=mod: the examples import packages (config) that examples/go does not, whose requirements go adds.
+  const built = await ok(dir, "go", ["vet", "-mod=mod", "./..."]);
+  process.stderr.write(`go vet of ${examples.length} examples: ${built.seconds.toFixed(1)} s\n`);
 });

@@ -115,8 +115,15 @@ const A_MISTAKE = `
 import { ServiceFork } from "pulumi-tigercloud";
 new ServiceFork("fork", { sourceServiceId: "svc-1", forkStrategy: "YESTERDAY" });
 `;
+/** The TypeScript examples in the resources' documentation, as Pulumi's generator wrote them (sdk/examples). */
+const EXAMPLES = path.join(ROOT, "sdk", "examples");
+const TYPESCRIPT_EXAMPLES = fs
+  .readdirSync(EXAMPLES)
+  .sort()
+  .map((name) => ({ name, source: fs.readFileSync(path.join(EXAMPLES, name, "index.ts"), "utf8") }));
 let templatePrograms: Checked[] | undefined;
-const checkedWithTemplate = () => (templatePrograms ??= checkPrograms([EVERY_CLASS, A_MISTAKE]));
+const checkedWithTemplate = () =>
+  (templatePrograms ??= checkPrograms([EVERY_CLASS, A_MISTAKE, ...TYPESCRIPT_EXAMPLES.map((e) => e.source)]));
 
 test("a program using every resource and error class checks without errors, and without reading zod's or axios's types", () => {
   const { errors, files } = checkedWithTemplate()[0] as Checked;
@@ -130,6 +137,14 @@ test("a program using every resource and error class checks without errors, and 
 test("a mistake in the resources' arguments is caught by the program's type check", () => {
   const { errors } = checkedWithTemplate()[1] as Checked;
   expect(errors.join("\n")).toMatch(/"YESTERDAY"/);
+});
+
+test("every TypeScript example in the resources' documentation checks against the package, the enums' names included", () => {
+  expect(TYPESCRIPT_EXAMPLES.length).toBeGreaterThanOrEqual(3);
+  const checked = checkedWithTemplate().slice(2);
+  expect(TYPESCRIPT_EXAMPLES.map((e, i) => ({ example: e.name, errors: checked[i]?.errors }))).toEqual(
+    TYPESCRIPT_EXAMPLES.map((e) => ({ example: e.name, errors: [] })),
+  );
 });
 
 test("the API client, at pulumi-tigercloud/client: its types are zod's, whose declarations want esModuleInterop (as the README says)", () => {

@@ -32,7 +32,11 @@ interface Import {
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?(?:[^;"]*?\s+from\s+)?"([^"]+)"|\brequire\("([^"]+)"\)/g;
 
 function importsOf(file: string): Import[] {
-  const text = fs.readFileSync(path.join(PROVIDER, file), "utf8");
+  // Comments are not imports: an example in a doc comment may call require("...") on its own config.
+  const text = fs
+    .readFileSync(path.join(PROVIDER, file), "utf8")
+    .replace(/^\s*\/\/.*$/gm, "")
+    .replace(/\/\*[\s\S]*?\*\//g, "");
   return [...text.matchAll(IMPORT)].map((m) => {
     const spec = (m[2] ?? m[3]) as string;
     if (!spec.startsWith(".")) {

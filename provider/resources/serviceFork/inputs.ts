@@ -47,52 +47,88 @@ export function dateTimeProblem(text: string): string | undefined {
 
 const targetTimeSchema = textSchema(dateTimeProblem);
 
+/** The defaults of the settings a fork records (its state holds them, from these, whatever wrote it). */
+export const FORK_SETTING_DEFAULTS = {
+  waitForReady: true,
+  readyWhen: "login",
+  createTimeout: WAIT_DEFAULTS.createTimeout,
+  updateTimeout: WAIT_DEFAULTS.updateTimeout,
+  deleteTimeout: WAIT_DEFAULTS.deleteTimeout,
+  adoptExisting: true,
+  passwordOnAdopt: "reset",
+  onDestroy: "stop",
+} as const;
+
 /** The inputs' shape: each input's rule and, as its description, what a program's documentation says of it. */
 const FORK_INPUTS = {
-  projectId: idSchema.describe("The project of the source service and of the fork. Default: the provider's projectId setting."),
+  projectId: idSchema.describe(
+    "The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).",
+  ),
   sourceServiceId: idSchema.describe("The service to fork."),
   forkStrategy: z
     .enum(FORK_STRATEGIES, { error: `must be one of ${FORK_STRATEGIES.join(", ")}` })
-    .describe("LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime)."),
+    .meta({
+      typeDescription: "How a fork copies its source's data.",
+      values: {
+        LAST_SNAPSHOT: "The data as of the source's last snapshot.",
+        NOW: "The data as it is now.",
+        PITR: "The data as it was at a point in time, the target time declared: point-in-time recovery.",
+      },
+    })
+    .describe('"LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs targetTime).'),
   targetTime: targetTimeSchema.optional().describe("RFC 3339 time to fork at; required with PITR and only with PITR; not in the future."),
+  // The SDKs of other languages type the sizes as strings ("2000", "shared"): a union there would be
+  // untyped in Go. A TypeScript program and a YAML program may give a number as well.
   cpuMillis: cpuMillisSchema
     .optional()
-    .describe('Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent\'s.'),
+    .meta({ sdkType: "string" })
+    .describe('The CPU, in whole millicores >= 1 such as "2000", or "shared" (with memoryGbs "shared" too). Default: the parent\'s.'),
   memoryGbs: memoryGbsSchema
     .optional()
-    .describe('Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent\'s.'),
+    .meta({ sdkType: "string" })
+    .describe(
+      'The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with cpuMillis "shared" too). Default: the parent\'s.',
+    ),
   environmentTag: z
     .enum(ENVIRONMENT_TAGS, { error: "must be DEV or PROD" })
     .optional()
-    .describe("DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag."),
+    .meta({
+      typeDescription: "The environment a service is tagged with.",
+      values: { DEV: "A development service.", PROD: "A production service." },
+    })
+    .describe('"DEV" or "PROD". Unset: a new fork gets the API\'s default ("DEV"); an adopted fork keeps its tag.'),
   name: nameSchema(128)
     .optional()
     .describe('1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".'),
   waitForReady: booleanSchema
-    .default(true)
+    .default(FORK_SETTING_DEFAULTS.waitForReady)
     .describe(
       "Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.",
     ),
   readyWhen: z
     .enum(["login", "status"], { error: 'must be "login" (READY and a working login) or "status" (READY only)' })
-    .default("login")
+    .default(FORK_SETTING_DEFAULTS.readyWhen)
+    .meta({
+      typeDescription: "What counts as ready when a fork's create waits for it.",
+      values: { login: "READY, and then a working login as tsdbadmin (SELECT 1).", status: "READY only." },
+    })
     .describe(
-      'What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); ' +
+      'What counts as ready when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); ' +
         'or "status", READY only. The service has been seen to report READY before its database accepts connections.',
     ),
   createTimeout: durationSchema
-    .default(WAIT_DEFAULTS.createTimeout)
+    .default(FORK_SETTING_DEFAULTS.createTimeout)
     .describe('How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".'),
   updateTimeout: durationSchema
-    .default(WAIT_DEFAULTS.updateTimeout)
+    .default(FORK_SETTING_DEFAULTS.updateTimeout)
     .describe(
       'How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".',
     ),
   deleteTimeout: durationSchema
-    .default(WAIT_DEFAULTS.deleteTimeout)
+    .default(FORK_SETTING_DEFAULTS.deleteTimeout)
     .describe('How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".'),
   adoptExisting: booleanSchema
-    .default(true)
+    .default(FORK_SETTING_DEFAULTS.adoptExisting)
     .describe(
       "With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, " +
         "or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.",
@@ -107,19 +143,30 @@ const FORK_INPUTS = {
   adoptServiceId: idSchema
     .optional()
     .describe(
-      "Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). " +
+      "Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named `name`, if that is given). " +
         "After create it is bookkeeping: removing it changes nothing; another ID replaces.",
     ),
   passwordOnAdopt: z
     .enum(["reset", "keep"], { error: 'must be "reset" or "keep"' })
-    .default("reset")
+    .default(FORK_SETTING_DEFAULTS.passwordOnAdopt)
+    .meta({
+      typeDescription: "What adopting a fork does to its password, which is not known.",
+      values: { reset: "Set a new random one, recorded as a secret.", keep: "Leave it; the password output stays empty." },
+    })
     .describe(
       'When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a ' +
         "secret like a new fork's. \"keep\": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.",
     ),
   onDestroy: z
     .enum(["stop", "delete"], { error: 'must be "stop" (keep the fork, paused, data and all) or "delete" (delete it and its data)' })
-    .default("stop")
+    .default(FORK_SETTING_DEFAULTS.onDestroy)
+    .meta({
+      typeDescription: "What destroying the resource does to the fork.",
+      values: {
+        stop: "Stop it: it stays, paused, with its data, and its storage is still billed.",
+        delete: "Delete it, and its data, for good.",
+      },
+    })
     .describe(
       'What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and ' +
         'storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. ' +

@@ -7,7 +7,7 @@ import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type Service } from "../../api/schem
 import { isStopped } from "../../api/statuses";
 import { connectionUri, DATABASE, USERNAME } from "../../policies/connection";
 import { type Partly, reported, toPlainJson } from "../../rules/state";
-import { FORK_DIFF_RULES, sameSize } from "./inputs";
+import { FORK_DIFF_RULES, FORK_SETTING_DEFAULTS, sameSize } from "./inputs";
 
 /** A host and port, as the API reports a service's endpoints. */
 export const EndpointSchema = z
@@ -16,6 +16,29 @@ export const EndpointSchema = z
     port: reported(z.number().int()).describe("The port."),
   })
   .meta({ typeName: "Endpoint", typeDescription: "A host and port a client connects to." });
+
+/**
+ * The settings every create and import records, after their defaults: a state of a version that
+ * did not record one gets its default, which is what that version used.
+ */
+const SETTING_DEFAULTS = FORK_SETTING_DEFAULTS;
+
+type Settings = Pick<ServiceForkState, keyof typeof SETTING_DEFAULTS>;
+
+/** `recorded`'s settings, each setting it lacks at its default. */
+function settingsOf(recorded: Partly<Settings>): Settings {
+  const d = SETTING_DEFAULTS;
+  return {
+    waitForReady: recorded.waitForReady ?? d.waitForReady,
+    readyWhen: recorded.readyWhen ?? d.readyWhen,
+    createTimeout: recorded.createTimeout ?? d.createTimeout,
+    updateTimeout: recorded.updateTimeout ?? d.updateTimeout,
+    deleteTimeout: recorded.deleteTimeout ?? d.deleteTimeout,
+    adoptExisting: recorded.adoptExisting ?? d.adoptExisting,
+    passwordOnAdopt: recorded.passwordOnAdopt ?? d.passwordOnAdopt,
+    onDestroy: recorded.onDestroy ?? d.onDestroy,
+  };
+}
 
 /** The fork's state: its outputs, and what a create still owes it. */
 export const ServiceForkStateSchema = z.object({
@@ -29,15 +52,48 @@ export const ServiceForkStateSchema = z.object({
   cpuMillis: reported(z.string()).describe('The declared CPU, in millicores, or "shared".'),
   memoryGbs: reported(z.string()).describe('The declared memory, in gigabytes, or "shared".'),
   environmentTag: reported(z.enum(ENVIRONMENT_TAGS)).describe("The declared environment tag, DEV or PROD."),
-  waitForReady: reported(z.boolean()).describe("Whether create and destroy wait for the API's work to finish."),
-  readyWhen: reported(z.enum(["login", "status"])).describe('What "ready" meant when create waited: "login" or "status".'),
-  createTimeout: reported(z.string()).describe("How long create waits."),
-  updateTimeout: reported(z.string()).describe("How long an in-place change waits."),
-  deleteTimeout: reported(z.string()).describe("How long destroy waits."),
-  adoptExisting: reported(z.boolean()).describe("Whether create takes over a running fork of the same name and source."),
+  // The settings (see SETTING_DEFAULTS).
+  waitForReady: z
+    .boolean()
+    .default(SETTING_DEFAULTS.waitForReady)
+    .catch(SETTING_DEFAULTS.waitForReady)
+    .describe("Whether create and destroy wait for the API's work to finish."),
+  readyWhen: z
+    .enum(["login", "status"])
+    .default(SETTING_DEFAULTS.readyWhen)
+    .catch(SETTING_DEFAULTS.readyWhen)
+    .describe('What counted as ready when create waited: "login" or "status".'),
+  createTimeout: z
+    .string()
+    .default(SETTING_DEFAULTS.createTimeout)
+    .catch(SETTING_DEFAULTS.createTimeout)
+    .describe("How long create waits."),
+  updateTimeout: z
+    .string()
+    .default(SETTING_DEFAULTS.updateTimeout)
+    .catch(SETTING_DEFAULTS.updateTimeout)
+    .describe("How long an in-place change waits."),
+  deleteTimeout: z
+    .string()
+    .default(SETTING_DEFAULTS.deleteTimeout)
+    .catch(SETTING_DEFAULTS.deleteTimeout)
+    .describe("How long destroy waits."),
+  adoptExisting: z
+    .boolean()
+    .default(SETTING_DEFAULTS.adoptExisting)
+    .catch(SETTING_DEFAULTS.adoptExisting)
+    .describe("Whether create takes over a running fork of the same name and source."),
   adoptServiceId: reported(z.string()).describe("The fork taken under management instead of forking, if one was named."),
-  passwordOnAdopt: reported(z.enum(["reset", "keep"])).describe('What adopting a fork does to its password: "reset" or "keep".'),
-  onDestroy: reported(z.enum(["stop", "delete"])).describe('What destroy does to the fork: "stop" or "delete".'),
+  passwordOnAdopt: z
+    .enum(["reset", "keep"])
+    .default(SETTING_DEFAULTS.passwordOnAdopt)
+    .catch(SETTING_DEFAULTS.passwordOnAdopt)
+    .describe('What adopting a fork does to its password: "reset" or "keep".'),
+  onDestroy: z
+    .enum(["stop", "delete"])
+    .default(SETTING_DEFAULTS.onDestroy)
+    .catch(SETTING_DEFAULTS.onDestroy)
+    .describe('What destroy does to the fork: "stop" or "delete".'),
   // What the API says of the fork.
   serviceId: z.string().describe("The fork's service ID (also the resource's ID)."),
   name: reported(z.string()).describe("The fork's name, as the API reports it."),
@@ -132,6 +188,7 @@ export function stateFromService(recorded: RecordedFork, s: Service, initialPass
   const password = s.initial_password ?? initialPassword;
   return toPlainJson({
     ...recorded,
+    ...settingsOf(recorded),
     serviceId: s.service_id,
     name: s.name ?? recorded.name,
     status: s.status,

@@ -42,8 +42,10 @@ const count = z.number({ error: "must be an integer >= 0" }).int("must be an int
 /** @internal */
 export const HAInputsSchema = z
   .strictObject({
-    projectId: idSchema.describe("The project of the service. Default: the provider's projectId setting."),
-    serviceId: idSchema.describe("The service whose HA is set; a fork's serviceId works (the change waits for the fork)."),
+    projectId: idSchema.describe(
+      "The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).",
+    ),
+    serviceId: idSchema.describe("The service whose HA is set; a fork's service ID works (the change waits for the fork)."),
     replicaCount: count.describe("HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count."),
     syncReplicaCount: count.describe("Synchronous HA replicas: 0, or 1 with replicaCount 2."),
     waitForReady: booleanSchema

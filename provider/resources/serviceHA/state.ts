@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { Service } from "../../api/schemas";
 import { type Partly, reported, toPlainJson } from "../../rules/state";
+import { WAIT_DEFAULTS } from "../../policies/waiting";
 import { liveCounts } from "./inputs";
 
 export const ServiceHAStateSchema = z.object({
@@ -12,9 +13,14 @@ export const ServiceHAStateSchema = z.object({
   replicaCount: reported(z.number().int()).describe("HA replicas, as the service has them (a change made elsewhere shows on refresh)."),
   syncReplicaCount: reported(z.number().int()).describe("Synchronous HA replicas, as the service has them."),
   status: reported(z.string()).describe("The service's status as last seen."),
-  waitForReady: reported(z.boolean()).describe("Whether create, update and destroy wait for the counts."),
-  updateTimeout: reported(z.string()).describe("How long create and update wait."),
-  deleteTimeout: reported(z.string()).describe("How long destroy waits."),
+  // The settings, recorded after their defaults: a state of a version that did not record one has its default.
+  waitForReady: z.boolean().default(true).catch(true).describe("Whether create, update and destroy wait for the counts."),
+  updateTimeout: z
+    .string()
+    .default(WAIT_DEFAULTS.updateTimeout)
+    .catch(WAIT_DEFAULTS.updateTimeout)
+    .describe("How long create and update wait."),
+  deleteTimeout: z.string().default(WAIT_DEFAULTS.deleteTimeout).catch(WAIT_DEFAULTS.deleteTimeout).describe("How long destroy waits."),
 });
 export type ServiceHAState = z.output<typeof ServiceHAStateSchema>;
 
@@ -23,5 +29,11 @@ export type RecordedHA = Partly<ServiceHAState> & Pick<ServiceHAState, "projectI
 
 /** State = the checked inputs + the service's live counts and status. */
 export function haStateFromService(recorded: RecordedHA, s: Service): ServiceHAState {
-  return toPlainJson({ ...recorded, ...liveCounts(s), status: s.status });
+  // A setting a version before did not record is the default it used.
+  const settings = {
+    waitForReady: recorded.waitForReady ?? true,
+    updateTimeout: recorded.updateTimeout ?? WAIT_DEFAULTS.updateTimeout,
+    deleteTimeout: recorded.deleteTimeout ?? WAIT_DEFAULTS.deleteTimeout,
+  };
+  return toPlainJson({ ...recorded, ...settings, ...liveCounts(s), status: s.status });
 }

@@ -8,7 +8,9 @@ export const VPC_NAME_MAX = 128;
 
 /** @internal */
 export const VpcInputsSchema = z.strictObject({
-  projectId: idSchema.describe("The project of the VPC. Default: the provider's projectId setting."),
+  projectId: idSchema.describe(
+    "The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).",
+  ),
   // Digits, as text. A whole number is taken as its digits where it holds them all (a YAML
   // program's config hands digits over as a number); a larger one has lost digits already.
   vpcId: z

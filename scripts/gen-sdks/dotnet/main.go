@@ -3,9 +3,10 @@
 // for Go and Python. A module of its own, on an older pkg/v3: codegen/dotnet is not in the newer
 // ones (see scripts/gen-sdks/run).
 //
-//	gen-sdks-dotnet -schema provider/hosts/plugin/schema.json -version 0.1.0 -out sdk
+//	gen-sdks-dotnet -schema provider/hosts/plugin/schema.json -version 0.1.0 -out sdk \
+//	  -examples provider/hosts/plugin/examples
 //
-// writes OUT/dotnet, emptied first. The version is the package's, as the plugin adds it to the
+// writes OUT/dotnet, emptied first, and each example program in C# (OUT/examples/<name>/). The version is the package's, as the plugin adds it to the
 // schema it serves (GetSchema).
 package main
 
@@ -21,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 
 	"github.com/blang/semver"
@@ -68,22 +70,40 @@ func (noReferences) LoadPackageV2(_ context.Context, d *schema.PackageDescriptor
 func main() {
 	schemaFile := flag.String("schema", "provider/hosts/plugin/schema.json", "the package schema")
 	version := flag.String("version", "", "the package's version (required)")
-	out := flag.String("out", "sdk", "the folder to write dotnet/ into")
+	out := flag.String("out", "sdk", "the folder to write dotnet/ and examples/ into")
+	examples := flag.String("examples", "provider/hosts/plugin/examples", "the example programs (*.pp)")
+	what := flag.String("what", "all", `"sdks", "examples" or "all"`)
 	flag.Parse()
-	if err := run(*schemaFile, *version, *out); err != nil {
+	if err := run(*schemaFile, *version, *out, *examples, *what); err != nil {
 		fmt.Fprintf(os.Stderr, "gen-sdks-dotnet: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(schemaFile, version, out string) error {
+// A reference to a resource's property in a description, `{{% ref #/resources/TOKEN/inputProperties/name %}}`,
+// which the newer generators write in each language's words: this one predates them.
+var propertyRef = regexp.MustCompile(`\{\{% ref #/resources/[^/ ]+/(?:inputProperties|properties)/([A-Za-z0-9]+) %\}\}`)
+
+// csharpNames writes each property reference as C# names the property (PascalCase).
+func csharpNames(schemaText []byte) []byte {
+	return propertyRef.ReplaceAllFunc(schemaText, func(ref []byte) []byte {
+		name := propertyRef.FindSubmatch(ref)[1]
+		return append(bytes.ToUpper(name[:1]), name[1:]...)
+	})
+}
+
+func run(schemaFile, version, out, examplesDir, what string) error {
 	if version == "" {
 		return errors.New("-version is required")
+	}
+	if what != "sdks" && what != "examples" && what != "all" {
+		return fmt.Errorf(`-what must be "sdks", "examples" or "all", not %q`, what)
 	}
 	raw, err := os.ReadFile(schemaFile)
 	if err != nil {
 		return err
 	}
+	raw = csharpNames(raw)
 	var spec schema.PackageSpec
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return fmt.Errorf("%s: %w", schemaFile, err)
@@ -104,6 +124,16 @@ func run(schemaFile, version, out string) error {
 		return fmt.Errorf("%s: %w", schemaFile, err)
 	}
 
+	if what != "sdks" {
+		examples, err := readExamples(examplesDir)
+		if err != nil {
+			return err
+		}
+		err = writeExamples(examples, pkg, filepath.Join(out, "examples"), "csharp", dotnetgen.GenerateProgram)
+		if err != nil || what == "examples" {
+			return err
+		}
+	}
 	http.DefaultTransport = logoOnly{}
 	files, err := dotnetgen.GeneratePackage(tool, pkg, nil, nil)
 	if err != nil {

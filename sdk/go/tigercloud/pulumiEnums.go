@@ -10,10 +10,13 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
+// The environment a service is tagged with.
 type EnvironmentTag string
 
 const (
-	EnvironmentTagDev  = EnvironmentTag("DEV")
+	// A development service.
+	EnvironmentTagDev = EnvironmentTag("DEV")
+	// A production service.
 	EnvironmentTagProd = EnvironmentTag("PROD")
 )
 
@@ -175,12 +178,16 @@ func (in *environmentTagPtr) ToEnvironmentTagPtrOutputWithContext(ctx context.Co
 	return pulumi.ToOutputWithContext(ctx, in).(EnvironmentTagPtrOutput)
 }
 
+// How a fork copies its source's data.
 type ForkStrategy string
 
 const (
+	// The data as of the source's last snapshot.
 	ForkStrategyLastSnapshot = ForkStrategy("LAST_SNAPSHOT")
-	ForkStrategyNow          = ForkStrategy("NOW")
-	ForkStrategyPitr         = ForkStrategy("PITR")
+	// The data as it is now.
+	ForkStrategyNow = ForkStrategy("NOW")
+	// The data as it was at a point in time, the target time declared: point-in-time recovery.
+	ForkStrategyPitr = ForkStrategy("PITR")
 )
 
 func (ForkStrategy) ElementType() reflect.Type {
@@ -342,10 +349,13 @@ func (in *forkStrategyPtr) ToForkStrategyPtrOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, in).(ForkStrategyPtrOutput)
 }
 
+// What destroying the resource does to the fork.
 type OnDestroy string
 
 const (
-	OnDestroyStop   = OnDestroy("stop")
+	// Stop it: it stays, paused, with its data, and its storage is still billed.
+	OnDestroyStop = OnDestroy("stop")
+	// Delete it, and its data, for good.
 	OnDestroyDelete = OnDestroy("delete")
 )
 
@@ -507,11 +517,14 @@ func (in *onDestroyPtr) ToOnDestroyPtrOutputWithContext(ctx context.Context) OnD
 	return pulumi.ToOutputWithContext(ctx, in).(OnDestroyPtrOutput)
 }
 
+// What adopting a fork does to its password, which is not known.
 type PasswordOnAdopt string
 
 const (
+	// Set a new random one, recorded as a secret.
 	PasswordOnAdoptReset = PasswordOnAdopt("reset")
-	PasswordOnAdoptKeep  = PasswordOnAdopt("keep")
+	// Leave it; the password output stays empty.
+	PasswordOnAdoptKeep = PasswordOnAdopt("keep")
 )
 
 func (PasswordOnAdopt) ElementType() reflect.Type {
@@ -672,10 +685,13 @@ func (in *passwordOnAdoptPtr) ToPasswordOnAdoptPtrOutputWithContext(ctx context.
 	return pulumi.ToOutputWithContext(ctx, in).(PasswordOnAdoptPtrOutput)
 }
 
+// What counts as ready when a fork's create waits for it.
 type ReadyWhen string
 
 const (
-	ReadyWhenLogin  = ReadyWhen("login")
+	// READY, and then a working login as tsdbadmin (SELECT 1).
+	ReadyWhenLogin = ReadyWhen("login")
+	// READY only.
 	ReadyWhenStatus = ReadyWhen("status")
 )
 

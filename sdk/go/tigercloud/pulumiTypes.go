@@ -21,6 +21,78 @@ type Endpoint struct {
 	Port *int `pulumi:"port"`
 }
 
+// EndpointInput is an input type that accepts EndpointArgs and EndpointOutput values.
+// You can construct a concrete instance of `EndpointInput` via:
+//
+//	EndpointArgs{...}
+type EndpointInput interface {
+	pulumi.Input
+
+	ToEndpointOutput() EndpointOutput
+	ToEndpointOutputWithContext(context.Context) EndpointOutput
+}
+
+// A host and port a client connects to.
+type EndpointArgs struct {
+	// The host name.
+	Host pulumi.StringPtrInput `pulumi:"host"`
+	// The port.
+	Port pulumi.IntPtrInput `pulumi:"port"`
+}
+
+func (EndpointArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Endpoint)(nil)).Elem()
+}
+
+func (i EndpointArgs) ToEndpointOutput() EndpointOutput {
+	return i.ToEndpointOutputWithContext(context.Background())
+}
+
+func (i EndpointArgs) ToEndpointOutputWithContext(ctx context.Context) EndpointOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EndpointOutput)
+}
+
+func (i EndpointArgs) ToEndpointPtrOutput() EndpointPtrOutput {
+	return i.ToEndpointPtrOutputWithContext(context.Background())
+}
+
+func (i EndpointArgs) ToEndpointPtrOutputWithContext(ctx context.Context) EndpointPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EndpointOutput).ToEndpointPtrOutputWithContext(ctx)
+}
+
+// EndpointPtrInput is an input type that accepts EndpointArgs, EndpointPtr and EndpointPtrOutput values.
+// You can construct a concrete instance of `EndpointPtrInput` via:
+//
+//	        EndpointArgs{...}
+//
+//	or:
+//
+//	        nil
+type EndpointPtrInput interface {
+	pulumi.Input
+
+	ToEndpointPtrOutput() EndpointPtrOutput
+	ToEndpointPtrOutputWithContext(context.Context) EndpointPtrOutput
+}
+
+type endpointPtrType EndpointArgs
+
+func EndpointPtr(v *EndpointArgs) EndpointPtrInput {
+	return (*endpointPtrType)(v)
+}
+
+func (*endpointPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Endpoint)(nil)).Elem()
+}
+
+func (i *endpointPtrType) ToEndpointPtrOutput() EndpointPtrOutput {
+	return i.ToEndpointPtrOutputWithContext(context.Background())
+}
+
+func (i *endpointPtrType) ToEndpointPtrOutputWithContext(ctx context.Context) EndpointPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(EndpointPtrOutput)
+}
+
 // A host and port a client connects to.
 type EndpointOutput struct{ *pulumi.OutputState }
 
@@ -34,6 +106,16 @@ func (o EndpointOutput) ToEndpointOutput() EndpointOutput {
 
 func (o EndpointOutput) ToEndpointOutputWithContext(ctx context.Context) EndpointOutput {
 	return o
+}
+
+func (o EndpointOutput) ToEndpointPtrOutput() EndpointPtrOutput {
+	return o.ToEndpointPtrOutputWithContext(context.Background())
+}
+
+func (o EndpointOutput) ToEndpointPtrOutputWithContext(ctx context.Context) EndpointPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Endpoint) *Endpoint {
+		return &v
+	}).(EndpointPtrOutput)
 }
 
 // The host name.
@@ -98,6 +180,78 @@ type ServiceForkAdopted struct {
 	Reason *string `pulumi:"reason"`
 }
 
+// ServiceForkAdoptedInput is an input type that accepts ServiceForkAdoptedArgs and ServiceForkAdoptedOutput values.
+// You can construct a concrete instance of `ServiceForkAdoptedInput` via:
+//
+//	ServiceForkAdoptedArgs{...}
+type ServiceForkAdoptedInput interface {
+	pulumi.Input
+
+	ToServiceForkAdoptedOutput() ServiceForkAdoptedOutput
+	ToServiceForkAdoptedOutputWithContext(context.Context) ServiceForkAdoptedOutput
+}
+
+// When a fork was taken over instead of made, and why.
+type ServiceForkAdoptedArgs struct {
+	// When (RFC 3339).
+	At pulumi.StringPtrInput `pulumi:"at"`
+	// Why it was taken over.
+	Reason pulumi.StringPtrInput `pulumi:"reason"`
+}
+
+func (ServiceForkAdoptedArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkAdopted)(nil)).Elem()
+}
+
+func (i ServiceForkAdoptedArgs) ToServiceForkAdoptedOutput() ServiceForkAdoptedOutput {
+	return i.ToServiceForkAdoptedOutputWithContext(context.Background())
+}
+
+func (i ServiceForkAdoptedArgs) ToServiceForkAdoptedOutputWithContext(ctx context.Context) ServiceForkAdoptedOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkAdoptedOutput)
+}
+
+func (i ServiceForkAdoptedArgs) ToServiceForkAdoptedPtrOutput() ServiceForkAdoptedPtrOutput {
+	return i.ToServiceForkAdoptedPtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkAdoptedArgs) ToServiceForkAdoptedPtrOutputWithContext(ctx context.Context) ServiceForkAdoptedPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkAdoptedOutput).ToServiceForkAdoptedPtrOutputWithContext(ctx)
+}
+
+// ServiceForkAdoptedPtrInput is an input type that accepts ServiceForkAdoptedArgs, ServiceForkAdoptedPtr and ServiceForkAdoptedPtrOutput values.
+// You can construct a concrete instance of `ServiceForkAdoptedPtrInput` via:
+//
+//	        ServiceForkAdoptedArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkAdoptedPtrInput interface {
+	pulumi.Input
+
+	ToServiceForkAdoptedPtrOutput() ServiceForkAdoptedPtrOutput
+	ToServiceForkAdoptedPtrOutputWithContext(context.Context) ServiceForkAdoptedPtrOutput
+}
+
+type serviceForkAdoptedPtrType ServiceForkAdoptedArgs
+
+func ServiceForkAdoptedPtr(v *ServiceForkAdoptedArgs) ServiceForkAdoptedPtrInput {
+	return (*serviceForkAdoptedPtrType)(v)
+}
+
+func (*serviceForkAdoptedPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkAdopted)(nil)).Elem()
+}
+
+func (i *serviceForkAdoptedPtrType) ToServiceForkAdoptedPtrOutput() ServiceForkAdoptedPtrOutput {
+	return i.ToServiceForkAdoptedPtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkAdoptedPtrType) ToServiceForkAdoptedPtrOutputWithContext(ctx context.Context) ServiceForkAdoptedPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkAdoptedPtrOutput)
+}
+
 // When a fork was taken over instead of made, and why.
 type ServiceForkAdoptedOutput struct{ *pulumi.OutputState }
 
@@ -111,6 +265,16 @@ func (o ServiceForkAdoptedOutput) ToServiceForkAdoptedOutput() ServiceForkAdopte
 
 func (o ServiceForkAdoptedOutput) ToServiceForkAdoptedOutputWithContext(ctx context.Context) ServiceForkAdoptedOutput {
 	return o
+}
+
+func (o ServiceForkAdoptedOutput) ToServiceForkAdoptedPtrOutput() ServiceForkAdoptedPtrOutput {
+	return o.ToServiceForkAdoptedPtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkAdoptedOutput) ToServiceForkAdoptedPtrOutputWithContext(ctx context.Context) ServiceForkAdoptedPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkAdopted) *ServiceForkAdopted {
+		return &v
+	}).(ServiceForkAdoptedPtrOutput)
 }
 
 // When (RFC 3339).
@@ -173,6 +337,76 @@ type ServiceForkConnectionPooler struct {
 	Endpoint *Endpoint `pulumi:"endpoint"`
 }
 
+// ServiceForkConnectionPoolerInput is an input type that accepts ServiceForkConnectionPoolerArgs and ServiceForkConnectionPoolerOutput values.
+// You can construct a concrete instance of `ServiceForkConnectionPoolerInput` via:
+//
+//	ServiceForkConnectionPoolerArgs{...}
+type ServiceForkConnectionPoolerInput interface {
+	pulumi.Input
+
+	ToServiceForkConnectionPoolerOutput() ServiceForkConnectionPoolerOutput
+	ToServiceForkConnectionPoolerOutputWithContext(context.Context) ServiceForkConnectionPoolerOutput
+}
+
+// The fork's connection pooler.
+type ServiceForkConnectionPoolerArgs struct {
+	// The pooler's endpoint.
+	Endpoint EndpointPtrInput `pulumi:"endpoint"`
+}
+
+func (ServiceForkConnectionPoolerArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkConnectionPooler)(nil)).Elem()
+}
+
+func (i ServiceForkConnectionPoolerArgs) ToServiceForkConnectionPoolerOutput() ServiceForkConnectionPoolerOutput {
+	return i.ToServiceForkConnectionPoolerOutputWithContext(context.Background())
+}
+
+func (i ServiceForkConnectionPoolerArgs) ToServiceForkConnectionPoolerOutputWithContext(ctx context.Context) ServiceForkConnectionPoolerOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkConnectionPoolerOutput)
+}
+
+func (i ServiceForkConnectionPoolerArgs) ToServiceForkConnectionPoolerPtrOutput() ServiceForkConnectionPoolerPtrOutput {
+	return i.ToServiceForkConnectionPoolerPtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkConnectionPoolerArgs) ToServiceForkConnectionPoolerPtrOutputWithContext(ctx context.Context) ServiceForkConnectionPoolerPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkConnectionPoolerOutput).ToServiceForkConnectionPoolerPtrOutputWithContext(ctx)
+}
+
+// ServiceForkConnectionPoolerPtrInput is an input type that accepts ServiceForkConnectionPoolerArgs, ServiceForkConnectionPoolerPtr and ServiceForkConnectionPoolerPtrOutput values.
+// You can construct a concrete instance of `ServiceForkConnectionPoolerPtrInput` via:
+//
+//	        ServiceForkConnectionPoolerArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkConnectionPoolerPtrInput interface {
+	pulumi.Input
+
+	ToServiceForkConnectionPoolerPtrOutput() ServiceForkConnectionPoolerPtrOutput
+	ToServiceForkConnectionPoolerPtrOutputWithContext(context.Context) ServiceForkConnectionPoolerPtrOutput
+}
+
+type serviceForkConnectionPoolerPtrType ServiceForkConnectionPoolerArgs
+
+func ServiceForkConnectionPoolerPtr(v *ServiceForkConnectionPoolerArgs) ServiceForkConnectionPoolerPtrInput {
+	return (*serviceForkConnectionPoolerPtrType)(v)
+}
+
+func (*serviceForkConnectionPoolerPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkConnectionPooler)(nil)).Elem()
+}
+
+func (i *serviceForkConnectionPoolerPtrType) ToServiceForkConnectionPoolerPtrOutput() ServiceForkConnectionPoolerPtrOutput {
+	return i.ToServiceForkConnectionPoolerPtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkConnectionPoolerPtrType) ToServiceForkConnectionPoolerPtrOutputWithContext(ctx context.Context) ServiceForkConnectionPoolerPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkConnectionPoolerPtrOutput)
+}
+
 // The fork's connection pooler.
 type ServiceForkConnectionPoolerOutput struct{ *pulumi.OutputState }
 
@@ -186,6 +420,16 @@ func (o ServiceForkConnectionPoolerOutput) ToServiceForkConnectionPoolerOutput()
 
 func (o ServiceForkConnectionPoolerOutput) ToServiceForkConnectionPoolerOutputWithContext(ctx context.Context) ServiceForkConnectionPoolerOutput {
 	return o
+}
+
+func (o ServiceForkConnectionPoolerOutput) ToServiceForkConnectionPoolerPtrOutput() ServiceForkConnectionPoolerPtrOutput {
+	return o.ToServiceForkConnectionPoolerPtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkConnectionPoolerOutput) ToServiceForkConnectionPoolerPtrOutputWithContext(ctx context.Context) ServiceForkConnectionPoolerPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkConnectionPooler) *ServiceForkConnectionPooler {
+		return &v
+	}).(ServiceForkConnectionPoolerPtrOutput)
 }
 
 // The pooler's endpoint.
@@ -237,6 +481,80 @@ type ServiceForkForkedFrom struct {
 	ServiceId *string `pulumi:"serviceId"`
 }
 
+// ServiceForkForkedFromInput is an input type that accepts ServiceForkForkedFromArgs and ServiceForkForkedFromOutput values.
+// You can construct a concrete instance of `ServiceForkForkedFromInput` via:
+//
+//	ServiceForkForkedFromArgs{...}
+type ServiceForkForkedFromInput interface {
+	pulumi.Input
+
+	ToServiceForkForkedFromOutput() ServiceForkForkedFromOutput
+	ToServiceForkForkedFromOutputWithContext(context.Context) ServiceForkForkedFromOutput
+}
+
+// The service a fork was made from.
+type ServiceForkForkedFromArgs struct {
+	// True for a standby of the service (never a fork).
+	IsStandby pulumi.BoolPtrInput `pulumi:"isStandby"`
+	// The project of the service it was made from.
+	ProjectId pulumi.StringPtrInput `pulumi:"projectId"`
+	// The service it was made from.
+	ServiceId pulumi.StringPtrInput `pulumi:"serviceId"`
+}
+
+func (ServiceForkForkedFromArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkForkedFrom)(nil)).Elem()
+}
+
+func (i ServiceForkForkedFromArgs) ToServiceForkForkedFromOutput() ServiceForkForkedFromOutput {
+	return i.ToServiceForkForkedFromOutputWithContext(context.Background())
+}
+
+func (i ServiceForkForkedFromArgs) ToServiceForkForkedFromOutputWithContext(ctx context.Context) ServiceForkForkedFromOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkForkedFromOutput)
+}
+
+func (i ServiceForkForkedFromArgs) ToServiceForkForkedFromPtrOutput() ServiceForkForkedFromPtrOutput {
+	return i.ToServiceForkForkedFromPtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkForkedFromArgs) ToServiceForkForkedFromPtrOutputWithContext(ctx context.Context) ServiceForkForkedFromPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkForkedFromOutput).ToServiceForkForkedFromPtrOutputWithContext(ctx)
+}
+
+// ServiceForkForkedFromPtrInput is an input type that accepts ServiceForkForkedFromArgs, ServiceForkForkedFromPtr and ServiceForkForkedFromPtrOutput values.
+// You can construct a concrete instance of `ServiceForkForkedFromPtrInput` via:
+//
+//	        ServiceForkForkedFromArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkForkedFromPtrInput interface {
+	pulumi.Input
+
+	ToServiceForkForkedFromPtrOutput() ServiceForkForkedFromPtrOutput
+	ToServiceForkForkedFromPtrOutputWithContext(context.Context) ServiceForkForkedFromPtrOutput
+}
+
+type serviceForkForkedFromPtrType ServiceForkForkedFromArgs
+
+func ServiceForkForkedFromPtr(v *ServiceForkForkedFromArgs) ServiceForkForkedFromPtrInput {
+	return (*serviceForkForkedFromPtrType)(v)
+}
+
+func (*serviceForkForkedFromPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkForkedFrom)(nil)).Elem()
+}
+
+func (i *serviceForkForkedFromPtrType) ToServiceForkForkedFromPtrOutput() ServiceForkForkedFromPtrOutput {
+	return i.ToServiceForkForkedFromPtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkForkedFromPtrType) ToServiceForkForkedFromPtrOutputWithContext(ctx context.Context) ServiceForkForkedFromPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkForkedFromPtrOutput)
+}
+
 // The service a fork was made from.
 type ServiceForkForkedFromOutput struct{ *pulumi.OutputState }
 
@@ -250,6 +568,16 @@ func (o ServiceForkForkedFromOutput) ToServiceForkForkedFromOutput() ServiceFork
 
 func (o ServiceForkForkedFromOutput) ToServiceForkForkedFromOutputWithContext(ctx context.Context) ServiceForkForkedFromOutput {
 	return o
+}
+
+func (o ServiceForkForkedFromOutput) ToServiceForkForkedFromPtrOutput() ServiceForkForkedFromPtrOutput {
+	return o.ToServiceForkForkedFromPtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkForkedFromOutput) ToServiceForkForkedFromPtrOutputWithContext(ctx context.Context) ServiceForkForkedFromPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkForkedFrom) *ServiceForkForkedFrom {
+		return &v
+	}).(ServiceForkForkedFromPtrOutput)
 }
 
 // True for a standby of the service (never a fork).
@@ -329,6 +657,78 @@ type ServiceForkHaReplicas struct {
 	SyncReplicaCount *int `pulumi:"syncReplicaCount"`
 }
 
+// ServiceForkHaReplicasInput is an input type that accepts ServiceForkHaReplicasArgs and ServiceForkHaReplicasOutput values.
+// You can construct a concrete instance of `ServiceForkHaReplicasInput` via:
+//
+//	ServiceForkHaReplicasArgs{...}
+type ServiceForkHaReplicasInput interface {
+	pulumi.Input
+
+	ToServiceForkHaReplicasOutput() ServiceForkHaReplicasOutput
+	ToServiceForkHaReplicasOutputWithContext(context.Context) ServiceForkHaReplicasOutput
+}
+
+// A service's high-availability replica counts.
+type ServiceForkHaReplicasArgs struct {
+	// HA replicas.
+	ReplicaCount pulumi.IntPtrInput `pulumi:"replicaCount"`
+	// Synchronous HA replicas.
+	SyncReplicaCount pulumi.IntPtrInput `pulumi:"syncReplicaCount"`
+}
+
+func (ServiceForkHaReplicasArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkHaReplicas)(nil)).Elem()
+}
+
+func (i ServiceForkHaReplicasArgs) ToServiceForkHaReplicasOutput() ServiceForkHaReplicasOutput {
+	return i.ToServiceForkHaReplicasOutputWithContext(context.Background())
+}
+
+func (i ServiceForkHaReplicasArgs) ToServiceForkHaReplicasOutputWithContext(ctx context.Context) ServiceForkHaReplicasOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkHaReplicasOutput)
+}
+
+func (i ServiceForkHaReplicasArgs) ToServiceForkHaReplicasPtrOutput() ServiceForkHaReplicasPtrOutput {
+	return i.ToServiceForkHaReplicasPtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkHaReplicasArgs) ToServiceForkHaReplicasPtrOutputWithContext(ctx context.Context) ServiceForkHaReplicasPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkHaReplicasOutput).ToServiceForkHaReplicasPtrOutputWithContext(ctx)
+}
+
+// ServiceForkHaReplicasPtrInput is an input type that accepts ServiceForkHaReplicasArgs, ServiceForkHaReplicasPtr and ServiceForkHaReplicasPtrOutput values.
+// You can construct a concrete instance of `ServiceForkHaReplicasPtrInput` via:
+//
+//	        ServiceForkHaReplicasArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkHaReplicasPtrInput interface {
+	pulumi.Input
+
+	ToServiceForkHaReplicasPtrOutput() ServiceForkHaReplicasPtrOutput
+	ToServiceForkHaReplicasPtrOutputWithContext(context.Context) ServiceForkHaReplicasPtrOutput
+}
+
+type serviceForkHaReplicasPtrType ServiceForkHaReplicasArgs
+
+func ServiceForkHaReplicasPtr(v *ServiceForkHaReplicasArgs) ServiceForkHaReplicasPtrInput {
+	return (*serviceForkHaReplicasPtrType)(v)
+}
+
+func (*serviceForkHaReplicasPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkHaReplicas)(nil)).Elem()
+}
+
+func (i *serviceForkHaReplicasPtrType) ToServiceForkHaReplicasPtrOutput() ServiceForkHaReplicasPtrOutput {
+	return i.ToServiceForkHaReplicasPtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkHaReplicasPtrType) ToServiceForkHaReplicasPtrOutputWithContext(ctx context.Context) ServiceForkHaReplicasPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkHaReplicasPtrOutput)
+}
+
 // A service's high-availability replica counts.
 type ServiceForkHaReplicasOutput struct{ *pulumi.OutputState }
 
@@ -342,6 +742,16 @@ func (o ServiceForkHaReplicasOutput) ToServiceForkHaReplicasOutput() ServiceFork
 
 func (o ServiceForkHaReplicasOutput) ToServiceForkHaReplicasOutputWithContext(ctx context.Context) ServiceForkHaReplicasOutput {
 	return o
+}
+
+func (o ServiceForkHaReplicasOutput) ToServiceForkHaReplicasPtrOutput() ServiceForkHaReplicasPtrOutput {
+	return o.ToServiceForkHaReplicasPtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkHaReplicasOutput) ToServiceForkHaReplicasPtrOutputWithContext(ctx context.Context) ServiceForkHaReplicasPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkHaReplicas) *ServiceForkHaReplicas {
+		return &v
+	}).(ServiceForkHaReplicasPtrOutput)
 }
 
 // HA replicas.
@@ -410,6 +820,66 @@ type ServiceForkResource struct {
 	VolumeType *string `pulumi:"volumeType"`
 }
 
+// ServiceForkResourceInput is an input type that accepts ServiceForkResourceArgs and ServiceForkResourceOutput values.
+// You can construct a concrete instance of `ServiceForkResourceInput` via:
+//
+//	ServiceForkResourceArgs{...}
+type ServiceForkResourceInput interface {
+	pulumi.Input
+
+	ToServiceForkResourceOutput() ServiceForkResourceOutput
+	ToServiceForkResourceOutputWithContext(context.Context) ServiceForkResourceOutput
+}
+
+// A compute resource of a service, as the API reports it.
+type ServiceForkResourceArgs struct {
+	// Its CPU, in millicores.
+	CpuMillis pulumi.IntPtrInput `pulumi:"cpuMillis"`
+	// The resource's ID.
+	Id pulumi.StringPtrInput `pulumi:"id"`
+	// Its memory, in gigabytes.
+	MemoryGbs pulumi.Float64PtrInput `pulumi:"memoryGbs"`
+	// Its storage's volume type.
+	VolumeType pulumi.StringPtrInput `pulumi:"volumeType"`
+}
+
+func (ServiceForkResourceArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkResource)(nil)).Elem()
+}
+
+func (i ServiceForkResourceArgs) ToServiceForkResourceOutput() ServiceForkResourceOutput {
+	return i.ToServiceForkResourceOutputWithContext(context.Background())
+}
+
+func (i ServiceForkResourceArgs) ToServiceForkResourceOutputWithContext(ctx context.Context) ServiceForkResourceOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkResourceOutput)
+}
+
+// ServiceForkResourceArrayInput is an input type that accepts ServiceForkResourceArray and ServiceForkResourceArrayOutput values.
+// You can construct a concrete instance of `ServiceForkResourceArrayInput` via:
+//
+//	ServiceForkResourceArray{ ServiceForkResourceArgs{...} }
+type ServiceForkResourceArrayInput interface {
+	pulumi.Input
+
+	ToServiceForkResourceArrayOutput() ServiceForkResourceArrayOutput
+	ToServiceForkResourceArrayOutputWithContext(context.Context) ServiceForkResourceArrayOutput
+}
+
+type ServiceForkResourceArray []ServiceForkResourceInput
+
+func (ServiceForkResourceArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkResource)(nil)).Elem()
+}
+
+func (i ServiceForkResourceArray) ToServiceForkResourceArrayOutput() ServiceForkResourceArrayOutput {
+	return i.ToServiceForkResourceArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceForkResourceArray) ToServiceForkResourceArrayOutputWithContext(ctx context.Context) ServiceForkResourceArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkResourceArrayOutput)
+}
+
 // A compute resource of a service, as the API reports it.
 type ServiceForkResourceOutput struct{ *pulumi.OutputState }
 
@@ -466,6 +936,18 @@ func (o ServiceForkResourceArrayOutput) Index(i pulumi.IntInput) ServiceForkReso
 }
 
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*EndpointInput)(nil)).Elem(), EndpointArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*EndpointPtrInput)(nil)).Elem(), EndpointArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkAdoptedInput)(nil)).Elem(), ServiceForkAdoptedArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkAdoptedPtrInput)(nil)).Elem(), ServiceForkAdoptedArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkConnectionPoolerInput)(nil)).Elem(), ServiceForkConnectionPoolerArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkConnectionPoolerPtrInput)(nil)).Elem(), ServiceForkConnectionPoolerArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkForkedFromInput)(nil)).Elem(), ServiceForkForkedFromArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkForkedFromPtrInput)(nil)).Elem(), ServiceForkForkedFromArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkHaReplicasInput)(nil)).Elem(), ServiceForkHaReplicasArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkHaReplicasPtrInput)(nil)).Elem(), ServiceForkHaReplicasArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkResourceInput)(nil)).Elem(), ServiceForkResourceArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkResourceArrayInput)(nil)).Elem(), ServiceForkResourceArray{})
 	pulumi.RegisterOutputType(EndpointOutput{})
 	pulumi.RegisterOutputType(EndpointPtrOutput{})
 	pulumi.RegisterOutputType(ServiceForkAdoptedOutput{})

@@ -12,30 +12,112 @@ import (
 	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud/internal"
 )
 
-// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
+// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With OnDestroy "delete" it is deleted instead, and its data goes.
+//
+// ## Example Usage
+// ### A database for a pull request: a fork of production, deleted when the stack is destroyed
+// ```go
+// package main
+//
+// import (
+//
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+//	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			cfg := config.New(ctx, "")
+//			// The production service to fork
+//			sourceServiceId := cfg.Require("sourceServiceId")
+//			// The pull request's number
+//			prNumber := cfg.RequireInt("prNumber")
+//			prDatabase, err := tigercloud.NewServiceFork(ctx, "prDatabase", &tigercloud.ServiceForkArgs{
+//				SourceServiceId: pulumi.String(sourceServiceId),
+//				Name:            pulumi.Sprintf("pr-%v", prNumber),
+//				ForkStrategy:    tigercloud.ForkStrategyLastSnapshot,
+//				CpuMillis:       pulumi.String("1000"),
+//				MemoryGbs:       pulumi.String("4"),
+//				OnDestroy:       tigercloud.OnDestroyDelete,
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("serviceId", prDatabase.ServiceId)
+//			ctx.Export("databaseUrl", prDatabase.ConnectionUri)
+//			return nil
+//		})
+//	}
+//
+// ```
+// ### A copy of production as it was at a point in time, for an investigation
+// ```go
+// package main
+//
+// import (
+//
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+//	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			cfg := config.New(ctx, "")
+//			// The production service
+//			sourceServiceId := cfg.Require("sourceServiceId")
+//			// When to copy it at (RFC 3339), such as 2026-11-01T09:30:00Z
+//			before := cfg.Require("before")
+//			investigation, err := tigercloud.NewServiceFork(ctx, "investigation", &tigercloud.ServiceForkArgs{
+//				SourceServiceId: pulumi.String(sourceServiceId),
+//				Name:            pulumi.String("incident-investigation"),
+//				ForkStrategy:    tigercloud.ForkStrategyPitr,
+//				TargetTime:      pulumi.String(before),
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("host", investigation.Host)
+//			ctx.Export("port", investigation.Port)
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// An existing ServiceFork is imported by the fork's service ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+//
+// ```sh
+// $ pulumi import tigercloud:index:ServiceFork prDatabase svc-a1b2c3d4e5
+// ```
 type ServiceFork struct {
 	pulumi.CustomResourceState
 
 	// Whether create takes over a running fork of the same name and source.
-	AdoptExisting pulumi.BoolPtrOutput `pulumi:"adoptExisting"`
+	AdoptExisting pulumi.BoolOutput `pulumi:"adoptExisting"`
 	// The fork taken under management instead of forking, if one was named.
 	AdoptServiceId pulumi.StringPtrOutput `pulumi:"adoptServiceId"`
-	// When the fork was taken over instead of made (see adoptExisting), and why.
+	// When the fork was taken over instead of made (see AdoptExisting), and why.
 	Adopted ServiceForkAdoptedPtrOutput `pulumi:"adopted"`
 	// The fork's connection pooler, when it has one.
 	ConnectionPooler ServiceForkConnectionPoolerPtrOutput `pulumi:"connectionPooler"`
-	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").
+	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
 	ConnectionUri pulumi.StringPtrOutput `pulumi:"connectionUri"`
 	// The declared CPU, in millicores, or "shared".
 	CpuMillis pulumi.StringPtrOutput `pulumi:"cpuMillis"`
 	// How long create waits.
-	CreateTimeout pulumi.StringPtrOutput `pulumi:"createTimeout"`
+	CreateTimeout pulumi.StringOutput `pulumi:"createTimeout"`
 	// When the fork was created (RFC 3339).
 	Created pulumi.StringPtrOutput `pulumi:"created"`
 	// The database to connect to: tsdb.
 	Database pulumi.StringOutput `pulumi:"database"`
 	// How long destroy waits.
-	DeleteTimeout pulumi.StringPtrOutput `pulumi:"deleteTimeout"`
+	DeleteTimeout pulumi.StringOutput `pulumi:"deleteTimeout"`
 	// The fork's endpoint.
 	Endpoint EndpointPtrOutput `pulumi:"endpoint"`
 	// The fork's environment tag, as the API reports it.
@@ -50,16 +132,16 @@ type ServiceFork struct {
 	HaReplicas ServiceForkHaReplicasPtrOutput `pulumi:"haReplicas"`
 	// The endpoint's host.
 	Host pulumi.StringPtrOutput `pulumi:"host"`
-	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret.
+	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
 	InitialPassword pulumi.StringPtrOutput `pulumi:"initialPassword"`
 	// The declared memory, in gigabytes, or "shared".
 	MemoryGbs pulumi.StringPtrOutput `pulumi:"memoryGbs"`
 	// The fork's name, as the API reports it.
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// What destroy does to the fork: "stop" or "delete".
-	OnDestroy OnDestroyPtrOutput `pulumi:"onDestroy"`
+	OnDestroy OnDestroyOutput `pulumi:"onDestroy"`
 	// What adopting a fork does to its password: "reset" or "keep".
-	PasswordOnAdopt PasswordOnAdoptPtrOutput `pulumi:"passwordOnAdopt"`
+	PasswordOnAdopt PasswordOnAdoptOutput `pulumi:"passwordOnAdopt"`
 	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
 	Paused pulumi.BoolOutput `pulumi:"paused"`
 	// The same through the connection pooler, when the fork has one. Always secret.
@@ -68,8 +150,8 @@ type ServiceFork struct {
 	Port pulumi.IntPtrOutput `pulumi:"port"`
 	// The project of the source service and of the fork.
 	ProjectId pulumi.StringOutput `pulumi:"projectId"`
-	// What "ready" meant when create waited: "login" or "status".
-	ReadyWhen ReadyWhenPtrOutput `pulumi:"readyWhen"`
+	// What counted as ready when create waited: "login" or "status".
+	ReadyWhen ReadyWhenOutput `pulumi:"readyWhen"`
 	// The region the fork runs in.
 	RegionCode pulumi.StringPtrOutput `pulumi:"regionCode"`
 	// The fork's compute resources, as the API reports them.
@@ -85,11 +167,11 @@ type ServiceFork struct {
 	// The point in time a PITR fork was made at.
 	TargetTime pulumi.StringPtrOutput `pulumi:"targetTime"`
 	// How long an in-place change waits.
-	UpdateTimeout pulumi.StringPtrOutput `pulumi:"updateTimeout"`
+	UpdateTimeout pulumi.StringOutput `pulumi:"updateTimeout"`
 	// The admin role: tsdbadmin.
 	Username pulumi.StringOutput `pulumi:"username"`
 	// Whether create and destroy wait for the API's work to finish.
-	WaitForReady pulumi.BoolPtrOutput `pulumi:"waitForReady"`
+	WaitForReady pulumi.BoolOutput `pulumi:"waitForReady"`
 }
 
 // NewServiceFork registers a new resource with the given unique name, arguments, and options.
@@ -134,9 +216,157 @@ func GetServiceFork(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering ServiceFork resources.
 type serviceForkState struct {
+	// Whether create takes over a running fork of the same name and source.
+	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// The fork taken under management instead of forking, if one was named.
+	AdoptServiceId *string `pulumi:"adoptServiceId"`
+	// When the fork was taken over instead of made (see AdoptExisting), and why.
+	Adopted *ServiceForkAdopted `pulumi:"adopted"`
+	// The fork's connection pooler, when it has one.
+	ConnectionPooler *ServiceForkConnectionPooler `pulumi:"connectionPooler"`
+	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+	ConnectionUri *string `pulumi:"connectionUri"`
+	// The declared CPU, in millicores, or "shared".
+	CpuMillis *string `pulumi:"cpuMillis"`
+	// How long create waits.
+	CreateTimeout *string `pulumi:"createTimeout"`
+	// When the fork was created (RFC 3339).
+	Created *string `pulumi:"created"`
+	// The database to connect to: tsdb.
+	Database *string `pulumi:"database"`
+	// How long destroy waits.
+	DeleteTimeout *string `pulumi:"deleteTimeout"`
+	// The fork's endpoint.
+	Endpoint *Endpoint `pulumi:"endpoint"`
+	// The fork's environment tag, as the API reports it.
+	Environment *string `pulumi:"environment"`
+	// The declared environment tag, DEV or PROD.
+	EnvironmentTag *EnvironmentTag `pulumi:"environmentTag"`
+	// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+	ForkStrategy *ForkStrategy `pulumi:"forkStrategy"`
+	// The service the fork was made from, as the API reports it.
+	ForkedFrom *ServiceForkForkedFrom `pulumi:"forkedFrom"`
+	// The fork's HA replica counts, as the API reports them.
+	HaReplicas *ServiceForkHaReplicas `pulumi:"haReplicas"`
+	// The endpoint's host.
+	Host *string `pulumi:"host"`
+	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
+	InitialPassword *string `pulumi:"initialPassword"`
+	// The declared memory, in gigabytes, or "shared".
+	MemoryGbs *string `pulumi:"memoryGbs"`
+	// The fork's name, as the API reports it.
+	Name *string `pulumi:"name"`
+	// What destroy does to the fork: "stop" or "delete".
+	OnDestroy *OnDestroy `pulumi:"onDestroy"`
+	// What adopting a fork does to its password: "reset" or "keep".
+	PasswordOnAdopt *PasswordOnAdopt `pulumi:"passwordOnAdopt"`
+	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
+	Paused *bool `pulumi:"paused"`
+	// The same through the connection pooler, when the fork has one. Always secret.
+	PoolerConnectionUri *string `pulumi:"poolerConnectionUri"`
+	// The endpoint's port.
+	Port *int `pulumi:"port"`
+	// The project of the source service and of the fork.
+	ProjectId *string `pulumi:"projectId"`
+	// What counted as ready when create waited: "login" or "status".
+	ReadyWhen *ReadyWhen `pulumi:"readyWhen"`
+	// The region the fork runs in.
+	RegionCode *string `pulumi:"regionCode"`
+	// The fork's compute resources, as the API reports them.
+	Resources []ServiceForkResource `pulumi:"resources"`
+	// The fork's service ID (also the resource's ID).
+	ServiceId *string `pulumi:"serviceId"`
+	// The service type (TIMESCALEDB, POSTGRES, ...).
+	ServiceType *string `pulumi:"serviceType"`
+	// The service the fork is a copy of.
+	SourceServiceId *string `pulumi:"sourceServiceId"`
+	// The fork's status as last seen (READY, PAUSED, ...).
+	Status *string `pulumi:"status"`
+	// The point in time a PITR fork was made at.
+	TargetTime *string `pulumi:"targetTime"`
+	// How long an in-place change waits.
+	UpdateTimeout *string `pulumi:"updateTimeout"`
+	// The admin role: tsdbadmin.
+	Username *string `pulumi:"username"`
+	// Whether create and destroy wait for the API's work to finish.
+	WaitForReady *bool `pulumi:"waitForReady"`
 }
 
 type ServiceForkState struct {
+	// Whether create takes over a running fork of the same name and source.
+	AdoptExisting pulumi.BoolPtrInput
+	// The fork taken under management instead of forking, if one was named.
+	AdoptServiceId pulumi.StringPtrInput
+	// When the fork was taken over instead of made (see AdoptExisting), and why.
+	Adopted ServiceForkAdoptedPtrInput
+	// The fork's connection pooler, when it has one.
+	ConnectionPooler ServiceForkConnectionPoolerPtrInput
+	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+	ConnectionUri pulumi.StringPtrInput
+	// The declared CPU, in millicores, or "shared".
+	CpuMillis pulumi.StringPtrInput
+	// How long create waits.
+	CreateTimeout pulumi.StringPtrInput
+	// When the fork was created (RFC 3339).
+	Created pulumi.StringPtrInput
+	// The database to connect to: tsdb.
+	Database pulumi.StringPtrInput
+	// How long destroy waits.
+	DeleteTimeout pulumi.StringPtrInput
+	// The fork's endpoint.
+	Endpoint EndpointPtrInput
+	// The fork's environment tag, as the API reports it.
+	Environment pulumi.StringPtrInput
+	// The declared environment tag, DEV or PROD.
+	EnvironmentTag EnvironmentTagPtrInput
+	// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+	ForkStrategy ForkStrategyPtrInput
+	// The service the fork was made from, as the API reports it.
+	ForkedFrom ServiceForkForkedFromPtrInput
+	// The fork's HA replica counts, as the API reports them.
+	HaReplicas ServiceForkHaReplicasPtrInput
+	// The endpoint's host.
+	Host pulumi.StringPtrInput
+	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
+	InitialPassword pulumi.StringPtrInput
+	// The declared memory, in gigabytes, or "shared".
+	MemoryGbs pulumi.StringPtrInput
+	// The fork's name, as the API reports it.
+	Name pulumi.StringPtrInput
+	// What destroy does to the fork: "stop" or "delete".
+	OnDestroy OnDestroyPtrInput
+	// What adopting a fork does to its password: "reset" or "keep".
+	PasswordOnAdopt PasswordOnAdoptPtrInput
+	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
+	Paused pulumi.BoolPtrInput
+	// The same through the connection pooler, when the fork has one. Always secret.
+	PoolerConnectionUri pulumi.StringPtrInput
+	// The endpoint's port.
+	Port pulumi.IntPtrInput
+	// The project of the source service and of the fork.
+	ProjectId pulumi.StringPtrInput
+	// What counted as ready when create waited: "login" or "status".
+	ReadyWhen ReadyWhenPtrInput
+	// The region the fork runs in.
+	RegionCode pulumi.StringPtrInput
+	// The fork's compute resources, as the API reports them.
+	Resources ServiceForkResourceArrayInput
+	// The fork's service ID (also the resource's ID).
+	ServiceId pulumi.StringPtrInput
+	// The service type (TIMESCALEDB, POSTGRES, ...).
+	ServiceType pulumi.StringPtrInput
+	// The service the fork is a copy of.
+	SourceServiceId pulumi.StringPtrInput
+	// The fork's status as last seen (READY, PAUSED, ...).
+	Status pulumi.StringPtrInput
+	// The point in time a PITR fork was made at.
+	TargetTime pulumi.StringPtrInput
+	// How long an in-place change waits.
+	UpdateTimeout pulumi.StringPtrInput
+	// The admin role: tsdbadmin.
+	Username pulumi.StringPtrInput
+	// Whether create and destroy wait for the API's work to finish.
+	WaitForReady pulumi.BoolPtrInput
 }
 
 func (ServiceForkState) ElementType() reflect.Type {
@@ -152,31 +382,31 @@ func ServiceForkExists(ctx *pulumi.Context,
 type serviceForkArgs struct {
 	// With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
-	// Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking. It must be a running fork of SourceServiceId (named Name, if that is given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId *string `pulumi:"adoptServiceId"`
-	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
-	CpuMillis interface{} `pulumi:"cpuMillis"`
+	// The CPU, in whole millicores >= 1 such as "2000", or "shared" (with MemoryGbs "shared" too). Default: the parent's.
+	CpuMillis *string `pulumi:"cpuMillis"`
 	// How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
 	CreateTimeout *string `pulumi:"createTimeout"`
 	// How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
 	DeleteTimeout *string `pulumi:"deleteTimeout"`
-	// DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+	// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
 	EnvironmentTag *EnvironmentTag `pulumi:"environmentTag"`
-	// LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+	// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
 	ForkStrategy ForkStrategy `pulumi:"forkStrategy"`
-	// Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
-	MemoryGbs interface{} `pulumi:"memoryGbs"`
+	// The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with CpuMillis "shared" too). Default: the parent's.
+	MemoryGbs *string `pulumi:"memoryGbs"`
 	// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
 	Name *string `pulumi:"name"`
-	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
+	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of SourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
 	OnDestroy *OnDestroy `pulumi:"onDestroy"`
 	// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
 	PasswordOnAdopt *PasswordOnAdopt `pulumi:"passwordOnAdopt"`
-	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused *bool `pulumi:"paused"`
-	// The project of the source service and of the fork. Default: the provider's projectId setting.
+	// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId *string `pulumi:"projectId"`
-	// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+	// What counts as ready when create waits (WaitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
 	ReadyWhen *ReadyWhen `pulumi:"readyWhen"`
 	// The service to fork.
 	SourceServiceId string `pulumi:"sourceServiceId"`
@@ -192,31 +422,31 @@ type serviceForkArgs struct {
 type ServiceForkArgs struct {
 	// With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
 	AdoptExisting pulumi.BoolPtrInput
-	// Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+	// Take this existing fork under management instead of forking. It must be a running fork of SourceServiceId (named Name, if that is given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
 	AdoptServiceId pulumi.StringPtrInput
-	// Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
-	CpuMillis pulumi.Input
+	// The CPU, in whole millicores >= 1 such as "2000", or "shared" (with MemoryGbs "shared" too). Default: the parent's.
+	CpuMillis pulumi.StringPtrInput
 	// How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
 	CreateTimeout pulumi.StringPtrInput
 	// How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
 	DeleteTimeout pulumi.StringPtrInput
-	// DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+	// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
 	EnvironmentTag EnvironmentTagPtrInput
-	// LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+	// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
 	ForkStrategy ForkStrategyInput
-	// Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
-	MemoryGbs pulumi.Input
+	// The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with CpuMillis "shared" too). Default: the parent's.
+	MemoryGbs pulumi.StringPtrInput
 	// 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
 	Name pulumi.StringPtrInput
-	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
+	// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of SourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
 	OnDestroy OnDestroyPtrInput
 	// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
 	PasswordOnAdopt PasswordOnAdoptPtrInput
-	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused pulumi.BoolPtrInput
-	// The project of the source service and of the fork. Default: the provider's projectId setting.
+	// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId pulumi.StringPtrInput
-	// What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+	// What counts as ready when create waits (WaitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
 	ReadyWhen ReadyWhenPtrInput
 	// The service to fork.
 	SourceServiceId pulumi.StringInput
@@ -266,8 +496,8 @@ func (o ServiceForkOutput) ToServiceForkOutputWithContext(ctx context.Context) S
 }
 
 // Whether create takes over a running fork of the same name and source.
-func (o ServiceForkOutput) AdoptExisting() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.BoolPtrOutput { return v.AdoptExisting }).(pulumi.BoolPtrOutput)
+func (o ServiceForkOutput) AdoptExisting() pulumi.BoolOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.BoolOutput { return v.AdoptExisting }).(pulumi.BoolOutput)
 }
 
 // The fork taken under management instead of forking, if one was named.
@@ -275,7 +505,7 @@ func (o ServiceForkOutput) AdoptServiceId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.AdoptServiceId }).(pulumi.StringPtrOutput)
 }
 
-// When the fork was taken over instead of made (see adoptExisting), and why.
+// When the fork was taken over instead of made (see AdoptExisting), and why.
 func (o ServiceForkOutput) Adopted() ServiceForkAdoptedPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) ServiceForkAdoptedPtrOutput { return v.Adopted }).(ServiceForkAdoptedPtrOutput)
 }
@@ -285,7 +515,7 @@ func (o ServiceForkOutput) ConnectionPooler() ServiceForkConnectionPoolerPtrOutp
 	return o.ApplyT(func(v *ServiceFork) ServiceForkConnectionPoolerPtrOutput { return v.ConnectionPooler }).(ServiceForkConnectionPoolerPtrOutput)
 }
 
-// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").
+// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
 func (o ServiceForkOutput) ConnectionUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.ConnectionUri }).(pulumi.StringPtrOutput)
 }
@@ -296,8 +526,8 @@ func (o ServiceForkOutput) CpuMillis() pulumi.StringPtrOutput {
 }
 
 // How long create waits.
-func (o ServiceForkOutput) CreateTimeout() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.CreateTimeout }).(pulumi.StringPtrOutput)
+func (o ServiceForkOutput) CreateTimeout() pulumi.StringOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.CreateTimeout }).(pulumi.StringOutput)
 }
 
 // When the fork was created (RFC 3339).
@@ -311,8 +541,8 @@ func (o ServiceForkOutput) Database() pulumi.StringOutput {
 }
 
 // How long destroy waits.
-func (o ServiceForkOutput) DeleteTimeout() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.DeleteTimeout }).(pulumi.StringPtrOutput)
+func (o ServiceForkOutput) DeleteTimeout() pulumi.StringOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.DeleteTimeout }).(pulumi.StringOutput)
 }
 
 // The fork's endpoint.
@@ -350,7 +580,7 @@ func (o ServiceForkOutput) Host() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.Host }).(pulumi.StringPtrOutput)
 }
 
-// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret.
+// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
 func (o ServiceForkOutput) InitialPassword() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.InitialPassword }).(pulumi.StringPtrOutput)
 }
@@ -366,13 +596,13 @@ func (o ServiceForkOutput) Name() pulumi.StringPtrOutput {
 }
 
 // What destroy does to the fork: "stop" or "delete".
-func (o ServiceForkOutput) OnDestroy() OnDestroyPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) OnDestroyPtrOutput { return v.OnDestroy }).(OnDestroyPtrOutput)
+func (o ServiceForkOutput) OnDestroy() OnDestroyOutput {
+	return o.ApplyT(func(v *ServiceFork) OnDestroyOutput { return v.OnDestroy }).(OnDestroyOutput)
 }
 
 // What adopting a fork does to its password: "reset" or "keep".
-func (o ServiceForkOutput) PasswordOnAdopt() PasswordOnAdoptPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) PasswordOnAdoptPtrOutput { return v.PasswordOnAdopt }).(PasswordOnAdoptPtrOutput)
+func (o ServiceForkOutput) PasswordOnAdopt() PasswordOnAdoptOutput {
+	return o.ApplyT(func(v *ServiceFork) PasswordOnAdoptOutput { return v.PasswordOnAdopt }).(PasswordOnAdoptOutput)
 }
 
 // True when the fork is stopped (PAUSING or PAUSED), as last seen.
@@ -395,9 +625,9 @@ func (o ServiceForkOutput) ProjectId() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.ProjectId }).(pulumi.StringOutput)
 }
 
-// What "ready" meant when create waited: "login" or "status".
-func (o ServiceForkOutput) ReadyWhen() ReadyWhenPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) ReadyWhenPtrOutput { return v.ReadyWhen }).(ReadyWhenPtrOutput)
+// What counted as ready when create waited: "login" or "status".
+func (o ServiceForkOutput) ReadyWhen() ReadyWhenOutput {
+	return o.ApplyT(func(v *ServiceFork) ReadyWhenOutput { return v.ReadyWhen }).(ReadyWhenOutput)
 }
 
 // The region the fork runs in.
@@ -436,8 +666,8 @@ func (o ServiceForkOutput) TargetTime() pulumi.StringPtrOutput {
 }
 
 // How long an in-place change waits.
-func (o ServiceForkOutput) UpdateTimeout() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.UpdateTimeout }).(pulumi.StringPtrOutput)
+func (o ServiceForkOutput) UpdateTimeout() pulumi.StringOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringOutput { return v.UpdateTimeout }).(pulumi.StringOutput)
 }
 
 // The admin role: tsdbadmin.
@@ -446,8 +676,8 @@ func (o ServiceForkOutput) Username() pulumi.StringOutput {
 }
 
 // Whether create and destroy wait for the API's work to finish.
-func (o ServiceForkOutput) WaitForReady() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v *ServiceFork) pulumi.BoolPtrOutput { return v.WaitForReady }).(pulumi.BoolPtrOutput)
+func (o ServiceForkOutput) WaitForReady() pulumi.BoolOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.BoolOutput { return v.WaitForReady }).(pulumi.BoolOutput)
 }
 
 func init() {

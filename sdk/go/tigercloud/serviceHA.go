@@ -13,11 +13,52 @@ import (
 )
 
 // The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
+//
+// ## Example Usage
+// ### Two HA replicas, one of them synchronous, on a service
+// ```go
+// package main
+//
+// import (
+//
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+//	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			cfg := config.New(ctx, "")
+//			// The service
+//			serviceId := cfg.Require("serviceId")
+//			ha, err := tigercloud.NewServiceHA(ctx, "ha", &tigercloud.ServiceHAArgs{
+//				ServiceId:        pulumi.String(serviceId),
+//				ReplicaCount:     pulumi.Int(2),
+//				SyncReplicaCount: pulumi.Int(1),
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("status", ha.Status)
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// An existing ServiceHA is imported by the service's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+//
+// ```sh
+// $ pulumi import tigercloud:index:ServiceHA ha svc-a1b2c3d4e5
+// ```
 type ServiceHA struct {
 	pulumi.CustomResourceState
 
 	// How long destroy waits.
-	DeleteTimeout pulumi.StringPtrOutput `pulumi:"deleteTimeout"`
+	DeleteTimeout pulumi.StringOutput `pulumi:"deleteTimeout"`
 	// The project of the service.
 	ProjectId pulumi.StringOutput `pulumi:"projectId"`
 	// HA replicas, as the service has them (a change made elsewhere shows on refresh).
@@ -29,9 +70,9 @@ type ServiceHA struct {
 	// Synchronous HA replicas, as the service has them.
 	SyncReplicaCount pulumi.IntPtrOutput `pulumi:"syncReplicaCount"`
 	// How long create and update wait.
-	UpdateTimeout pulumi.StringPtrOutput `pulumi:"updateTimeout"`
+	UpdateTimeout pulumi.StringOutput `pulumi:"updateTimeout"`
 	// Whether create, update and destroy wait for the counts.
-	WaitForReady pulumi.BoolPtrOutput `pulumi:"waitForReady"`
+	WaitForReady pulumi.BoolOutput `pulumi:"waitForReady"`
 }
 
 // NewServiceHA registers a new resource with the given unique name, arguments, and options.
@@ -67,9 +108,41 @@ func GetServiceHA(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering ServiceHA resources.
 type serviceHAState struct {
+	// How long destroy waits.
+	DeleteTimeout *string `pulumi:"deleteTimeout"`
+	// The project of the service.
+	ProjectId *string `pulumi:"projectId"`
+	// HA replicas, as the service has them (a change made elsewhere shows on refresh).
+	ReplicaCount *int `pulumi:"replicaCount"`
+	// The service whose HA is set.
+	ServiceId *string `pulumi:"serviceId"`
+	// The service's status as last seen.
+	Status *string `pulumi:"status"`
+	// Synchronous HA replicas, as the service has them.
+	SyncReplicaCount *int `pulumi:"syncReplicaCount"`
+	// How long create and update wait.
+	UpdateTimeout *string `pulumi:"updateTimeout"`
+	// Whether create, update and destroy wait for the counts.
+	WaitForReady *bool `pulumi:"waitForReady"`
 }
 
 type ServiceHAState struct {
+	// How long destroy waits.
+	DeleteTimeout pulumi.StringPtrInput
+	// The project of the service.
+	ProjectId pulumi.StringPtrInput
+	// HA replicas, as the service has them (a change made elsewhere shows on refresh).
+	ReplicaCount pulumi.IntPtrInput
+	// The service whose HA is set.
+	ServiceId pulumi.StringPtrInput
+	// The service's status as last seen.
+	Status pulumi.StringPtrInput
+	// Synchronous HA replicas, as the service has them.
+	SyncReplicaCount pulumi.IntPtrInput
+	// How long create and update wait.
+	UpdateTimeout pulumi.StringPtrInput
+	// Whether create, update and destroy wait for the counts.
+	WaitForReady pulumi.BoolPtrInput
 }
 
 func (ServiceHAState) ElementType() reflect.Type {
@@ -85,13 +158,13 @@ func ServiceHAExists(ctx *pulumi.Context,
 type serviceHAArgs struct {
 	// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
 	DeleteTimeout *string `pulumi:"deleteTimeout"`
-	// The project of the service. Default: the provider's projectId setting.
+	// The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId *string `pulumi:"projectId"`
-	// HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+	// HA replicas: 0, 1 or 2 (all asynchronous unless SyncReplicaCount says otherwise). At least one count.
 	ReplicaCount *int `pulumi:"replicaCount"`
-	// The service whose HA is set; a fork's serviceId works (the change waits for the fork).
+	// The service whose HA is set; a fork's service ID works (the change waits for the fork).
 	ServiceId string `pulumi:"serviceId"`
-	// Synchronous HA replicas: 0, or 1 with replicaCount 2.
+	// Synchronous HA replicas: 0, or 1 with ReplicaCount 2.
 	SyncReplicaCount *int `pulumi:"syncReplicaCount"`
 	// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
 	UpdateTimeout *string `pulumi:"updateTimeout"`
@@ -103,13 +176,13 @@ type serviceHAArgs struct {
 type ServiceHAArgs struct {
 	// How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
 	DeleteTimeout pulumi.StringPtrInput
-	// The project of the service. Default: the provider's projectId setting.
+	// The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId pulumi.StringPtrInput
-	// HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+	// HA replicas: 0, 1 or 2 (all asynchronous unless SyncReplicaCount says otherwise). At least one count.
 	ReplicaCount pulumi.IntPtrInput
-	// The service whose HA is set; a fork's serviceId works (the change waits for the fork).
+	// The service whose HA is set; a fork's service ID works (the change waits for the fork).
 	ServiceId pulumi.StringInput
-	// Synchronous HA replicas: 0, or 1 with replicaCount 2.
+	// Synchronous HA replicas: 0, or 1 with ReplicaCount 2.
 	SyncReplicaCount pulumi.IntPtrInput
 	// How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
 	UpdateTimeout pulumi.StringPtrInput
@@ -155,8 +228,8 @@ func (o ServiceHAOutput) ToServiceHAOutputWithContext(ctx context.Context) Servi
 }
 
 // How long destroy waits.
-func (o ServiceHAOutput) DeleteTimeout() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ServiceHA) pulumi.StringPtrOutput { return v.DeleteTimeout }).(pulumi.StringPtrOutput)
+func (o ServiceHAOutput) DeleteTimeout() pulumi.StringOutput {
+	return o.ApplyT(func(v *ServiceHA) pulumi.StringOutput { return v.DeleteTimeout }).(pulumi.StringOutput)
 }
 
 // The project of the service.
@@ -185,13 +258,13 @@ func (o ServiceHAOutput) SyncReplicaCount() pulumi.IntPtrOutput {
 }
 
 // How long create and update wait.
-func (o ServiceHAOutput) UpdateTimeout() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ServiceHA) pulumi.StringPtrOutput { return v.UpdateTimeout }).(pulumi.StringPtrOutput)
+func (o ServiceHAOutput) UpdateTimeout() pulumi.StringOutput {
+	return o.ApplyT(func(v *ServiceHA) pulumi.StringOutput { return v.UpdateTimeout }).(pulumi.StringOutput)
 }
 
 // Whether create, update and destroy wait for the counts.
-func (o ServiceHAOutput) WaitForReady() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v *ServiceHA) pulumi.BoolPtrOutput { return v.WaitForReady }).(pulumi.BoolPtrOutput)
+func (o ServiceHAOutput) WaitForReady() pulumi.BoolOutput {
+	return o.ApplyT(func(v *ServiceHA) pulumi.BoolOutput { return v.WaitForReady }).(pulumi.BoolOutput)
 }
 
 func init() {

@@ -13,6 +13,46 @@ import (
 )
 
 // The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+//
+// ## Example Usage
+// ### A VPC's name, kept as the program says
+// ```go
+// package main
+//
+// import (
+//
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+//	"github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			cfg := config.New(ctx, "")
+//			// The VPC's ID
+//			vpcId := cfg.Require("vpcId")
+//			analytics, err := tigercloud.NewVpcName(ctx, "analytics", &tigercloud.VpcNameArgs{
+//				VpcId: pulumi.String(vpcId),
+//				Name:  pulumi.String("analytics-vpc"),
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("cidr", analytics.Cidr)
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// An existing VpcName is imported by the VPC's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+//
+// ```sh
+// $ pulumi import tigercloud:index:VpcName analytics 1234567
+// ```
 type VpcName struct {
 	pulumi.CustomResourceState
 
@@ -64,9 +104,29 @@ func GetVpcName(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering VpcName resources.
 type vpcNameState struct {
+	// The VPC's CIDR block.
+	Cidr *string `pulumi:"cidr"`
+	// The VPC's live name: refresh shows a rename made outside Pulumi.
+	Name *string `pulumi:"name"`
+	// The project of the VPC.
+	ProjectId *string `pulumi:"projectId"`
+	// The region the VPC is in.
+	RegionCode *string `pulumi:"regionCode"`
+	// The VPC's ID.
+	VpcId *string `pulumi:"vpcId"`
 }
 
 type VpcNameState struct {
+	// The VPC's CIDR block.
+	Cidr pulumi.StringPtrInput
+	// The VPC's live name: refresh shows a rename made outside Pulumi.
+	Name pulumi.StringPtrInput
+	// The project of the VPC.
+	ProjectId pulumi.StringPtrInput
+	// The region the VPC is in.
+	RegionCode pulumi.StringPtrInput
+	// The VPC's ID.
+	VpcId pulumi.StringPtrInput
 }
 
 func (VpcNameState) ElementType() reflect.Type {
@@ -82,7 +142,7 @@ func VpcNameExists(ctx *pulumi.Context,
 type vpcNameArgs struct {
 	// The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
 	Name string `pulumi:"name"`
-	// The project of the VPC. Default: the provider's projectId setting.
+	// The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId *string `pulumi:"projectId"`
 	// The VPC's ID: digits.
 	VpcId string `pulumi:"vpcId"`
@@ -92,7 +152,7 @@ type vpcNameArgs struct {
 type VpcNameArgs struct {
 	// The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
 	Name pulumi.StringInput
-	// The project of the VPC. Default: the provider's projectId setting.
+	// The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId pulumi.StringPtrInput
 	// The VPC's ID: digits.
 	VpcId pulumi.StringInput

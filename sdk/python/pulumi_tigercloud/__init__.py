@@ -11,6 +11,7 @@ from .provider import *
 from .service_fork import *
 from .service_ha import *
 from .vpc_name import *
+from ._inputs import *
 from . import outputs
 
 # Make subpackages available:

@@ -17,30 +17,78 @@ __all__ = [
 
 @pulumi.type_token("tigercloud:index:EnvironmentTag")
 class EnvironmentTag(_builtins.str, Enum):
+    """
+    The environment a service is tagged with.
+    """
     DEV = "DEV"
+    """
+    A development service.
+    """
     PROD = "PROD"
+    """
+    A production service.
+    """
 
 
 @pulumi.type_token("tigercloud:index:ForkStrategy")
 class ForkStrategy(_builtins.str, Enum):
+    """
+    How a fork copies its source's data.
+    """
     LAST_SNAPSHOT = "LAST_SNAPSHOT"
+    """
+    The data as of the source's last snapshot.
+    """
     NOW = "NOW"
+    """
+    The data as it is now.
+    """
     PITR = "PITR"
+    """
+    The data as it was at a point in time, the target time declared: point-in-time recovery.
+    """
 
 
 @pulumi.type_token("tigercloud:index:OnDestroy")
 class OnDestroy(_builtins.str, Enum):
+    """
+    What destroying the resource does to the fork.
+    """
     STOP = "stop"
+    """
+    Stop it: it stays, paused, with its data, and its storage is still billed.
+    """
     DELETE = "delete"
+    """
+    Delete it, and its data, for good.
+    """
 
 
 @pulumi.type_token("tigercloud:index:PasswordOnAdopt")
 class PasswordOnAdopt(_builtins.str, Enum):
+    """
+    What adopting a fork does to its password, which is not known.
+    """
     RESET = "reset"
+    """
+    Set a new random one, recorded as a secret.
+    """
     KEEP = "keep"
+    """
+    Leave it; the password output stays empty.
+    """
 
 
 @pulumi.type_token("tigercloud:index:ReadyWhen")
 class ReadyWhen(_builtins.str, Enum):
+    """
+    What counts as ready when a fork's create waits for it.
+    """
     LOGIN = "login"
+    """
+    READY, and then a working login as tsdbadmin (SELECT 1).
+    """
     STATUS = "status"
+    """
+    READY only.
+    """

@@ -15,6 +15,7 @@ else:
 from . import _utilities
 from . import outputs
 from ._enums import *
+from ._inputs import *
 
 __all__ = ['ServiceForkArgs', 'ServiceFork']
 
@@ -25,11 +26,11 @@ class ServiceForkArgs:
                  source_service_id: pulumi.Input[_builtins.str],
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  adopt_service_id: pulumi.Input[Optional[_builtins.str]] = None,
-                 cpu_millis: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None,
+                 cpu_millis: pulumi.Input[Optional[_builtins.str]] = None,
                  create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
-                 memory_gbs: pulumi.Input[Optional[Union[_builtins.str, _builtins.float]]] = None,
+                 memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
                  password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
@@ -42,21 +43,21 @@ class ServiceForkArgs:
         """
         The set of arguments for constructing a ServiceFork resource.
 
-        :param pulumi.Input['ForkStrategy'] fork_strategy: LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+        :param pulumi.Input['ForkStrategy'] fork_strategy: "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs ServiceForkArgs.target_time).
         :param pulumi.Input[_builtins.str] source_service_id: The service to fork.
         :param pulumi.Input[_builtins.bool] adopt_existing: With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
-        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
-        :param pulumi.Input[Union[_builtins.str, _builtins.int]] cpu_millis: Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
+        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking. It must be a running fork of ServiceForkArgs.source_service_id (named ServiceForkArgs.name, if that is given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        :param pulumi.Input[_builtins.str] cpu_millis: The CPU, in whole millicores >= 1 such as "2000", or "shared" (with ServiceForkArgs.memory_gbs "shared" too). Default: the parent's.
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
-        :param pulumi.Input['EnvironmentTag'] environment_tag: DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
-        :param pulumi.Input[Union[_builtins.str, _builtins.float]] memory_gbs: Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
+        :param pulumi.Input['EnvironmentTag'] environment_tag: "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
+        :param pulumi.Input[_builtins.str] memory_gbs: The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with ServiceForkArgs.cpu_millis "shared" too). Default: the parent's.
         :param pulumi.Input[_builtins.str] name: 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
-        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
+        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of ServiceForkArgs.source_service_id is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
-        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
-        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's projectId setting.
-        :param pulumi.Input['ReadyWhen'] ready_when: What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within ServiceForkArgs.delete_timeout), or `start` then READY (within ServiceForkArgs.create_timeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
+        :param pulumi.Input['ReadyWhen'] ready_when: What counts as ready when create waits (ServiceForkArgs.wait_for_ready): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         :param pulumi.Input[_builtins.str] target_time: RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
@@ -100,7 +101,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="forkStrategy")
     def fork_strategy(self) -> pulumi.Input['ForkStrategy']:
         """
-        LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
+        "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs ServiceForkArgs.target_time).
         """
         return pulumi.get(self, "fork_strategy")
 
@@ -136,7 +137,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="adoptServiceId")
     def adopt_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        Take this existing fork under management instead of forking. It must be a running fork of ServiceForkArgs.source_service_id (named ServiceForkArgs.name, if that is given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
         """
         return pulumi.get(self, "adopt_service_id")
 
@@ -146,14 +147,14 @@ class ServiceForkArgs:
 
     @_builtins.property
     @pulumi.getter(name="cpuMillis")
-    def cpu_millis(self) -> pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]]:
+    def cpu_millis(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
+        The CPU, in whole millicores >= 1 such as "2000", or "shared" (with ServiceForkArgs.memory_gbs "shared" too). Default: the parent's.
         """
         return pulumi.get(self, "cpu_millis")
 
     @cpu_millis.setter
-    def cpu_millis(self, value: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]]):
+    def cpu_millis(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "cpu_millis", value)
 
     @_builtins.property
@@ -184,7 +185,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="environmentTag")
     def environment_tag(self) -> pulumi.Input[Optional['EnvironmentTag']]:
         """
-        DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
+        "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
         """
         return pulumi.get(self, "environment_tag")
 
@@ -194,14 +195,14 @@ class ServiceForkArgs:
 
     @_builtins.property
     @pulumi.getter(name="memoryGbs")
-    def memory_gbs(self) -> pulumi.Input[Optional[Union[_builtins.str, _builtins.float]]]:
+    def memory_gbs(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
+        The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with ServiceForkArgs.cpu_millis "shared" too). Default: the parent's.
         """
         return pulumi.get(self, "memory_gbs")
 
     @memory_gbs.setter
-    def memory_gbs(self, value: pulumi.Input[Optional[Union[_builtins.str, _builtins.float]]]):
+    def memory_gbs(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "memory_gbs", value)
 
     @_builtins.property
@@ -220,7 +221,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="onDestroy")
     def on_destroy(self) -> pulumi.Input[Optional['OnDestroy']]:
         """
-        What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
+        What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of ServiceForkArgs.source_service_id is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         """
         return pulumi.get(self, "on_destroy")
 
@@ -244,7 +245,7 @@ class ServiceForkArgs:
     @pulumi.getter
     def paused(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within ServiceForkArgs.delete_timeout), or `start` then READY (within ServiceForkArgs.create_timeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
         """
         return pulumi.get(self, "paused")
 
@@ -256,7 +257,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The project of the source service and of the fork. Default: the provider's projectId setting.
+        The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         """
         return pulumi.get(self, "project_id")
 
@@ -268,7 +269,7 @@ class ServiceForkArgs:
     @pulumi.getter(name="readyWhen")
     def ready_when(self) -> pulumi.Input[Optional['ReadyWhen']]:
         """
-        What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+        What counts as ready when create waits (ServiceForkArgs.wait_for_ready): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         """
         return pulumi.get(self, "ready_when")
 
@@ -313,6 +314,607 @@ class ServiceForkArgs:
         pulumi.set(self, "wait_for_ready", value)
 
 
+@pulumi.input_type
+class _ServiceForkState:
+    def __init__(__self__, *,
+                 adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 adopt_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 adopted: pulumi.Input[Optional['ServiceForkAdoptedArgs']] = None,
+                 connection_pooler: pulumi.Input[Optional['ServiceForkConnectionPoolerArgs']] = None,
+                 connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
+                 cpu_millis: pulumi.Input[Optional[_builtins.str]] = None,
+                 create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 created: pulumi.Input[Optional[_builtins.str]] = None,
+                 database: pulumi.Input[Optional[_builtins.str]] = None,
+                 delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 endpoint: pulumi.Input[Optional['EndpointArgs']] = None,
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+                 fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
+                 forked_from: pulumi.Input[Optional['ServiceForkForkedFromArgs']] = None,
+                 ha_replicas: pulumi.Input[Optional['ServiceForkHaReplicasArgs']] = None,
+                 host: pulumi.Input[Optional[_builtins.str]] = None,
+                 initial_password: pulumi.Input[Optional[_builtins.str]] = None,
+                 memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
+                 name: pulumi.Input[Optional[_builtins.str]] = None,
+                 on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
+                 password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
+                 paused: pulumi.Input[Optional[_builtins.bool]] = None,
+                 pooler_connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
+                 port: pulumi.Input[Optional[_builtins.int]] = None,
+                 project_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
+                 region_code: pulumi.Input[Optional[_builtins.str]] = None,
+                 resources: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkResourceArgs']]]] = None,
+                 service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 service_type: pulumi.Input[Optional[_builtins.str]] = None,
+                 source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 status: pulumi.Input[Optional[_builtins.str]] = None,
+                 target_time: pulumi.Input[Optional[_builtins.str]] = None,
+                 update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 username: pulumi.Input[Optional[_builtins.str]] = None,
+                 wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        Input properties used for looking up and filtering ServiceFork resources.
+
+        :param pulumi.Input[_builtins.bool] adopt_existing: Whether create takes over a running fork of the same name and source.
+        :param pulumi.Input[_builtins.str] adopt_service_id: The fork taken under management instead of forking, if one was named.
+        :param pulumi.Input['ServiceForkAdoptedArgs'] adopted: When the fork was taken over instead of made (see ServiceForkArgs.adopt_existing), and why.
+        :param pulumi.Input['ServiceForkConnectionPoolerArgs'] connection_pooler: The fork's connection pooler, when it has one.
+        :param pulumi.Input[_builtins.str] connection_uri: `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep").
+        :param pulumi.Input[_builtins.str] cpu_millis: The declared CPU, in millicores, or "shared".
+        :param pulumi.Input[_builtins.str] create_timeout: How long create waits.
+        :param pulumi.Input[_builtins.str] created: When the fork was created (RFC 3339).
+        :param pulumi.Input[_builtins.str] database: The database to connect to: tsdb.
+        :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits.
+        :param pulumi.Input['EndpointArgs'] endpoint: The fork's endpoint.
+        :param pulumi.Input[_builtins.str] environment: The fork's environment tag, as the API reports it.
+        :param pulumi.Input['EnvironmentTag'] environment_tag: The declared environment tag, DEV or PROD.
+        :param pulumi.Input['ForkStrategy'] fork_strategy: How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+        :param pulumi.Input['ServiceForkForkedFromArgs'] forked_from: The service the fork was made from, as the API reports it.
+        :param pulumi.Input['ServiceForkHaReplicasArgs'] ha_replicas: The fork's HA replica counts, as the API reports them.
+        :param pulumi.Input[_builtins.str] host: The endpoint's host.
+        :param pulumi.Input[_builtins.str] initial_password: The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (ServiceForkArgs.password_on_adopt). Always secret.
+        :param pulumi.Input[_builtins.str] memory_gbs: The declared memory, in gigabytes, or "shared".
+        :param pulumi.Input[_builtins.str] name: The fork's name, as the API reports it.
+        :param pulumi.Input['OnDestroy'] on_destroy: What destroy does to the fork: "stop" or "delete".
+        :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: What adopting a fork does to its password: "reset" or "keep".
+        :param pulumi.Input[_builtins.bool] paused: True when the fork is stopped (PAUSING or PAUSED), as last seen.
+        :param pulumi.Input[_builtins.str] pooler_connection_uri: The same through the connection pooler, when the fork has one. Always secret.
+        :param pulumi.Input[_builtins.int] port: The endpoint's port.
+        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork.
+        :param pulumi.Input['ReadyWhen'] ready_when: What counted as ready when create waited: "login" or "status".
+        :param pulumi.Input[_builtins.str] region_code: The region the fork runs in.
+        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkResourceArgs']]] resources: The fork's compute resources, as the API reports them.
+        :param pulumi.Input[_builtins.str] service_id: The fork's service ID (also the resource's ID).
+        :param pulumi.Input[_builtins.str] service_type: The service type (TIMESCALEDB, POSTGRES, ...).
+        :param pulumi.Input[_builtins.str] source_service_id: The service the fork is a copy of.
+        :param pulumi.Input[_builtins.str] status: The fork's status as last seen (READY, PAUSED, ...).
+        :param pulumi.Input[_builtins.str] target_time: The point in time a PITR fork was made at.
+        :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change waits.
+        :param pulumi.Input[_builtins.str] username: The admin role: tsdbadmin.
+        :param pulumi.Input[_builtins.bool] wait_for_ready: Whether create and destroy wait for the API's work to finish.
+        """
+        if adopt_existing is not None:
+            pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if adopt_service_id is not None:
+            pulumi.set(__self__, "adopt_service_id", adopt_service_id)
+        if adopted is not None:
+            pulumi.set(__self__, "adopted", adopted)
+        if connection_pooler is not None:
+            pulumi.set(__self__, "connection_pooler", connection_pooler)
+        if connection_uri is not None:
+            pulumi.set(__self__, "connection_uri", connection_uri)
+        if cpu_millis is not None:
+            pulumi.set(__self__, "cpu_millis", cpu_millis)
+        if create_timeout is not None:
+            pulumi.set(__self__, "create_timeout", create_timeout)
+        if created is not None:
+            pulumi.set(__self__, "created", created)
+        if database is not None:
+            pulumi.set(__self__, "database", database)
+        if delete_timeout is not None:
+            pulumi.set(__self__, "delete_timeout", delete_timeout)
+        if endpoint is not None:
+            pulumi.set(__self__, "endpoint", endpoint)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if environment_tag is not None:
+            pulumi.set(__self__, "environment_tag", environment_tag)
+        if fork_strategy is not None:
+            pulumi.set(__self__, "fork_strategy", fork_strategy)
+        if forked_from is not None:
+            pulumi.set(__self__, "forked_from", forked_from)
+        if ha_replicas is not None:
+            pulumi.set(__self__, "ha_replicas", ha_replicas)
+        if host is not None:
+            pulumi.set(__self__, "host", host)
+        if initial_password is not None:
+            pulumi.set(__self__, "initial_password", initial_password)
+        if memory_gbs is not None:
+            pulumi.set(__self__, "memory_gbs", memory_gbs)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+        if on_destroy is not None:
+            pulumi.set(__self__, "on_destroy", on_destroy)
+        if password_on_adopt is not None:
+            pulumi.set(__self__, "password_on_adopt", password_on_adopt)
+        if paused is not None:
+            pulumi.set(__self__, "paused", paused)
+        if pooler_connection_uri is not None:
+            pulumi.set(__self__, "pooler_connection_uri", pooler_connection_uri)
+        if port is not None:
+            pulumi.set(__self__, "port", port)
+        if project_id is not None:
+            pulumi.set(__self__, "project_id", project_id)
+        if ready_when is not None:
+            pulumi.set(__self__, "ready_when", ready_when)
+        if region_code is not None:
+            pulumi.set(__self__, "region_code", region_code)
+        if resources is not None:
+            pulumi.set(__self__, "resources", resources)
+        if service_id is not None:
+            pulumi.set(__self__, "service_id", service_id)
+        if service_type is not None:
+            pulumi.set(__self__, "service_type", service_type)
+        if source_service_id is not None:
+            pulumi.set(__self__, "source_service_id", source_service_id)
+        if status is not None:
+            pulumi.set(__self__, "status", status)
+        if target_time is not None:
+            pulumi.set(__self__, "target_time", target_time)
+        if update_timeout is not None:
+            pulumi.set(__self__, "update_timeout", update_timeout)
+        if username is not None:
+            pulumi.set(__self__, "username", username)
+        if wait_for_ready is not None:
+            pulumi.set(__self__, "wait_for_ready", wait_for_ready)
+
+    @_builtins.property
+    @pulumi.getter(name="adoptExisting")
+    def adopt_existing(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Whether create takes over a running fork of the same name and source.
+        """
+        return pulumi.get(self, "adopt_existing")
+
+    @adopt_existing.setter
+    def adopt_existing(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "adopt_existing", value)
+
+    @_builtins.property
+    @pulumi.getter(name="adoptServiceId")
+    def adopt_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The fork taken under management instead of forking, if one was named.
+        """
+        return pulumi.get(self, "adopt_service_id")
+
+    @adopt_service_id.setter
+    def adopt_service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "adopt_service_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def adopted(self) -> pulumi.Input[Optional['ServiceForkAdoptedArgs']]:
+        """
+        When the fork was taken over instead of made (see ServiceForkArgs.adopt_existing), and why.
+        """
+        return pulumi.get(self, "adopted")
+
+    @adopted.setter
+    def adopted(self, value: pulumi.Input[Optional['ServiceForkAdoptedArgs']]):
+        pulumi.set(self, "adopted", value)
+
+    @_builtins.property
+    @pulumi.getter(name="connectionPooler")
+    def connection_pooler(self) -> pulumi.Input[Optional['ServiceForkConnectionPoolerArgs']]:
+        """
+        The fork's connection pooler, when it has one.
+        """
+        return pulumi.get(self, "connection_pooler")
+
+    @connection_pooler.setter
+    def connection_pooler(self, value: pulumi.Input[Optional['ServiceForkConnectionPoolerArgs']]):
+        pulumi.set(self, "connection_pooler", value)
+
+    @_builtins.property
+    @pulumi.getter(name="connectionUri")
+    def connection_uri(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep").
+        """
+        return pulumi.get(self, "connection_uri")
+
+    @connection_uri.setter
+    def connection_uri(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "connection_uri", value)
+
+    @_builtins.property
+    @pulumi.getter(name="cpuMillis")
+    def cpu_millis(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The declared CPU, in millicores, or "shared".
+        """
+        return pulumi.get(self, "cpu_millis")
+
+    @cpu_millis.setter
+    def cpu_millis(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "cpu_millis", value)
+
+    @_builtins.property
+    @pulumi.getter(name="createTimeout")
+    def create_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long create waits.
+        """
+        return pulumi.get(self, "create_timeout")
+
+    @create_timeout.setter
+    def create_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "create_timeout", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def created(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When the fork was created (RFC 3339).
+        """
+        return pulumi.get(self, "created")
+
+    @created.setter
+    def created(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "created", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def database(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The database to connect to: tsdb.
+        """
+        return pulumi.get(self, "database")
+
+    @database.setter
+    def database(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "database", value)
+
+    @_builtins.property
+    @pulumi.getter(name="deleteTimeout")
+    def delete_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long destroy waits.
+        """
+        return pulumi.get(self, "delete_timeout")
+
+    @delete_timeout.setter
+    def delete_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "delete_timeout", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoint(self) -> pulumi.Input[Optional['EndpointArgs']]:
+        """
+        The fork's endpoint.
+        """
+        return pulumi.get(self, "endpoint")
+
+    @endpoint.setter
+    def endpoint(self, value: pulumi.Input[Optional['EndpointArgs']]):
+        pulumi.set(self, "endpoint", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The fork's environment tag, as the API reports it.
+        """
+        return pulumi.get(self, "environment")
+
+    @environment.setter
+    def environment(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "environment", value)
+
+    @_builtins.property
+    @pulumi.getter(name="environmentTag")
+    def environment_tag(self) -> pulumi.Input[Optional['EnvironmentTag']]:
+        """
+        The declared environment tag, DEV or PROD.
+        """
+        return pulumi.get(self, "environment_tag")
+
+    @environment_tag.setter
+    def environment_tag(self, value: pulumi.Input[Optional['EnvironmentTag']]):
+        pulumi.set(self, "environment_tag", value)
+
+    @_builtins.property
+    @pulumi.getter(name="forkStrategy")
+    def fork_strategy(self) -> pulumi.Input[Optional['ForkStrategy']]:
+        """
+        How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+        """
+        return pulumi.get(self, "fork_strategy")
+
+    @fork_strategy.setter
+    def fork_strategy(self, value: pulumi.Input[Optional['ForkStrategy']]):
+        pulumi.set(self, "fork_strategy", value)
+
+    @_builtins.property
+    @pulumi.getter(name="forkedFrom")
+    def forked_from(self) -> pulumi.Input[Optional['ServiceForkForkedFromArgs']]:
+        """
+        The service the fork was made from, as the API reports it.
+        """
+        return pulumi.get(self, "forked_from")
+
+    @forked_from.setter
+    def forked_from(self, value: pulumi.Input[Optional['ServiceForkForkedFromArgs']]):
+        pulumi.set(self, "forked_from", value)
+
+    @_builtins.property
+    @pulumi.getter(name="haReplicas")
+    def ha_replicas(self) -> pulumi.Input[Optional['ServiceForkHaReplicasArgs']]:
+        """
+        The fork's HA replica counts, as the API reports them.
+        """
+        return pulumi.get(self, "ha_replicas")
+
+    @ha_replicas.setter
+    def ha_replicas(self, value: pulumi.Input[Optional['ServiceForkHaReplicasArgs']]):
+        pulumi.set(self, "ha_replicas", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The endpoint's host.
+        """
+        return pulumi.get(self, "host")
+
+    @host.setter
+    def host(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "host", value)
+
+    @_builtins.property
+    @pulumi.getter(name="initialPassword")
+    def initial_password(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (ServiceForkArgs.password_on_adopt). Always secret.
+        """
+        return pulumi.get(self, "initial_password")
+
+    @initial_password.setter
+    def initial_password(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "initial_password", value)
+
+    @_builtins.property
+    @pulumi.getter(name="memoryGbs")
+    def memory_gbs(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The declared memory, in gigabytes, or "shared".
+        """
+        return pulumi.get(self, "memory_gbs")
+
+    @memory_gbs.setter
+    def memory_gbs(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "memory_gbs", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The fork's name, as the API reports it.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="onDestroy")
+    def on_destroy(self) -> pulumi.Input[Optional['OnDestroy']]:
+        """
+        What destroy does to the fork: "stop" or "delete".
+        """
+        return pulumi.get(self, "on_destroy")
+
+    @on_destroy.setter
+    def on_destroy(self, value: pulumi.Input[Optional['OnDestroy']]):
+        pulumi.set(self, "on_destroy", value)
+
+    @_builtins.property
+    @pulumi.getter(name="passwordOnAdopt")
+    def password_on_adopt(self) -> pulumi.Input[Optional['PasswordOnAdopt']]:
+        """
+        What adopting a fork does to its password: "reset" or "keep".
+        """
+        return pulumi.get(self, "password_on_adopt")
+
+    @password_on_adopt.setter
+    def password_on_adopt(self, value: pulumi.Input[Optional['PasswordOnAdopt']]):
+        pulumi.set(self, "password_on_adopt", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def paused(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        True when the fork is stopped (PAUSING or PAUSED), as last seen.
+        """
+        return pulumi.get(self, "paused")
+
+    @paused.setter
+    def paused(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "paused", value)
+
+    @_builtins.property
+    @pulumi.getter(name="poolerConnectionUri")
+    def pooler_connection_uri(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The same through the connection pooler, when the fork has one. Always secret.
+        """
+        return pulumi.get(self, "pooler_connection_uri")
+
+    @pooler_connection_uri.setter
+    def pooler_connection_uri(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "pooler_connection_uri", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        The endpoint's port.
+        """
+        return pulumi.get(self, "port")
+
+    @port.setter
+    def port(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "port", value)
+
+    @_builtins.property
+    @pulumi.getter(name="projectId")
+    def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The project of the source service and of the fork.
+        """
+        return pulumi.get(self, "project_id")
+
+    @project_id.setter
+    def project_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "project_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="readyWhen")
+    def ready_when(self) -> pulumi.Input[Optional['ReadyWhen']]:
+        """
+        What counted as ready when create waited: "login" or "status".
+        """
+        return pulumi.get(self, "ready_when")
+
+    @ready_when.setter
+    def ready_when(self, value: pulumi.Input[Optional['ReadyWhen']]):
+        pulumi.set(self, "ready_when", value)
+
+    @_builtins.property
+    @pulumi.getter(name="regionCode")
+    def region_code(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The region the fork runs in.
+        """
+        return pulumi.get(self, "region_code")
+
+    @region_code.setter
+    def region_code(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "region_code", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def resources(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkResourceArgs']]]]:
+        """
+        The fork's compute resources, as the API reports them.
+        """
+        return pulumi.get(self, "resources")
+
+    @resources.setter
+    def resources(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkResourceArgs']]]]):
+        pulumi.set(self, "resources", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serviceId")
+    def service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The fork's service ID (also the resource's ID).
+        """
+        return pulumi.get(self, "service_id")
+
+    @service_id.setter
+    def service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "service_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serviceType")
+    def service_type(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service type (TIMESCALEDB, POSTGRES, ...).
+        """
+        return pulumi.get(self, "service_type")
+
+    @service_type.setter
+    def service_type(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "service_type", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sourceServiceId")
+    def source_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service the fork is a copy of.
+        """
+        return pulumi.get(self, "source_service_id")
+
+    @source_service_id.setter
+    def source_service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "source_service_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The fork's status as last seen (READY, PAUSED, ...).
+        """
+        return pulumi.get(self, "status")
+
+    @status.setter
+    def status(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "status", value)
+
+    @_builtins.property
+    @pulumi.getter(name="targetTime")
+    def target_time(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The point in time a PITR fork was made at.
+        """
+        return pulumi.get(self, "target_time")
+
+    @target_time.setter
+    def target_time(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "target_time", value)
+
+    @_builtins.property
+    @pulumi.getter(name="updateTimeout")
+    def update_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long an in-place change waits.
+        """
+        return pulumi.get(self, "update_timeout")
+
+    @update_timeout.setter
+    def update_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "update_timeout", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def username(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The admin role: tsdbadmin.
+        """
+        return pulumi.get(self, "username")
+
+    @username.setter
+    def username(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "username", value)
+
+    @_builtins.property
+    @pulumi.getter(name="waitForReady")
+    def wait_for_ready(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Whether create and destroy wait for the API's work to finish.
+        """
+        return pulumi.get(self, "wait_for_ready")
+
+    @wait_for_ready.setter
+    def wait_for_ready(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "wait_for_ready", value)
+
+
 @pulumi.type_token("tigercloud:index:ServiceFork")
 class ServiceFork(pulumi.CustomResource):
     @overload
@@ -321,12 +923,12 @@ class ServiceFork(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  adopt_service_id: pulumi.Input[Optional[_builtins.str]] = None,
-                 cpu_millis: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None,
+                 cpu_millis: pulumi.Input[Optional[_builtins.str]] = None,
                  create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
                  fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
-                 memory_gbs: pulumi.Input[Optional[Union[_builtins.str, _builtins.float]]] = None,
+                 memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
                  password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
@@ -339,24 +941,72 @@ class ServiceFork(pulumi.CustomResource):
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
         """
-        A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
+        A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With on_destroy "delete" it is deleted instead, and its data goes.
+
+        ## Example Usage
+        ### A database for a pull request: a fork of production, deleted when the stack is destroyed
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The production service to fork
+        source_service_id = config.require("sourceServiceId")
+        # The pull request's number
+        pr_number = config.require_int("prNumber")
+        pr_database = tigercloud.ServiceFork("prDatabase",
+            source_service_id=source_service_id,
+            name=f"pr-{pr_number}",
+            fork_strategy=tigercloud.ForkStrategy.LAST_SNAPSHOT,
+            cpu_millis="1000",
+            memory_gbs="4",
+            on_destroy=tigercloud.OnDestroy.DELETE)
+        pulumi.export("serviceId", pr_database.service_id)
+        pulumi.export("databaseUrl", pr_database.connection_uri)
+        ```
+        ### A copy of production as it was at a point in time, for an investigation
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The production service
+        source_service_id = config.require("sourceServiceId")
+        # When to copy it at (RFC 3339), such as 2026-11-01T09:30:00Z
+        before = config.require("before")
+        investigation = tigercloud.ServiceFork("investigation",
+            source_service_id=source_service_id,
+            name="incident-investigation",
+            fork_strategy=tigercloud.ForkStrategy.PITR,
+            target_time=before)
+        pulumi.export("host", investigation.host)
+        pulumi.export("port", investigation.port)
+        ```
+
+        ## Import
+
+        An existing ServiceFork is imported by the fork's service ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+
+        ```sh
+        $ pulumi import tigercloud:index:ServiceFork prDatabase svc-a1b2c3d4e5
+        ```
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: With a name: before forking, take over a running fork of the same source with that name (one left by a killed or failed `pulumi up`, or made elsewhere) instead of making a second one. Default true. Two stacks that declare the same name from the same source share a fork.
-        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking. It must be a running fork of sourceServiceId (named name, if given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
-        :param pulumi.Input[Union[_builtins.str, _builtins.int]] cpu_millis: Whole millicores >= 1 (a number or a string of digits), or "shared". Default: the parent's.
+        :param pulumi.Input[_builtins.str] adopt_service_id: Take this existing fork under management instead of forking. It must be a running fork of source_service_id (named name, if that is given). After create it is bookkeeping: removing it changes nothing; another ID replaces.
+        :param pulumi.Input[_builtins.str] cpu_millis: The CPU, in whole millicores >= 1 such as "2000", or "shared" (with memory_gbs "shared" too). Default: the parent's.
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
-        :param pulumi.Input['EnvironmentTag'] environment_tag: DEV or PROD. Unset: a new fork gets the API's default (DEV); an adopted fork keeps its tag.
-        :param pulumi.Input['ForkStrategy'] fork_strategy: LAST_SNAPSHOT, NOW, or PITR (point in time: needs targetTime).
-        :param pulumi.Input[Union[_builtins.str, _builtins.float]] memory_gbs: Gigabytes, a positive plain decimal (a number or a string such as "0.5"), or "shared". Default: the parent's.
+        :param pulumi.Input['EnvironmentTag'] environment_tag: "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
+        :param pulumi.Input['ForkStrategy'] fork_strategy: "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs target_time).
+        :param pulumi.Input[_builtins.str] memory_gbs: The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with cpu_millis "shared" too). Default: the parent's.
         :param pulumi.Input[_builtins.str] name: 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
-        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of sourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
+        :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of source_service_id is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
-        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within deleteTimeout), or `start` then READY (within createTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
-        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's projectId setting.
-        :param pulumi.Input['ReadyWhen'] ready_when: What "ready" means when create waits (waitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
+        :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within delete_timeout), or `start` then READY (within create_timeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
+        :param pulumi.Input['ReadyWhen'] ready_when: What counts as ready when create waits (wait_for_ready): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         :param pulumi.Input[_builtins.str] source_service_id: The service to fork.
         :param pulumi.Input[_builtins.str] target_time: RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
@@ -369,7 +1019,55 @@ class ServiceFork(pulumi.CustomResource):
                  args: ServiceForkArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With onDestroy "delete" it is deleted instead, and its data goes.
+        A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With on_destroy "delete" it is deleted instead, and its data goes.
+
+        ## Example Usage
+        ### A database for a pull request: a fork of production, deleted when the stack is destroyed
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The production service to fork
+        source_service_id = config.require("sourceServiceId")
+        # The pull request's number
+        pr_number = config.require_int("prNumber")
+        pr_database = tigercloud.ServiceFork("prDatabase",
+            source_service_id=source_service_id,
+            name=f"pr-{pr_number}",
+            fork_strategy=tigercloud.ForkStrategy.LAST_SNAPSHOT,
+            cpu_millis="1000",
+            memory_gbs="4",
+            on_destroy=tigercloud.OnDestroy.DELETE)
+        pulumi.export("serviceId", pr_database.service_id)
+        pulumi.export("databaseUrl", pr_database.connection_uri)
+        ```
+        ### A copy of production as it was at a point in time, for an investigation
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The production service
+        source_service_id = config.require("sourceServiceId")
+        # When to copy it at (RFC 3339), such as 2026-11-01T09:30:00Z
+        before = config.require("before")
+        investigation = tigercloud.ServiceFork("investigation",
+            source_service_id=source_service_id,
+            name="incident-investigation",
+            fork_strategy=tigercloud.ForkStrategy.PITR,
+            target_time=before)
+        pulumi.export("host", investigation.host)
+        pulumi.export("port", investigation.port)
+        ```
+
+        ## Import
+
+        An existing ServiceFork is imported by the fork's service ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+
+        ```sh
+        $ pulumi import tigercloud:index:ServiceFork prDatabase svc-a1b2c3d4e5
+        ```
 
         :param str resource_name: The name of the resource.
         :param ServiceForkArgs args: The arguments to use to populate this resource's properties.
@@ -388,12 +1086,12 @@ class ServiceFork(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  adopt_service_id: pulumi.Input[Optional[_builtins.str]] = None,
-                 cpu_millis: pulumi.Input[Optional[Union[_builtins.str, _builtins.int]]] = None,
+                 cpu_millis: pulumi.Input[Optional[_builtins.str]] = None,
                  create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
                  fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
-                 memory_gbs: pulumi.Input[Optional[Union[_builtins.str, _builtins.float]]] = None,
+                 memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
                  password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
@@ -465,7 +1163,44 @@ class ServiceFork(pulumi.CustomResource):
     @staticmethod
     def get(resource_name: str,
             id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> 'ServiceFork':
+            opts: Optional[pulumi.ResourceOptions] = None,
+            adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+            adopt_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            adopted: pulumi.Input[Optional[Union['ServiceForkAdoptedArgs', 'ServiceForkAdoptedArgsDict', 'outputs.ServiceForkAdopted']]] = None,
+            connection_pooler: pulumi.Input[Optional[Union['ServiceForkConnectionPoolerArgs', 'ServiceForkConnectionPoolerArgsDict', 'outputs.ServiceForkConnectionPooler']]] = None,
+            connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
+            cpu_millis: pulumi.Input[Optional[_builtins.str]] = None,
+            create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            created: pulumi.Input[Optional[_builtins.str]] = None,
+            database: pulumi.Input[Optional[_builtins.str]] = None,
+            delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            endpoint: pulumi.Input[Optional[Union['EndpointArgs', 'EndpointArgsDict', 'outputs.Endpoint']]] = None,
+            environment: pulumi.Input[Optional[_builtins.str]] = None,
+            environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+            fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
+            forked_from: pulumi.Input[Optional[Union['ServiceForkForkedFromArgs', 'ServiceForkForkedFromArgsDict', 'outputs.ServiceForkForkedFrom']]] = None,
+            ha_replicas: pulumi.Input[Optional[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']]] = None,
+            host: pulumi.Input[Optional[_builtins.str]] = None,
+            initial_password: pulumi.Input[Optional[_builtins.str]] = None,
+            memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
+            name: pulumi.Input[Optional[_builtins.str]] = None,
+            on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
+            password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
+            paused: pulumi.Input[Optional[_builtins.bool]] = None,
+            pooler_connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
+            port: pulumi.Input[Optional[_builtins.int]] = None,
+            project_id: pulumi.Input[Optional[_builtins.str]] = None,
+            ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
+            region_code: pulumi.Input[Optional[_builtins.str]] = None,
+            resources: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ServiceForkResourceArgs', 'ServiceForkResourceArgsDict', 'outputs.ServiceForkResource']]]]] = None,
+            service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            service_type: pulumi.Input[Optional[_builtins.str]] = None,
+            source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            status: pulumi.Input[Optional[_builtins.str]] = None,
+            target_time: pulumi.Input[Optional[_builtins.str]] = None,
+            update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            username: pulumi.Input[Optional[_builtins.str]] = None,
+            wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None) -> 'ServiceFork':
         """
         Get an existing ServiceFork resource's state with the given name, id, and optional extra
         properties used to qualify the lookup.
@@ -473,59 +1208,170 @@ class ServiceFork(pulumi.CustomResource):
         :param str resource_name: The unique name of the resulting resource.
         :param pulumi.Input[str] id: The unique provider ID of the resource to lookup.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.bool] adopt_existing: Whether create takes over a running fork of the same name and source.
+        :param pulumi.Input[_builtins.str] adopt_service_id: The fork taken under management instead of forking, if one was named.
+        :param pulumi.Input[Union['ServiceForkAdoptedArgs', 'ServiceForkAdoptedArgsDict', 'outputs.ServiceForkAdopted']] adopted: When the fork was taken over instead of made (see adopt_existing), and why.
+        :param pulumi.Input[Union['ServiceForkConnectionPoolerArgs', 'ServiceForkConnectionPoolerArgsDict', 'outputs.ServiceForkConnectionPooler']] connection_pooler: The fork's connection pooler, when it has one.
+        :param pulumi.Input[_builtins.str] connection_uri: `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (password_on_adopt "reset", the default), or without one ("keep").
+        :param pulumi.Input[_builtins.str] cpu_millis: The declared CPU, in millicores, or "shared".
+        :param pulumi.Input[_builtins.str] create_timeout: How long create waits.
+        :param pulumi.Input[_builtins.str] created: When the fork was created (RFC 3339).
+        :param pulumi.Input[_builtins.str] database: The database to connect to: tsdb.
+        :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits.
+        :param pulumi.Input[Union['EndpointArgs', 'EndpointArgsDict', 'outputs.Endpoint']] endpoint: The fork's endpoint.
+        :param pulumi.Input[_builtins.str] environment: The fork's environment tag, as the API reports it.
+        :param pulumi.Input['EnvironmentTag'] environment_tag: The declared environment tag, DEV or PROD.
+        :param pulumi.Input['ForkStrategy'] fork_strategy: How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
+        :param pulumi.Input[Union['ServiceForkForkedFromArgs', 'ServiceForkForkedFromArgsDict', 'outputs.ServiceForkForkedFrom']] forked_from: The service the fork was made from, as the API reports it.
+        :param pulumi.Input[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']] ha_replicas: The fork's HA replica counts, as the API reports them.
+        :param pulumi.Input[_builtins.str] host: The endpoint's host.
+        :param pulumi.Input[_builtins.str] initial_password: The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (password_on_adopt). Always secret.
+        :param pulumi.Input[_builtins.str] memory_gbs: The declared memory, in gigabytes, or "shared".
+        :param pulumi.Input[_builtins.str] name: The fork's name, as the API reports it.
+        :param pulumi.Input['OnDestroy'] on_destroy: What destroy does to the fork: "stop" or "delete".
+        :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: What adopting a fork does to its password: "reset" or "keep".
+        :param pulumi.Input[_builtins.bool] paused: True when the fork is stopped (PAUSING or PAUSED), as last seen.
+        :param pulumi.Input[_builtins.str] pooler_connection_uri: The same through the connection pooler, when the fork has one. Always secret.
+        :param pulumi.Input[_builtins.int] port: The endpoint's port.
+        :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork.
+        :param pulumi.Input['ReadyWhen'] ready_when: What counted as ready when create waited: "login" or "status".
+        :param pulumi.Input[_builtins.str] region_code: The region the fork runs in.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['ServiceForkResourceArgs', 'ServiceForkResourceArgsDict', 'outputs.ServiceForkResource']]]] resources: The fork's compute resources, as the API reports them.
+        :param pulumi.Input[_builtins.str] service_id: The fork's service ID (also the resource's ID).
+        :param pulumi.Input[_builtins.str] service_type: The service type (TIMESCALEDB, POSTGRES, ...).
+        :param pulumi.Input[_builtins.str] source_service_id: The service the fork is a copy of.
+        :param pulumi.Input[_builtins.str] status: The fork's status as last seen (READY, PAUSED, ...).
+        :param pulumi.Input[_builtins.str] target_time: The point in time a PITR fork was made at.
+        :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change waits.
+        :param pulumi.Input[_builtins.str] username: The admin role: tsdbadmin.
+        :param pulumi.Input[_builtins.bool] wait_for_ready: Whether create and destroy wait for the API's work to finish.
         """
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(id=id))
 
-        __props__ = ServiceForkArgs.__new__(ServiceForkArgs)
+        __props__ = _ServiceForkState.__new__(_ServiceForkState)
 
-        __props__.__dict__["adopt_existing"] = None
-        __props__.__dict__["adopt_service_id"] = None
-        __props__.__dict__["adopted"] = None
-        __props__.__dict__["connection_pooler"] = None
-        __props__.__dict__["connection_uri"] = None
-        __props__.__dict__["cpu_millis"] = None
-        __props__.__dict__["create_timeout"] = None
-        __props__.__dict__["created"] = None
-        __props__.__dict__["database"] = None
-        __props__.__dict__["delete_timeout"] = None
-        __props__.__dict__["endpoint"] = None
-        __props__.__dict__["environment"] = None
-        __props__.__dict__["environment_tag"] = None
-        __props__.__dict__["fork_strategy"] = None
-        __props__.__dict__["forked_from"] = None
-        __props__.__dict__["ha_replicas"] = None
-        __props__.__dict__["host"] = None
-        __props__.__dict__["initial_password"] = None
-        __props__.__dict__["memory_gbs"] = None
-        __props__.__dict__["name"] = None
-        __props__.__dict__["on_destroy"] = None
-        __props__.__dict__["password_on_adopt"] = None
-        __props__.__dict__["paused"] = None
-        __props__.__dict__["pooler_connection_uri"] = None
-        __props__.__dict__["port"] = None
-        __props__.__dict__["project_id"] = None
-        __props__.__dict__["ready_when"] = None
-        __props__.__dict__["region_code"] = None
-        __props__.__dict__["resources"] = None
-        __props__.__dict__["service_id"] = None
-        __props__.__dict__["service_type"] = None
-        __props__.__dict__["source_service_id"] = None
-        __props__.__dict__["status"] = None
-        __props__.__dict__["target_time"] = None
-        __props__.__dict__["update_timeout"] = None
-        __props__.__dict__["username"] = None
-        __props__.__dict__["wait_for_ready"] = None
+        __props__.__dict__["adopt_existing"] = adopt_existing
+        __props__.__dict__["adopt_service_id"] = adopt_service_id
+        __props__.__dict__["adopted"] = adopted
+        __props__.__dict__["connection_pooler"] = connection_pooler
+        __props__.__dict__["connection_uri"] = connection_uri
+        __props__.__dict__["cpu_millis"] = cpu_millis
+        __props__.__dict__["create_timeout"] = create_timeout
+        __props__.__dict__["created"] = created
+        __props__.__dict__["database"] = database
+        __props__.__dict__["delete_timeout"] = delete_timeout
+        __props__.__dict__["endpoint"] = endpoint
+        __props__.__dict__["environment"] = environment
+        __props__.__dict__["environment_tag"] = environment_tag
+        __props__.__dict__["fork_strategy"] = fork_strategy
+        __props__.__dict__["forked_from"] = forked_from
+        __props__.__dict__["ha_replicas"] = ha_replicas
+        __props__.__dict__["host"] = host
+        __props__.__dict__["initial_password"] = initial_password
+        __props__.__dict__["memory_gbs"] = memory_gbs
+        __props__.__dict__["name"] = name
+        __props__.__dict__["on_destroy"] = on_destroy
+        __props__.__dict__["password_on_adopt"] = password_on_adopt
+        __props__.__dict__["paused"] = paused
+        __props__.__dict__["pooler_connection_uri"] = pooler_connection_uri
+        __props__.__dict__["port"] = port
+        __props__.__dict__["project_id"] = project_id
+        __props__.__dict__["ready_when"] = ready_when
+        __props__.__dict__["region_code"] = region_code
+        __props__.__dict__["resources"] = resources
+        __props__.__dict__["service_id"] = service_id
+        __props__.__dict__["service_type"] = service_type
+        __props__.__dict__["source_service_id"] = source_service_id
+        __props__.__dict__["status"] = status
+        __props__.__dict__["target_time"] = target_time
+        __props__.__dict__["update_timeout"] = update_timeout
+        __props__.__dict__["username"] = username
+        __props__.__dict__["wait_for_ready"] = wait_for_ready
         return ServiceFork(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
     def exists(id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+            opts: Optional[pulumi.ResourceOptions] = None,
+            adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+            adopt_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            adopted: pulumi.Input[Optional[Union['ServiceForkAdoptedArgs', 'ServiceForkAdoptedArgsDict', 'outputs.ServiceForkAdopted']]] = None,
+            connection_pooler: pulumi.Input[Optional[Union['ServiceForkConnectionPoolerArgs', 'ServiceForkConnectionPoolerArgsDict', 'outputs.ServiceForkConnectionPooler']]] = None,
+            connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
+            cpu_millis: pulumi.Input[Optional[_builtins.str]] = None,
+            create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            created: pulumi.Input[Optional[_builtins.str]] = None,
+            database: pulumi.Input[Optional[_builtins.str]] = None,
+            delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            endpoint: pulumi.Input[Optional[Union['EndpointArgs', 'EndpointArgsDict', 'outputs.Endpoint']]] = None,
+            environment: pulumi.Input[Optional[_builtins.str]] = None,
+            environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+            fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
+            forked_from: pulumi.Input[Optional[Union['ServiceForkForkedFromArgs', 'ServiceForkForkedFromArgsDict', 'outputs.ServiceForkForkedFrom']]] = None,
+            ha_replicas: pulumi.Input[Optional[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']]] = None,
+            host: pulumi.Input[Optional[_builtins.str]] = None,
+            initial_password: pulumi.Input[Optional[_builtins.str]] = None,
+            memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
+            name: pulumi.Input[Optional[_builtins.str]] = None,
+            on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
+            password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
+            paused: pulumi.Input[Optional[_builtins.bool]] = None,
+            pooler_connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
+            port: pulumi.Input[Optional[_builtins.int]] = None,
+            project_id: pulumi.Input[Optional[_builtins.str]] = None,
+            ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
+            region_code: pulumi.Input[Optional[_builtins.str]] = None,
+            resources: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ServiceForkResourceArgs', 'ServiceForkResourceArgsDict', 'outputs.ServiceForkResource']]]]] = None,
+            service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            service_type: pulumi.Input[Optional[_builtins.str]] = None,
+            source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            status: pulumi.Input[Optional[_builtins.str]] = None,
+            target_time: pulumi.Input[Optional[_builtins.str]] = None,
+            update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            username: pulumi.Input[Optional[_builtins.str]] = None,
+            wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None) -> pulumi.Output[bool]:
         __props__: dict = {}
+        __props__["adoptExisting"] = adopt_existing
+        __props__["adoptServiceId"] = adopt_service_id
+        __props__["adopted"] = adopted
+        __props__["connectionPooler"] = connection_pooler
+        __props__["connectionUri"] = connection_uri
+        __props__["cpuMillis"] = cpu_millis
+        __props__["createTimeout"] = create_timeout
+        __props__["created"] = created
+        __props__["database"] = database
+        __props__["deleteTimeout"] = delete_timeout
+        __props__["endpoint"] = endpoint
+        __props__["environment"] = environment
+        __props__["environmentTag"] = environment_tag
+        __props__["forkStrategy"] = fork_strategy
+        __props__["forkedFrom"] = forked_from
+        __props__["haReplicas"] = ha_replicas
+        __props__["host"] = host
+        __props__["initialPassword"] = initial_password
+        __props__["memoryGbs"] = memory_gbs
+        __props__["name"] = name
+        __props__["onDestroy"] = on_destroy
+        __props__["passwordOnAdopt"] = password_on_adopt
+        __props__["paused"] = paused
+        __props__["poolerConnectionUri"] = pooler_connection_uri
+        __props__["port"] = port
+        __props__["projectId"] = project_id
+        __props__["readyWhen"] = ready_when
+        __props__["regionCode"] = region_code
+        __props__["resources"] = resources
+        __props__["serviceId"] = service_id
+        __props__["serviceType"] = service_type
+        __props__["sourceServiceId"] = source_service_id
+        __props__["status"] = status
+        __props__["targetTime"] = target_time
+        __props__["updateTimeout"] = update_timeout
+        __props__["username"] = username
+        __props__["waitForReady"] = wait_for_ready
         return pulumi.runtime.exists_resource(None, 'tigercloud:index:ServiceFork', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter(name="adoptExisting")
-    def adopt_existing(self) -> pulumi.Output[Optional[_builtins.bool]]:
+    def adopt_existing(self) -> pulumi.Output[_builtins.bool]:
         """
         Whether create takes over a running fork of the same name and source.
         """
@@ -543,7 +1389,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter
     def adopted(self) -> pulumi.Output[Optional['outputs.ServiceForkAdopted']]:
         """
-        When the fork was taken over instead of made (see adoptExisting), and why.
+        When the fork was taken over instead of made (see ServiceForkArgs.adopt_existing), and why.
         """
         return pulumi.get(self, "adopted")
 
@@ -559,7 +1405,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="connectionUri")
     def connection_uri(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").
+        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep").
         """
         return pulumi.get(self, "connection_uri")
 
@@ -573,7 +1419,7 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="createTimeout")
-    def create_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def create_timeout(self) -> pulumi.Output[_builtins.str]:
         """
         How long create waits.
         """
@@ -597,7 +1443,7 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="deleteTimeout")
-    def delete_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def delete_timeout(self) -> pulumi.Output[_builtins.str]:
         """
         How long destroy waits.
         """
@@ -663,7 +1509,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="initialPassword")
     def initial_password(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (passwordOnAdopt). Always secret.
+        The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (ServiceForkArgs.password_on_adopt). Always secret.
         """
         return pulumi.get(self, "initial_password")
 
@@ -685,7 +1531,7 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="onDestroy")
-    def on_destroy(self) -> pulumi.Output[Optional['OnDestroy']]:
+    def on_destroy(self) -> pulumi.Output['OnDestroy']:
         """
         What destroy does to the fork: "stop" or "delete".
         """
@@ -693,7 +1539,7 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="passwordOnAdopt")
-    def password_on_adopt(self) -> pulumi.Output[Optional['PasswordOnAdopt']]:
+    def password_on_adopt(self) -> pulumi.Output['PasswordOnAdopt']:
         """
         What adopting a fork does to its password: "reset" or "keep".
         """
@@ -733,9 +1579,9 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="readyWhen")
-    def ready_when(self) -> pulumi.Output[Optional['ReadyWhen']]:
+    def ready_when(self) -> pulumi.Output['ReadyWhen']:
         """
-        What "ready" meant when create waited: "login" or "status".
+        What counted as ready when create waited: "login" or "status".
         """
         return pulumi.get(self, "ready_when")
 
@@ -797,7 +1643,7 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="updateTimeout")
-    def update_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def update_timeout(self) -> pulumi.Output[_builtins.str]:
         """
         How long an in-place change waits.
         """
@@ -813,7 +1659,7 @@ class ServiceFork(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="waitForReady")
-    def wait_for_ready(self) -> pulumi.Output[Optional[_builtins.bool]]:
+    def wait_for_ready(self) -> pulumi.Output[_builtins.bool]:
         """
         Whether create and destroy wait for the API's work to finish.
         """

@@ -29,11 +29,11 @@ class ServiceHAArgs:
         """
         The set of arguments for constructing a ServiceHA resource.
 
-        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's serviceId works (the change waits for the fork).
+        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's service ID works (the change waits for the fork).
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
-        :param pulumi.Input[_builtins.str] project_id: The project of the service. Default: the provider's projectId setting.
-        :param pulumi.Input[_builtins.int] replica_count: HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
-        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas: 0, or 1 with replicaCount 2.
+        :param pulumi.Input[_builtins.str] project_id: The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
+        :param pulumi.Input[_builtins.int] replica_count: HA replicas: 0, 1 or 2 (all asynchronous unless ServiceHAArgs.sync_replica_count says otherwise). At least one count.
+        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas: 0, or 1 with ServiceHAArgs.replica_count 2.
         :param pulumi.Input[_builtins.str] update_timeout: How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait until the service is READY with the counts, after create, update and destroy. Default true.
         """
@@ -55,7 +55,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="serviceId")
     def service_id(self) -> pulumi.Input[_builtins.str]:
         """
-        The service whose HA is set; a fork's serviceId works (the change waits for the fork).
+        The service whose HA is set; a fork's service ID works (the change waits for the fork).
         """
         return pulumi.get(self, "service_id")
 
@@ -79,7 +79,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The project of the service. Default: the provider's projectId setting.
+        The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         """
         return pulumi.get(self, "project_id")
 
@@ -91,7 +91,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="replicaCount")
     def replica_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
+        HA replicas: 0, 1 or 2 (all asynchronous unless ServiceHAArgs.sync_replica_count says otherwise). At least one count.
         """
         return pulumi.get(self, "replica_count")
 
@@ -103,7 +103,7 @@ class ServiceHAArgs:
     @pulumi.getter(name="syncReplicaCount")
     def sync_replica_count(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Synchronous HA replicas: 0, or 1 with replicaCount 2.
+        Synchronous HA replicas: 0, or 1 with ServiceHAArgs.replica_count 2.
         """
         return pulumi.get(self, "sync_replica_count")
 
@@ -136,6 +136,143 @@ class ServiceHAArgs:
         pulumi.set(self, "wait_for_ready", value)
 
 
+@pulumi.input_type
+class _ServiceHAState:
+    def __init__(__self__, *,
+                 delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 project_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 replica_count: pulumi.Input[Optional[_builtins.int]] = None,
+                 service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 status: pulumi.Input[Optional[_builtins.str]] = None,
+                 sync_replica_count: pulumi.Input[Optional[_builtins.int]] = None,
+                 update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        Input properties used for looking up and filtering ServiceHA resources.
+
+        :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits.
+        :param pulumi.Input[_builtins.str] project_id: The project of the service.
+        :param pulumi.Input[_builtins.int] replica_count: HA replicas, as the service has them (a change made elsewhere shows on refresh).
+        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set.
+        :param pulumi.Input[_builtins.str] status: The service's status as last seen.
+        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas, as the service has them.
+        :param pulumi.Input[_builtins.str] update_timeout: How long create and update wait.
+        :param pulumi.Input[_builtins.bool] wait_for_ready: Whether create, update and destroy wait for the counts.
+        """
+        if delete_timeout is not None:
+            pulumi.set(__self__, "delete_timeout", delete_timeout)
+        if project_id is not None:
+            pulumi.set(__self__, "project_id", project_id)
+        if replica_count is not None:
+            pulumi.set(__self__, "replica_count", replica_count)
+        if service_id is not None:
+            pulumi.set(__self__, "service_id", service_id)
+        if status is not None:
+            pulumi.set(__self__, "status", status)
+        if sync_replica_count is not None:
+            pulumi.set(__self__, "sync_replica_count", sync_replica_count)
+        if update_timeout is not None:
+            pulumi.set(__self__, "update_timeout", update_timeout)
+        if wait_for_ready is not None:
+            pulumi.set(__self__, "wait_for_ready", wait_for_ready)
+
+    @_builtins.property
+    @pulumi.getter(name="deleteTimeout")
+    def delete_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long destroy waits.
+        """
+        return pulumi.get(self, "delete_timeout")
+
+    @delete_timeout.setter
+    def delete_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "delete_timeout", value)
+
+    @_builtins.property
+    @pulumi.getter(name="projectId")
+    def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The project of the service.
+        """
+        return pulumi.get(self, "project_id")
+
+    @project_id.setter
+    def project_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "project_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="replicaCount")
+    def replica_count(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        HA replicas, as the service has them (a change made elsewhere shows on refresh).
+        """
+        return pulumi.get(self, "replica_count")
+
+    @replica_count.setter
+    def replica_count(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "replica_count", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serviceId")
+    def service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service whose HA is set.
+        """
+        return pulumi.get(self, "service_id")
+
+    @service_id.setter
+    def service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "service_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service's status as last seen.
+        """
+        return pulumi.get(self, "status")
+
+    @status.setter
+    def status(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "status", value)
+
+    @_builtins.property
+    @pulumi.getter(name="syncReplicaCount")
+    def sync_replica_count(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Synchronous HA replicas, as the service has them.
+        """
+        return pulumi.get(self, "sync_replica_count")
+
+    @sync_replica_count.setter
+    def sync_replica_count(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "sync_replica_count", value)
+
+    @_builtins.property
+    @pulumi.getter(name="updateTimeout")
+    def update_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long create and update wait.
+        """
+        return pulumi.get(self, "update_timeout")
+
+    @update_timeout.setter
+    def update_timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "update_timeout", value)
+
+    @_builtins.property
+    @pulumi.getter(name="waitForReady")
+    def wait_for_ready(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Whether create, update and destroy wait for the counts.
+        """
+        return pulumi.get(self, "wait_for_ready")
+
+    @wait_for_ready.setter
+    def wait_for_ready(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "wait_for_ready", value)
+
+
 @pulumi.type_token("tigercloud:index:ServiceHA")
 class ServiceHA(pulumi.CustomResource):
     @overload
@@ -153,13 +290,37 @@ class ServiceHA(pulumi.CustomResource):
         """
         The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
 
+        ## Example Usage
+        ### Two HA replicas, one of them synchronous, on a service
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The service
+        service_id = config.require("serviceId")
+        ha = tigercloud.ServiceHA("ha",
+            service_id=service_id,
+            replica_count=2,
+            sync_replica_count=1)
+        pulumi.export("status", ha.status)
+        ```
+
+        ## Import
+
+        An existing ServiceHA is imported by the service's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+
+        ```sh
+        $ pulumi import tigercloud:index:ServiceHA ha svc-a1b2c3d4e5
+        ```
+
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits for HA to be removed, e.g. "10m" (default); at most "24h".
-        :param pulumi.Input[_builtins.str] project_id: The project of the service. Default: the provider's projectId setting.
-        :param pulumi.Input[_builtins.int] replica_count: HA replicas: 0, 1 or 2 (all asynchronous unless syncReplicaCount says otherwise). At least one count.
-        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's serviceId works (the change waits for the fork).
-        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas: 0, or 1 with replicaCount 2.
+        :param pulumi.Input[_builtins.str] project_id: The project of the service. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
+        :param pulumi.Input[_builtins.int] replica_count: HA replicas: 0, 1 or 2 (all asynchronous unless sync_replica_count says otherwise). At least one count.
+        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set; a fork's service ID works (the change waits for the fork).
+        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas: 0, or 1 with replica_count 2.
         :param pulumi.Input[_builtins.str] update_timeout: How long create and update wait (for the service to be READY, then for the counts), e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait until the service is READY with the counts, after create, update and destroy. Default true.
         """
@@ -171,6 +332,30 @@ class ServiceHA(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
         The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
+
+        ## Example Usage
+        ### Two HA replicas, one of them synchronous, on a service
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The service
+        service_id = config.require("serviceId")
+        ha = tigercloud.ServiceHA("ha",
+            service_id=service_id,
+            replica_count=2,
+            sync_replica_count=1)
+        pulumi.export("status", ha.status)
+        ```
+
+        ## Import
+
+        An existing ServiceHA is imported by the service's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+
+        ```sh
+        $ pulumi import tigercloud:index:ServiceHA ha svc-a1b2c3d4e5
+        ```
 
         :param str resource_name: The name of the resource.
         :param ServiceHAArgs args: The arguments to use to populate this resource's properties.
@@ -222,7 +407,15 @@ class ServiceHA(pulumi.CustomResource):
     @staticmethod
     def get(resource_name: str,
             id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> 'ServiceHA':
+            opts: Optional[pulumi.ResourceOptions] = None,
+            delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            project_id: pulumi.Input[Optional[_builtins.str]] = None,
+            replica_count: pulumi.Input[Optional[_builtins.int]] = None,
+            service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            status: pulumi.Input[Optional[_builtins.str]] = None,
+            sync_replica_count: pulumi.Input[Optional[_builtins.int]] = None,
+            update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None) -> 'ServiceHA':
         """
         Get an existing ServiceHA resource's state with the given name, id, and optional extra
         properties used to qualify the lookup.
@@ -230,30 +423,54 @@ class ServiceHA(pulumi.CustomResource):
         :param str resource_name: The unique name of the resulting resource.
         :param pulumi.Input[str] id: The unique provider ID of the resource to lookup.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits.
+        :param pulumi.Input[_builtins.str] project_id: The project of the service.
+        :param pulumi.Input[_builtins.int] replica_count: HA replicas, as the service has them (a change made elsewhere shows on refresh).
+        :param pulumi.Input[_builtins.str] service_id: The service whose HA is set.
+        :param pulumi.Input[_builtins.str] status: The service's status as last seen.
+        :param pulumi.Input[_builtins.int] sync_replica_count: Synchronous HA replicas, as the service has them.
+        :param pulumi.Input[_builtins.str] update_timeout: How long create and update wait.
+        :param pulumi.Input[_builtins.bool] wait_for_ready: Whether create, update and destroy wait for the counts.
         """
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(id=id))
 
-        __props__ = ServiceHAArgs.__new__(ServiceHAArgs)
+        __props__ = _ServiceHAState.__new__(_ServiceHAState)
 
-        __props__.__dict__["delete_timeout"] = None
-        __props__.__dict__["project_id"] = None
-        __props__.__dict__["replica_count"] = None
-        __props__.__dict__["service_id"] = None
-        __props__.__dict__["status"] = None
-        __props__.__dict__["sync_replica_count"] = None
-        __props__.__dict__["update_timeout"] = None
-        __props__.__dict__["wait_for_ready"] = None
+        __props__.__dict__["delete_timeout"] = delete_timeout
+        __props__.__dict__["project_id"] = project_id
+        __props__.__dict__["replica_count"] = replica_count
+        __props__.__dict__["service_id"] = service_id
+        __props__.__dict__["status"] = status
+        __props__.__dict__["sync_replica_count"] = sync_replica_count
+        __props__.__dict__["update_timeout"] = update_timeout
+        __props__.__dict__["wait_for_ready"] = wait_for_ready
         return ServiceHA(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
     def exists(id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+            opts: Optional[pulumi.ResourceOptions] = None,
+            delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            project_id: pulumi.Input[Optional[_builtins.str]] = None,
+            replica_count: pulumi.Input[Optional[_builtins.int]] = None,
+            service_id: pulumi.Input[Optional[_builtins.str]] = None,
+            status: pulumi.Input[Optional[_builtins.str]] = None,
+            sync_replica_count: pulumi.Input[Optional[_builtins.int]] = None,
+            update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
+            wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None) -> pulumi.Output[bool]:
         __props__: dict = {}
+        __props__["deleteTimeout"] = delete_timeout
+        __props__["projectId"] = project_id
+        __props__["replicaCount"] = replica_count
+        __props__["serviceId"] = service_id
+        __props__["status"] = status
+        __props__["syncReplicaCount"] = sync_replica_count
+        __props__["updateTimeout"] = update_timeout
+        __props__["waitForReady"] = wait_for_ready
         return pulumi.runtime.exists_resource(None, 'tigercloud:index:ServiceHA', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter(name="deleteTimeout")
-    def delete_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def delete_timeout(self) -> pulumi.Output[_builtins.str]:
         """
         How long destroy waits.
         """
@@ -301,7 +518,7 @@ class ServiceHA(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="updateTimeout")
-    def update_timeout(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def update_timeout(self) -> pulumi.Output[_builtins.str]:
         """
         How long create and update wait.
         """
@@ -309,7 +526,7 @@ class ServiceHA(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="waitForReady")
-    def wait_for_ready(self) -> pulumi.Output[Optional[_builtins.bool]]:
+    def wait_for_ready(self) -> pulumi.Output[_builtins.bool]:
         """
         Whether create, update and destroy wait for the counts.
         """

@@ -27,7 +27,7 @@ class VpcNameArgs:
 
         :param pulumi.Input[_builtins.str] name: The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
         :param pulumi.Input[_builtins.str] vpc_id: The VPC's ID: digits.
-        :param pulumi.Input[_builtins.str] project_id: The project of the VPC. Default: the provider's projectId setting.
+        :param pulumi.Input[_builtins.str] project_id: The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         """
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "vpc_id", vpc_id)
@@ -62,13 +62,102 @@ class VpcNameArgs:
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The project of the VPC. Default: the provider's projectId setting.
+        The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         """
         return pulumi.get(self, "project_id")
 
     @project_id.setter
     def project_id(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "project_id", value)
+
+
+@pulumi.input_type
+class _VpcNameState:
+    def __init__(__self__, *,
+                 cidr: pulumi.Input[Optional[_builtins.str]] = None,
+                 name: pulumi.Input[Optional[_builtins.str]] = None,
+                 project_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 region_code: pulumi.Input[Optional[_builtins.str]] = None,
+                 vpc_id: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Input properties used for looking up and filtering VpcName resources.
+
+        :param pulumi.Input[_builtins.str] cidr: The VPC's CIDR block.
+        :param pulumi.Input[_builtins.str] name: The VPC's live name: refresh shows a rename made outside Pulumi.
+        :param pulumi.Input[_builtins.str] project_id: The project of the VPC.
+        :param pulumi.Input[_builtins.str] region_code: The region the VPC is in.
+        :param pulumi.Input[_builtins.str] vpc_id: The VPC's ID.
+        """
+        if cidr is not None:
+            pulumi.set(__self__, "cidr", cidr)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+        if project_id is not None:
+            pulumi.set(__self__, "project_id", project_id)
+        if region_code is not None:
+            pulumi.set(__self__, "region_code", region_code)
+        if vpc_id is not None:
+            pulumi.set(__self__, "vpc_id", vpc_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def cidr(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The VPC's CIDR block.
+        """
+        return pulumi.get(self, "cidr")
+
+    @cidr.setter
+    def cidr(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "cidr", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The VPC's live name: refresh shows a rename made outside Pulumi.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="projectId")
+    def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The project of the VPC.
+        """
+        return pulumi.get(self, "project_id")
+
+    @project_id.setter
+    def project_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "project_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="regionCode")
+    def region_code(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The region the VPC is in.
+        """
+        return pulumi.get(self, "region_code")
+
+    @region_code.setter
+    def region_code(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "region_code", value)
+
+    @_builtins.property
+    @pulumi.getter(name="vpcId")
+    def vpc_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The VPC's ID.
+        """
+        return pulumi.get(self, "vpc_id")
+
+    @vpc_id.setter
+    def vpc_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "vpc_id", value)
 
 
 @pulumi.type_token("tigercloud:index:VpcName")
@@ -84,10 +173,33 @@ class VpcName(pulumi.CustomResource):
         """
         The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
 
+        ## Example Usage
+        ### A VPC's name, kept as the program says
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The VPC's ID
+        vpc_id = config.require("vpcId")
+        analytics = tigercloud.VpcName("analytics",
+            vpc_id=vpc_id,
+            name="analytics-vpc")
+        pulumi.export("cidr", analytics.cidr)
+        ```
+
+        ## Import
+
+        An existing VpcName is imported by the VPC's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+
+        ```sh
+        $ pulumi import tigercloud:index:VpcName analytics 1234567
+        ```
+
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] name: The name to give it: 1 to 128 characters, not blank, no control or invisible characters.
-        :param pulumi.Input[_builtins.str] project_id: The project of the VPC. Default: the provider's projectId setting.
+        :param pulumi.Input[_builtins.str] project_id: The project of the VPC. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         :param pulumi.Input[_builtins.str] vpc_id: The VPC's ID: digits.
         """
         ...
@@ -98,6 +210,29 @@ class VpcName(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
         The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
+
+        ## Example Usage
+        ### A VPC's name, kept as the program says
+        ```python
+        import pulumi
+        import pulumi_tigercloud as tigercloud
+
+        config = pulumi.Config()
+        # The VPC's ID
+        vpc_id = config.require("vpcId")
+        analytics = tigercloud.VpcName("analytics",
+            vpc_id=vpc_id,
+            name="analytics-vpc")
+        pulumi.export("cidr", analytics.cidr)
+        ```
+
+        ## Import
+
+        An existing VpcName is imported by the VPC's ID. The run that imports changes nothing in Tiger Cloud; where the program declares otherwise, it warns what the next update will change.
+
+        ```sh
+        $ pulumi import tigercloud:index:VpcName analytics 1234567
+        ```
 
         :param str resource_name: The name of the resource.
         :param VpcNameArgs args: The arguments to use to populate this resource's properties.
@@ -144,7 +279,12 @@ class VpcName(pulumi.CustomResource):
     @staticmethod
     def get(resource_name: str,
             id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> 'VpcName':
+            opts: Optional[pulumi.ResourceOptions] = None,
+            cidr: pulumi.Input[Optional[_builtins.str]] = None,
+            name: pulumi.Input[Optional[_builtins.str]] = None,
+            project_id: pulumi.Input[Optional[_builtins.str]] = None,
+            region_code: pulumi.Input[Optional[_builtins.str]] = None,
+            vpc_id: pulumi.Input[Optional[_builtins.str]] = None) -> 'VpcName':
         """
         Get an existing VpcName resource's state with the given name, id, and optional extra
         properties used to qualify the lookup.
@@ -152,22 +292,37 @@ class VpcName(pulumi.CustomResource):
         :param str resource_name: The unique name of the resulting resource.
         :param pulumi.Input[str] id: The unique provider ID of the resource to lookup.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.str] cidr: The VPC's CIDR block.
+        :param pulumi.Input[_builtins.str] name: The VPC's live name: refresh shows a rename made outside Pulumi.
+        :param pulumi.Input[_builtins.str] project_id: The project of the VPC.
+        :param pulumi.Input[_builtins.str] region_code: The region the VPC is in.
+        :param pulumi.Input[_builtins.str] vpc_id: The VPC's ID.
         """
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(id=id))
 
-        __props__ = VpcNameArgs.__new__(VpcNameArgs)
+        __props__ = _VpcNameState.__new__(_VpcNameState)
 
-        __props__.__dict__["cidr"] = None
-        __props__.__dict__["name"] = None
-        __props__.__dict__["project_id"] = None
-        __props__.__dict__["region_code"] = None
-        __props__.__dict__["vpc_id"] = None
+        __props__.__dict__["cidr"] = cidr
+        __props__.__dict__["name"] = name
+        __props__.__dict__["project_id"] = project_id
+        __props__.__dict__["region_code"] = region_code
+        __props__.__dict__["vpc_id"] = vpc_id
         return VpcName(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
     def exists(id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+            opts: Optional[pulumi.ResourceOptions] = None,
+            cidr: pulumi.Input[Optional[_builtins.str]] = None,
+            name: pulumi.Input[Optional[_builtins.str]] = None,
+            project_id: pulumi.Input[Optional[_builtins.str]] = None,
+            region_code: pulumi.Input[Optional[_builtins.str]] = None,
+            vpc_id: pulumi.Input[Optional[_builtins.str]] = None) -> pulumi.Output[bool]:
         __props__: dict = {}
+        __props__["cidr"] = cidr
+        __props__["name"] = name
+        __props__["projectId"] = project_id
+        __props__["regionCode"] = region_code
+        __props__["vpcId"] = vpc_id
         return pulumi.runtime.exists_resource(None, 'tigercloud:index:VpcName', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property

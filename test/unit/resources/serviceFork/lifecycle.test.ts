@@ -136,8 +136,13 @@ describe("ServiceFork", () => {
       name: "pr-1",
       paused: false,
       waitForReady: true,
+      readyWhen: "login",
       createTimeout: "30m",
+      updateTimeout: "30m",
       deleteTimeout: "10m",
+      adoptExisting: true,
+      passwordOnAdopt: "reset",
+      onDestroy: "stop",
     };
 
     test("nothing changed: no changes; environmentTag dropped from the program (state from older versions holds DEV) has no opinion", async () => {

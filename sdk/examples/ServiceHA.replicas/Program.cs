@@ -1,0 +1,23 @@
+using System.Collections.Generic;
+using System.Linq;
+using Pulumi;
+using Pulumi = TigerCloud.Pulumi;
+
+return await Deployment.RunAsync(() => 
+{
+    var config = new Config();
+    // The service
+    var serviceId = config.Require("serviceId");
+    var ha = new Pulumi.ServiceHA("ha", new()
+    {
+        ServiceId = serviceId,
+        ReplicaCount = 2,
+        SyncReplicaCount = 1,
+    });
+
+    return new Dictionary<string, object?>
+    {
+        ["status"] = ha.Status,
+    };
+});
+

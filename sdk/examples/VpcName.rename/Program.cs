@@ -1,0 +1,22 @@
+using System.Collections.Generic;
+using System.Linq;
+using Pulumi;
+using Pulumi = TigerCloud.Pulumi;
+
+return await Deployment.RunAsync(() => 
+{
+    var config = new Config();
+    // The VPC's ID
+    var vpcId = config.Require("vpcId");
+    var analytics = new Pulumi.VpcName("analytics", new()
+    {
+        VpcId = vpcId,
+        Name = "analytics-vpc",
+    });
+
+    return new Dictionary<string, object?>
+    {
+        ["cidr"] = analytics.Cidr,
+    };
+});
+
