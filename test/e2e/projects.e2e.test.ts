@@ -102,7 +102,7 @@ const PREVIEW_READS: Record<string, string[]> = {
 const SELF_TESTED = ["testing"];
 
 /** The examples in other languages, each run by a suite of its own, through the provider plugin. */
-const OTHER_LANGUAGES: Record<string, string> = { yaml: "plugin.e2e.test.ts", go: "go.e2e.test.ts" };
+const OTHER_LANGUAGES: Record<string, string> = { yaml: "plugin.e2e.test.ts", go: "go.e2e.test.ts", python: "python.e2e.test.ts" };
 
 test("every example is a project: Pulumi.yaml, package.json depending on the package, a test configuration or a test of its own", () => {
   const all = fs.readdirSync(path.join(ROOT, "examples"));
