@@ -1,35 +1,106 @@
 #!/usr/bin/env node
-// Packs the provider plugin into the archive that
+// Packs the provider plugin into the archives that the engine downloads (from the release named by
+// the schema's pluginDownloadURL) or that
 //   pulumi plugin install resource tigercloud VERSION --file ARCHIVE
-// installs: the executable `pulumi-resource-tigercloud` (a shell script), the plugin's code bundled
-// into one file (provider/hosts/plugin/main.ts with axios, pg, zod and gRPC, by esbuild), the package's
-// name and version, and the Node.js it runs on (the main lane's, from the npm registry's
-// node-<platform>-<arch>), so that a Python, Go or YAML user needs no Node.js of their own.
-//   node scripts/pack-plugin.js   prints the archive's path (progress: stderr)
-// An archive whose inputs (the bundle and that Node.js) did not change is not packed again.
+// installs, one per platform: the launcher `pulumi-resource-tigercloud` (a shell script;
+// `pulumi-resource-tigercloud.cmd` on Windows), the plugin's code bundled into one file
+// (provider/hosts/plugin/main.ts with axios, pg, zod and gRPC, by esbuild; the same file for every
+// platform), the package's name and version, and the Node.js it runs on (the official binary of that
+// platform from the npm registry, as scripts/toolchain.js's pluginNode names it), so that a Python,
+// Go or YAML user needs no Node.js of their own.
+//   node scripts/pack-plugin.js                       this machine's platform; prints the archive's path
+//   node scripts/pack-plugin.js --all                 the six platforms; prints six paths
+//   node scripts/pack-plugin.js --platform darwin-arm64 [--platform ...]
+// (progress: stderr). An archive whose inputs (the bundle, that Node.js, the launcher) did not change
+// is not packed again.
 const { execFileSync } = require("child_process");
 const crypto = require("crypto");
 const fs = require("fs");
 const path = require("path");
 const toolchain = require("./toolchain");
-const { ensureNode } = require("./ensure-node");
+const { ensurePlatformNode, shown } = require("./ensure-node");
 
 const root = path.join(__dirname, "..");
 const say = (what) => process.stderr.write(`pack-plugin: ${what}\n`);
-const PLATFORMS = { linux: "linux", darwin: "darwin" };
-const ARCHES = { x64: "amd64", arm64: "arm64" };
+const NAME = "pulumi-resource-tigercloud";
+/** The platforms as the engine names them in an archive's name (os-arch, GOOS and GOARCH). */
+const PLATFORMS = Object.keys(toolchain.pluginNode);
+const OS = { linux: "linux", darwin: "darwin", win32: "windows" };
+const ARCH = { x64: "amd64", arm64: "arm64" };
 
-function packPlugin() {
+/** This machine's platform, as the engine names it. */
+const hostPlatform = () => `${OS[process.platform] ?? process.platform}-${ARCH[process.arch] ?? process.arch}`;
+
+/**
+ * The archive's name that the engine asks a release for: standardAssetName in the Pulumi SDK's
+ * go/common/workspace/plugins.go, "pulumi-%s-%s-v%s-%s-%s.tar.gz" of kind, name, version, os, arch.
+ */
+const archiveName = (version, platform) => `${NAME}-v${version}-${platform}.tar.gz`;
+
+/**
+ * The launcher, by its file name. On Windows the engine looks for the plugin's executable by its
+ * name with ".exe", then ".cmd" (getCandidateExtensions and getPluginPath in the Pulumi SDK's
+ * go/common/workspace/plugins.go) and starts what it found with exec.Command (pkg's
+ * resource/plugin/plugin.go): a .cmd as Pulumi's own pulumi-resource-pulumi-nodejs.cmd is.
+ */
+function launcherOf(platform) {
+  if (platform.startsWith("windows-")) {
+    // %~dp0: this file's own folder, ending in a backslash. cmd.exe reads CRLF lines.
+    const lines = [
+      "@echo off",
+      "rem The Tiger Cloud provider plugin: its own Node.js runs its bundled code.",
+      '"%~dp0node\\node.exe" "%~dp0plugin.js" %*',
+      "",
+    ];
+    return { file: `${NAME}.cmd`, text: lines.join("\r\n") };
+  }
+  const lines = [
+    "#!/bin/sh",
+    "# The Tiger Cloud provider plugin: its own Node.js runs its bundled code.",
+    'here=$(dirname "$0")',
+    'exec "$here/node/node" "$here/plugin.js" "$@"',
+    "",
+  ];
+  return { file: NAME, text: lines.join("\n") };
+}
+
+/**
+ * The archive's one program: the plugin, as the engine starts it; or, asked for \`simulator\`, the
+ * local Tiger Cloud, for a user of any language with no npm project, started as
+ *   pulumi plugin run --kind resource tigercloud -- simulator [options]
+ * (each module is loaded only when its command is asked for).
+ */
+const entry = (version) => `
+if (process.argv[2] === "simulator") {
+  require("./simulator/cli")
+    .runSimulator(process.argv.slice(3), {
+      name: "pulumi plugin run --kind resource tigercloud -- simulator",
+      version: ${JSON.stringify(version)},
+      endWithParent: true,
+    })
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+} else require("./provider/hosts/plugin/main");
+`;
+
+/** Packs the archives of `platforms` (names in PLATFORMS) and returns their paths, in that order. */
+function packPlugins(platforms = PLATFORMS) {
+  const unknown = platforms.filter((p) => !PLATFORMS.includes(p));
+  if (unknown.length > 0)
+    throw new Error(
+      `no Node.js is named for ${unknown.map(shown).join(", ")} (scripts/toolchain.js's pluginNode has ${PLATFORMS.join(", ")})`,
+    );
   const { version } = require("../package.json");
-  const platform = `${PLATFORMS[process.platform] ?? process.platform}-${ARCHES[process.arch] ?? process.arch}`;
   const outDir = path.join(root, "dist", "plugin");
-  const archive = path.join(outDir, `pulumi-resource-tigercloud-v${version}-${platform}.tar.gz`);
   fs.mkdirSync(outDir, { recursive: true });
   const stage = fs.mkdtempSync(path.join(outDir, ".stage-"));
   try {
-    // One file: the plugin and what it loads. pg's optional native binding is not used.
+    // One file: the plugin and what it loads, the same for every platform. pg's optional native
+    // binding is not used.
     require("esbuild").buildSync({
-      entryPoints: [path.join(root, "provider", "hosts", "plugin", "main.ts")],
+      stdin: { contents: entry(version), resolveDir: root, sourcefile: "plugin-entry.js", loader: "js" },
       outfile: path.join(stage, "plugin.js"),
       bundle: true,
       platform: "node",
@@ -40,49 +111,84 @@ function packPlugin() {
       legalComments: "eof",
       logLevel: "warning",
     });
-    const node = ensureNode(toolchain.main.node);
-    const digest = crypto
-      .createHash("sha256")
-      .update(fs.readFileSync(path.join(stage, "plugin.js")))
-      .update(`${node.version} ${version}`)
-      .digest("hex");
-    const stamp = `${archive}.sha256`;
-    if (fs.existsSync(archive) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === digest) {
-      say(`unchanged: ${path.relative(root, archive)}`);
-      return archive;
-    }
     // version.ts reads the name and version from the package.json it finds above the code.
     fs.writeFileSync(path.join(stage, "package.json"), `${JSON.stringify({ name: "pulumi-tigercloud", version }, null, 2)}\n`);
-    fs.mkdirSync(path.join(stage, "node"));
-    fs.copyFileSync(path.join(node.dir, "node"), path.join(stage, "node", "node"));
-    fs.chmodSync(path.join(stage, "node", "node"), 0o755);
-    const license = path.join(node.dir, "..", "LICENSE");
-    if (fs.existsSync(license)) fs.copyFileSync(license, path.join(stage, "node", "LICENSE"));
-    const exe = path.join(stage, "pulumi-resource-tigercloud");
-    fs.writeFileSync(
-      exe,
-      [
-        "#!/bin/sh",
-        "# The Tiger Cloud provider plugin: its own Node.js runs its bundled code.",
-        'here=$(dirname "$0")',
-        'exec "$here/node/node" "$here/plugin.js" "$@"',
-        "",
-      ].join("\n"),
-    );
-    fs.chmodSync(exe, 0o755);
-    // gzip -1: the Node.js binary is most of it, and a higher level buys little for seconds more.
-    // A name of this process's own: suites beside each other may pack at once.
-    const tmp = `${archive}.${process.pid}.tmp`;
-    execFileSync("tar", ["-C", stage, "-cf", tmp, "-I", "gzip -1", "."]);
-    fs.renameSync(tmp, archive);
-    fs.writeFileSync(stamp, digest);
-    say(`packed ${path.relative(root, archive)} (${(fs.statSync(archive).size / 1e6).toFixed(1)} MB, Node.js ${node.version})`);
-    return archive;
+    const bundleDigest = crypto
+      .createHash("sha256")
+      .update(fs.readFileSync(path.join(stage, "plugin.js")))
+      .digest("hex");
+    return platforms.map((platform) => packOne(platform, version, stage, bundleDigest, outDir));
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
   }
 }
 
-module.exports = { packPlugin };
+function packOne(platform, version, stage, bundleDigest, outDir) {
+  const archive = path.join(outDir, archiveName(version, platform));
+  const spec = toolchain.pluginNode[platform];
+  const node = ensurePlatformNode(platform, spec);
+  const launcher = launcherOf(platform);
+  // Node.js by its package and, as cheaply as can be, by its files (a cache changed by hand repacks).
+  const nodeFiles = node.files.map((f) => {
+    const st = fs.statSync(path.join(node.dir, f));
+    return `${f} ${st.size} ${st.mtimeMs}`;
+  });
+  const digest = crypto
+    .createHash("sha256")
+    .update([bundleDigest, version, `${spec.package}@${spec.version}`, ...nodeFiles, launcher.file, launcher.text].join("\n"))
+    .digest("hex");
+  const stamp = `${archive}.sha256`;
+  if (fs.existsSync(archive) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === digest) {
+    say(`unchanged: ${path.relative(root, archive)}`);
+    return archive;
+  }
+  // The launcher in a folder of its own: each platform's beside the one bundle.
+  const own = fs.mkdtempSync(path.join(stage, `${platform}-`));
+  fs.writeFileSync(path.join(own, launcher.file), launcher.text);
+  fs.chmodSync(path.join(own, launcher.file), 0o755);
+  fs.chmodSync(stage, 0o755);
+  // Each entry named, none found by walking a folder: the archive holds exactly these. Node.js is
+  // read from the cache where it was unpacked, not copied. Owned by root, as a release's files are,
+  // not by whoever packed it. gzip -1: Node.js is most of it, and a higher level buys little for
+  // seconds more. A name of this process's own: suites beside each other may pack at once.
+  const tmp = `${archive}.${process.pid}.tmp`;
+  try {
+    execFileSync("tar", [
+      ...["--no-recursion", "--owner=0", "--group=0", "--numeric-owner", "-cf", tmp, "-I", "gzip -1"],
+      ...["-C", stage, ".", "./package.json", "./plugin.js"],
+      ...["-C", own, `./${launcher.file}`],
+      ...["-C", node.dir, "./node", ...node.files.map((f) => `./${f}`)],
+    ]);
+    fs.renameSync(tmp, archive);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  fs.writeFileSync(stamp, digest);
+  say(`packed ${path.relative(root, archive)} (${(fs.statSync(archive).size / 1e6).toFixed(1)} MB, ${spec.package}@${spec.version})`);
+  return archive;
+}
 
-if (require.main === module) process.stdout.write(`${packPlugin()}\n`);
+/** Packs the archive of one platform, by default this machine's, and returns its path. */
+const packPlugin = (platform = hostPlatform()) => packPlugins([platform])[0];
+
+module.exports = { packPlugin, packPlugins, PLATFORMS, archiveName, hostPlatform };
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const platforms = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--all") platforms.push(...PLATFORMS);
+    else if (args[i] === "--platform" && args[i + 1]) platforms.push(args[++i]);
+    else {
+      say(`usage: node scripts/pack-plugin.js [--all | --platform OS-ARCH ...] (platforms: ${PLATFORMS.join(", ")})`);
+      process.exit(2);
+    }
+  }
+  try {
+    for (const archive of packPlugins(platforms.length > 0 ? [...new Set(platforms)] : [hostPlatform()]))
+      process.stdout.write(`${archive}\n`);
+  } catch (err) {
+    say(err.message);
+    process.exit(1);
+  }
+}

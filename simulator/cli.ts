@@ -1,7 +1,7 @@
-#!/usr/bin/env node
-// `tigercloud-simulator` (npx tigercloud-simulator, or npm run simulator here), also served by the
-// provider plugin (`pulumi plugin run --kind resource tigercloud -- simulator`) for users with no
-// npm project: serves a local Tiger Cloud until stopped. The first line of output is one line of
+// The local Tiger Cloud's command line, run as `tigercloud-simulator` (main.ts: npx
+// tigercloud-simulator, or npm run simulator here), and by the provider plugin (`pulumi plugin run
+// --kind resource tigercloud -- simulator`) for users with no npm project: serves a local Tiger Cloud
+// until stopped. The first line of output is one line of
 // JSON (url, apiKey, publicKey, secretKey, projectId, serviceId, vpcId); then an `export` line for a
 // shell, then notes.
 import * as fs from "fs";
@@ -55,11 +55,21 @@ function installedVersion(): string {
   return "unknown";
 }
 
-/**
- * Serves a local Tiger Cloud until SIGINT or SIGTERM. `name` is the command as the person typed it;
- * `version` the package's (the plugin, which bundles this file, knows its own).
- */
-export async function runSimulator(argv: string[], name = "tigercloud-simulator", version = installedVersion()): Promise<void> {
+export interface SimulatorCommand {
+  /** The command as the person typed it, for usage and messages. */
+  name?: string;
+  /** The package's version (the plugin, which bundles this file, knows its own). */
+  version?: string;
+  /**
+   * End when the process that started this one ends. `pulumi plugin run` starts the plugin in a
+   * process group of its own, so the Ctrl-C that ends it does not reach the simulator.
+   */
+  endWithParent?: boolean;
+}
+
+/** Serves a local Tiger Cloud until SIGINT or SIGTERM (or, with endWithParent, its parent's end). */
+export async function runSimulator(argv: string[], command: SimulatorCommand = {}): Promise<void> {
+  const { name = "tigercloud-simulator", version = installedVersion() } = command;
   let options: Map<string, string | true>;
   try {
     options = parse(argv);
@@ -110,10 +120,11 @@ export async function runSimulator(argv: string[], name = "tigercloud-simulator"
   const shutdown = () => void sim.stop().then(() => process.exit(0));
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+  if (command.endWithParent) {
+    // An ended parent's child is handed to another (init, or a subreaper): its parent changes.
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) shutdown();
+    }, 500).unref();
+  }
 }
-
-if (require.main === module)
-  runSimulator(process.argv.slice(2)).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });

@@ -14,7 +14,7 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
   test("prints one JSON line (the bearer key and the key pair) and an export line with the key pair only; serves the seeded VPC to either, 401 to a wrong one", async () => {
     child = spawn(
       process.execPath,
-      ["-r", "ts-node/register/transpile-only", path.join(__dirname, "..", "..", "..", "simulator", "cli.ts"), "--fast", "--stand-in"],
+      ["-r", "ts-node/register/transpile-only", path.join(__dirname, "..", "..", "..", "simulator", "main.ts"), "--fast", "--stand-in"],
       {
         cwd: path.join(__dirname, "..", "..", ".."),
       },
@@ -47,7 +47,7 @@ describe("tigercloud-simulator (npm run simulator here)", () => {
   }, 30_000);
 
   test("--help and -h print the usage and every option, --version the version; an unknown option, or half a key pair: exit 2", () => {
-    const cli = path.join(__dirname, "..", "..", "..", "simulator", "cli.ts");
+    const cli = path.join(__dirname, "..", "..", "..", "simulator", "main.ts");
     const run = (...args: string[]) =>
       spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", cli, ...args], {
         encoding: "utf8",
