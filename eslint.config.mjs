@@ -38,6 +38,8 @@ export default tseslint.config(
         console: "readonly",
         __dirname: "readonly",
         __filename: "readonly",
+        fetch: "readonly",
+        URL: "readonly",
       },
     },
   },

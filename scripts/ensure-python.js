@@ -25,8 +25,9 @@ const pythonCache = path.join(cacheRoot, "python");
 const say = (what) => process.stderr.write(`ensure-python: ${what}\n`);
 
 /** The wheel's build tools, pinned: the same sources make the same wheel. setuptools >= 69 puts the
- *  SDK's .pyi stubs in the wheel (older ones leave config/__init__.pyi out). */
-const BUILD_TOOLS = ["build==1.6.1", "setuptools==84.2.1"];
+ *  SDK's .pyi stubs in the wheel (older ones leave config/__init__.pyi out). twine uploads it
+ *  (scripts/release.js). */
+const BUILD_TOOLS = ["build==1.6.1", "setuptools==84.2.1", "twine==7.0.0"];
 /** Fixed timestamps inside the wheel (zip's earliest), so that its bytes follow its content alone. */
 const SOURCE_DATE_EPOCH = "315532800";
 /** Files of sdk/python that are not the SDK: what a build or an import leaves behind. */
@@ -97,17 +98,21 @@ function python() {
   return { executable, version, tag };
 }
 
+/** A virtual environment holding the build tools, made once. */
+const buildTools = (py) =>
+  madeOnce(path.join(pythonCache, `build-tools-${py.tag}-${sha256(BUILD_TOOLS)}`), (venv) => {
+    say(`making a virtual environment for building the SDK's wheel (${BUILD_TOOLS.join(", ")}), once`);
+    run(py.executable, ["-m", "venv", venv]);
+    run(path.join(venv, "bin", "python"), ["-m", "pip", "install", "--quiet", ...BUILD_TOOLS]);
+  });
+
 /** The SDK's wheel, built from a copy of sdk/python (setuptools writes build/ and *.egg-info into its source). */
 function sdkWheel(py) {
   const files = sdkFiles();
   const key = sha256([...BUILD_TOOLS, SOURCE_DATE_EPOCH, ...files.flatMap((f) => [f, fs.readFileSync(path.join(sdkDir, f))])]);
   const dir = path.join(pythonCache, `sdk-${key}`);
   if (!fs.existsSync(dir)) {
-    const tools = madeOnce(path.join(pythonCache, `build-tools-${py.tag}-${sha256(BUILD_TOOLS)}`), (venv) => {
-      say(`making a virtual environment for building the SDK's wheel (${BUILD_TOOLS.join(", ")}), once`);
-      run(py.executable, ["-m", "venv", venv]);
-      run(path.join(venv, "bin", "python"), ["-m", "pip", "install", "--quiet", ...BUILD_TOOLS]);
-    });
+    const tools = buildTools(py);
     madeOnce(dir, (out) => {
       const started = Date.now();
       const src = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-sdk-python-"));
@@ -166,6 +171,8 @@ function ensurePython() {
     wheel,
     wheelhouse: wheelhouse(py, wheel, pulumi),
     pulumi,
+    /** The build tools' virtual environment (build, setuptools, twine). */
+    tools: buildTools(py),
     env: { PIP_CACHE_DIR: pipEnv().PIP_CACHE_DIR, PIP_DISABLE_PIP_VERSION_CHECK: "1" },
   };
 }

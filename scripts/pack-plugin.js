@@ -23,6 +23,10 @@ const { ensurePlatformNode, shown } = require("./ensure-node");
 const root = path.join(__dirname, "..");
 const say = (what) => process.stderr.write(`pack-plugin: ${what}\n`);
 const NAME = "pulumi-resource-tigercloud";
+/** Every entry's time in an archive (1980-01-01, zip's earliest, as the Python wheel's). */
+const FIXED_MTIME = 315532800;
+/** How archives are packed, in the stamp: an archive packed another way is packed again. */
+const TAR_FORMAT = `gnu mtime=${FIXED_MTIME} owner=0 gzip-1-n`;
 /** The platforms as the engine names them in an archive's name (os-arch, GOOS and GOARCH). */
 const PLATFORMS = Object.keys(toolchain.pluginNode);
 const OS = { linux: "linux", darwin: "darwin", win32: "windows" };
@@ -135,7 +139,7 @@ function packOne(platform, version, stage, bundleDigest, outDir) {
   });
   const digest = crypto
     .createHash("sha256")
-    .update([bundleDigest, version, `${spec.package}@${spec.version}`, ...nodeFiles, launcher.file, launcher.text].join("\n"))
+    .update([bundleDigest, version, `${spec.package}@${spec.version}`, ...nodeFiles, launcher.file, launcher.text, TAR_FORMAT].join("\n"))
     .digest("hex");
   const stamp = `${archive}.sha256`;
   if (fs.existsSync(archive) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === digest) {
@@ -149,12 +153,15 @@ function packOne(platform, version, stage, bundleDigest, outDir) {
   fs.chmodSync(stage, 0o755);
   // Each entry named, none found by walking a folder: the archive holds exactly these. Node.js is
   // read from the cache where it was unpacked, not copied. Owned by root, as a release's files are,
-  // not by whoever packed it. gzip -1: Node.js is most of it, and a higher level buys little for
-  // seconds more. A name of this process's own: suites beside each other may pack at once.
+  // not by whoever packed it, every time fixed and gzip told to keep no name or time (-n): the same
+  // inputs make the same bytes, so a release run again finds its archives already published.
+  // gzip -1: Node.js is most of it, and a higher level buys little for seconds more. A name of this
+  // process's own: suites beside each other may pack at once.
   const tmp = `${archive}.${process.pid}.tmp`;
   try {
     execFileSync("tar", [
-      ...["--no-recursion", "--owner=0", "--group=0", "--numeric-owner", "-cf", tmp, "-I", "gzip -1"],
+      ...["--no-recursion", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${FIXED_MTIME}`],
+      ...["--format=gnu", "-cf", tmp, "-I", "gzip -1 -n"],
       ...["-C", stage, ".", "./package.json", "./plugin.js"],
       ...["-C", own, `./${launcher.file}`],
       ...["-C", node.dir, "./node", ...node.files.map((f) => `./${f}`)],

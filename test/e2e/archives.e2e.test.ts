@@ -154,3 +154,14 @@ test("plugin.js is the same bundle in every archive", () => {
   expect([...bundles.keys()].sort()).toEqual(Object.keys(BINARY).sort());
   expect(new Set(bundles.values()).size).toBe(1);
 });
+
+test("packed again from the same inputs, an archive is the same bytes (a release run twice finds its archives already published)", () => {
+  const platform = PLATFORMS[0] as string;
+  const archive = archives.get(platform) as string;
+  const before = crypto.createHash("sha256").update(fs.readFileSync(archive)).digest("hex");
+  // The stamp gone, the archive is packed anew.
+  fs.rmSync(`${archive}.sha256`);
+  const [again] = packPlugins([platform]);
+  expect(again).toBe(archive);
+  expect(crypto.createHash("sha256").update(fs.readFileSync(archive)).digest("hex")).toBe(before);
+});

@@ -3,8 +3,12 @@
 // engine asks GitHub (githubSource in the Pulumi SDK's go/common/workspace/plugins.go): the latest
 // release's tag, a release's assets by tag, and each asset, served from a folder; and records every
 // request, so that a test can say what the engine fetched. HTTPS, as the engine asks a github://
-// source over HTTPS only: its certificate is trusted by the engine through SSL_CERT_FILE.
+// source over HTTPS only: its certificate is trusted by the engine through SSL_CERT_FILE (and by a
+// Node.js client through NODE_EXTRA_CA_CERTS). Given a token, it also takes a release's publishing
+// as GitHub's REST API does (scripts/release.js): a release made, assets uploaded to its upload_url,
+// an unfinished asset removed, each write with the token alone.
 import { execFileSync } from "child_process";
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as https from "https";
 import type { AddressInfo } from "net";
@@ -33,6 +37,14 @@ export interface ReleaseRequest {
 export interface ReleaseServer {
   /** https://127.0.0.1:PORT */
   url: string;
+  /** A file of the machine's certificate authorities and this server's, for SSL_CERT_FILE or NODE_EXTRA_CA_CERTS. */
+  certificates: string;
+  /** The release's assets now: each name with its SHA-256, as uploaded (none before the release is made). */
+  assets(): { name: string; sha256: string }[];
+  /** Where an asset's bytes are kept. */
+  assetFile(name: string): string;
+  /** The next `count` uploads fail (a 502 after the body came), as a connection lost half-way would. */
+  failUploads(count: number): void;
   /** Each request, in the order it came. */
   requests(): ReleaseRequest[];
   /**
@@ -55,7 +67,7 @@ export interface ReleaseServer {
  *   GET /releases/download/v`version`/ASSET    the file
  * and anything else a 404.
  */
-export async function releaseServer(assets: string, version: string): Promise<ReleaseServer> {
+export async function releaseServer(assets: string, version: string, publishing?: { token: string }): Promise<ReleaseServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-release-"));
   const [key, cert] = certificate();
   const roots = SYSTEM_ROOTS.find((f) => fs.existsSync(f));
@@ -66,35 +78,105 @@ export async function releaseServer(assets: string, version: string): Promise<Re
   const tag = `v${version}`;
   const downloads = `/releases/download/${tag}/`;
   let url = "";
-  /** The asset files: plain names of files in the folder. */
-  const assetNames = () => fs.readdirSync(assets).filter((name) => !name.startsWith(".") && fs.statSync(path.join(assets, name)).isFile());
-  const server = https.createServer({ key, cert }, (req, res) => {
-    const pathname = new URL(req.url ?? "/", "https://release.invalid").pathname;
-    log.push({ method: req.method ?? "", path: pathname });
-    const json = (body: unknown) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify(body));
+  /** The release, once made: a folder given up front holds its assets already (for the engine's suites). */
+  type Asset = { id: number; name: string; file: string; state: "uploaded" | "starter" };
+  let release: { id: number; assets: Asset[] } | undefined;
+  let nextId = 1;
+  const folder = (name: string) => path.join(assets, name);
+  if (!publishing)
+    release = {
+      id: nextId++,
+      assets: fs
+        .readdirSync(assets)
+        .filter((name) => !name.startsWith(".") && fs.statSync(folder(name)).isFile())
+        .map((name) => ({ id: nextId++, name, file: folder(name), state: "uploaded" })),
     };
-    if (req.method === "GET" && pathname === `${REPO}/releases/latest`) return json({ tag_name: tag });
-    if (req.method === "GET" && pathname === `${REPO}/releases/tags/${tag}`) {
-      return json({
-        tag_name: tag,
-        assets: assetNames().map((name) => ({ name, url: `${url}${downloads}${encodeURIComponent(name)}` })),
+  let failing = 0;
+  const sha256 = (file: string) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+  const assetJson = (a: Asset) => ({
+    id: a.id,
+    name: a.name,
+    state: a.state,
+    size: fs.statSync(a.file).size,
+    digest: `sha256:${sha256(a.file)}`,
+    url: `${url}${downloads}${encodeURIComponent(a.name)}`,
+    browser_download_url: `${url}${downloads}${encodeURIComponent(a.name)}`,
+  });
+  const releaseJson = () => ({
+    id: release?.id,
+    tag_name: tag,
+    upload_url: `${url}/uploads${REPO}/releases/${release?.id}/assets{?name,label}`,
+    assets: (release?.assets ?? []).map(assetJson),
+  });
+  const server = https.createServer({ key, cert }, (req, res) => {
+    const requested = new URL(req.url ?? "/", "https://release.invalid");
+    const pathname = requested.pathname;
+    log.push({ method: req.method ?? "", path: pathname });
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(status === 204 ? undefined : JSON.stringify(body));
+    };
+    const notFound = () => answer(404, { message: "Not Found" });
+    const body = () =>
+      new Promise<Buffer>((resolve) => {
+        const chunks: Buffer[] = [];
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () => resolve(Buffer.concat(chunks)));
       });
+    if (req.method === "GET" && pathname === `${REPO}/releases/latest`) return release ? answer(200, { tag_name: tag }) : notFound();
+    if (req.method === "GET" && pathname === `${REPO}/releases/tags/${tag}`) return release ? answer(200, releaseJson()) : notFound();
+    if (req.method === "GET" && pathname.startsWith(downloads)) {
+      let name = "";
+      try {
+        name = decodeURIComponent(pathname.slice(downloads.length));
+      } catch {
+        // Not a name: a 404 below.
+      }
+      const asset = release?.assets.find((a) => a.name === name && a.state === "uploaded");
+      if (!asset) return notFound();
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": fs.statSync(asset.file).size });
+      return fs.createReadStream(asset.file).pipe(res);
     }
-    let name = "";
-    try {
-      if (req.method === "GET" && pathname.startsWith(downloads)) name = decodeURIComponent(pathname.slice(downloads.length));
-    } catch {
-      // Not a name: a 404 below.
+    // What remains is publishing, the token's alone.
+    if (!publishing || req.headers.authorization !== `Bearer ${publishing.token}`)
+      return publishing && req.method !== "GET" ? answer(401, { message: "Bad credentials" }) : notFound();
+    if (req.method === "POST" && pathname === `${REPO}/releases`) {
+      void body().then((b) => {
+        const asked = JSON.parse(b.toString()) as { tag_name?: string };
+        if (asked.tag_name !== tag || release) return answer(422, { message: "Validation Failed", errors: [{ code: "already_exists" }] });
+        release = { id: nextId++, assets: [] };
+        answer(201, releaseJson());
+      });
+      return;
     }
-    if (!assetNames().includes(name)) {
-      res.writeHead(404, { "content-type": "application/json" });
-      return res.end(JSON.stringify({ message: "Not Found" }));
+    const upload = new RegExp(`^/uploads${REPO}/releases/(\\d+)/assets$`).exec(pathname);
+    if (req.method === "POST" && upload && release && Number(upload[1]) === release.id) {
+      const name = requested.searchParams.get("name") ?? "";
+      void body().then((b) => {
+        if (!/^[\w.-]+$/.test(name)) return answer(422, { message: "Validation Failed" });
+        if (release?.assets.some((a) => a.name === name))
+          return answer(422, { message: "Validation Failed", errors: [{ code: "already_exists" }] });
+        const asset: Asset = { id: nextId++, name, file: folder(name), state: "starter" };
+        release?.assets.push(asset);
+        fs.writeFileSync(asset.file, b);
+        if (failing > 0) {
+          failing--;
+          return answer(502, { message: "Server Error" });
+        }
+        asset.state = "uploaded";
+        answer(201, assetJson(asset));
+      });
+      return;
     }
-    const file = path.join(assets, name);
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": fs.statSync(file).size });
-    fs.createReadStream(file).pipe(res);
+    const removed = new RegExp(`^${REPO}/releases/assets/(\\d+)$`).exec(pathname);
+    if (req.method === "DELETE" && removed && release) {
+      const asset = release.assets.find((a) => a.id === Number(removed[1]));
+      if (!asset) return notFound();
+      release.assets = release.assets.filter((a) => a !== asset);
+      fs.rmSync(asset.file, { force: true });
+      return answer(204, undefined);
+    }
+    return notFound();
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -108,6 +190,12 @@ export async function releaseServer(assets: string, version: string): Promise<Re
   url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    certificates: bundle,
+    assets: () => (release?.assets ?? []).filter((a) => a.state === "uploaded").map((a) => ({ name: a.name, sha256: sha256(a.file) })),
+    assetFile: (name) => folder(name),
+    failUploads: (count) => {
+      failing = count;
+    },
     requests: () => log.map((r) => ({ ...r })),
     githubEnv: () => ({
       PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES: `^${PLUGIN_DOWNLOAD_URL.replace(/\./g, "\\.")}$=github://${new URL(url).host}/tigercloud/pulumi-tigercloud`,

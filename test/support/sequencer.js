@@ -6,10 +6,12 @@ const Sequencer = require("@jest/test-sequencer").default;
 // Slowest first, as measured in CI (.ci/run prints the slowest suites).
 const KNOWN_SLOW = [
   "gitops",
+  "release",
   "kill-create",
   "kill-update",
   "projects",
   "plugin",
+  "python",
   "refactor",
   "busy",
   "go",

@@ -2,10 +2,10 @@
 // workflow under .github/workflows/ whose `on:` matches, each job whose `if:` holds, in a fresh
 // clone of the repository with a fresh HOME, and with only the environment GitHub gives a job (its
 // runner variables) and the workflow, job and step `env:` declare, evaluated with the secrets and
-// variables the test supplies. The `run:` steps come from the YAML as committed; the three `uses:`
+// variables the test supplies. The `run:` steps come from the YAML as committed; the `uses:`
 // steps our workflows take are stood in for by what they do: checkout makes the clone,
-// setup-node checks the version of the node on PATH, and pulumi/actions puts the Pulumi CLI on
-// PATH (before it, the job has no `pulumi`). Workflow commands are read from the output:
+// setup-node, setup-go and setup-python check the version of the tool on PATH, pulumi/actions puts
+// the Pulumi CLI on PATH (before it, the job has no `pulumi`), and actions/cache restores and saves. Workflow commands are read from the output:
 // `::add-mask::` hides a value from the rest of the job's log, as do the secrets; `::notice` and
 // `::error` become annotations. GITHUB_ENV carries variables to the next steps.
 import { spawn } from "child_process";
@@ -97,6 +97,8 @@ export interface RunnerOptions {
   work: string;
   /** The npm cache jobs share, as setup-node's cache restores one. */
   npmCache: string;
+  /** What the runner machine's own environment adds to every job's (a self-hosted runner's certificate authority, say). */
+  machineEnv?: Record<string, string>;
 }
 
 /** GitHub's default for a job that declares no permissions (the restricted setting). */
@@ -160,6 +162,11 @@ export class WorkflowRunner {
   /** The repository's caches, as actions/cache keeps them: by key, each with the ref that saved it. */
   private readonly caches = new Map<string, { ref: string; dir: string }>();
 
+  /** A cache an earlier run on `ref` saved from `dir` under `key` (linked, as saves are). */
+  async seedCache(key: string, ref: string, dir: string): Promise<void> {
+    await this.saveCache(key, ref, dir);
+  }
+
   /**
    * actions/cache's restore: an exact key saved by this ref or by the default branch (a pull
    * request's run reads main's caches, never another pull request's). A copy, as GitHub's archive is.
@@ -189,8 +196,11 @@ export class WorkflowRunner {
       case "pull_request":
         return ((filter as { types?: string[] }).types ?? ["opened", "synchronize", "reopened"]).includes(event.payload.action);
       case "push": {
-        const branches = (filter as { branches?: string[] }).branches;
-        return !branches || branches.includes(event.ref.replace(/^refs\/heads\//, ""));
+        const { branches, tags } = filter as { branches?: string[]; tags?: string[] };
+        // A filter of tags only starts on tags, of branches only on branches (GitHub's rule).
+        const tag = /^refs\/tags\/(.+)$/.exec(event.ref)?.[1];
+        if (tag !== undefined) return tags !== undefined ? tags.some((glob) => globMatches(glob, tag)) : !branches;
+        return branches !== undefined ? branches.includes(event.ref.replace(/^refs\/heads\//, "")) : !tags;
       }
       case "schedule":
         return (filter as { cron: string }[]).some((s) => s.cron === event.cron);
@@ -219,6 +229,8 @@ export class WorkflowRunner {
       sha,
       ref:
         event.name === "push" ? event.ref : event.name === "pull_request" ? `refs/pull/${event.payload.number}/merge` : "refs/heads/main",
+      ref_name: event.name === "push" ? event.ref.replace(/^refs\/(heads|tags)\//, "") : "main",
+      ref_type: event.name === "push" && event.ref.startsWith("refs/tags/") ? "tag" : "branch",
       workflow: file,
       api_url: this.options.githubApiUrl,
     };
@@ -226,6 +238,9 @@ export class WorkflowRunner {
 
   private async runJob(file: string, workflow: Workflow, id: string, job: Job, event: GitHubEvent, sha: string): Promise<JobRun> {
     const github = this.github(event, file, sha);
+    const root = path.join(this.options.work, `job-${this.runs}-${file.replace(/\.ya?ml$/, "")}-${id}`);
+    const workspace = path.join(root, "workspace");
+    github.workspace = workspace;
     const inputs = event.name === "workflow_dispatch" ? (event.inputs ?? {}) : {};
     const base: Contexts = { github, inputs, vars: this.options.vars, needs: {}, env: {} };
     const permissions = permissionsOf(job.permissions ?? workflow.permissions);
@@ -248,8 +263,6 @@ export class WorkflowRunner {
     if (!condition(job.if, base, "success")) return result;
     result.ran = true;
 
-    const root = path.join(this.options.work, `job-${this.runs}-${file.replace(/\.ya?ml$/, "")}-${id}`);
-    const workspace = path.join(root, "workspace");
     const home = path.join(root, "home");
     const temp = path.join(root, "temp");
     // The workspace exists, empty, before any checkout, as on a runner.
@@ -263,6 +276,7 @@ export class WorkflowRunner {
     const hide = [...Object.values(secrets).filter((v) => v.length > 0)];
     // What every job's steps get from the runner, before any `env:`.
     let env: Record<string, string> = {
+      ...this.options.machineEnv,
       PATH: this.options.basePath,
       HOME: home,
       CI: "true",
@@ -274,6 +288,8 @@ export class WorkflowRunner {
       GITHUB_REPOSITORY: this.options.repositoryName,
       GITHUB_SHA: sha,
       GITHUB_REF: github.ref as string,
+      GITHUB_REF_NAME: github.ref_name as string,
+      GITHUB_REF_TYPE: github.ref_type as string,
       GITHUB_API_URL: this.options.githubApiUrl,
       GITHUB_SERVER_URL: "https://github.com",
       GITHUB_JOB: id,
@@ -315,6 +331,12 @@ export class WorkflowRunner {
           const wanted = String(step.with?.["node-version"] ?? "");
           if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
             throw new Error(`${file}: node ${wanted} wanted, ${process.versions.node} here`);
+        } else if (action === "actions/setup-go" || action === "actions/setup-python") {
+          // The machine's own, at the version the step asks for (major.minor), as the action would install it.
+          const [tool, args] = action === "actions/setup-go" ? ["go", ["version"]] : ["python3", ["--version"]];
+          const wanted = String(step.with?.[action === "actions/setup-go" ? "go-version" : "python-version"] ?? "");
+          const found = (await runTool(tool, args, env.PATH as string)).match(/(\d+\.\d+)(\.\d+)?/)?.[1];
+          if (found !== wanted) throw new Error(`${file}: ${tool} ${wanted} wanted, ${found ?? "none"} here`);
         } else if (action === "pulumi/actions") env.PATH = `${this.options.pulumiPath}${path.delimiter}${env.PATH}`;
         else if (action === "actions/cache") {
           const key = interpolate(String(step.with?.key ?? ""), contexts());
@@ -388,6 +410,32 @@ function linkTree(from: string, to: string): Promise<void> {
     child.stderr.on("data", (c: Buffer) => (errors += c.toString()));
     child.on("error", reject);
     child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`cp -al ${from} ${to} exited ${code}: ${errors}`))));
+  });
+}
+
+/** A glob of GitHub's filters (`v*.*.*`): `*` is any run of characters but `/`, `**` any run. */
+function globMatches(glob: string, value: string): boolean {
+  const pattern = glob
+    .split("**")
+    .map((part) =>
+      part
+        .split("*")
+        .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+        .join("[^/]*"),
+    )
+    .join(".*");
+  return new RegExp(`^${pattern}$`).test(value);
+}
+
+/** A tool's output (stdout and stderr), found on `pathList`. */
+function runTool(command: string, args: string[], pathList: string): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { env: { PATH: pathList } });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    child.on("error", () => resolve(""));
+    child.on("close", () => resolve(out));
   });
 }
 
