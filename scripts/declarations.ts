@@ -335,8 +335,10 @@ export function makeSchema(): PackageSchema {
     language: {
       go: { importBasePath: "github.com/tigercloud/pulumi-tigercloud/sdk/go/tigercloud", generateResourceContainerTypes: false },
       python: { packageName: "pulumi_tigercloud", pyproject: { enabled: true } },
-      // NuGet's Pulumi.* prefix is Pulumi's own: the package is TigerCloud.Pulumi.
-      csharp: { rootNamespace: "TigerCloud", namespaces: { tigercloud: "Pulumi" } },
+      // NuGet's Pulumi.* prefix is Pulumi's own: the company's name, then the package's, as community
+      // packages do (Pulumiverse.Vercel). A program then aliases it TigerCloud, not Pulumi, which
+      // would clash with the Pulumi namespace every program uses.
+      csharp: { rootNamespace: "TigerData", namespaces: { tigercloud: "TigerCloud" } },
       // A TypeScript program uses this package (its classes have the same names and arguments).
       nodejs: { packageName: "pulumi-tigercloud" },
     },

@@ -49,14 +49,15 @@ func main() {
 	out := flag.String("out", "sdk", "the folder to write go/, python/ and examples/ into")
 	examples := flag.String("examples", "provider/hosts/plugin/examples", "the example programs (*.pp)")
 	what := flag.String("what", "all", `"sdks", "examples" or "all"`)
+	readmes := flag.String("readmes", "scripts/gen-sdks/readme", "each SDK's README (go.md, python.md)")
 	flag.Parse()
-	if err := run(*schemaFile, *version, *out, *examples, *what); err != nil {
+	if err := run(*schemaFile, *version, *out, *examples, *what, *readmes); err != nil {
 		fmt.Fprintf(os.Stderr, "gen-sdks: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(schemaFile, version, out, examplesDir, what string) error {
+func run(schemaFile, version, out, examplesDir, what, readmes string) error {
 	if version == "" {
 		return errors.New("-version is required")
 	}
@@ -122,10 +123,21 @@ func run(schemaFile, version, out, examplesDir, what string) error {
 		return err
 	}
 	goFiles["go.mod"] = []byte(fmt.Sprintf("module %s\n\ngo 1.25\n\nrequire github.com/pulumi/pulumi/sdk/v3 %s\n", module, sdk))
+	if goFiles["README.md"], err = os.ReadFile(filepath.Join(readmes, "go.md")); err != nil {
+		return err
+	}
 
 	if pkg, err = load(); err != nil {
 		return err
 	}
+	// The README the generator writes into the package, from the one kept for Python users.
+	pyReadme, err := os.ReadFile(filepath.Join(readmes, "python.md"))
+	if err != nil {
+		return err
+	}
+	pyInfo, _ := pkg.Language["python"].(pygen.PackageInfo)
+	pyInfo.Readme = string(pyReadme)
+	pkg.Language["python"] = pyInfo
 	pyFiles, err := pygen.GeneratePackage(tool, pkg, nil, nil)
 	if err != nil {
 		return fmt.Errorf("Python SDK: %w", err)
@@ -133,7 +145,6 @@ func run(schemaFile, version, out, examplesDir, what string) error {
 
 	// pyproject.toml names README.md beside it, where pip and `python -m build` look for it; the
 	// generator writes the README only into the package's folder.
-	pyInfo, _ := pkg.Language["python"].(pygen.PackageInfo)
 	readme, ok := pyFiles[path.Join(pyInfo.PackageName, "README.md")]
 	if !ok {
 		return fmt.Errorf("Python SDK: no README.md in %s/", pyInfo.PackageName)

@@ -5,7 +5,7 @@ using System;
 using System.ComponentModel;
 using Pulumi;
 
-namespace TigerCloud.Pulumi
+namespace TigerData.TigerCloud
 {
     /// <summary>
     /// The environment a service is tagged with.

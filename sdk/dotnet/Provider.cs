@@ -8,12 +8,12 @@ using System.Threading.Tasks;
 using Pulumi.Serialization;
 using Pulumi;
 
-namespace TigerCloud.Pulumi
+namespace TigerData.TigerCloud
 {
     /// <summary>
     /// The Tiger Cloud provider: one set of credentials and settings.
     /// </summary>
-    [PulumiResourceType("pulumi:providers:tigercloud")]
+    [TigerCloudResourceType("pulumi:providers:tigercloud")]
     public partial class Provider : global::Pulumi.ProviderResource
     {
         /// <summary>

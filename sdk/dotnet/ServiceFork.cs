@@ -8,7 +8,7 @@ using System.Threading.Tasks;
 using Pulumi.Serialization;
 using Pulumi;
 
-namespace TigerCloud.Pulumi
+namespace TigerData.TigerCloud
 {
     /// <summary>
     /// A fork of a Tiger Cloud service (forkService): a copy of a database for a pull request, for tests or for a point-in-time investigation, awaited until it is usable. Destroying it stops the fork by default: the fork still exists afterwards, paused, data and all. With OnDestroy "delete" it is deleted instead, and its data goes.
@@ -19,7 +19,7 @@ namespace TigerCloud.Pulumi
     /// using System.Collections.Generic;
     /// using System.Linq;
     /// using Pulumi;
-    /// using Pulumi = TigerCloud.Pulumi;
+    /// using TigerCloud = TigerData.TigerCloud;
     /// 
     /// return await Deployment.RunAsync(() =&gt; 
     /// {
@@ -28,14 +28,14 @@ namespace TigerCloud.Pulumi
     ///     var sourceServiceId = config.Require("sourceServiceId");
     ///     // The pull request's number
     ///     var prNumber = config.RequireInt32("prNumber");
-    ///     var prDatabase = new Pulumi.ServiceFork("prDatabase", new()
+    ///     var prDatabase = new TigerCloud.ServiceFork("prDatabase", new()
     ///     {
     ///         SourceServiceId = sourceServiceId,
     ///         Name = $"pr-{prNumber}",
-    ///         ForkStrategy = Pulumi.ForkStrategy.LastSnapshot,
+    ///         ForkStrategy = TigerCloud.ForkStrategy.LastSnapshot,
     ///         CpuMillis = "1000",
     ///         MemoryGbs = "4",
-    ///         OnDestroy = Pulumi.OnDestroy.Delete,
+    ///         OnDestroy = TigerCloud.OnDestroy.Delete,
     ///     });
     /// 
     ///     return new Dictionary&lt;string, object?&gt;
@@ -50,7 +50,7 @@ namespace TigerCloud.Pulumi
     /// using System.Collections.Generic;
     /// using System.Linq;
     /// using Pulumi;
-    /// using Pulumi = TigerCloud.Pulumi;
+    /// using TigerCloud = TigerData.TigerCloud;
     /// 
     /// return await Deployment.RunAsync(() =&gt; 
     /// {
@@ -59,11 +59,11 @@ namespace TigerCloud.Pulumi
     ///     var sourceServiceId = config.Require("sourceServiceId");
     ///     // When to copy it at (RFC 3339), such as 2026-11-01T09:30:00Z
     ///     var before = config.Require("before");
-    ///     var investigation = new Pulumi.ServiceFork("investigation", new()
+    ///     var investigation = new TigerCloud.ServiceFork("investigation", new()
     ///     {
     ///         SourceServiceId = sourceServiceId,
     ///         Name = "incident-investigation",
-    ///         ForkStrategy = Pulumi.ForkStrategy.Pitr,
+    ///         ForkStrategy = TigerCloud.ForkStrategy.Pitr,
     ///         TargetTime = before,
     ///     });
     /// 
@@ -83,7 +83,7 @@ namespace TigerCloud.Pulumi
     /// $ pulumi import tigercloud:index:ServiceFork prDatabase svc-a1b2c3d4e5
     /// ```
     /// </summary>
-    [PulumiResourceType("tigercloud:index:ServiceFork")]
+    [TigerCloudResourceType("tigercloud:index:ServiceFork")]
     public partial class ServiceFork : global::Pulumi.CustomResource
     {
         /// <summary>
@@ -162,13 +162,13 @@ namespace TigerCloud.Pulumi
         /// The declared environment tag, DEV or PROD.
         /// </summary>
         [Output("environmentTag")]
-        public Output<TigerCloud.Pulumi.EnvironmentTag?> EnvironmentTag { get; private set; } = null!;
+        public Output<TigerData.TigerCloud.EnvironmentTag?> EnvironmentTag { get; private set; } = null!;
 
         /// <summary>
         /// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
         /// </summary>
         [Output("forkStrategy")]
-        public Output<TigerCloud.Pulumi.ForkStrategy> ForkStrategy { get; private set; } = null!;
+        public Output<TigerData.TigerCloud.ForkStrategy> ForkStrategy { get; private set; } = null!;
 
         /// <summary>
         /// The service the fork was made from, as the API reports it.
@@ -210,13 +210,13 @@ namespace TigerCloud.Pulumi
         /// What destroy does to the fork: "stop" or "delete".
         /// </summary>
         [Output("onDestroy")]
-        public Output<TigerCloud.Pulumi.OnDestroy> OnDestroy { get; private set; } = null!;
+        public Output<TigerData.TigerCloud.OnDestroy> OnDestroy { get; private set; } = null!;
 
         /// <summary>
         /// What adopting a fork does to its password: "reset" or "keep".
         /// </summary>
         [Output("passwordOnAdopt")]
-        public Output<TigerCloud.Pulumi.PasswordOnAdopt> PasswordOnAdopt { get; private set; } = null!;
+        public Output<TigerData.TigerCloud.PasswordOnAdopt> PasswordOnAdopt { get; private set; } = null!;
 
         /// <summary>
         /// True when the fork is stopped (PAUSING or PAUSED), as last seen.
@@ -246,7 +246,7 @@ namespace TigerCloud.Pulumi
         /// What counted as ready when create waited: "login" or "status".
         /// </summary>
         [Output("readyWhen")]
-        public Output<TigerCloud.Pulumi.ReadyWhen> ReadyWhen { get; private set; } = null!;
+        public Output<TigerData.TigerCloud.ReadyWhen> ReadyWhen { get; private set; } = null!;
 
         /// <summary>
         /// The region the fork runs in.
@@ -395,13 +395,13 @@ namespace TigerCloud.Pulumi
         /// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
         /// </summary>
         [Input("environmentTag")]
-        public Input<TigerCloud.Pulumi.EnvironmentTag>? EnvironmentTag { get; set; }
+        public Input<TigerData.TigerCloud.EnvironmentTag>? EnvironmentTag { get; set; }
 
         /// <summary>
         /// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
         /// </summary>
         [Input("forkStrategy", required: true)]
-        public Input<TigerCloud.Pulumi.ForkStrategy> ForkStrategy { get; set; } = null!;
+        public Input<TigerData.TigerCloud.ForkStrategy> ForkStrategy { get; set; } = null!;
 
         /// <summary>
         /// The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with CpuMillis "shared" too). Default: the parent's.
@@ -419,13 +419,13 @@ namespace TigerCloud.Pulumi
         /// What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of SourceServiceId is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         /// </summary>
         [Input("onDestroy")]
-        public Input<TigerCloud.Pulumi.OnDestroy>? OnDestroy { get; set; }
+        public Input<TigerData.TigerCloud.OnDestroy>? OnDestroy { get; set; }
 
         /// <summary>
         /// When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
         /// </summary>
         [Input("passwordOnAdopt")]
-        public Input<TigerCloud.Pulumi.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
+        public Input<TigerData.TigerCloud.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
 
         /// <summary>
         /// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
@@ -443,7 +443,7 @@ namespace TigerCloud.Pulumi
         /// What counts as ready when create waits (WaitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         /// </summary>
         [Input("readyWhen")]
-        public Input<TigerCloud.Pulumi.ReadyWhen>? ReadyWhen { get; set; }
+        public Input<TigerData.TigerCloud.ReadyWhen>? ReadyWhen { get; set; }
 
         /// <summary>
         /// The service to fork.
@@ -563,13 +563,13 @@ namespace TigerCloud.Pulumi
         /// The declared environment tag, DEV or PROD.
         /// </summary>
         [Input("environmentTag")]
-        public Input<TigerCloud.Pulumi.EnvironmentTag>? EnvironmentTag { get; set; }
+        public Input<TigerData.TigerCloud.EnvironmentTag>? EnvironmentTag { get; set; }
 
         /// <summary>
         /// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
         /// </summary>
         [Input("forkStrategy")]
-        public Input<TigerCloud.Pulumi.ForkStrategy>? ForkStrategy { get; set; }
+        public Input<TigerData.TigerCloud.ForkStrategy>? ForkStrategy { get; set; }
 
         /// <summary>
         /// The service the fork was made from, as the API reports it.
@@ -621,13 +621,13 @@ namespace TigerCloud.Pulumi
         /// What destroy does to the fork: "stop" or "delete".
         /// </summary>
         [Input("onDestroy")]
-        public Input<TigerCloud.Pulumi.OnDestroy>? OnDestroy { get; set; }
+        public Input<TigerData.TigerCloud.OnDestroy>? OnDestroy { get; set; }
 
         /// <summary>
         /// What adopting a fork does to its password: "reset" or "keep".
         /// </summary>
         [Input("passwordOnAdopt")]
-        public Input<TigerCloud.Pulumi.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
+        public Input<TigerData.TigerCloud.PasswordOnAdopt>? PasswordOnAdopt { get; set; }
 
         /// <summary>
         /// True when the fork is stopped (PAUSING or PAUSED), as last seen.
@@ -667,7 +667,7 @@ namespace TigerCloud.Pulumi
         /// What counted as ready when create waited: "login" or "status".
         /// </summary>
         [Input("readyWhen")]
-        public Input<TigerCloud.Pulumi.ReadyWhen>? ReadyWhen { get; set; }
+        public Input<TigerData.TigerCloud.ReadyWhen>? ReadyWhen { get; set; }
 
         /// <summary>
         /// The region the fork runs in.

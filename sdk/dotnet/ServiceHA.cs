@@ -8,7 +8,7 @@ using System.Threading.Tasks;
 using Pulumi.Serialization;
 using Pulumi;
 
-namespace TigerCloud.Pulumi
+namespace TigerData.TigerCloud
 {
     /// <summary>
     /// The high-availability replica counts of a service (setHA), changed in place. Destroying it takes the replicas off (0 replicas) and never stops the service: the program does not own the service. Keep the resource's retain-on-delete option set to keep the replicas when the resource goes.
@@ -19,14 +19,14 @@ namespace TigerCloud.Pulumi
     /// using System.Collections.Generic;
     /// using System.Linq;
     /// using Pulumi;
-    /// using Pulumi = TigerCloud.Pulumi;
+    /// using TigerCloud = TigerData.TigerCloud;
     /// 
     /// return await Deployment.RunAsync(() =&gt; 
     /// {
     ///     var config = new Config();
     ///     // The service
     ///     var serviceId = config.Require("serviceId");
-    ///     var ha = new Pulumi.ServiceHA("ha", new()
+    ///     var ha = new TigerCloud.ServiceHA("ha", new()
     ///     {
     ///         ServiceId = serviceId,
     ///         ReplicaCount = 2,
@@ -48,7 +48,7 @@ namespace TigerCloud.Pulumi
     /// $ pulumi import tigercloud:index:ServiceHA ha svc-a1b2c3d4e5
     /// ```
     /// </summary>
-    [PulumiResourceType("tigercloud:index:ServiceHA")]
+    [TigerCloudResourceType("tigercloud:index:ServiceHA")]
     public partial class ServiceHA : global::Pulumi.CustomResource
     {
         /// <summary>

@@ -8,7 +8,7 @@ using System.Threading.Tasks;
 using Pulumi.Serialization;
 using Pulumi;
 
-namespace TigerCloud.Pulumi
+namespace TigerData.TigerCloud
 {
     /// <summary>
     /// The name of an existing VPC (rename), read back so that refresh sees a rename made elsewhere. Destroying it makes no API call: a VPC cannot be unnamed, so it keeps the last name Pulumi gave it.
@@ -19,14 +19,14 @@ namespace TigerCloud.Pulumi
     /// using System.Collections.Generic;
     /// using System.Linq;
     /// using Pulumi;
-    /// using Pulumi = TigerCloud.Pulumi;
+    /// using TigerCloud = TigerData.TigerCloud;
     /// 
     /// return await Deployment.RunAsync(() =&gt; 
     /// {
     ///     var config = new Config();
     ///     // The VPC's ID
     ///     var vpcId = config.Require("vpcId");
-    ///     var analytics = new Pulumi.VpcName("analytics", new()
+    ///     var analytics = new TigerCloud.VpcName("analytics", new()
     ///     {
     ///         VpcId = vpcId,
     ///         Name = "analytics-vpc",
@@ -47,7 +47,7 @@ namespace TigerCloud.Pulumi
     /// $ pulumi import tigercloud:index:VpcName analytics 1234567
     /// ```
     /// </summary>
-    [PulumiResourceType("tigercloud:index:VpcName")]
+    [TigerCloudResourceType("tigercloud:index:VpcName")]
     public partial class VpcName : global::Pulumi.CustomResource
     {
         /// <summary>

@@ -73,8 +73,9 @@ func main() {
 	out := flag.String("out", "sdk", "the folder to write dotnet/ and examples/ into")
 	examples := flag.String("examples", "provider/hosts/plugin/examples", "the example programs (*.pp)")
 	what := flag.String("what", "all", `"sdks", "examples" or "all"`)
+	readmes := flag.String("readmes", "scripts/gen-sdks/readme", "each SDK's README (dotnet.md)")
 	flag.Parse()
-	if err := run(*schemaFile, *version, *out, *examples, *what); err != nil {
+	if err := run(*schemaFile, *version, *out, *examples, *what, *readmes); err != nil {
 		fmt.Fprintf(os.Stderr, "gen-sdks-dotnet: %v\n", err)
 		os.Exit(1)
 	}
@@ -92,7 +93,7 @@ func csharpNames(schemaText []byte) []byte {
 	})
 }
 
-func run(schemaFile, version, out, examplesDir, what string) error {
+func run(schemaFile, version, out, examplesDir, what, readmes string) error {
 	if version == "" {
 		return errors.New("-version is required")
 	}
@@ -138,6 +139,10 @@ func run(schemaFile, version, out, examplesDir, what string) error {
 	files, err := dotnetgen.GeneratePackage(tool, pkg, nil, nil)
 	if err != nil {
 		return fmt.Errorf(".NET SDK: %w", err)
+	}
+	// The package's README (NuGet shows it), the one kept for .NET users, in place of the schema's description.
+	if files["README.md"], err = os.ReadFile(filepath.Join(readmes, "dotnet.md")); err != nil {
+		return err
 	}
 	return write(filepath.Join(out, "dotnet"), files)
 }

@@ -4,7 +4,7 @@
 using System;
 using System.Collections.Immutable;
 
-namespace TigerCloud.Pulumi
+namespace TigerData.TigerCloud
 {
     public static class Config
     {

@@ -8,7 +8,7 @@ using System.Threading.Tasks;
 using Pulumi.Serialization;
 using Pulumi;
 
-namespace TigerCloud.Pulumi.Outputs
+namespace TigerData.TigerCloud.Outputs
 {
 
     /// <summary>

@@ -1,7 +1,7 @@
 using System.Collections.Generic;
 using System.Linq;
 using Pulumi;
-using Pulumi = TigerCloud.Pulumi;
+using TigerCloud = TigerData.TigerCloud;
 
 return await Deployment.RunAsync(() => 
 {
@@ -10,14 +10,14 @@ return await Deployment.RunAsync(() =>
     var sourceServiceId = config.Require("sourceServiceId");
     // The pull request's number
     var prNumber = config.RequireInt32("prNumber");
-    var prDatabase = new Pulumi.ServiceFork("prDatabase", new()
+    var prDatabase = new TigerCloud.ServiceFork("prDatabase", new()
     {
         SourceServiceId = sourceServiceId,
         Name = $"pr-{prNumber}",
-        ForkStrategy = Pulumi.ForkStrategy.LastSnapshot,
+        ForkStrategy = TigerCloud.ForkStrategy.LastSnapshot,
         CpuMillis = "1000",
         MemoryGbs = "4",
-        OnDestroy = Pulumi.OnDestroy.Delete,
+        OnDestroy = TigerCloud.OnDestroy.Delete,
     });
 
     return new Dictionary<string, object?>

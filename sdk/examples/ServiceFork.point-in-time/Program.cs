@@ -1,7 +1,7 @@
 using System.Collections.Generic;
 using System.Linq;
 using Pulumi;
-using Pulumi = TigerCloud.Pulumi;
+using TigerCloud = TigerData.TigerCloud;
 
 return await Deployment.RunAsync(() => 
 {
@@ -10,11 +10,11 @@ return await Deployment.RunAsync(() =>
     var sourceServiceId = config.Require("sourceServiceId");
     // When to copy it at (RFC 3339), such as 2026-11-01T09:30:00Z
     var before = config.Require("before");
-    var investigation = new Pulumi.ServiceFork("investigation", new()
+    var investigation = new TigerCloud.ServiceFork("investigation", new()
     {
         SourceServiceId = sourceServiceId,
         Name = "incident-investigation",
-        ForkStrategy = Pulumi.ForkStrategy.Pitr,
+        ForkStrategy = TigerCloud.ForkStrategy.Pitr,
         TargetTime = before,
     });
 

@@ -1,14 +1,14 @@
 using System.Collections.Generic;
 using System.Linq;
 using Pulumi;
-using Pulumi = TigerCloud.Pulumi;
+using TigerCloud = TigerData.TigerCloud;
 
 return await Deployment.RunAsync(() => 
 {
     var config = new Config();
     // The service
     var serviceId = config.Require("serviceId");
-    var ha = new Pulumi.ServiceHA("ha", new()
+    var ha = new TigerCloud.ServiceHA("ha", new()
     {
         ServiceId = serviceId,
         ReplicaCount = 2,

@@ -1,14 +1,14 @@
 using System.Collections.Generic;
 using System.Linq;
 using Pulumi;
-using Pulumi = TigerCloud.Pulumi;
+using TigerCloud = TigerData.TigerCloud;
 
 return await Deployment.RunAsync(() => 
 {
     var config = new Config();
     // The VPC's ID
     var vpcId = config.Require("vpcId");
-    var analytics = new Pulumi.VpcName("analytics", new()
+    var analytics = new TigerCloud.VpcName("analytics", new()
     {
         VpcId = vpcId,
         Name = "analytics-vpc",
