@@ -1,6 +1,6 @@
 // A Go program: a fork of production, high availability on the fork, and a VPC's name, through the
-// provider plugin (install it first: see the README's "Every Pulumi language"). The same as
-// examples/yaml.
+// provider plugin (the SDK names its download URL: the engine fetches it from the project's
+// releases the first time; see the README's "Every Pulumi language"). The same as examples/yaml.
 //
 // It is an Automation API inline program: this binary is the whole program, and it drives the
 // `pulumi` CLI itself. A Go project directory (`runtime: go`) would need the Go language host,

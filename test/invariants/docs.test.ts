@@ -1,6 +1,6 @@
 // The documentation is part of the product: the README (in a reader's order), the guides in docs/
-// and CONTRIBUTING.md. Their code, tables and numbers must match the code, each read from the file
-// where it now lives.
+// (the Pulumi Registry's two pages among them), CONTRIBUTING.md and the SDKs' READMEs. Their code,
+// tables and numbers must match the code, each read from the file where it now lives.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
@@ -13,6 +13,8 @@ import { DEFAULT_API_URL, SETTING_SOURCES } from "../../provider/settings";
 
 const ROOT = path.join(__dirname, "..", "..");
 const doc = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
+/** A generated example as a Markdown fence holds it: Markdown keeps no blank lines at a fence's end (C#'s generator writes one). */
+const generated = (file: string) => doc(file).replace(/\n+$/, "\n");
 /** The README: what it is, install and credentials, a first program, the reference. */
 const readme = doc("README.md");
 /** The contributor's material: the two commands in full, the tested versions, the CLI, the map. */
@@ -239,4 +241,194 @@ describe("no text cites a file outside the repository, or one that does not exis
     });
     expect(broken.map(({ where, cited }) => `${where}: ${cited}`)).toEqual([]);
   });
+});
+
+// ---- the Pulumi Registry's pages (docs/_index.md, docs/installation-configuration.md) and the SDKs' READMEs
+
+/** The project's home, as the Registry's pages and the SDKs' READMEs link into it. */
+const REPOSITORY = "https://github.com/tigercloud/pulumi-tigercloud";
+/** The pages the Registry shows for a community package, with the layout each is shown in. */
+const REGISTRY_PAGES = { "docs/_index.md": "overview", "docs/installation-configuration.md": "installation" } as const;
+/** The program every language's example shows, as Pulumi's program generators wrote it. */
+const EXAMPLE = "sdk/examples/ServiceFork.for-a-pull-request";
+/** The Registry's chooser languages, in the order shown, with the generated file of each. */
+const EXAMPLE_FILES = { typescript: "index.ts", python: "__main__.py", go: "main.go", csharp: "Program.cs", yaml: "Main.yaml" } as const;
+/** The READMEs of the SDKs (scripts/gen-sdks/run puts each into its SDK), with their example's language. */
+const SDK_READMES = {
+  "scripts/gen-sdks/readme/python.md": "python",
+  "scripts/gen-sdks/readme/go.md": "go",
+  "scripts/gen-sdks/readme/dotnet.md": "csharp",
+} as const;
+
+/** How each language installs, read from what each package is: its manifest's name, not the docs. */
+function installCommands(): Record<"typescript" | "python" | "go" | "csharp", string> {
+  const npm = (JSON.parse(doc("package.json")) as { name: string }).name;
+  // PyPI's name, normalized as pip looks it up (PEP 503): pulumi_tigercloud is pulumi-tigercloud.
+  const pyproject = /^\s*name\s*=\s*"([^"]+)"/m.exec(doc("sdk/python/pyproject.toml"))?.[1] ?? "";
+  const python = pyproject.toLowerCase().replace(/[-_.]+/g, "-");
+  const goModule = /^module (\S+)$/m.exec(doc("sdk/go/go.mod"))?.[1] ?? "";
+  // The csproj sets no PackageId: the package is named after the project file.
+  const csproj = fs.readdirSync(path.join(ROOT, "sdk", "dotnet")).filter((f) => f.endsWith(".csproj"));
+  expect(csproj).toHaveLength(1);
+  expect(doc(`sdk/dotnet/${csproj[0]}`)).not.toContain("<PackageId>");
+  return {
+    typescript: `npm install ${npm} @pulumi/pulumi`,
+    python: `pip install ${python} pulumi`,
+    go: `go get ${goModule}`,
+    csharp: `dotnet add package ${(csproj[0] as string).replace(/\.csproj$/, "")}`,
+  };
+}
+const SCHEMA_DOWNLOAD_URL = (JSON.parse(doc("provider/hosts/plugin/schema.json")) as { pluginDownloadURL: string }).pluginDownloadURL;
+
+/** A page's front matter, parsed, and what follows it. */
+function frontMatter(text: string): { fields: Record<string, unknown>; body: string } {
+  const m = /^---\n([\s\S]*?)\n---\n/.exec(text);
+  return m ? { fields: parse(m[1] as string) as Record<string, unknown>, body: text.slice(m[0].length) } : { fields: {}, body: text };
+}
+
+/** Every fenced block of a Markdown text: its info string and its content, to the letter. */
+const fences = (text: string) =>
+  [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1] as string, code: m[2] as string }));
+
+/** Every Markdown link's target, outside fenced blocks. */
+const linksOf = (text: string) => [...text.replace(/^```\w*\n[\s\S]*?^```$/gm, "").matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] as string);
+
+/**
+ * Where a link in a page read off this repository (the Registry's, PyPI's, pkg.go.dev's, NuGet's)
+ * leads in the checkout: a link into the repository on GitHub names a file or folder of it, a
+ * relative link names another Registry page as the Registry links pages (without `.md`, from the
+ * page's folder). Undefined: it leads nowhere there.
+ */
+function linkTarget(page: string, link: string): string | undefined {
+  if (link.startsWith(`${REPOSITORY}/`)) {
+    const m = /^\/(?:blob|tree)\/main\/([^#?]+)(?:#.*)?$/.exec(link.slice(REPOSITORY.length));
+    return m ? (m[1] as string) : link === `${REPOSITORY}/releases` ? "." : undefined;
+  }
+  if (link === REPOSITORY) return ".";
+  if (/^https?:\/\//.test(link)) return "external";
+  // A relative link: only to a sibling Registry page, as the Registry's own links are written.
+  if (!(page in REGISTRY_PAGES) || link.endsWith(".md") || link.includes("#")) return undefined;
+  const target = path.posix.join(path.posix.dirname(page), `${link.replace(/^\.\//, "")}.md`);
+  return target in REGISTRY_PAGES ? target : undefined;
+}
+
+describe("the Pulumi Registry's pages", () => {
+  test("both exist, with the front matter the Registry reads: a title, a meta_desc and the page's layout", () => {
+    for (const [page, layout] of Object.entries(REGISTRY_PAGES)) {
+      expect([page, fs.existsSync(path.join(ROOT, page))]).toEqual([page, true]);
+      const { fields, body } = frontMatter(doc(page));
+      expect([page, Object.keys(fields).sort()]).toEqual([page, ["layout", "meta_desc", "title"]]);
+      expect([page, fields.layout]).toEqual([page, layout]);
+      for (const field of ["title", "meta_desc"]) expect([page, field, typeof fields[field]]).toEqual([page, field, "string"]);
+      expect(String(fields.title)).toMatch(/^Tiger Cloud\b/);
+      expect(String(fields.meta_desc).length).toBeGreaterThan(40);
+      // The title is the page's heading: no second title in its text (a code block's comments aside).
+      expect([page, /^#\s/m.test(body.replace(/^```\w*\n[\s\S]*?^```$/gm, ""))]).toEqual([page, false]);
+    }
+  });
+
+  test("the overview's example is the generated program in each language, to the letter, one block per language in the Registry's chooser", () => {
+    const overview = doc("docs/_index.md");
+    const chooser = /\{\{< chooser language "([^"]+)" >\}\}([\s\S]*?)\{\{< \/chooser >\}\}/.exec(overview);
+    expect(chooser).not.toBeNull();
+    const [, languages, inside] = chooser as unknown as [string, string, string];
+    expect(languages.split(",")).toEqual(Object.keys(EXAMPLE_FILES));
+    const choosables = [...inside.matchAll(/\{\{% choosable language (\w+) %\}\}([\s\S]*?)\{\{% \/choosable %\}\}/g)];
+    expect(choosables.map((m) => m[1])).toEqual(Object.keys(EXAMPLE_FILES));
+    // Nothing of a block left outside a choosable: each closes what it opens.
+    expect(inside.replace(/\{\{% choosable language \w+ %\}\}[\s\S]*?\{\{% \/choosable %\}\}/g, "").trim()).toBe("");
+    for (const [, language, block] of choosables) {
+      const file = `${EXAMPLE}/${EXAMPLE_FILES[language as keyof typeof EXAMPLE_FILES]}`;
+      expect([language, fences(block as string)]).toEqual([language, [{ lang: language, code: generated(file) }]]);
+    }
+  });
+
+  test("the settings table is SETTING_SOURCES: each setting's name, stack config key (secret or not), variable and default, in order", () => {
+    const page = doc("docs/installation-configuration.md");
+    const header = "| Setting | Stack config | Environment variable | Default |";
+    const from = page.indexOf(header);
+    expect(from).toBeGreaterThanOrEqual(0);
+    const rows = page
+      .slice(from, page.indexOf("\n\n", from))
+      .split("\n")
+      .slice(2)
+      .map((line) =>
+        line
+          .split("|")
+          .slice(1, 5)
+          .map((cell) => cell.trim()),
+      );
+    // The default each setting's description states (the schema's words, "Default: VARIABLE, then ..."), or none.
+    const expected = Object.entries(SETTING_SOURCES).map(([name, source]) => {
+      const stated = /Default: (\w+)(?:, then (.+))?\.$/.exec(source.description);
+      expect([name, stated?.[1]]).toEqual([name, source.env]);
+      const fallback = stated?.[2];
+      const shown = fallback === undefined ? "none" : /^(https?:\/\/\S+|true|false)$/.test(fallback) ? `\`${fallback}\`` : fallback;
+      return [`\`${name}\``, `\`${source.config}\`${source.secret ? " (secret)" : ""}`, `\`${source.env}\``, shown];
+    });
+    expect(rows).toEqual(expected);
+    // The URL a setting falls back to is the code's.
+    expect(rows.find((row) => row[0] === "`apiUrl`")?.[3]).toBe(`\`${DEFAULT_API_URL}\``);
+  });
+
+  test("the install commands name the packages as their manifests do, and the plugin's URL as the schema does", () => {
+    const page = doc("docs/installation-configuration.md");
+    for (const [language, command] of Object.entries(installCommands()))
+      expect([language, fences(page).some(({ code }) => code.split("\n").includes(command))]).toEqual([language, true]);
+    expect(page).toContain(`pluginDownloadURL: ${SCHEMA_DOWNLOAD_URL}`);
+    expect(page).toContain(`pulumi plugin install resource tigercloud --server ${SCHEMA_DOWNLOAD_URL}`);
+    expect(doc("docs/_index.md")).toContain(`pluginDownloadURL: ${SCHEMA_DOWNLOAD_URL}`);
+  });
+
+  test("every link resolves where the pages are read: into this repository by its GitHub address, or to the other page as the Registry names it", () => {
+    const checked: string[] = [];
+    for (const page of Object.keys(REGISTRY_PAGES)) {
+      const links = linksOf(doc(page));
+      expect([page, links.length > 2]).toEqual([page, true]);
+      const broken = links.filter((link) => {
+        const target = linkTarget(page, link);
+        checked.push(`${page}: ${link} -> ${target}`);
+        return target === undefined || (target !== "external" && !fs.existsSync(path.join(ROOT, target)));
+      });
+      expect([page, broken]).toEqual([page, []]);
+    }
+    // The scan is not blind: it followed links into the repository and between the pages.
+    expect(checked.some((c) => c.endsWith("-> docs/installation-configuration.md"))).toBe(true);
+    expect(checked.some((c) => c.includes(`${REPOSITORY}/blob/main/docs/local-tiger-cloud.md`))).toBe(true);
+  });
+
+  test("the README links both pages, and its install table names what the manifests and the schema name", () => {
+    for (const page of Object.keys(REGISTRY_PAGES)) expect(readme).toContain(`](${page})`);
+    const from = readme.indexOf("## Install");
+    const install = readme.slice(from, readme.indexOf("\n\n", readme.indexOf("| Language | Install |", from)));
+    for (const [language, command] of Object.entries(installCommands()))
+      expect([language, install]).toEqual([language, expect.stringContaining(`\`${command}`)]);
+    expect(install).toContain(`\`pluginDownloadURL: ${SCHEMA_DOWNLOAD_URL}\``);
+  });
+});
+
+describe("the SDKs' READMEs", () => {
+  test.each(Object.entries(SDK_READMES))(
+    "%s: its language's install command, the plugin fetched, the credentials, the generated example to the letter, and links that resolve",
+    (file, language) => {
+      expect(fs.existsSync(path.join(ROOT, file))).toBe(true);
+      const text = doc(file);
+      const command = installCommands()[language];
+      expect(fences(text).some(({ code }) => code.split("\n").includes(command))).toBe(true);
+      expect(text).toMatch(/plugin is fetched by the Pulumi engine/);
+      for (const variable of [SETTING_SOURCES.publicKey.env, SETTING_SOURCES.secretKey.env]) expect(text).toContain(`\`${variable}\``);
+      const example = `${EXAMPLE}/${EXAMPLE_FILES[language]}`;
+      expect(fences(text).filter(({ lang }) => lang === language)).toEqual([{ lang: language, code: generated(example) }]);
+      // Shown on PyPI, pkg.go.dev or NuGet, where a relative link leads nowhere.
+      const links = linksOf(text);
+      expect(links).toEqual(expect.arrayContaining([REPOSITORY, `${REPOSITORY}/blob/main/docs/installation-configuration.md`]));
+      const broken = links.filter((link) => {
+        const target = linkTarget(file, link);
+        return target === undefined || (target !== "external" && !fs.existsSync(path.join(ROOT, target)));
+      });
+      expect(broken).toEqual([]);
+      // What is not tested, it says: the .NET SDK is never compiled here.
+      if (language === "csharp") expect(text).toMatch(/generated only: this project's CI neither compiles nor runs it/);
+    },
+  );
 });
