@@ -47,6 +47,7 @@ export const SETTING_SOURCES = {
     config: "tigercloud:allowInsecureHttp",
     env: "TIGER_ALLOW_INSECURE_HTTP",
     secret: false,
+    boolean: true,
     description:
       "true allows an http:// API URL to a host other than loopback (the key travels in clear). Default: TIGER_ALLOW_INSECURE_HTTP, then false.",
   },
@@ -61,12 +62,25 @@ export const SETTING_SOURCES = {
     config: "tigercloud:verifyReferences",
     env: "TIGER_VERIFY_REFERENCES",
     secret: false,
+    boolean: true,
     description: "false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.",
   },
+  requireMasking: {
+    config: "tigercloud:requireMasking",
+    env: "TIGER_REQUIRE_MASKING",
+    secret: false,
+    boolean: true,
+    description:
+      "true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails " +
+      "naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.",
+  },
 } as const satisfies Record<
-  keyof ConnectionSettings | "projectId" | "verifyReferences",
-  { config: string; env: string; secret: boolean; description: string }
+  keyof ConnectionSettings | "projectId" | "verifyReferences" | "requireMasking",
+  { config: string; env: string; secret: boolean; boolean?: true; description: string }
 >;
+
+/** The settings that are switches: true or false. */
+export const isSwitch = (name: keyof typeof SETTING_SOURCES): boolean => "boolean" in SETTING_SOURCES[name];
 
 export type Credentials = { kind: "bearer"; apiKey: string } | { kind: "basic"; publicKey: string; secretKey: string };
 
@@ -104,6 +118,15 @@ export function resolveVerifyReferences(config: ConfigLookup, env: NodeJS.Proces
   if (value === undefined || value === "true") return true;
   if (value === "false") return false;
   const { config: key, env: variable } = SETTING_SOURCES.verifyReferences;
+  throw new ConfigurationError(`${key} / ${variable} must be "true" or "false".`);
+}
+
+/** Whether a fork of a PROD service must be masked or say why not (default false). */
+export function resolveRequireMasking(config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = pick(undefined, config, env, "requireMasking")?.trim().toLowerCase();
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  const { config: key, env: variable } = SETTING_SOURCES.requireMasking;
   throw new ConfigurationError(`${key} / ${variable} must be "true" or "false".`);
 }
 

@@ -26,7 +26,9 @@ interface Options {
   engineRuns: number;
   forks: number;
   readyMs: number;
-  parts: Set<"a" | "b">;
+  parts: Set<"a" | "b" | "c">;
+  /** Part C: rows of the table the fork's preparation masks. */
+  prepareRows: number;
   keep: boolean;
   /** B.4 also without the type check (doubles its runs; --smoke leaves it out). */
   uncheckedOverhead: boolean;
@@ -41,7 +43,8 @@ const DEFAULTS: Options = {
   engineRuns: 3,
   forks: 50,
   readyMs: 5000,
-  parts: new Set(["a", "b"]),
+  parts: new Set(["a", "b", "c"]),
+  prepareRows: 1_000_000,
   keep: false,
   uncheckedOverhead: true,
   checkRuns: 5,
@@ -56,6 +59,7 @@ const SMOKE: Partial<Options> = {
   readyMs: 1000,
   uncheckedOverhead: false,
   checkRuns: 1,
+  prepareRows: 10_000,
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -65,7 +69,8 @@ const HELP = `Usage: npm run bench -- [options]
   --engine-runs 3      engine figures that compare programs (A's preview/up, B's overhead): median of this many
   --forks 50           part B: N forks deployed at once
   --ready-ms 5000      part B: T, how long the simulator takes to make a fork READY
-  --part a|b           only one part (default: both)
+  --prepare-rows 1000000  part C: rows of the table a fork's preparation masks (three columns)
+  --part a|b|c         only one part (default: all three)
   --smoke              tiny sizes (${JSON.stringify(SMOKE).replace(/"/g, "")}); other flags still apply
   --keep               keep the temporary directory under .tmp/ (for debugging)
 A MISS is reported, not failed on: the exit code is non-zero only when the benchmark could not run.`;
@@ -105,9 +110,12 @@ function parseOptions(argv: string[]): Options {
       case "--ready-ms":
         options.readyMs = count(flag, value());
         break;
+      case "--prepare-rows":
+        options.prepareRows = count(flag, value());
+        break;
       case "--part": {
         const part = (value() ?? "").toLowerCase();
-        if (part !== "a" && part !== "b") throw new Error(`--part wants a or b, not ${part}`);
+        if (part !== "a" && part !== "b" && part !== "c") throw new Error(`--part wants a, b or c, not ${part}`);
         options.parts = new Set([part]);
         break;
       }
@@ -250,6 +258,24 @@ const source = config.require("sourceServiceId");
 const prefix = config.require("namePrefix");
 for (let i = 0; i < n; i++) new ServiceFork(\`fork-\${i}\`, { sourceServiceId: source, forkStrategy: "NOW", name: \`\${prefix}-\${i}\` });
 `,
+  prepare: `import * as pulumi from "@pulumi/pulumi";
+import { ServiceFork } from "pulumi-tigercloud";
+
+const config = new pulumi.Config();
+new ServiceFork("masked", {
+  sourceServiceId: config.require("sourceServiceId"),
+  forkStrategy: "NOW",
+  name: "c-masked",
+  onDestroy: "delete",
+  prepare: {
+    mask: [
+      { table: "bench_people", column: "email", with: "email" },
+      { table: "bench_people", column: "full_name", with: "hash" },
+      { table: "bench_people", column: "phone", with: "keepFirst", chars: 3 },
+    ],
+  },
+});
+`,
 };
 type Program = keyof typeof PROGRAMS;
 
@@ -324,8 +350,13 @@ class Engine {
 
   /** `pulumi up` without its preview, which is timed on its own. */
   async up(stack: StackRef, parallel?: number, env: NodeJS.ProcessEnv = {}): Promise<number> {
+    return (await this.upRan(stack, parallel, env)).ms;
+  }
+
+  /** `up`, with what it printed. */
+  async upRan(stack: StackRef, parallel?: number, env: NodeJS.ProcessEnv = {}): Promise<Ran> {
     const args = ["up", "--yes", "--skip-preview", ...(parallel ? ["--parallel", String(parallel)] : [])];
-    return (await this.pulumi(stack, args, { env })).ms;
+    return this.pulumi(stack, args, { env });
   }
 
   async exportState(stack: StackRef): Promise<{ resources?: StateResource[] }> {
@@ -819,6 +850,75 @@ async function typeCheck(root: string, body: string, imports = ""): Promise<Type
 
 // ---- main ----------------------------------------------------------------------------------
 
+/**
+ * Part C: what a fork's preparation costs, through the engine, with a real PostgreSQL server behind
+ * every service: the source holds a table of N people, and the fork masks three of its columns.
+ */
+async function partC(options: Options, root: string): Promise<void> {
+  const sim = new Simulator({ databases: "postgres" });
+  try {
+    await sim.start();
+    if (sim.databases.kind !== "postgres") throw new Error("no PostgreSQL server here: part C needs one (scripts/ensure-postgresql)");
+    const engine = new Engine(path.join(root, "c"), sim);
+    const { projectId, serviceId } = sim.defaults();
+    const source = sim.service(projectId, serviceId);
+    const password = sim.databases.password(serviceId);
+    if (!source || !password) throw new Error("the simulator's source service has no database");
+    const n = options.prepareRows;
+    log(`C: ${n} rows into the source's bench_people`);
+    const seeded = await run(
+      "psql",
+      [
+        `postgresql://tsdbadmin:${encodeURIComponent(password)}@${source.endpoint.host}:${source.endpoint.port}/tsdb?sslmode=require`,
+        "-X",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+        "CREATE TABLE bench_people (id bigint PRIMARY KEY, email text UNIQUE, full_name text, phone text)",
+        "-c",
+        `INSERT INTO bench_people SELECT g, 'person' || g || '@prod.example.com', 'Person ' || g || ' Surname', '+1555' || lpad(g::text, 7, '0') FROM generate_series(1, ${n}) g`,
+        "-c",
+        "VACUUM ANALYZE bench_people",
+      ],
+      { cwd: root },
+    );
+    const stack = await engine.stack("prepare", "c-prepare", { sourceServiceId: serviceId });
+    log("C: up of a fork with three masking rules");
+    const upStarted = Date.now();
+    const up = await engine.upRan(stack);
+    const upMs = up.ms;
+    const upEnded = upStarted + upMs;
+    // The provider's own progress lines: the login wait after READY, and the preparation.
+    const loginAfterReady = Number(/logged in and ran SELECT 1 \(([0-9.]+) s after READY\)/.exec(up.stdout)?.[1] ?? NaN) * 1000;
+    const preparedIn = Number(/prepared in ([0-9.]+) s/.exec(up.stdout)?.[1] ?? NaN) * 1000;
+    const fork = sim.services(projectId).find((s) => s.name === "c-masked");
+    const readyAt = fork?.timeline.find((step) => step.status === "READY")?.at ?? NaN;
+    const progress = JSON.stringify((await engine.exportState(stack)).resources ?? []);
+    const prepared = /"masked":\[(.*?)\]/.exec(progress)?.[1] ?? "";
+    const rows = [...prepared.matchAll(/"rows":([0-9]+)/g)].map((m) => Number(m[1]));
+    if (rows.length !== 3 || rows.some((r) => r !== n))
+      throw new Error(`the fork's outputs say ${JSON.stringify(rows)} rows masked, not ${n} thrice`);
+    table(
+      `C.1  a fork's preparation: ${n.toLocaleString("en-US")} rows, three masked columns (email, hash, keepFirst), through the engine`,
+      ["measure", "time"],
+      [
+        ["seeding the source (insert, vacuum)", sec(seeded.ms)],
+        ["pulumi up, in all", sec(upMs)],
+        ["READY to the URL published (login wait, copy of the data, preparation)", sec(upEnded - readyAt)],
+        ["  of which: READY to the first login (the simulator copies the data meanwhile)", sec(loginAfterReady)],
+        ["  of which: the preparation (one transaction: one UPDATE of the three columns)", sec(preparedIn)],
+      ],
+      [
+        "READY: when the simulator made the fork READY (its timeline); the URL: when `pulumi up` ended, the fork's outputs written.",
+        "The simulator's fork is a copy of the source's data directory made after READY, as a login waits for it: a real fork's copy is Tiger Cloud's.",
+      ],
+    );
+  } finally {
+    await sim.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const started = performance.now();
@@ -869,6 +969,7 @@ async function main(): Promise<void> {
     const parts: [string, () => Promise<void>][] = [];
     if (options.parts.has("a")) parts.push(["A", () => partA(options, root, engine as Engine)]);
     if (options.parts.has("b")) parts.push(["B", () => partB(options, engine as Engine, sim)]);
+    if (options.parts.has("c")) parts.push(["C", () => partC(options, root)]);
     for (const [name, part] of parts) {
       const partStarted = performance.now();
       try {

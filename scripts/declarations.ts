@@ -12,7 +12,7 @@ import * as path from "path";
 import { z } from "zod";
 import { RESOURCES } from "../provider/resources/registry";
 import type { ResourceSpec } from "../provider/resources/spec";
-import { SETTING_SOURCES } from "../provider/settings";
+import { isSwitch, SETTING_SOURCES } from "../provider/settings";
 
 const ROOT = path.join(__dirname, "..");
 export const SCHEMA_FILE = path.join(ROOT, "provider", "hosts", "plugin", "schema.json");
@@ -104,10 +104,11 @@ export interface PackageSchema {
 /** The schema's types of one property (nested objects and enums go into `types`, by name). */
 function schemaType(json: Json, owner: string, property: string, types: PackageSchema["types"]): TypeSpec {
   if (json.enum) {
-    const token = TOKEN(pascal(property));
+    const enumName = json.typeName ?? pascal(property);
+    const token = TOKEN(enumName);
     const known = types[token] as EnumSpec | undefined;
     if (known && JSON.stringify(known.enum.map((e) => e.value)) !== JSON.stringify(json.enum))
-      throw new Error(`two enums named ${pascal(property)} with other values (${owner}.${property})`);
+      throw new Error(`two enums named ${enumName} with other values (${owner}.${property})`);
     // The first that describes the enum and its values does (an input's rule; a state's repeats it).
     if (!known?.description)
       types[token] = {
@@ -306,7 +307,7 @@ export function makeSchema(): PackageSchema {
   }
   const settings = Object.fromEntries(
     Object.entries(SETTING_SOURCES).map(([name, s]) => {
-      const type: TypeSpec = name === "allowInsecureHttp" || name === "verifyReferences" ? { type: "boolean" } : { type: "string" };
+      const type: TypeSpec = isSwitch(name as keyof typeof SETTING_SOURCES) ? { type: "boolean" } : { type: "string" };
       return [name, { ...type, description: s.description, ...(s.secret ? { secret: true } : {}) }];
     }),
   );

@@ -2,7 +2,8 @@
 // listener of the simulator on a loopback port of its own (ports.ts). Behind it is either
 //  - "postgres": a real PostgreSQL server per service (postgres.ts), database `tsdb`, role
 //    `tsdbadmin` with the service's password, TLS required, and the parent seeded with a table of
-//    sample rows. A fork's server is a copy of its parent's taken when the fork is made (PITR copies
+//    sample rows, a table of customers' personal data (what a fork's preparation masks) and a
+//    stand-in for TimescaleDB's job catalog (timescaleJobs.ts). A fork's server is a copy of its parent's taken when the fork is made (PITR copies
 //    the current data too: the simulator cannot rewind). The listener passes bytes through to the
 //    server.
 //  - "stand-in": no server; the listener hands the connection to a stand-in that accepts a login
@@ -13,6 +14,7 @@ import * as net from "net";
 import { LoginStandIn } from "./loginStandIn";
 import { listenOnStablePort } from "./ports";
 import { findPostgres, type PostgresServer, PostgresServers, sweepLeftovers } from "./postgres";
+import { jobCatalogSql } from "./timescaleJobs";
 
 export type DatabaseMode = "postgres" | "stand-in";
 
@@ -22,6 +24,15 @@ export const ROLE = "tsdbadmin";
 /** The seeded parent's table, and how many rows it holds. */
 export const SAMPLE_TABLE = "conditions";
 export const SAMPLE_ROWS = 1000;
+/** The seeded parent's personal data: customers with e-mail addresses, names and API tokens, as production has. */
+export const PERSONAL_TABLE = "customers";
+export const PERSONAL_ROWS = 100;
+/** The production value of a seeded customer's columns, as the parent holds them. */
+export const customerRow = (id: number) => ({
+  email: `customer${id}@prod-customers.example.com`,
+  full_name: `Customer Number${id} Realname`,
+  api_token: `tok_live_${(id * 2654435761).toString(16).padStart(8, "0")}`,
+});
 
 export interface Endpoints {
   port: number;
@@ -117,6 +128,11 @@ export class Databases {
             `CREATE TABLE ${SAMPLE_TABLE} (time timestamptz NOT NULL, device text NOT NULL, temperature double precision);`,
             `INSERT INTO ${SAMPLE_TABLE} SELECT timestamptz '2026-01-01' + g * interval '1 minute', 'device-' || (g % 10), 20 + (g % 7) FROM generate_series(1, ${SAMPLE_ROWS}) g;`,
             `ALTER TABLE ${SAMPLE_TABLE} OWNER TO ${ROLE};`,
+            `CREATE TABLE ${PERSONAL_TABLE} (id integer PRIMARY KEY, email text UNIQUE NOT NULL, full_name text, api_token text, referred_by integer);`,
+            `INSERT INTO ${PERSONAL_TABLE} SELECT g, 'customer' || g || '@prod-customers.example.com', 'Customer Number' || g || ' Realname', ` +
+              `'tok_live_' || lpad(to_hex(g::bigint * 2654435761), 8, '0'), nullif(g / 2, 0) FROM generate_series(1, ${PERSONAL_ROWS}) g;`,
+            `ALTER TABLE ${PERSONAL_TABLE} OWNER TO ${ROLE};`,
+            ...jobCatalogSql(ROLE, SAMPLE_TABLE),
           ]);
       });
       if (s.failure) throw new Error(`seeding ${serviceId}'s database failed: ${s.failure}`);

@@ -5,7 +5,14 @@
 // part is an argument: nothing here is kept between calls, and nothing defaults to a host.
 import { CLIENT_DEFAULTS, type ClientOptions, createClient, type TigerCloudClient } from "../api/client";
 import { secretRedactor } from "../api/redaction";
-import { type ConfigLookup, credentialSource, projectIdSource, resolveProjectId, resolveVerifyReferences } from "../settings";
+import {
+  type ConfigLookup,
+  credentialSource,
+  projectIdSource,
+  resolveProjectId,
+  resolveRequireMasking,
+  resolveVerifyReferences,
+} from "../settings";
 import { printable } from "../text";
 import type { RunMemory, RunSlot } from "./memory";
 
@@ -88,6 +95,8 @@ export interface CallContext extends RunMemory {
   readonly options: Readonly<HostOptions>;
   /** Whether check verifies references (tigercloud:verifyReferences / TIGER_VERIFY_REFERENCES). */
   readonly verifyReferences: boolean;
+  /** Whether a fork of a PROD service must be masked or say why not (tigercloud:requireMasking / TIGER_REQUIRE_MASKING). */
+  readonly requireMasking: boolean;
   /** Where the credentials come from (a config key or a variable, never the value), if any. */
   readonly credentialSource: string | undefined;
   /** The project of the settings or the environment, for a resource that sets none. */
@@ -134,6 +143,9 @@ export function makeContext(host: HostSettings, call: CallSettings): CallContext
     // Read when asked: a setting that is wrong fails where it is used (a check failure there).
     get verifyReferences() {
       return resolveVerifyReferences(config);
+    },
+    get requireMasking() {
+      return resolveRequireMasking(config);
     },
     get credentialSource() {
       return credentialSource(config, process.env, configWord);

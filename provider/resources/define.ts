@@ -73,7 +73,7 @@ export interface ResourceDefinition<T extends z.ZodType<InProject, object>, U ex
    * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
    * them when the resource is about to be created or replaced (policies/verify.ts).
    */
-  references?(inputs: Pending<z.output<T>>): Reference[];
+  references?(inputs: Pending<z.output<T>>, ctx: CallContext): Reference[];
   /**
    * Optional: warnings of what the create (or replacement) these inputs make would do beyond the
    * plan's "create" (take over a running fork, say), said at preview. `olds` are the inputs it
@@ -207,7 +207,7 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
         const projectFrom = isSet(given.get("projectId"))
           ? "the resource's projectId"
           : (ctx.projectIdSource ?? "the project the credentials belong to (GET /auth/info)");
-        const failures = def.references ? await verifyReferences(ctx, kind, def.references(inputs), projectFrom) : [];
+        const failures = def.references ? await verifyReferences(ctx, kind, def.references(inputs, ctx), projectFrom) : [];
         if (failures.length === 0) await def.warnOfCreate?.(ctx, olds, inputs);
         return answer({ ...outcome, failures });
       }, ctx.conceal),

@@ -29,7 +29,19 @@ export interface Difference<I> {
   replaces: Key<I>[];
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+/** A value as JSON with every object's keys in order: the engine may hand an object back with its keys reordered. */
+const canonical = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(canonical)
+    : typeof v === "object" && v !== null
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([k, x]) => [k, canonical(x)]),
+        )
+      : v;
+const same = (a: unknown, b: unknown) => JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
 
 function changedKeys<I>(olds: Pending<I>, news: Pending<I>, rules: DiffRules<I>, keys: readonly Key<I>[]): Key<I>[] {
   return keys.filter((k) => {

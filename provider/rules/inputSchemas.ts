@@ -89,3 +89,23 @@ export function nameSchema(max: number) {
 }
 
 export const booleanSchema = z.boolean({ error: "must be true or false" });
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** What is wrong with an RFC 3339 date-time, each kind of mistake with its own reason, the future allowed; undefined when right. */
+export function calendarProblem(text: string): string | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z";
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 8, 9].map((i) =>
+    Number(m[i] ?? 0),
+  ) as number[];
+  if (month! < 1 || month! > 12) return `has month ${m[2]}: months are 01 to 12`;
+  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  if (day! < 1 || day! > days) return `has day ${m[3]}, and ${MONTHS[month! - 1]} ${m[1]} has ${days} days`;
+  if (hour! > 23) return `has hour ${m[4]}: hours are 00 to 23`;
+  if (minute! > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
+  if (second! > 59) return `has second ${m[6]}: seconds are 00 to 59`;
+  if (offsetHours! > 23 || offsetMinutes! > 59) return `has offset ${text.slice(-6)}: offsets are -23:59 to +23:59`;
+  return undefined;
+}

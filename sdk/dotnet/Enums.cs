@@ -86,6 +86,55 @@ namespace TigerData.TigerCloud
     }
 
     /// <summary>
+    /// What a masking rule writes in place of each value.
+    /// </summary>
+    [EnumType]
+    public readonly struct Mask : IEquatable<Mask>
+    {
+        private readonly string _value;
+
+        private Mask(string value)
+        {
+            _value = value ?? throw new ArgumentNullException(nameof(value));
+        }
+
+        /// <summary>
+        /// NULL in place of every value.
+        /// </summary>
+        public static Mask Null { get; } = new Mask("null");
+        /// <summary>
+        /// The rule's value, the same in every row.
+        /// </summary>
+        public static Mask Constant { get; } = new Mask("constant");
+        /// <summary>
+        /// A keyed hash of the value (text columns): equal values stay equal, so joins and uniqueness hold; the key is new for each fork.
+        /// </summary>
+        public static Mask Hash { get; } = new Mask("hash");
+        /// <summary>
+        /// A fake e-mail address made from the same keyed hash (text columns): unique where the values were, at example.invalid.
+        /// </summary>
+        public static Mask Email { get; } = new Mask("email");
+        /// <summary>
+        /// The value's first `chars` characters (text columns).
+        /// </summary>
+        public static Mask Keepfirst { get; } = new Mask("keepFirst");
+
+        public static bool operator ==(Mask left, Mask right) => left.Equals(right);
+        public static bool operator !=(Mask left, Mask right) => !left.Equals(right);
+
+        public static explicit operator string(Mask value) => value._value;
+
+        [EditorBrowsable(EditorBrowsableState.Never)]
+        public override bool Equals(object? obj) => obj is Mask other && Equals(other);
+        public bool Equals(Mask other) => string.Equals(_value, other._value, StringComparison.Ordinal);
+
+        [EditorBrowsable(EditorBrowsableState.Never)]
+        public override int GetHashCode() => _value?.GetHashCode() ?? 0;
+
+        public override string ToString() => _value;
+    }
+
+    /// <summary>
     /// What destroying the resource does to the fork.
     /// </summary>
     [EnumType]

@@ -120,6 +120,12 @@ namespace TigerData.TigerCloud
         [Input("publicKey")]
         public Input<string>? PublicKey { get; set; }
 
+        /// <summary>
+        /// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        /// </summary>
+        [Input("requireMasking", json: true)]
+        public Input<bool>? RequireMasking { get; set; }
+
         [Input("secretKey")]
         private Input<string>? _secretKey;
 

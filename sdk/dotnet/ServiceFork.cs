@@ -111,7 +111,7 @@ namespace TigerData.TigerCloud
         public Output<Outputs.ServiceForkConnectionPooler?> ConnectionPooler { get; private set; } = null!;
 
         /// <summary>
-        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
         /// </summary>
         [Output("connectionUri")]
         public Output<string?> ConnectionUri { get; private set; } = null!;
@@ -163,6 +163,18 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Output("environmentTag")]
         public Output<TigerData.TigerCloud.EnvironmentTag?> EnvironmentTag { get; private set; } = null!;
+
+        /// <summary>
+        /// When the fork expires, as declared (see the input).
+        /// </summary>
+        [Output("expires")]
+        public Output<string?> Expires { get; private set; } = null!;
+
+        /// <summary>
+        /// When the fork expires (RFC 3339), from expires and its creation time.
+        /// </summary>
+        [Output("expiresAt")]
+        public Output<string?> ExpiresAt { get; private set; } = null!;
 
         /// <summary>
         /// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
@@ -225,7 +237,7 @@ namespace TigerData.TigerCloud
         public Output<bool> Paused { get; private set; } = null!;
 
         /// <summary>
-        /// The same through the connection pooler, when the fork has one. Always secret.
+        /// The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
         /// </summary>
         [Output("poolerConnectionUri")]
         public Output<string?> PoolerConnectionUri { get; private set; } = null!;
@@ -235,6 +247,18 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Output("port")]
         public Output<int?> Port { get; private set; } = null!;
+
+        /// <summary>
+        /// The preparation declared (see the input), as recorded.
+        /// </summary>
+        [Output("prepare")]
+        public Output<Outputs.ServiceForkPreparation?> Prepare { get; private set; } = null!;
+
+        /// <summary>
+        /// What the fork's preparation did (see prepare): counts and a digest, never data.
+        /// </summary>
+        [Output("prepared")]
+        public Output<Outputs.ServiceForkPrepared?> Prepared { get; private set; } = null!;
 
         /// <summary>
         /// The project of the source service and of the fork.
@@ -289,6 +313,12 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Output("targetTime")]
         public Output<string?> TargetTime { get; private set; } = null!;
+
+        /// <summary>
+        /// Why the fork may be unmasked, as declared (see the input).
+        /// </summary>
+        [Output("unmaskedReason")]
+        public Output<string?> UnmaskedReason { get; private set; } = null!;
 
         /// <summary>
         /// How long an in-place change waits.
@@ -398,6 +428,12 @@ namespace TigerData.TigerCloud
         public Input<TigerData.TigerCloud.EnvironmentTag>? EnvironmentTag { get; set; }
 
         /// <summary>
+        /// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+        /// </summary>
+        [Input("expires")]
+        public Input<string>? Expires { get; set; }
+
+        /// <summary>
         /// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
         /// </summary>
         [Input("forkStrategy", required: true)]
@@ -434,6 +470,12 @@ namespace TigerData.TigerCloud
         public Input<bool>? Paused { get; set; }
 
         /// <summary>
+        /// What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+        /// </summary>
+        [Input("prepare")]
+        public Input<Inputs.ServiceForkPreparationArgs>? Prepare { get; set; }
+
+        /// <summary>
         /// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         /// </summary>
         [Input("projectId")]
@@ -456,6 +498,12 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Input("targetTime")]
         public Input<string>? TargetTime { get; set; }
+
+        /// <summary>
+        /// Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.
+        /// </summary>
+        [Input("unmaskedReason")]
+        public Input<string>? UnmaskedReason { get; set; }
 
         /// <summary>
         /// How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
@@ -505,7 +553,7 @@ namespace TigerData.TigerCloud
         private Input<string>? _connectionUri;
 
         /// <summary>
-        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+        /// `postgresql://tsdbadmin:&lt;password&gt;@&lt;host&gt;:&lt;port&gt;/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
         /// </summary>
         public Input<string>? ConnectionUri
         {
@@ -564,6 +612,18 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Input("environmentTag")]
         public Input<TigerData.TigerCloud.EnvironmentTag>? EnvironmentTag { get; set; }
+
+        /// <summary>
+        /// When the fork expires, as declared (see the input).
+        /// </summary>
+        [Input("expires")]
+        public Input<string>? Expires { get; set; }
+
+        /// <summary>
+        /// When the fork expires (RFC 3339), from expires and its creation time.
+        /// </summary>
+        [Input("expiresAt")]
+        public Input<string>? ExpiresAt { get; set; }
 
         /// <summary>
         /// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
@@ -639,7 +699,7 @@ namespace TigerData.TigerCloud
         private Input<string>? _poolerConnectionUri;
 
         /// <summary>
-        /// The same through the connection pooler, when the fork has one. Always secret.
+        /// The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
         /// </summary>
         public Input<string>? PoolerConnectionUri
         {
@@ -656,6 +716,18 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Input("port")]
         public Input<int>? Port { get; set; }
+
+        /// <summary>
+        /// The preparation declared (see the input), as recorded.
+        /// </summary>
+        [Input("prepare")]
+        public Input<Inputs.ServiceForkPreparationGetArgs>? Prepare { get; set; }
+
+        /// <summary>
+        /// What the fork's preparation did (see prepare): counts and a digest, never data.
+        /// </summary>
+        [Input("prepared")]
+        public Input<Inputs.ServiceForkPreparedGetArgs>? Prepared { get; set; }
 
         /// <summary>
         /// The project of the source service and of the fork.
@@ -716,6 +788,12 @@ namespace TigerData.TigerCloud
         /// </summary>
         [Input("targetTime")]
         public Input<string>? TargetTime { get; set; }
+
+        /// <summary>
+        /// Why the fork may be unmasked, as declared (see the input).
+        /// </summary>
+        [Input("unmaskedReason")]
+        public Input<string>? UnmaskedReason { get; set; }
 
         /// <summary>
         /// How long an in-place change waits.

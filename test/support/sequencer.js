@@ -17,6 +17,7 @@ const KNOWN_SLOW = [
   "go",
   "paused",
   "database",
+  "prepare",
   "inplace",
 ];
 // Of the unit suites, the slowest (about 18 s on a busy machine) first: the run ends with the short ones.

@@ -6,15 +6,14 @@
 import { z } from "zod";
 import { ConfigurationError } from "../../errors";
 import { UNKNOWN } from "../../rules/inputs";
-import { type ConfigLookup, resolveSettings, SETTING_SOURCES } from "../../settings";
+import { type ConfigLookup, isSwitch, resolveSettings, SETTING_SOURCES } from "../../settings";
 
 export type SettingName = keyof typeof SETTING_SOURCES;
 const NAMES = Object.keys(SETTING_SOURCES) as SettingName[];
-const BOOLEAN_SETTINGS: readonly SettingName[] = ["allowInsecureHttp", "verifyReferences"];
 
-/** A setting as a program may write it: text, or for the two switches, a boolean or "true"/"false". */
+/** A setting as a program may write it: text, or for a switch, a boolean or "true"/"false". */
 const settingSchema = (name: SettingName) =>
-  BOOLEAN_SETTINGS.includes(name)
+  isSwitch(name)
     ? z.union([z.boolean(), z.enum(["true", "false"])], { error: 'must be true or false (or "true" or "false")' }).transform(String)
     : z.string({ error: "must be a string" });
 

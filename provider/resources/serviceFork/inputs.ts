@@ -4,8 +4,10 @@ import { z } from "zod";
 import { ENVIRONMENT_TAGS, FORK_STRATEGIES, type ForkServiceRequest } from "../../api/schemas";
 import type { DiffRules } from "../../rules/diff";
 import type { CallContext } from "../../context/context";
-import { booleanSchema, durationSchema, idSchema, limitOf, nameSchema, textSchema } from "../../rules/inputSchemas";
+import { booleanSchema, calendarProblem, durationSchema, idSchema, limitOf, nameSchema, textSchema } from "../../rules/inputSchemas";
 import { WAIT_DEFAULTS } from "../../policies/waiting";
+import { expiresProblem } from "./expiry";
+import { PreparationSchema } from "./prepare";
 
 const SIZE_RULE = {
   cpuMillis: 'must be a whole number of millicores >= 1 (a number, or a string of digits), or "shared"',
@@ -23,24 +25,11 @@ const memoryGbsSchema = z
   .transform(String)
   .refine((v) => v === "shared" || (PLAIN_DECIMAL.test(v) && Number(v) > 0), SIZE_RULE.memoryGbs);
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-
-/** What is wrong with a date-time, each kind of mistake with its own reason; undefined when right. */
+/** What is wrong with a date-time in the past, each kind of mistake with its own reason; undefined when right. */
 /** @internal */
 export function dateTimeProblem(text: string): string | undefined {
-  const m = RFC3339.exec(text);
-  if (!m) return "must be an RFC 3339 date-time such as 2026-11-01T12:00:00Z";
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 8, 9].map((i) =>
-    Number(m[i] ?? 0),
-  ) as number[];
-  if (month! < 1 || month! > 12) return `has month ${m[2]}: months are 01 to 12`;
-  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
-  if (day! < 1 || day! > days) return `has day ${m[3]}, and ${MONTHS[month! - 1]} ${m[1]} has ${days} days`;
-  if (hour! > 23) return `has hour ${m[4]}: hours are 00 to 23`;
-  if (minute! > 59) return `has minute ${m[5]}: minutes are 00 to 59`;
-  if (second! > 59) return `has second ${m[6]}: seconds are 00 to 59`;
-  if (offsetHours! > 23 || offsetMinutes! > 59) return `has offset ${text.slice(-6)}: offsets are -23:59 to +23:59`;
+  const problem = calendarProblem(text);
+  if (problem) return problem;
   if (Date.parse(text) > Date.now()) return "must not be in the future";
   return undefined;
 }
@@ -157,6 +146,26 @@ const FORK_INPUTS = {
       'When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a ' +
         "secret like a new fork's. \"keep\": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.",
     ),
+  prepare: PreparationSchema.optional().describe(
+    "What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs " +
+      "paused. It runs once the fork accepts logins; connectionUri and poolerConnectionUri are published only after it. If it fails, the " +
+      "fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a " +
+      "fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data " +
+      "cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.",
+  ),
+  expires: textSchema(expiresProblem)
+    .optional()
+    .describe(
+      'When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ' +
+        "expiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. " +
+        "Nothing else acts on it: a fork does not end by itself without the sweep.",
+    ),
+  unmaskedReason: nameSchema(500)
+    .optional()
+    .describe(
+      "Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking " +
+        "rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.",
+    ),
   onDestroy: z
     .enum(["stop", "delete"], { error: 'must be "stop" (keep the fork, paused, data and all) or "delete" (delete it and its data)' })
     .default(FORK_SETTING_DEFAULTS.onDestroy)
@@ -189,6 +198,14 @@ export const ForkInputsSchema = z.strictObject(FORK_INPUTS).superRefine((v, ctx)
       params: { involves },
     });
   }
+  if (v.prepare !== undefined && !v.waitForReady) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["waitForReady"],
+      message: "must be true when prepare is declared: a fork is prepared once it is READY and accepts logins, before create ends",
+      params: { involves: ["prepare"] },
+    });
+  }
   const shared = [v.cpuMillis === "shared", v.memoryGbs === "shared"];
   if (shared[0] !== shared[1]) {
     ctx.addIssue({
@@ -210,7 +227,12 @@ export const FORK_DIFF_RULES: DiffRules<ForkInputs> = {
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
   updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
   // adoptServiceId is bookkeeping once created; another service's ID replaces (keysThatReplace).
+  // prepare: run again in place while the fork's preparation has not finished; on a prepared
+  // fork, a change replaces it (preview.ts): masked data cannot be unmasked.
   stateOnlyKeys: [
+    "prepare",
+    "unmaskedReason",
+    "expires",
     "waitForReady",
     "readyWhen",
     "createTimeout",
@@ -226,7 +248,7 @@ export const FORK_DIFF_RULES: DiffRules<ForkInputs> = {
   optionalDeclared: ["name", "cpuMillis", "memoryGbs", "environmentTag", "adoptServiceId"],
   // How the fork was made: for an imported fork (imported.ts), history the API does not keep.
   howMade: {
-    keys: ["forkStrategy", "targetTime"],
+    keys: ["forkStrategy", "targetTime", "prepare"],
     imported: (recorded) => wasImported(recorded),
   },
 };

@@ -10,6 +10,7 @@ import type { Key } from "../../rules/diff";
 import { isKnownText, isUnknown, type Pending } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../policies/verify";
 import { adoptionProblem, hasIdentity } from "./identity";
+import { maskingRefusal } from "./masking";
 import { type ForkInputs, sameSize, WHOLE } from "./inputs";
 import type { ServiceForkState } from "./state";
 
@@ -26,13 +27,17 @@ function judgeSource(source: Service): Judgement {
 }
 
 /** The services check reads: the source, and the fork adoptServiceId names (preview tells now what create would refuse). */
-export function forkReferences(inputs: Pending<ForkInputs>): Reference[] {
+export function forkReferences(inputs: Pending<ForkInputs>, ctx: CallContext): Reference[] {
   const source: Reference = {
     type: "service",
     property: "sourceServiceId",
     projectId: inputs.projectId,
     id: inputs.sourceServiceId,
-    judge: judgeSource,
+    judge: (service) => {
+      const judged = judgeSource(service);
+      const refusal = judged.failure ? undefined : maskingRefusal(ctx, inputs, service);
+      return refusal ? { ...judged, failure: refusal } : judged;
+    },
   };
   if (inputs.adoptServiceId === undefined) return [source];
   const judgeAdopted = (service: Service): Judgement => {
@@ -146,7 +151,28 @@ export async function replacedOnChange(
 ): Promise<Key<ForkInputs>[]> {
   const adopting = news.adoptServiceId;
   const another = typeof adopting === "string" && changed.includes("adoptServiceId") && adopting !== olds.serviceId;
-  return [...(another ? (["adoptServiceId"] as const) : []), ...(await sizeChangesResizeCannotMake(ctx, changed, olds, news))];
+  return [
+    ...(another ? (["adoptServiceId"] as const) : []),
+    ...(await sizeChangesResizeCannotMake(ctx, changed, olds, news)),
+    ...(await preparationChange(ctx, changed, olds)),
+  ];
+}
+
+/**
+ * A new preparation: a prepared fork is replaced (its data was masked the old way, and masking
+ * cannot be undone); one whose preparation never finished gets the new one in place. Preview says which.
+ */
+async function preparationChange(ctx: CallContext, changed: Key<ForkInputs>[], olds: ServiceForkState): Promise<Key<ForkInputs>[]> {
+  if (!changed.includes("prepare")) return [];
+  if (olds.preparePending) {
+    await ctx.warning(`prepare changed while fork ${olds.serviceId}'s preparation has not finished: the new one runs on it, in place`);
+    return [];
+  }
+  await ctx.warning(
+    `prepare changed, so this fork will be replaced by a new one, prepared the new way (its data copied afresh from the source: ` +
+      `what the old preparation did cannot be undone in place)`,
+  );
+  return ["prepare"];
 }
 
 /**

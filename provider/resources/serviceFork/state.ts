@@ -8,6 +8,8 @@ import { isStopped } from "../../api/statuses";
 import { connectionUri, DATABASE, USERNAME } from "../../policies/connection";
 import { type Partly, reported, toPlainJson } from "../../rules/state";
 import { FORK_DIFF_RULES, FORK_SETTING_DEFAULTS, sameSize } from "./inputs";
+import { expiresAt } from "./expiry";
+import { PreparationSchema, PreparedSchema } from "./prepare";
 
 /** A host and port, as the API reports a service's endpoints. */
 export const EndpointSchema = z
@@ -52,6 +54,10 @@ export const ServiceForkStateSchema = z.object({
   cpuMillis: reported(z.string()).describe('The declared CPU, in millicores, or "shared".'),
   memoryGbs: reported(z.string()).describe('The declared memory, in gigabytes, or "shared".'),
   environmentTag: reported(z.enum(ENVIRONMENT_TAGS)).describe("The declared environment tag, DEV or PROD."),
+  prepare: reported(PreparationSchema).describe("The preparation declared (see the input), as recorded."),
+  unmaskedReason: reported(z.string()).describe("Why the fork may be unmasked, as declared (see the input)."),
+  expires: reported(z.string()).describe("When the fork expires, as declared (see the input)."),
+  expiresAt: reported(z.string()).describe("When the fork expires (RFC 3339), from expires and its creation time."),
   // The settings (see SETTING_DEFAULTS).
   waitForReady: z
     .boolean()
@@ -154,17 +160,22 @@ export const ServiceForkStateSchema = z.object({
   username: z.string().default(USERNAME).describe("The admin role: tsdbadmin."),
   connectionUri: reported(z.string()).describe(
     "`postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set " +
-      'when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep").',
+      'when it was adopted (passwordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.',
   ),
-  poolerConnectionUri: reported(z.string()).describe("The same through the connection pooler, when the fork has one. Always secret."),
-  // Steps a create still owes (see stepsOwed): an adopted fork's password reset, a login to await.
+  poolerConnectionUri: reported(z.string()).describe(
+    "The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.",
+  ),
+  prepared: reported(PreparedSchema).describe("What the fork's preparation did (see prepare): counts and a digest, never data."),
+  // Steps a create still owes (see stepsOwed): an adopted fork's password reset, a login to await,
+  // the preparation (until it is done, no connection string is published).
   passwordPending: z.literal(true).optional(),
   loginPending: z.literal(true).optional(),
+  preparePending: z.literal(true).optional(),
 });
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
 
 /** The state's fields that are bookkeeping of the provider's own, not outputs a program reads. */
-export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending"] as const;
+export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending", "preparePending"] as const;
 /** Outputs that hold the password: secret without the program asking. */
 export const FORK_SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"] as const;
 
@@ -195,6 +206,7 @@ export function stateFromService(recorded: RecordedFork, s: Service, initialPass
     serviceType: s.service_type,
     regionCode: s.region_code,
     created: s.created,
+    expiresAt: expiresAt(recorded.expires, s.created ?? recorded.created),
     endpoint: s.endpoint && { host: s.endpoint.host, port: s.endpoint.port },
     connectionPooler: s.connection_pooler && {
       endpoint: s.connection_pooler.endpoint && { host: s.connection_pooler.endpoint.host, port: s.connection_pooler.endpoint.port },
@@ -219,8 +231,9 @@ export function stateFromService(recorded: RecordedFork, s: Service, initialPass
     port: s.endpoint?.port,
     database: DATABASE,
     username: USERNAME,
-    connectionUri: connectionUri(s.endpoint, password),
-    poolerConnectionUri: connectionUri(s.connection_pooler?.endpoint, password),
+    // Never published before the fork is what the program declared (prepared).
+    connectionUri: recorded.preparePending ? undefined : connectionUri(s.endpoint, password),
+    poolerConnectionUri: recorded.preparePending ? undefined : connectionUri(s.connection_pooler?.endpoint, password),
   });
 }
 

@@ -1,5 +1,5 @@
 // Making a fork usable: the steps it owes (READY, an adopted fork's new password, a login that
-// works) and, for a new fork declared paused, its stop. One sequence serves a create and the next
+// works, its preparation) and, for a new fork declared paused, its stop. One sequence serves a create and the next
 // `up` after a create that failed part-way: each owed step is recorded in state before it is tried
 // and cleared once done, so a failure hands the engine the state as far as it got.
 import type { Service } from "../../api/schemas";
@@ -7,31 +7,35 @@ import { READY } from "../../api/statuses";
 import type { CallContext } from "../../context/context";
 import type { Limit } from "../../rules/inputSchemas";
 import { partialFailure } from "../../rules/state";
-import { waitForLogin } from "../../policies/connection";
+import { connectionUri, waitForLogin } from "../../policies/connection";
 import { createLimit, deleteLimit, type ForkInputs } from "./inputs";
 import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
+import { expiresAt } from "./expiry";
+import { prepareFork } from "./prepare";
 import { liveInputs, type ServiceForkState, stateFromService } from "./state";
 
 /** What a fork owes before it is usable, in the order a create does it. */
-export type UsableStep = "ready" | "password" | "login";
+export type UsableStep = "ready" | "password" | "login" | "prepare";
 /** The flag that records a step as owed; READY needs none: the recorded status tells. */
-const FLAG_OF = { password: "passwordPending", login: "loginPending" } as const;
-const flagOf = (step: UsableStep | "pause") => (step === "password" || step === "login" ? FLAG_OF[step] : undefined);
+const FLAG_OF = { password: "passwordPending", login: "loginPending", prepare: "preparePending" } as const;
+const flagOf = (step: UsableStep | "pause") => (step === "ready" || step === "pause" ? undefined : FLAG_OF[step]);
 
 /**
  * The steps a fork owes, from what state records: READY when it is not (and the program waits);
  * a new password for an adopted fork that has not had one yet (passwordOnAdopt "reset"); a login
- * when the program waits for one and any step before it was owed, or the login itself was. A new
- * fork is made usable even when declared paused (it is stopped after); a recorded fork that stays
- * stopped owes no wait.
+ * when the program waits for one and any step before it was owed, or the login itself was; the
+ * preparation, declared, for a new fork or one whose preparation has not finished (always after a
+ * login: it logs in). A new fork is made usable even when declared paused (it is stopped after); a
+ * recorded fork that stays stopped owes no wait.
  */
 export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "new" | "recorded"): UsableStep[] {
   const waits = inputs.waitForReady && (fork === "new" || !inputs.paused);
   const ready = waits && state.status !== READY;
   const password = state.passwordPending === true && inputs.passwordOnAdopt === "reset";
-  const login = waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true);
-  return (["ready", "password", "login"] as const).filter((step) => ({ ready, password, login })[step]);
+  const prepare = inputs.prepare !== undefined && (fork === "new" || state.preparePending === true);
+  const login = prepare || (waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true));
+  return (["ready", "password", "login", "prepare"] as const).filter((step) => ({ ready, password, login, prepare })[step]);
 }
 
 /**
@@ -64,7 +68,14 @@ export async function finishPendingCreate(
   // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
   // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
   const { loginPending: _owed, ...current } = recorded;
-  const from = steps.includes("login") ? recorded : current;
+  let from = steps.includes("login") ? recorded : current;
+  // A preparation owed and no longer declared: nothing withholds the connection strings.
+  if (from.preparePending && !inputs.prepare) {
+    const { preparePending: _dropped, ...rest } = from;
+    from = withConnectionStrings(rest);
+  }
+  // An expiry changed in state alone: the time follows it.
+  from = { ...from, expiresAt: expiresAt(from.expires, from.created) };
   return steps.length === 0 ? from : takeSteps(ctx, id, from, inputs, steps, createLimit(ctx, inputs));
 }
 
@@ -86,6 +97,8 @@ async function takeSteps(
     const flag = flagOf(step);
     if (flag) state[flag] = true;
   }
+  // Owed a preparation, the fork publishes no connection string, even in a failure's state.
+  if (state.preparePending) state = { ...state, connectionUri: undefined, poolerConnectionUri: undefined };
   try {
     for (const step of steps) {
       let read: Service | undefined;
@@ -106,6 +119,14 @@ async function takeSteps(
           await waitForLogin({ ctx, ...target, deadline: limit.deadline, timeoutInput: limit.setBy });
           break;
         }
+        case "prepare": {
+          if (!inputs.prepare) break;
+          const target = { serviceId: id, host: state.host, port: state.port, password: password || undefined };
+          const prepared = await prepareFork(ctx, target, inputs.prepare, limit);
+          // Prepared: now, and only now, the connection strings.
+          state = withConnectionStrings({ ...state, prepared });
+          break;
+        }
         case "pause":
           read = await stopFork(ctx, id, inputs.projectId, inputs.waitForReady, deleteLimit(ctx, inputs));
           break;
@@ -118,4 +139,13 @@ async function takeSteps(
     throw partialFailure(id, state, err);
   }
   return state;
+}
+
+/** The state with its connection strings, from its endpoints and password. */
+function withConnectionStrings(state: ServiceForkState): ServiceForkState {
+  return {
+    ...state,
+    connectionUri: connectionUri(state.endpoint, state.initialPassword),
+    poolerConnectionUri: connectionUri(state.connectionPooler?.endpoint, state.initialPassword),
+  };
 }

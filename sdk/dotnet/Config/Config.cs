@@ -82,6 +82,16 @@ namespace TigerData.TigerCloud
             set => _publicKey.Set(value);
         }
 
+        private static readonly __Value<bool?> _requireMasking = new __Value<bool?>(() => __config.GetBoolean("requireMasking"));
+        /// <summary>
+        /// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        /// </summary>
+        public static bool? RequireMasking
+        {
+            get => _requireMasking.Get();
+            set => _requireMasking.Set(value);
+        }
+
         private static readonly __Value<string?> _secretKey = new __Value<string?>(() => __config.Get("secretKey"));
         /// <summary>
         /// The key pair's secret half. Default: TIGER_SECRET_KEY.

@@ -65,6 +65,8 @@ type providerArgs struct {
 	ProjectId *string `pulumi:"projectId"`
 	// The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
 	PublicKey *string `pulumi:"publicKey"`
+	// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+	RequireMasking *bool `pulumi:"requireMasking"`
 	// The key pair's secret half. Default: TIGER_SECRET_KEY.
 	SecretKey *string `pulumi:"secretKey"`
 	// false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.
@@ -83,6 +85,8 @@ type ProviderArgs struct {
 	ProjectId pulumi.StringPtrInput
 	// The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
 	PublicKey pulumi.StringPtrInput
+	// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+	RequireMasking pulumi.BoolPtrInput
 	// The key pair's secret half. Default: TIGER_SECRET_KEY.
 	SecretKey pulumi.StringPtrInput
 	// false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.

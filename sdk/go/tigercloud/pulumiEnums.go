@@ -349,6 +349,183 @@ func (in *forkStrategyPtr) ToForkStrategyPtrOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, in).(ForkStrategyPtrOutput)
 }
 
+// What a masking rule writes in place of each value.
+type Mask string
+
+const (
+	// NULL in place of every value.
+	MaskNull = Mask("null")
+	// The rule's value, the same in every row.
+	MaskConstant = Mask("constant")
+	// A keyed hash of the value (text columns): equal values stay equal, so joins and uniqueness hold; the key is new for each fork.
+	MaskHash = Mask("hash")
+	// A fake e-mail address made from the same keyed hash (text columns): unique where the values were, at example.invalid.
+	MaskEmail = Mask("email")
+	// The value's first `chars` characters (text columns).
+	MaskKeepfirst = Mask("keepFirst")
+)
+
+func (Mask) ElementType() reflect.Type {
+	return reflect.TypeOf((*Mask)(nil)).Elem()
+}
+
+func (e Mask) ToMaskOutput() MaskOutput {
+	return pulumi.ToOutput(e).(MaskOutput)
+}
+
+func (e Mask) ToMaskOutputWithContext(ctx context.Context) MaskOutput {
+	return pulumi.ToOutputWithContext(ctx, e).(MaskOutput)
+}
+
+func (e Mask) ToMaskPtrOutput() MaskPtrOutput {
+	return e.ToMaskPtrOutputWithContext(context.Background())
+}
+
+func (e Mask) ToMaskPtrOutputWithContext(ctx context.Context) MaskPtrOutput {
+	return Mask(e).ToMaskOutputWithContext(ctx).ToMaskPtrOutputWithContext(ctx)
+}
+
+func (e Mask) ToStringOutput() pulumi.StringOutput {
+	return pulumi.ToOutput(pulumi.String(e)).(pulumi.StringOutput)
+}
+
+func (e Mask) ToStringOutputWithContext(ctx context.Context) pulumi.StringOutput {
+	return pulumi.ToOutputWithContext(ctx, pulumi.String(e)).(pulumi.StringOutput)
+}
+
+func (e Mask) ToStringPtrOutput() pulumi.StringPtrOutput {
+	return pulumi.String(e).ToStringPtrOutputWithContext(context.Background())
+}
+
+func (e Mask) ToStringPtrOutputWithContext(ctx context.Context) pulumi.StringPtrOutput {
+	return pulumi.String(e).ToStringOutputWithContext(ctx).ToStringPtrOutputWithContext(ctx)
+}
+
+type MaskOutput struct{ *pulumi.OutputState }
+
+func (MaskOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Mask)(nil)).Elem()
+}
+
+func (o MaskOutput) ToMaskOutput() MaskOutput {
+	return o
+}
+
+func (o MaskOutput) ToMaskOutputWithContext(ctx context.Context) MaskOutput {
+	return o
+}
+
+func (o MaskOutput) ToMaskPtrOutput() MaskPtrOutput {
+	return o.ToMaskPtrOutputWithContext(context.Background())
+}
+
+func (o MaskOutput) ToMaskPtrOutputWithContext(ctx context.Context) MaskPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Mask) *Mask {
+		return &v
+	}).(MaskPtrOutput)
+}
+
+func (o MaskOutput) ToStringOutput() pulumi.StringOutput {
+	return o.ToStringOutputWithContext(context.Background())
+}
+
+func (o MaskOutput) ToStringOutputWithContext(ctx context.Context) pulumi.StringOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, e Mask) string {
+		return string(e)
+	}).(pulumi.StringOutput)
+}
+
+func (o MaskOutput) ToStringPtrOutput() pulumi.StringPtrOutput {
+	return o.ToStringPtrOutputWithContext(context.Background())
+}
+
+func (o MaskOutput) ToStringPtrOutputWithContext(ctx context.Context) pulumi.StringPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, e Mask) *string {
+		v := string(e)
+		return &v
+	}).(pulumi.StringPtrOutput)
+}
+
+type MaskPtrOutput struct{ *pulumi.OutputState }
+
+func (MaskPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Mask)(nil)).Elem()
+}
+
+func (o MaskPtrOutput) ToMaskPtrOutput() MaskPtrOutput {
+	return o
+}
+
+func (o MaskPtrOutput) ToMaskPtrOutputWithContext(ctx context.Context) MaskPtrOutput {
+	return o
+}
+
+func (o MaskPtrOutput) Elem() MaskOutput {
+	return o.ApplyT(func(v *Mask) Mask {
+		if v != nil {
+			return *v
+		}
+		var ret Mask
+		return ret
+	}).(MaskOutput)
+}
+
+func (o MaskPtrOutput) ToStringPtrOutput() pulumi.StringPtrOutput {
+	return o.ToStringPtrOutputWithContext(context.Background())
+}
+
+func (o MaskPtrOutput) ToStringPtrOutputWithContext(ctx context.Context) pulumi.StringPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, e *Mask) *string {
+		if e == nil {
+			return nil
+		}
+		v := string(*e)
+		return &v
+	}).(pulumi.StringPtrOutput)
+}
+
+// MaskInput is an input type that accepts values of the Mask enum
+// A concrete instance of `MaskInput` can be one of the following:
+//
+//	MaskNull
+//	MaskConstant
+//	MaskHash
+//	MaskEmail
+//	MaskKeepfirst
+type MaskInput interface {
+	pulumi.Input
+
+	ToMaskOutput() MaskOutput
+	ToMaskOutputWithContext(context.Context) MaskOutput
+}
+
+var maskPtrType = reflect.TypeOf((**Mask)(nil)).Elem()
+
+type MaskPtrInput interface {
+	pulumi.Input
+
+	ToMaskPtrOutput() MaskPtrOutput
+	ToMaskPtrOutputWithContext(context.Context) MaskPtrOutput
+}
+
+type maskPtr string
+
+func MaskPtr(v string) MaskPtrInput {
+	return (*maskPtr)(&v)
+}
+
+func (*maskPtr) ElementType() reflect.Type {
+	return maskPtrType
+}
+
+func (in *maskPtr) ToMaskPtrOutput() MaskPtrOutput {
+	return pulumi.ToOutput(in).(MaskPtrOutput)
+}
+
+func (in *maskPtr) ToMaskPtrOutputWithContext(ctx context.Context) MaskPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, in).(MaskPtrOutput)
+}
+
 // What destroying the resource does to the fork.
 type OnDestroy string
 
@@ -858,6 +1035,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*EnvironmentTagPtrInput)(nil)).Elem(), EnvironmentTag("DEV"))
 	pulumi.RegisterInputType(reflect.TypeOf((*ForkStrategyInput)(nil)).Elem(), ForkStrategy("LAST_SNAPSHOT"))
 	pulumi.RegisterInputType(reflect.TypeOf((*ForkStrategyPtrInput)(nil)).Elem(), ForkStrategy("LAST_SNAPSHOT"))
+	pulumi.RegisterInputType(reflect.TypeOf((*MaskInput)(nil)).Elem(), Mask("null"))
+	pulumi.RegisterInputType(reflect.TypeOf((*MaskPtrInput)(nil)).Elem(), Mask("null"))
 	pulumi.RegisterInputType(reflect.TypeOf((*OnDestroyInput)(nil)).Elem(), OnDestroy("stop"))
 	pulumi.RegisterInputType(reflect.TypeOf((*OnDestroyPtrInput)(nil)).Elem(), OnDestroy("stop"))
 	pulumi.RegisterInputType(reflect.TypeOf((*PasswordOnAdoptInput)(nil)).Elem(), PasswordOnAdopt("reset"))
@@ -868,6 +1047,8 @@ func init() {
 	pulumi.RegisterOutputType(EnvironmentTagPtrOutput{})
 	pulumi.RegisterOutputType(ForkStrategyOutput{})
 	pulumi.RegisterOutputType(ForkStrategyPtrOutput{})
+	pulumi.RegisterOutputType(MaskOutput{})
+	pulumi.RegisterOutputType(MaskPtrOutput{})
 	pulumi.RegisterOutputType(OnDestroyOutput{})
 	pulumi.RegisterOutputType(OnDestroyPtrOutput{})
 	pulumi.RegisterOutputType(PasswordOnAdoptOutput{})

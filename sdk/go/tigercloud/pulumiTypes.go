@@ -808,6 +808,654 @@ func (o ServiceForkHaReplicasPtrOutput) SyncReplicaCount() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// A masking rule: one column of one table, and what replaces its values.
+type ServiceForkMaskRule struct {
+	// How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+	Chars *int `pulumi:"chars"`
+	// The column to mask.
+	Column *string `pulumi:"column"`
+	// The table, "name" (schema public) or "schema.name".
+	Table *string `pulumi:"table"`
+	// The value "constant" writes; only with "constant".
+	Value *string `pulumi:"value"`
+	// The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+	With *Mask `pulumi:"with"`
+}
+
+// ServiceForkMaskRuleInput is an input type that accepts ServiceForkMaskRuleArgs and ServiceForkMaskRuleOutput values.
+// You can construct a concrete instance of `ServiceForkMaskRuleInput` via:
+//
+//	ServiceForkMaskRuleArgs{...}
+type ServiceForkMaskRuleInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskRuleOutput() ServiceForkMaskRuleOutput
+	ToServiceForkMaskRuleOutputWithContext(context.Context) ServiceForkMaskRuleOutput
+}
+
+// A masking rule: one column of one table, and what replaces its values.
+type ServiceForkMaskRuleArgs struct {
+	// How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+	Chars pulumi.IntPtrInput `pulumi:"chars"`
+	// The column to mask.
+	Column pulumi.StringPtrInput `pulumi:"column"`
+	// The table, "name" (schema public) or "schema.name".
+	Table pulumi.StringPtrInput `pulumi:"table"`
+	// The value "constant" writes; only with "constant".
+	Value pulumi.StringPtrInput `pulumi:"value"`
+	// The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+	With MaskPtrInput `pulumi:"with"`
+}
+
+func (ServiceForkMaskRuleArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMaskRule)(nil)).Elem()
+}
+
+func (i ServiceForkMaskRuleArgs) ToServiceForkMaskRuleOutput() ServiceForkMaskRuleOutput {
+	return i.ToServiceForkMaskRuleOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskRuleArgs) ToServiceForkMaskRuleOutputWithContext(ctx context.Context) ServiceForkMaskRuleOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskRuleOutput)
+}
+
+// ServiceForkMaskRuleArrayInput is an input type that accepts ServiceForkMaskRuleArray and ServiceForkMaskRuleArrayOutput values.
+// You can construct a concrete instance of `ServiceForkMaskRuleArrayInput` via:
+//
+//	ServiceForkMaskRuleArray{ ServiceForkMaskRuleArgs{...} }
+type ServiceForkMaskRuleArrayInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskRuleArrayOutput() ServiceForkMaskRuleArrayOutput
+	ToServiceForkMaskRuleArrayOutputWithContext(context.Context) ServiceForkMaskRuleArrayOutput
+}
+
+type ServiceForkMaskRuleArray []ServiceForkMaskRuleInput
+
+func (ServiceForkMaskRuleArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkMaskRule)(nil)).Elem()
+}
+
+func (i ServiceForkMaskRuleArray) ToServiceForkMaskRuleArrayOutput() ServiceForkMaskRuleArrayOutput {
+	return i.ToServiceForkMaskRuleArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskRuleArray) ToServiceForkMaskRuleArrayOutputWithContext(ctx context.Context) ServiceForkMaskRuleArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskRuleArrayOutput)
+}
+
+// A masking rule: one column of one table, and what replaces its values.
+type ServiceForkMaskRuleOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskRuleOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMaskRule)(nil)).Elem()
+}
+
+func (o ServiceForkMaskRuleOutput) ToServiceForkMaskRuleOutput() ServiceForkMaskRuleOutput {
+	return o
+}
+
+func (o ServiceForkMaskRuleOutput) ToServiceForkMaskRuleOutputWithContext(ctx context.Context) ServiceForkMaskRuleOutput {
+	return o
+}
+
+// How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+func (o ServiceForkMaskRuleOutput) Chars() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskRule) *int { return v.Chars }).(pulumi.IntPtrOutput)
+}
+
+// The column to mask.
+func (o ServiceForkMaskRuleOutput) Column() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskRule) *string { return v.Column }).(pulumi.StringPtrOutput)
+}
+
+// The table, "name" (schema public) or "schema.name".
+func (o ServiceForkMaskRuleOutput) Table() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskRule) *string { return v.Table }).(pulumi.StringPtrOutput)
+}
+
+// The value "constant" writes; only with "constant".
+func (o ServiceForkMaskRuleOutput) Value() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskRule) *string { return v.Value }).(pulumi.StringPtrOutput)
+}
+
+// The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+func (o ServiceForkMaskRuleOutput) With() MaskPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskRule) *Mask { return v.With }).(MaskPtrOutput)
+}
+
+type ServiceForkMaskRuleArrayOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskRuleArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkMaskRule)(nil)).Elem()
+}
+
+func (o ServiceForkMaskRuleArrayOutput) ToServiceForkMaskRuleArrayOutput() ServiceForkMaskRuleArrayOutput {
+	return o
+}
+
+func (o ServiceForkMaskRuleArrayOutput) ToServiceForkMaskRuleArrayOutputWithContext(ctx context.Context) ServiceForkMaskRuleArrayOutput {
+	return o
+}
+
+func (o ServiceForkMaskRuleArrayOutput) Index(i pulumi.IntInput) ServiceForkMaskRuleOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ServiceForkMaskRule {
+		return vs[0].([]ServiceForkMaskRule)[vs[1].(int)]
+	}).(ServiceForkMaskRuleOutput)
+}
+
+// What one masking rule changed.
+type ServiceForkMasked struct {
+	// How many rows had a value that was replaced.
+	Rows *int `pulumi:"rows"`
+	// The column masked, "schema.table.column".
+	Rule *string `pulumi:"rule"`
+	// The masking function.
+	With *string `pulumi:"with"`
+}
+
+// ServiceForkMaskedInput is an input type that accepts ServiceForkMaskedArgs and ServiceForkMaskedOutput values.
+// You can construct a concrete instance of `ServiceForkMaskedInput` via:
+//
+//	ServiceForkMaskedArgs{...}
+type ServiceForkMaskedInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskedOutput() ServiceForkMaskedOutput
+	ToServiceForkMaskedOutputWithContext(context.Context) ServiceForkMaskedOutput
+}
+
+// What one masking rule changed.
+type ServiceForkMaskedArgs struct {
+	// How many rows had a value that was replaced.
+	Rows pulumi.IntPtrInput `pulumi:"rows"`
+	// The column masked, "schema.table.column".
+	Rule pulumi.StringPtrInput `pulumi:"rule"`
+	// The masking function.
+	With pulumi.StringPtrInput `pulumi:"with"`
+}
+
+func (ServiceForkMaskedArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMasked)(nil)).Elem()
+}
+
+func (i ServiceForkMaskedArgs) ToServiceForkMaskedOutput() ServiceForkMaskedOutput {
+	return i.ToServiceForkMaskedOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskedArgs) ToServiceForkMaskedOutputWithContext(ctx context.Context) ServiceForkMaskedOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedOutput)
+}
+
+// ServiceForkMaskedArrayInput is an input type that accepts ServiceForkMaskedArray and ServiceForkMaskedArrayOutput values.
+// You can construct a concrete instance of `ServiceForkMaskedArrayInput` via:
+//
+//	ServiceForkMaskedArray{ ServiceForkMaskedArgs{...} }
+type ServiceForkMaskedArrayInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskedArrayOutput() ServiceForkMaskedArrayOutput
+	ToServiceForkMaskedArrayOutputWithContext(context.Context) ServiceForkMaskedArrayOutput
+}
+
+type ServiceForkMaskedArray []ServiceForkMaskedInput
+
+func (ServiceForkMaskedArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkMasked)(nil)).Elem()
+}
+
+func (i ServiceForkMaskedArray) ToServiceForkMaskedArrayOutput() ServiceForkMaskedArrayOutput {
+	return i.ToServiceForkMaskedArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskedArray) ToServiceForkMaskedArrayOutputWithContext(ctx context.Context) ServiceForkMaskedArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedArrayOutput)
+}
+
+// What one masking rule changed.
+type ServiceForkMaskedOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskedOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMasked)(nil)).Elem()
+}
+
+func (o ServiceForkMaskedOutput) ToServiceForkMaskedOutput() ServiceForkMaskedOutput {
+	return o
+}
+
+func (o ServiceForkMaskedOutput) ToServiceForkMaskedOutputWithContext(ctx context.Context) ServiceForkMaskedOutput {
+	return o
+}
+
+// How many rows had a value that was replaced.
+func (o ServiceForkMaskedOutput) Rows() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServiceForkMasked) *int { return v.Rows }).(pulumi.IntPtrOutput)
+}
+
+// The column masked, "schema.table.column".
+func (o ServiceForkMaskedOutput) Rule() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMasked) *string { return v.Rule }).(pulumi.StringPtrOutput)
+}
+
+// The masking function.
+func (o ServiceForkMaskedOutput) With() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMasked) *string { return v.With }).(pulumi.StringPtrOutput)
+}
+
+type ServiceForkMaskedArrayOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskedArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkMasked)(nil)).Elem()
+}
+
+func (o ServiceForkMaskedArrayOutput) ToServiceForkMaskedArrayOutput() ServiceForkMaskedArrayOutput {
+	return o
+}
+
+func (o ServiceForkMaskedArrayOutput) ToServiceForkMaskedArrayOutputWithContext(ctx context.Context) ServiceForkMaskedArrayOutput {
+	return o
+}
+
+func (o ServiceForkMaskedArrayOutput) Index(i pulumi.IntInput) ServiceForkMaskedOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ServiceForkMasked {
+		return vs[0].([]ServiceForkMasked)[vs[1].(int)]
+	}).(ServiceForkMaskedOutput)
+}
+
+// What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+type ServiceForkPreparation struct {
+	// Masking rules, run after the SQL, in order: each replaces every value of one column.
+	Mask []ServiceForkMaskRule `pulumi:"mask"`
+	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+	PauseJobs *bool `pulumi:"pauseJobs"`
+	// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+	Sql []string `pulumi:"sql"`
+}
+
+// ServiceForkPreparationInput is an input type that accepts ServiceForkPreparationArgs and ServiceForkPreparationOutput values.
+// You can construct a concrete instance of `ServiceForkPreparationInput` via:
+//
+//	ServiceForkPreparationArgs{...}
+type ServiceForkPreparationInput interface {
+	pulumi.Input
+
+	ToServiceForkPreparationOutput() ServiceForkPreparationOutput
+	ToServiceForkPreparationOutputWithContext(context.Context) ServiceForkPreparationOutput
+}
+
+// What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+type ServiceForkPreparationArgs struct {
+	// Masking rules, run after the SQL, in order: each replaces every value of one column.
+	Mask ServiceForkMaskRuleArrayInput `pulumi:"mask"`
+	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+	PauseJobs pulumi.BoolPtrInput `pulumi:"pauseJobs"`
+	// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+	Sql pulumi.StringArrayInput `pulumi:"sql"`
+}
+
+func (ServiceForkPreparationArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkPreparation)(nil)).Elem()
+}
+
+func (i ServiceForkPreparationArgs) ToServiceForkPreparationOutput() ServiceForkPreparationOutput {
+	return i.ToServiceForkPreparationOutputWithContext(context.Background())
+}
+
+func (i ServiceForkPreparationArgs) ToServiceForkPreparationOutputWithContext(ctx context.Context) ServiceForkPreparationOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkPreparationOutput)
+}
+
+func (i ServiceForkPreparationArgs) ToServiceForkPreparationPtrOutput() ServiceForkPreparationPtrOutput {
+	return i.ToServiceForkPreparationPtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkPreparationArgs) ToServiceForkPreparationPtrOutputWithContext(ctx context.Context) ServiceForkPreparationPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkPreparationOutput).ToServiceForkPreparationPtrOutputWithContext(ctx)
+}
+
+// ServiceForkPreparationPtrInput is an input type that accepts ServiceForkPreparationArgs, ServiceForkPreparationPtr and ServiceForkPreparationPtrOutput values.
+// You can construct a concrete instance of `ServiceForkPreparationPtrInput` via:
+//
+//	        ServiceForkPreparationArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkPreparationPtrInput interface {
+	pulumi.Input
+
+	ToServiceForkPreparationPtrOutput() ServiceForkPreparationPtrOutput
+	ToServiceForkPreparationPtrOutputWithContext(context.Context) ServiceForkPreparationPtrOutput
+}
+
+type serviceForkPreparationPtrType ServiceForkPreparationArgs
+
+func ServiceForkPreparationPtr(v *ServiceForkPreparationArgs) ServiceForkPreparationPtrInput {
+	return (*serviceForkPreparationPtrType)(v)
+}
+
+func (*serviceForkPreparationPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkPreparation)(nil)).Elem()
+}
+
+func (i *serviceForkPreparationPtrType) ToServiceForkPreparationPtrOutput() ServiceForkPreparationPtrOutput {
+	return i.ToServiceForkPreparationPtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkPreparationPtrType) ToServiceForkPreparationPtrOutputWithContext(ctx context.Context) ServiceForkPreparationPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkPreparationPtrOutput)
+}
+
+// What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+type ServiceForkPreparationOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkPreparationOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkPreparation)(nil)).Elem()
+}
+
+func (o ServiceForkPreparationOutput) ToServiceForkPreparationOutput() ServiceForkPreparationOutput {
+	return o
+}
+
+func (o ServiceForkPreparationOutput) ToServiceForkPreparationOutputWithContext(ctx context.Context) ServiceForkPreparationOutput {
+	return o
+}
+
+func (o ServiceForkPreparationOutput) ToServiceForkPreparationPtrOutput() ServiceForkPreparationPtrOutput {
+	return o.ToServiceForkPreparationPtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkPreparationOutput) ToServiceForkPreparationPtrOutputWithContext(ctx context.Context) ServiceForkPreparationPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkPreparation) *ServiceForkPreparation {
+		return &v
+	}).(ServiceForkPreparationPtrOutput)
+}
+
+// Masking rules, run after the SQL, in order: each replaces every value of one column.
+func (o ServiceForkPreparationOutput) Mask() ServiceForkMaskRuleArrayOutput {
+	return o.ApplyT(func(v ServiceForkPreparation) []ServiceForkMaskRule { return v.Mask }).(ServiceForkMaskRuleArrayOutput)
+}
+
+// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+func (o ServiceForkPreparationOutput) PauseJobs() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v ServiceForkPreparation) *bool { return v.PauseJobs }).(pulumi.BoolPtrOutput)
+}
+
+// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+func (o ServiceForkPreparationOutput) Sql() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServiceForkPreparation) []string { return v.Sql }).(pulumi.StringArrayOutput)
+}
+
+type ServiceForkPreparationPtrOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkPreparationPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkPreparation)(nil)).Elem()
+}
+
+func (o ServiceForkPreparationPtrOutput) ToServiceForkPreparationPtrOutput() ServiceForkPreparationPtrOutput {
+	return o
+}
+
+func (o ServiceForkPreparationPtrOutput) ToServiceForkPreparationPtrOutputWithContext(ctx context.Context) ServiceForkPreparationPtrOutput {
+	return o
+}
+
+func (o ServiceForkPreparationPtrOutput) Elem() ServiceForkPreparationOutput {
+	return o.ApplyT(func(v *ServiceForkPreparation) ServiceForkPreparation {
+		if v != nil {
+			return *v
+		}
+		var ret ServiceForkPreparation
+		return ret
+	}).(ServiceForkPreparationOutput)
+}
+
+// Masking rules, run after the SQL, in order: each replaces every value of one column.
+func (o ServiceForkPreparationPtrOutput) Mask() ServiceForkMaskRuleArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPreparation) []ServiceForkMaskRule {
+		if v == nil {
+			return nil
+		}
+		return v.Mask
+	}).(ServiceForkMaskRuleArrayOutput)
+}
+
+// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+func (o ServiceForkPreparationPtrOutput) PauseJobs() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ServiceForkPreparation) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.PauseJobs
+	}).(pulumi.BoolPtrOutput)
+}
+
+// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+func (o ServiceForkPreparationPtrOutput) Sql() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPreparation) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Sql
+	}).(pulumi.StringArrayOutput)
+}
+
+// What a fork's preparation did: counts and a digest, never data.
+type ServiceForkPrepared struct {
+	// When it finished (RFC 3339).
+	At *string `pulumi:"at"`
+	// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+	Digest *string `pulumi:"digest"`
+	// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+	JobsPaused []int `pulumi:"jobsPaused"`
+	// Per masking rule, in order: the rows changed.
+	Masked []ServiceForkMasked `pulumi:"masked"`
+	// How many SQL texts ran.
+	Statements *int `pulumi:"statements"`
+}
+
+// ServiceForkPreparedInput is an input type that accepts ServiceForkPreparedArgs and ServiceForkPreparedOutput values.
+// You can construct a concrete instance of `ServiceForkPreparedInput` via:
+//
+//	ServiceForkPreparedArgs{...}
+type ServiceForkPreparedInput interface {
+	pulumi.Input
+
+	ToServiceForkPreparedOutput() ServiceForkPreparedOutput
+	ToServiceForkPreparedOutputWithContext(context.Context) ServiceForkPreparedOutput
+}
+
+// What a fork's preparation did: counts and a digest, never data.
+type ServiceForkPreparedArgs struct {
+	// When it finished (RFC 3339).
+	At pulumi.StringPtrInput `pulumi:"at"`
+	// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+	Digest pulumi.StringPtrInput `pulumi:"digest"`
+	// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+	JobsPaused pulumi.IntArrayInput `pulumi:"jobsPaused"`
+	// Per masking rule, in order: the rows changed.
+	Masked ServiceForkMaskedArrayInput `pulumi:"masked"`
+	// How many SQL texts ran.
+	Statements pulumi.IntPtrInput `pulumi:"statements"`
+}
+
+func (ServiceForkPreparedArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkPrepared)(nil)).Elem()
+}
+
+func (i ServiceForkPreparedArgs) ToServiceForkPreparedOutput() ServiceForkPreparedOutput {
+	return i.ToServiceForkPreparedOutputWithContext(context.Background())
+}
+
+func (i ServiceForkPreparedArgs) ToServiceForkPreparedOutputWithContext(ctx context.Context) ServiceForkPreparedOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkPreparedOutput)
+}
+
+func (i ServiceForkPreparedArgs) ToServiceForkPreparedPtrOutput() ServiceForkPreparedPtrOutput {
+	return i.ToServiceForkPreparedPtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkPreparedArgs) ToServiceForkPreparedPtrOutputWithContext(ctx context.Context) ServiceForkPreparedPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkPreparedOutput).ToServiceForkPreparedPtrOutputWithContext(ctx)
+}
+
+// ServiceForkPreparedPtrInput is an input type that accepts ServiceForkPreparedArgs, ServiceForkPreparedPtr and ServiceForkPreparedPtrOutput values.
+// You can construct a concrete instance of `ServiceForkPreparedPtrInput` via:
+//
+//	        ServiceForkPreparedArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkPreparedPtrInput interface {
+	pulumi.Input
+
+	ToServiceForkPreparedPtrOutput() ServiceForkPreparedPtrOutput
+	ToServiceForkPreparedPtrOutputWithContext(context.Context) ServiceForkPreparedPtrOutput
+}
+
+type serviceForkPreparedPtrType ServiceForkPreparedArgs
+
+func ServiceForkPreparedPtr(v *ServiceForkPreparedArgs) ServiceForkPreparedPtrInput {
+	return (*serviceForkPreparedPtrType)(v)
+}
+
+func (*serviceForkPreparedPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkPrepared)(nil)).Elem()
+}
+
+func (i *serviceForkPreparedPtrType) ToServiceForkPreparedPtrOutput() ServiceForkPreparedPtrOutput {
+	return i.ToServiceForkPreparedPtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkPreparedPtrType) ToServiceForkPreparedPtrOutputWithContext(ctx context.Context) ServiceForkPreparedPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkPreparedPtrOutput)
+}
+
+// What a fork's preparation did: counts and a digest, never data.
+type ServiceForkPreparedOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkPreparedOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkPrepared)(nil)).Elem()
+}
+
+func (o ServiceForkPreparedOutput) ToServiceForkPreparedOutput() ServiceForkPreparedOutput {
+	return o
+}
+
+func (o ServiceForkPreparedOutput) ToServiceForkPreparedOutputWithContext(ctx context.Context) ServiceForkPreparedOutput {
+	return o
+}
+
+func (o ServiceForkPreparedOutput) ToServiceForkPreparedPtrOutput() ServiceForkPreparedPtrOutput {
+	return o.ToServiceForkPreparedPtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkPreparedOutput) ToServiceForkPreparedPtrOutputWithContext(ctx context.Context) ServiceForkPreparedPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkPrepared) *ServiceForkPrepared {
+		return &v
+	}).(ServiceForkPreparedPtrOutput)
+}
+
+// When it finished (RFC 3339).
+func (o ServiceForkPreparedOutput) At() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.At }).(pulumi.StringPtrOutput)
+}
+
+// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+func (o ServiceForkPreparedOutput) Digest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.Digest }).(pulumi.StringPtrOutput)
+}
+
+// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+func (o ServiceForkPreparedOutput) JobsPaused() pulumi.IntArrayOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) []int { return v.JobsPaused }).(pulumi.IntArrayOutput)
+}
+
+// Per masking rule, in order: the rows changed.
+func (o ServiceForkPreparedOutput) Masked() ServiceForkMaskedArrayOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) []ServiceForkMasked { return v.Masked }).(ServiceForkMaskedArrayOutput)
+}
+
+// How many SQL texts ran.
+func (o ServiceForkPreparedOutput) Statements() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) *int { return v.Statements }).(pulumi.IntPtrOutput)
+}
+
+type ServiceForkPreparedPtrOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkPreparedPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkPrepared)(nil)).Elem()
+}
+
+func (o ServiceForkPreparedPtrOutput) ToServiceForkPreparedPtrOutput() ServiceForkPreparedPtrOutput {
+	return o
+}
+
+func (o ServiceForkPreparedPtrOutput) ToServiceForkPreparedPtrOutputWithContext(ctx context.Context) ServiceForkPreparedPtrOutput {
+	return o
+}
+
+func (o ServiceForkPreparedPtrOutput) Elem() ServiceForkPreparedOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) ServiceForkPrepared {
+		if v != nil {
+			return *v
+		}
+		var ret ServiceForkPrepared
+		return ret
+	}).(ServiceForkPreparedOutput)
+}
+
+// When it finished (RFC 3339).
+func (o ServiceForkPreparedPtrOutput) At() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) *string {
+		if v == nil {
+			return nil
+		}
+		return v.At
+	}).(pulumi.StringPtrOutput)
+}
+
+// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+func (o ServiceForkPreparedPtrOutput) Digest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Digest
+	}).(pulumi.StringPtrOutput)
+}
+
+// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+func (o ServiceForkPreparedPtrOutput) JobsPaused() pulumi.IntArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) []int {
+		if v == nil {
+			return nil
+		}
+		return v.JobsPaused
+	}).(pulumi.IntArrayOutput)
+}
+
+// Per masking rule, in order: the rows changed.
+func (o ServiceForkPreparedPtrOutput) Masked() ServiceForkMaskedArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) []ServiceForkMasked {
+		if v == nil {
+			return nil
+		}
+		return v.Masked
+	}).(ServiceForkMaskedArrayOutput)
+}
+
+// How many SQL texts ran.
+func (o ServiceForkPreparedPtrOutput) Statements() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) *int {
+		if v == nil {
+			return nil
+		}
+		return v.Statements
+	}).(pulumi.IntPtrOutput)
+}
+
 // A compute resource of a service, as the API reports it.
 type ServiceForkResource struct {
 	// Its CPU, in millicores.
@@ -946,6 +1594,14 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkForkedFromPtrInput)(nil)).Elem(), ServiceForkForkedFromArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkHaReplicasInput)(nil)).Elem(), ServiceForkHaReplicasArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkHaReplicasPtrInput)(nil)).Elem(), ServiceForkHaReplicasArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskRuleInput)(nil)).Elem(), ServiceForkMaskRuleArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskRuleArrayInput)(nil)).Elem(), ServiceForkMaskRuleArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedInput)(nil)).Elem(), ServiceForkMaskedArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedArrayInput)(nil)).Elem(), ServiceForkMaskedArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparationInput)(nil)).Elem(), ServiceForkPreparationArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparationPtrInput)(nil)).Elem(), ServiceForkPreparationArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparedInput)(nil)).Elem(), ServiceForkPreparedArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparedPtrInput)(nil)).Elem(), ServiceForkPreparedArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkResourceInput)(nil)).Elem(), ServiceForkResourceArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkResourceArrayInput)(nil)).Elem(), ServiceForkResourceArray{})
 	pulumi.RegisterOutputType(EndpointOutput{})
@@ -958,6 +1614,14 @@ func init() {
 	pulumi.RegisterOutputType(ServiceForkForkedFromPtrOutput{})
 	pulumi.RegisterOutputType(ServiceForkHaReplicasOutput{})
 	pulumi.RegisterOutputType(ServiceForkHaReplicasPtrOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskRuleOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskRuleArrayOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskedOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskedArrayOutput{})
+	pulumi.RegisterOutputType(ServiceForkPreparationOutput{})
+	pulumi.RegisterOutputType(ServiceForkPreparationPtrOutput{})
+	pulumi.RegisterOutputType(ServiceForkPreparedOutput{})
+	pulumi.RegisterOutputType(ServiceForkPreparedPtrOutput{})
 	pulumi.RegisterOutputType(ServiceForkResourceOutput{})
 	pulumi.RegisterOutputType(ServiceForkResourceArrayOutput{})
 }

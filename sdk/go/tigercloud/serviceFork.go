@@ -106,7 +106,7 @@ type ServiceFork struct {
 	Adopted ServiceForkAdoptedPtrOutput `pulumi:"adopted"`
 	// The fork's connection pooler, when it has one.
 	ConnectionPooler ServiceForkConnectionPoolerPtrOutput `pulumi:"connectionPooler"`
-	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
 	ConnectionUri pulumi.StringPtrOutput `pulumi:"connectionUri"`
 	// The declared CPU, in millicores, or "shared".
 	CpuMillis pulumi.StringPtrOutput `pulumi:"cpuMillis"`
@@ -124,6 +124,10 @@ type ServiceFork struct {
 	Environment pulumi.StringPtrOutput `pulumi:"environment"`
 	// The declared environment tag, DEV or PROD.
 	EnvironmentTag EnvironmentTagPtrOutput `pulumi:"environmentTag"`
+	// When the fork expires, as declared (see the input).
+	Expires pulumi.StringPtrOutput `pulumi:"expires"`
+	// When the fork expires (RFC 3339), from expires and its creation time.
+	ExpiresAt pulumi.StringPtrOutput `pulumi:"expiresAt"`
 	// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
 	ForkStrategy ForkStrategyOutput `pulumi:"forkStrategy"`
 	// The service the fork was made from, as the API reports it.
@@ -144,10 +148,14 @@ type ServiceFork struct {
 	PasswordOnAdopt PasswordOnAdoptOutput `pulumi:"passwordOnAdopt"`
 	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
 	Paused pulumi.BoolOutput `pulumi:"paused"`
-	// The same through the connection pooler, when the fork has one. Always secret.
+	// The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
 	PoolerConnectionUri pulumi.StringPtrOutput `pulumi:"poolerConnectionUri"`
 	// The endpoint's port.
 	Port pulumi.IntPtrOutput `pulumi:"port"`
+	// The preparation declared (see the input), as recorded.
+	Prepare ServiceForkPreparationPtrOutput `pulumi:"prepare"`
+	// What the fork's preparation did (see prepare): counts and a digest, never data.
+	Prepared ServiceForkPreparedPtrOutput `pulumi:"prepared"`
 	// The project of the source service and of the fork.
 	ProjectId pulumi.StringOutput `pulumi:"projectId"`
 	// What counted as ready when create waited: "login" or "status".
@@ -166,6 +174,8 @@ type ServiceFork struct {
 	Status pulumi.StringOutput `pulumi:"status"`
 	// The point in time a PITR fork was made at.
 	TargetTime pulumi.StringPtrOutput `pulumi:"targetTime"`
+	// Why the fork may be unmasked, as declared (see the input).
+	UnmaskedReason pulumi.StringPtrOutput `pulumi:"unmaskedReason"`
 	// How long an in-place change waits.
 	UpdateTimeout pulumi.StringOutput `pulumi:"updateTimeout"`
 	// The admin role: tsdbadmin.
@@ -224,7 +234,7 @@ type serviceForkState struct {
 	Adopted *ServiceForkAdopted `pulumi:"adopted"`
 	// The fork's connection pooler, when it has one.
 	ConnectionPooler *ServiceForkConnectionPooler `pulumi:"connectionPooler"`
-	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
 	ConnectionUri *string `pulumi:"connectionUri"`
 	// The declared CPU, in millicores, or "shared".
 	CpuMillis *string `pulumi:"cpuMillis"`
@@ -242,6 +252,10 @@ type serviceForkState struct {
 	Environment *string `pulumi:"environment"`
 	// The declared environment tag, DEV or PROD.
 	EnvironmentTag *EnvironmentTag `pulumi:"environmentTag"`
+	// When the fork expires, as declared (see the input).
+	Expires *string `pulumi:"expires"`
+	// When the fork expires (RFC 3339), from expires and its creation time.
+	ExpiresAt *string `pulumi:"expiresAt"`
 	// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
 	ForkStrategy *ForkStrategy `pulumi:"forkStrategy"`
 	// The service the fork was made from, as the API reports it.
@@ -262,10 +276,14 @@ type serviceForkState struct {
 	PasswordOnAdopt *PasswordOnAdopt `pulumi:"passwordOnAdopt"`
 	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
 	Paused *bool `pulumi:"paused"`
-	// The same through the connection pooler, when the fork has one. Always secret.
+	// The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
 	PoolerConnectionUri *string `pulumi:"poolerConnectionUri"`
 	// The endpoint's port.
 	Port *int `pulumi:"port"`
+	// The preparation declared (see the input), as recorded.
+	Prepare *ServiceForkPreparation `pulumi:"prepare"`
+	// What the fork's preparation did (see prepare): counts and a digest, never data.
+	Prepared *ServiceForkPrepared `pulumi:"prepared"`
 	// The project of the source service and of the fork.
 	ProjectId *string `pulumi:"projectId"`
 	// What counted as ready when create waited: "login" or "status".
@@ -284,6 +302,8 @@ type serviceForkState struct {
 	Status *string `pulumi:"status"`
 	// The point in time a PITR fork was made at.
 	TargetTime *string `pulumi:"targetTime"`
+	// Why the fork may be unmasked, as declared (see the input).
+	UnmaskedReason *string `pulumi:"unmaskedReason"`
 	// How long an in-place change waits.
 	UpdateTimeout *string `pulumi:"updateTimeout"`
 	// The admin role: tsdbadmin.
@@ -301,7 +321,7 @@ type ServiceForkState struct {
 	Adopted ServiceForkAdoptedPtrInput
 	// The fork's connection pooler, when it has one.
 	ConnectionPooler ServiceForkConnectionPoolerPtrInput
-	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+	// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
 	ConnectionUri pulumi.StringPtrInput
 	// The declared CPU, in millicores, or "shared".
 	CpuMillis pulumi.StringPtrInput
@@ -319,6 +339,10 @@ type ServiceForkState struct {
 	Environment pulumi.StringPtrInput
 	// The declared environment tag, DEV or PROD.
 	EnvironmentTag EnvironmentTagPtrInput
+	// When the fork expires, as declared (see the input).
+	Expires pulumi.StringPtrInput
+	// When the fork expires (RFC 3339), from expires and its creation time.
+	ExpiresAt pulumi.StringPtrInput
 	// How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
 	ForkStrategy ForkStrategyPtrInput
 	// The service the fork was made from, as the API reports it.
@@ -339,10 +363,14 @@ type ServiceForkState struct {
 	PasswordOnAdopt PasswordOnAdoptPtrInput
 	// True when the fork is stopped (PAUSING or PAUSED), as last seen.
 	Paused pulumi.BoolPtrInput
-	// The same through the connection pooler, when the fork has one. Always secret.
+	// The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
 	PoolerConnectionUri pulumi.StringPtrInput
 	// The endpoint's port.
 	Port pulumi.IntPtrInput
+	// The preparation declared (see the input), as recorded.
+	Prepare ServiceForkPreparationPtrInput
+	// What the fork's preparation did (see prepare): counts and a digest, never data.
+	Prepared ServiceForkPreparedPtrInput
 	// The project of the source service and of the fork.
 	ProjectId pulumi.StringPtrInput
 	// What counted as ready when create waited: "login" or "status".
@@ -361,6 +389,8 @@ type ServiceForkState struct {
 	Status pulumi.StringPtrInput
 	// The point in time a PITR fork was made at.
 	TargetTime pulumi.StringPtrInput
+	// Why the fork may be unmasked, as declared (see the input).
+	UnmaskedReason pulumi.StringPtrInput
 	// How long an in-place change waits.
 	UpdateTimeout pulumi.StringPtrInput
 	// The admin role: tsdbadmin.
@@ -392,6 +422,8 @@ type serviceForkArgs struct {
 	DeleteTimeout *string `pulumi:"deleteTimeout"`
 	// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
 	EnvironmentTag *EnvironmentTag `pulumi:"environmentTag"`
+	// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+	Expires *string `pulumi:"expires"`
 	// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
 	ForkStrategy ForkStrategy `pulumi:"forkStrategy"`
 	// The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with CpuMillis "shared" too). Default: the parent's.
@@ -404,6 +436,8 @@ type serviceForkArgs struct {
 	PasswordOnAdopt *PasswordOnAdopt `pulumi:"passwordOnAdopt"`
 	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused *bool `pulumi:"paused"`
+	// What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+	Prepare *ServiceForkPreparation `pulumi:"prepare"`
 	// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId *string `pulumi:"projectId"`
 	// What counts as ready when create waits (WaitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
@@ -412,6 +446,8 @@ type serviceForkArgs struct {
 	SourceServiceId string `pulumi:"sourceServiceId"`
 	// RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
 	TargetTime *string `pulumi:"targetTime"`
+	// Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.
+	UnmaskedReason *string `pulumi:"unmaskedReason"`
 	// How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
 	UpdateTimeout *string `pulumi:"updateTimeout"`
 	// Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
@@ -432,6 +468,8 @@ type ServiceForkArgs struct {
 	DeleteTimeout pulumi.StringPtrInput
 	// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
 	EnvironmentTag EnvironmentTagPtrInput
+	// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+	Expires pulumi.StringPtrInput
 	// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
 	ForkStrategy ForkStrategyInput
 	// The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with CpuMillis "shared" too). Default: the parent's.
@@ -444,6 +482,8 @@ type ServiceForkArgs struct {
 	PasswordOnAdopt PasswordOnAdoptPtrInput
 	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused pulumi.BoolPtrInput
+	// What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+	Prepare ServiceForkPreparationPtrInput
 	// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId pulumi.StringPtrInput
 	// What counts as ready when create waits (WaitForReady): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
@@ -452,6 +492,8 @@ type ServiceForkArgs struct {
 	SourceServiceId pulumi.StringInput
 	// RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
 	TargetTime pulumi.StringPtrInput
+	// Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.
+	UnmaskedReason pulumi.StringPtrInput
 	// How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
 	UpdateTimeout pulumi.StringPtrInput
 	// Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
@@ -515,7 +557,7 @@ func (o ServiceForkOutput) ConnectionPooler() ServiceForkConnectionPoolerPtrOutp
 	return o.ApplyT(func(v *ServiceFork) ServiceForkConnectionPoolerPtrOutput { return v.ConnectionPooler }).(ServiceForkConnectionPoolerPtrOutput)
 }
 
-// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep").
+// `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (PasswordOnAdopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
 func (o ServiceForkOutput) ConnectionUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.ConnectionUri }).(pulumi.StringPtrOutput)
 }
@@ -558,6 +600,16 @@ func (o ServiceForkOutput) Environment() pulumi.StringPtrOutput {
 // The declared environment tag, DEV or PROD.
 func (o ServiceForkOutput) EnvironmentTag() EnvironmentTagPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) EnvironmentTagPtrOutput { return v.EnvironmentTag }).(EnvironmentTagPtrOutput)
+}
+
+// When the fork expires, as declared (see the input).
+func (o ServiceForkOutput) Expires() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.Expires }).(pulumi.StringPtrOutput)
+}
+
+// When the fork expires (RFC 3339), from expires and its creation time.
+func (o ServiceForkOutput) ExpiresAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.ExpiresAt }).(pulumi.StringPtrOutput)
 }
 
 // How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
@@ -610,7 +662,7 @@ func (o ServiceForkOutput) Paused() pulumi.BoolOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.BoolOutput { return v.Paused }).(pulumi.BoolOutput)
 }
 
-// The same through the connection pooler, when the fork has one. Always secret.
+// The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
 func (o ServiceForkOutput) PoolerConnectionUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.PoolerConnectionUri }).(pulumi.StringPtrOutput)
 }
@@ -618,6 +670,16 @@ func (o ServiceForkOutput) PoolerConnectionUri() pulumi.StringPtrOutput {
 // The endpoint's port.
 func (o ServiceForkOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.IntPtrOutput { return v.Port }).(pulumi.IntPtrOutput)
+}
+
+// The preparation declared (see the input), as recorded.
+func (o ServiceForkOutput) Prepare() ServiceForkPreparationPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) ServiceForkPreparationPtrOutput { return v.Prepare }).(ServiceForkPreparationPtrOutput)
+}
+
+// What the fork's preparation did (see prepare): counts and a digest, never data.
+func (o ServiceForkOutput) Prepared() ServiceForkPreparedPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) ServiceForkPreparedPtrOutput { return v.Prepared }).(ServiceForkPreparedPtrOutput)
 }
 
 // The project of the source service and of the fork.
@@ -663,6 +725,11 @@ func (o ServiceForkOutput) Status() pulumi.StringOutput {
 // The point in time a PITR fork was made at.
 func (o ServiceForkOutput) TargetTime() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.TargetTime }).(pulumi.StringPtrOutput)
+}
+
+// Why the fork may be unmasked, as declared (see the input).
+func (o ServiceForkOutput) UnmaskedReason() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.UnmaskedReason }).(pulumi.StringPtrOutput)
 }
 
 // How long an in-place change waits.

@@ -9,6 +9,7 @@ from enum import Enum
 __all__ = [
     'EnvironmentTag',
     'ForkStrategy',
+    'Mask',
     'OnDestroy',
     'PasswordOnAdopt',
     'ReadyWhen',
@@ -46,6 +47,33 @@ class ForkStrategy(_builtins.str, Enum):
     PITR = "PITR"
     """
     The data as it was at a point in time, the target time declared: point-in-time recovery.
+    """
+
+
+@pulumi.type_token("tigercloud:index:Mask")
+class Mask(_builtins.str, Enum):
+    """
+    What a masking rule writes in place of each value.
+    """
+    NULL = "null"
+    """
+    NULL in place of every value.
+    """
+    CONSTANT = "constant"
+    """
+    The rule's value, the same in every row.
+    """
+    HASH = "hash"
+    """
+    A keyed hash of the value (text columns): equal values stay equal, so joins and uniqueness hold; the key is new for each fork.
+    """
+    EMAIL = "email"
+    """
+    A fake e-mail address made from the same keyed hash (text columns): unique where the values were, at example.invalid.
+    """
+    KEEPFIRST = "keepFirst"
+    """
+    The value's first `chars` characters (text columns).
     """
 
 

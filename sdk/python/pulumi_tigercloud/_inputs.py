@@ -26,6 +26,14 @@ __all__ = [
     'ServiceForkForkedFromArgsDict',
     'ServiceForkHaReplicasArgs',
     'ServiceForkHaReplicasArgsDict',
+    'ServiceForkMaskRuleArgs',
+    'ServiceForkMaskRuleArgsDict',
+    'ServiceForkMaskedArgs',
+    'ServiceForkMaskedArgsDict',
+    'ServiceForkPreparationArgs',
+    'ServiceForkPreparationArgsDict',
+    'ServiceForkPreparedArgs',
+    'ServiceForkPreparedArgsDict',
     'ServiceForkResourceArgs',
     'ServiceForkResourceArgsDict',
 ]
@@ -298,6 +306,382 @@ class ServiceForkHaReplicasArgs:
     @sync_replica_count.setter
     def sync_replica_count(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "sync_replica_count", value)
+
+
+class ServiceForkMaskRuleArgsDict(TypedDict):
+    """
+    A masking rule: one column of one table, and what replaces its values.
+    """
+    chars: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+    """
+    column: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The column to mask.
+    """
+    table: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The table, "name" (schema public) or "schema.name".
+    """
+    value: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The value "constant" writes; only with "constant".
+    """
+    with_: NotRequired[pulumi.Input[Optional['Mask']]]
+    """
+    The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+    """
+
+@pulumi.input_type
+class ServiceForkMaskRuleArgs:
+    def __init__(__self__, *,
+                 chars: pulumi.Input[Optional[_builtins.int]] = None,
+                 column: pulumi.Input[Optional[_builtins.str]] = None,
+                 table: pulumi.Input[Optional[_builtins.str]] = None,
+                 value: pulumi.Input[Optional[_builtins.str]] = None,
+                 with_: pulumi.Input[Optional['Mask']] = None):
+        """
+        A masking rule: one column of one table, and what replaces its values.
+
+        :param pulumi.Input[_builtins.int] chars: How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+        :param pulumi.Input[_builtins.str] column: The column to mask.
+        :param pulumi.Input[_builtins.str] table: The table, "name" (schema public) or "schema.name".
+        :param pulumi.Input[_builtins.str] value: The value "constant" writes; only with "constant".
+        :param pulumi.Input['Mask'] with_: The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+        """
+        if chars is not None:
+            pulumi.set(__self__, "chars", chars)
+        if column is not None:
+            pulumi.set(__self__, "column", column)
+        if table is not None:
+            pulumi.set(__self__, "table", table)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+        if with_ is not None:
+            pulumi.set(__self__, "with_", with_)
+
+    @_builtins.property
+    @pulumi.getter
+    def chars(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+        """
+        return pulumi.get(self, "chars")
+
+    @chars.setter
+    def chars(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "chars", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def column(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The column to mask.
+        """
+        return pulumi.get(self, "column")
+
+    @column.setter
+    def column(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "column", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def table(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The table, "name" (schema public) or "schema.name".
+        """
+        return pulumi.get(self, "table")
+
+    @table.setter
+    def table(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "table", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The value "constant" writes; only with "constant".
+        """
+        return pulumi.get(self, "value")
+
+    @value.setter
+    def value(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="with")
+    def with_(self) -> pulumi.Input[Optional['Mask']]:
+        """
+        The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+        """
+        return pulumi.get(self, "with_")
+
+    @with_.setter
+    def with_(self, value: pulumi.Input[Optional['Mask']]):
+        pulumi.set(self, "with_", value)
+
+
+class ServiceForkMaskedArgsDict(TypedDict):
+    """
+    What one masking rule changed.
+    """
+    rows: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How many rows had a value that was replaced.
+    """
+    rule: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The column masked, "schema.table.column".
+    """
+    with_: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The masking function.
+    """
+
+@pulumi.input_type
+class ServiceForkMaskedArgs:
+    def __init__(__self__, *,
+                 rows: pulumi.Input[Optional[_builtins.int]] = None,
+                 rule: pulumi.Input[Optional[_builtins.str]] = None,
+                 with_: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        What one masking rule changed.
+
+        :param pulumi.Input[_builtins.int] rows: How many rows had a value that was replaced.
+        :param pulumi.Input[_builtins.str] rule: The column masked, "schema.table.column".
+        :param pulumi.Input[_builtins.str] with_: The masking function.
+        """
+        if rows is not None:
+            pulumi.set(__self__, "rows", rows)
+        if rule is not None:
+            pulumi.set(__self__, "rule", rule)
+        if with_ is not None:
+            pulumi.set(__self__, "with_", with_)
+
+    @_builtins.property
+    @pulumi.getter
+    def rows(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How many rows had a value that was replaced.
+        """
+        return pulumi.get(self, "rows")
+
+    @rows.setter
+    def rows(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "rows", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def rule(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The column masked, "schema.table.column".
+        """
+        return pulumi.get(self, "rule")
+
+    @rule.setter
+    def rule(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "rule", value)
+
+    @_builtins.property
+    @pulumi.getter(name="with")
+    def with_(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The masking function.
+        """
+        return pulumi.get(self, "with_")
+
+    @with_.setter
+    def with_(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "with_", value)
+
+
+class ServiceForkPreparationArgsDict(TypedDict):
+    """
+    What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+    """
+    mask: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgsDict']]]]]
+    """
+    Masking rules, run after the SQL, in order: each replaces every value of one column.
+    """
+    pause_jobs: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+    """
+    sql: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+    """
+
+@pulumi.input_type
+class ServiceForkPreparationArgs:
+    def __init__(__self__, *,
+                 mask: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]]] = None,
+                 pause_jobs: pulumi.Input[Optional[_builtins.bool]] = None,
+                 sql: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+        """
+        What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+
+        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]] mask: Masking rules, run after the SQL, in order: each replaces every value of one column.
+        :param pulumi.Input[_builtins.bool] pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sql: SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+        """
+        if mask is not None:
+            pulumi.set(__self__, "mask", mask)
+        if pause_jobs is not None:
+            pulumi.set(__self__, "pause_jobs", pause_jobs)
+        if sql is not None:
+            pulumi.set(__self__, "sql", sql)
+
+    @_builtins.property
+    @pulumi.getter
+    def mask(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]]]:
+        """
+        Masking rules, run after the SQL, in order: each replaces every value of one column.
+        """
+        return pulumi.get(self, "mask")
+
+    @mask.setter
+    def mask(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]]]):
+        pulumi.set(self, "mask", value)
+
+    @_builtins.property
+    @pulumi.getter(name="pauseJobs")
+    def pause_jobs(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        """
+        return pulumi.get(self, "pause_jobs")
+
+    @pause_jobs.setter
+    def pause_jobs(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "pause_jobs", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def sql(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+        """
+        return pulumi.get(self, "sql")
+
+    @sql.setter
+    def sql(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "sql", value)
+
+
+class ServiceForkPreparedArgsDict(TypedDict):
+    """
+    What a fork's preparation did: counts and a digest, never data.
+    """
+    at: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    When it finished (RFC 3339).
+    """
+    digest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+    """
+    jobs_paused: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]]]
+    """
+    The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+    """
+    masked: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedArgsDict']]]]]
+    """
+    Per masking rule, in order: the rows changed.
+    """
+    statements: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How many SQL texts ran.
+    """
+
+@pulumi.input_type
+class ServiceForkPreparedArgs:
+    def __init__(__self__, *,
+                 at: pulumi.Input[Optional[_builtins.str]] = None,
+                 digest: pulumi.Input[Optional[_builtins.str]] = None,
+                 jobs_paused: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]] = None,
+                 masked: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedArgs']]]] = None,
+                 statements: pulumi.Input[Optional[_builtins.int]] = None):
+        """
+        What a fork's preparation did: counts and a digest, never data.
+
+        :param pulumi.Input[_builtins.str] at: When it finished (RFC 3339).
+        :param pulumi.Input[_builtins.str] digest: sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.int]]] jobs_paused: The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskedArgs']]] masked: Per masking rule, in order: the rows changed.
+        :param pulumi.Input[_builtins.int] statements: How many SQL texts ran.
+        """
+        if at is not None:
+            pulumi.set(__self__, "at", at)
+        if digest is not None:
+            pulumi.set(__self__, "digest", digest)
+        if jobs_paused is not None:
+            pulumi.set(__self__, "jobs_paused", jobs_paused)
+        if masked is not None:
+            pulumi.set(__self__, "masked", masked)
+        if statements is not None:
+            pulumi.set(__self__, "statements", statements)
+
+    @_builtins.property
+    @pulumi.getter
+    def at(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When it finished (RFC 3339).
+        """
+        return pulumi.get(self, "at")
+
+    @at.setter
+    def at(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "at", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def digest(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        """
+        return pulumi.get(self, "digest")
+
+    @digest.setter
+    def digest(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "digest", value)
+
+    @_builtins.property
+    @pulumi.getter(name="jobsPaused")
+    def jobs_paused(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]]:
+        """
+        The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+        """
+        return pulumi.get(self, "jobs_paused")
+
+    @jobs_paused.setter
+    def jobs_paused(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]]):
+        pulumi.set(self, "jobs_paused", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def masked(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedArgs']]]]:
+        """
+        Per masking rule, in order: the rows changed.
+        """
+        return pulumi.get(self, "masked")
+
+    @masked.setter
+    def masked(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedArgs']]]]):
+        pulumi.set(self, "masked", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def statements(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How many SQL texts ran.
+        """
+        return pulumi.get(self, "statements")
+
+    @statements.setter
+    def statements(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "statements", value)
 
 
 class ServiceForkResourceArgsDict(TypedDict):

@@ -22,6 +22,10 @@ __all__ = [
     'ServiceForkConnectionPooler',
     'ServiceForkForkedFrom',
     'ServiceForkHaReplicas',
+    'ServiceForkMaskRule',
+    'ServiceForkMasked',
+    'ServiceForkPreparation',
+    'ServiceForkPrepared',
     'ServiceForkResource',
 ]
 
@@ -243,6 +247,314 @@ class ServiceForkHaReplicas(dict):
         Synchronous HA replicas.
         """
         return pulumi.get(self, "sync_replica_count")
+
+
+@pulumi.output_type
+class ServiceForkMaskRule(dict):
+    """
+    A masking rule: one column of one table, and what replaces its values.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "with":
+            suggest = "with_"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServiceForkMaskRule. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServiceForkMaskRule.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServiceForkMaskRule.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 chars: Optional[_builtins.int] = None,
+                 column: Optional[_builtins.str] = None,
+                 table: Optional[_builtins.str] = None,
+                 value: Optional[_builtins.str] = None,
+                 with_: Optional['Mask'] = None):
+        """
+        A masking rule: one column of one table, and what replaces its values.
+
+        :param _builtins.int chars: How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+        :param _builtins.str column: The column to mask.
+        :param _builtins.str table: The table, "name" (schema public) or "schema.name".
+        :param _builtins.str value: The value "constant" writes; only with "constant".
+        :param 'Mask' with_: The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+        """
+        if chars is not None:
+            pulumi.set(__self__, "chars", chars)
+        if column is not None:
+            pulumi.set(__self__, "column", column)
+        if table is not None:
+            pulumi.set(__self__, "table", table)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+        if with_ is not None:
+            pulumi.set(__self__, "with_", with_)
+
+    @_builtins.property
+    @pulumi.getter
+    def chars(self) -> Optional[_builtins.int]:
+        """
+        How many characters "keepFirst" keeps, 1 to 1000; only with "keepFirst".
+        """
+        return pulumi.get(self, "chars")
+
+    @_builtins.property
+    @pulumi.getter
+    def column(self) -> Optional[_builtins.str]:
+        """
+        The column to mask.
+        """
+        return pulumi.get(self, "column")
+
+    @_builtins.property
+    @pulumi.getter
+    def table(self) -> Optional[_builtins.str]:
+        """
+        The table, "name" (schema public) or "schema.name".
+        """
+        return pulumi.get(self, "table")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        The value "constant" writes; only with "constant".
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter(name="with")
+    def with_(self) -> Optional['Mask']:
+        """
+        The masking function: "null", "constant" (with value), "hash", "email" or "keepFirst" (with chars). NULLs stay NULL.
+        """
+        return pulumi.get(self, "with_")
+
+
+@pulumi.output_type
+class ServiceForkMasked(dict):
+    """
+    What one masking rule changed.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "with":
+            suggest = "with_"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServiceForkMasked. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServiceForkMasked.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServiceForkMasked.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 rows: Optional[_builtins.int] = None,
+                 rule: Optional[_builtins.str] = None,
+                 with_: Optional[_builtins.str] = None):
+        """
+        What one masking rule changed.
+
+        :param _builtins.int rows: How many rows had a value that was replaced.
+        :param _builtins.str rule: The column masked, "schema.table.column".
+        :param _builtins.str with_: The masking function.
+        """
+        if rows is not None:
+            pulumi.set(__self__, "rows", rows)
+        if rule is not None:
+            pulumi.set(__self__, "rule", rule)
+        if with_ is not None:
+            pulumi.set(__self__, "with_", with_)
+
+    @_builtins.property
+    @pulumi.getter
+    def rows(self) -> Optional[_builtins.int]:
+        """
+        How many rows had a value that was replaced.
+        """
+        return pulumi.get(self, "rows")
+
+    @_builtins.property
+    @pulumi.getter
+    def rule(self) -> Optional[_builtins.str]:
+        """
+        The column masked, "schema.table.column".
+        """
+        return pulumi.get(self, "rule")
+
+    @_builtins.property
+    @pulumi.getter(name="with")
+    def with_(self) -> Optional[_builtins.str]:
+        """
+        The masking function.
+        """
+        return pulumi.get(self, "with_")
+
+
+@pulumi.output_type
+class ServiceForkPreparation(dict):
+    """
+    What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "pauseJobs":
+            suggest = "pause_jobs"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServiceForkPreparation. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServiceForkPreparation.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServiceForkPreparation.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 mask: Optional[Sequence['outputs.ServiceForkMaskRule']] = None,
+                 pause_jobs: Optional[_builtins.bool] = None,
+                 sql: Optional[Sequence[_builtins.str]] = None):
+        """
+        What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
+
+        :param Sequence['ServiceForkMaskRule'] mask: Masking rules, run after the SQL, in order: each replaces every value of one column.
+        :param _builtins.bool pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        :param Sequence[_builtins.str] sql: SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+        """
+        if mask is not None:
+            pulumi.set(__self__, "mask", mask)
+        if pause_jobs is not None:
+            pulumi.set(__self__, "pause_jobs", pause_jobs)
+        if sql is not None:
+            pulumi.set(__self__, "sql", sql)
+
+    @_builtins.property
+    @pulumi.getter
+    def mask(self) -> Optional[Sequence['outputs.ServiceForkMaskRule']]:
+        """
+        Masking rules, run after the SQL, in order: each replaces every value of one column.
+        """
+        return pulumi.get(self, "mask")
+
+    @_builtins.property
+    @pulumi.getter(name="pauseJobs")
+    def pause_jobs(self) -> Optional[_builtins.bool]:
+        """
+        Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        """
+        return pulumi.get(self, "pause_jobs")
+
+    @_builtins.property
+    @pulumi.getter
+    def sql(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+        """
+        return pulumi.get(self, "sql")
+
+
+@pulumi.output_type
+class ServiceForkPrepared(dict):
+    """
+    What a fork's preparation did: counts and a digest, never data.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "jobsPaused":
+            suggest = "jobs_paused"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServiceForkPrepared. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServiceForkPrepared.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServiceForkPrepared.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 at: Optional[_builtins.str] = None,
+                 digest: Optional[_builtins.str] = None,
+                 jobs_paused: Optional[Sequence[_builtins.int]] = None,
+                 masked: Optional[Sequence['outputs.ServiceForkMasked']] = None,
+                 statements: Optional[_builtins.int] = None):
+        """
+        What a fork's preparation did: counts and a digest, never data.
+
+        :param _builtins.str at: When it finished (RFC 3339).
+        :param _builtins.str digest: sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        :param Sequence[_builtins.int] jobs_paused: The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+        :param Sequence['ServiceForkMasked'] masked: Per masking rule, in order: the rows changed.
+        :param _builtins.int statements: How many SQL texts ran.
+        """
+        if at is not None:
+            pulumi.set(__self__, "at", at)
+        if digest is not None:
+            pulumi.set(__self__, "digest", digest)
+        if jobs_paused is not None:
+            pulumi.set(__self__, "jobs_paused", jobs_paused)
+        if masked is not None:
+            pulumi.set(__self__, "masked", masked)
+        if statements is not None:
+            pulumi.set(__self__, "statements", statements)
+
+    @_builtins.property
+    @pulumi.getter
+    def at(self) -> Optional[_builtins.str]:
+        """
+        When it finished (RFC 3339).
+        """
+        return pulumi.get(self, "at")
+
+    @_builtins.property
+    @pulumi.getter
+    def digest(self) -> Optional[_builtins.str]:
+        """
+        sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        """
+        return pulumi.get(self, "digest")
+
+    @_builtins.property
+    @pulumi.getter(name="jobsPaused")
+    def jobs_paused(self) -> Optional[Sequence[_builtins.int]]:
+        """
+        The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
+        """
+        return pulumi.get(self, "jobs_paused")
+
+    @_builtins.property
+    @pulumi.getter
+    def masked(self) -> Optional[Sequence['outputs.ServiceForkMasked']]:
+        """
+        Per masking rule, in order: the rows changed.
+        """
+        return pulumi.get(self, "masked")
+
+    @_builtins.property
+    @pulumi.getter
+    def statements(self) -> Optional[_builtins.int]:
+        """
+        How many SQL texts ran.
+        """
+        return pulumi.get(self, "statements")
 
 
 @pulumi.output_type

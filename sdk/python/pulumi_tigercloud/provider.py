@@ -24,6 +24,7 @@ class ProviderArgs:
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  public_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 require_masking: pulumi.Input[Optional[_builtins.bool]] = None,
                  secret_key: pulumi.Input[Optional[_builtins.str]] = None,
                  verify_references: pulumi.Input[Optional[_builtins.bool]] = None):
         """
@@ -34,6 +35,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] api_url: The API's URL. Default: TIGER_API_URL, then https://console.cloud.tigerdata.com/public/api/v1.
         :param pulumi.Input[_builtins.str] project_id: The project of every resource that sets none. Default: TIGER_PROJECT_ID, then the project the key belongs to.
         :param pulumi.Input[_builtins.str] public_key: The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
+        :param pulumi.Input[_builtins.bool] require_masking: true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
         :param pulumi.Input[_builtins.str] secret_key: The key pair's secret half. Default: TIGER_SECRET_KEY.
         :param pulumi.Input[_builtins.bool] verify_references: false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.
         """
@@ -47,6 +49,8 @@ class ProviderArgs:
             pulumi.set(__self__, "project_id", project_id)
         if public_key is not None:
             pulumi.set(__self__, "public_key", public_key)
+        if require_masking is not None:
+            pulumi.set(__self__, "require_masking", require_masking)
         if secret_key is not None:
             pulumi.set(__self__, "secret_key", secret_key)
         if verify_references is not None:
@@ -113,6 +117,18 @@ class ProviderArgs:
         pulumi.set(self, "public_key", value)
 
     @_builtins.property
+    @pulumi.getter(name="requireMasking")
+    def require_masking(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        """
+        return pulumi.get(self, "require_masking")
+
+    @require_masking.setter
+    def require_masking(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "require_masking", value)
+
+    @_builtins.property
     @pulumi.getter(name="secretKey")
     def secret_key(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -148,6 +164,7 @@ class Provider(pulumi.ProviderResource):
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  public_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 require_masking: pulumi.Input[Optional[_builtins.bool]] = None,
                  secret_key: pulumi.Input[Optional[_builtins.str]] = None,
                  verify_references: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
@@ -161,6 +178,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] api_url: The API's URL. Default: TIGER_API_URL, then https://console.cloud.tigerdata.com/public/api/v1.
         :param pulumi.Input[_builtins.str] project_id: The project of every resource that sets none. Default: TIGER_PROJECT_ID, then the project the key belongs to.
         :param pulumi.Input[_builtins.str] public_key: The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
+        :param pulumi.Input[_builtins.bool] require_masking: true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
         :param pulumi.Input[_builtins.str] secret_key: The key pair's secret half. Default: TIGER_SECRET_KEY.
         :param pulumi.Input[_builtins.bool] verify_references: false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.
         """
@@ -193,6 +211,7 @@ class Provider(pulumi.ProviderResource):
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  public_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 require_masking: pulumi.Input[Optional[_builtins.bool]] = None,
                  secret_key: pulumi.Input[Optional[_builtins.str]] = None,
                  verify_references: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
@@ -209,6 +228,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["api_url"] = api_url
             __props__.__dict__["project_id"] = project_id
             __props__.__dict__["public_key"] = public_key
+            __props__.__dict__["require_masking"] = pulumi.Output.from_input(require_masking).apply(pulumi.runtime.to_json) if require_masking is not None else None
             __props__.__dict__["secret_key"] = None if secret_key is None else pulumi.Output.secret(secret_key)
             __props__.__dict__["verify_references"] = pulumi.Output.from_input(verify_references).apply(pulumi.runtime.to_json) if verify_references is not None else None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["apiKey", "secretKey"])

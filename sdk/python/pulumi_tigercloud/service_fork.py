@@ -30,14 +30,17 @@ class ServiceForkArgs:
                  create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+                 expires: pulumi.Input[Optional[_builtins.str]] = None,
                  memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
                  password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
                  paused: pulumi.Input[Optional[_builtins.bool]] = None,
+                 prepare: pulumi.Input[Optional['ServiceForkPreparationArgs']] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
                  target_time: pulumi.Input[Optional[_builtins.str]] = None,
+                 unmasked_reason: pulumi.Input[Optional[_builtins.str]] = None,
                  update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None):
         """
@@ -51,14 +54,17 @@ class ServiceForkArgs:
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
         :param pulumi.Input['EnvironmentTag'] environment_tag: "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
+        :param pulumi.Input[_builtins.str] expires: When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ServiceFork.expires_at; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
         :param pulumi.Input[_builtins.str] memory_gbs: The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with ServiceForkArgs.cpu_millis "shared" too). Default: the parent's.
         :param pulumi.Input[_builtins.str] name: 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
         :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of ServiceForkArgs.source_service_id is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
         :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within ServiceForkArgs.delete_timeout), or `start` then READY (within ServiceForkArgs.create_timeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        :param pulumi.Input['ServiceForkPreparationArgs'] prepare: What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ServiceFork.connection_uri and ServiceFork.pooler_connection_uri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
         :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         :param pulumi.Input['ReadyWhen'] ready_when: What counts as ready when create waits (ServiceForkArgs.wait_for_ready): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         :param pulumi.Input[_builtins.str] target_time: RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
+        :param pulumi.Input[_builtins.str] unmasked_reason: Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
         """
@@ -76,6 +82,8 @@ class ServiceForkArgs:
             pulumi.set(__self__, "delete_timeout", delete_timeout)
         if environment_tag is not None:
             pulumi.set(__self__, "environment_tag", environment_tag)
+        if expires is not None:
+            pulumi.set(__self__, "expires", expires)
         if memory_gbs is not None:
             pulumi.set(__self__, "memory_gbs", memory_gbs)
         if name is not None:
@@ -86,12 +94,16 @@ class ServiceForkArgs:
             pulumi.set(__self__, "password_on_adopt", password_on_adopt)
         if paused is not None:
             pulumi.set(__self__, "paused", paused)
+        if prepare is not None:
+            pulumi.set(__self__, "prepare", prepare)
         if project_id is not None:
             pulumi.set(__self__, "project_id", project_id)
         if ready_when is not None:
             pulumi.set(__self__, "ready_when", ready_when)
         if target_time is not None:
             pulumi.set(__self__, "target_time", target_time)
+        if unmasked_reason is not None:
+            pulumi.set(__self__, "unmasked_reason", unmasked_reason)
         if update_timeout is not None:
             pulumi.set(__self__, "update_timeout", update_timeout)
         if wait_for_ready is not None:
@@ -194,6 +206,18 @@ class ServiceForkArgs:
         pulumi.set(self, "environment_tag", value)
 
     @_builtins.property
+    @pulumi.getter
+    def expires(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ServiceFork.expires_at; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+        """
+        return pulumi.get(self, "expires")
+
+    @expires.setter
+    def expires(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "expires", value)
+
+    @_builtins.property
     @pulumi.getter(name="memoryGbs")
     def memory_gbs(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -254,6 +278,18 @@ class ServiceForkArgs:
         pulumi.set(self, "paused", value)
 
     @_builtins.property
+    @pulumi.getter
+    def prepare(self) -> pulumi.Input[Optional['ServiceForkPreparationArgs']]:
+        """
+        What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ServiceFork.connection_uri and ServiceFork.pooler_connection_uri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+        """
+        return pulumi.get(self, "prepare")
+
+    @prepare.setter
+    def prepare(self, value: pulumi.Input[Optional['ServiceForkPreparationArgs']]):
+        pulumi.set(self, "prepare", value)
+
+    @_builtins.property
     @pulumi.getter(name="projectId")
     def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -288,6 +324,18 @@ class ServiceForkArgs:
     @target_time.setter
     def target_time(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "target_time", value)
+
+    @_builtins.property
+    @pulumi.getter(name="unmaskedReason")
+    def unmasked_reason(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.
+        """
+        return pulumi.get(self, "unmasked_reason")
+
+    @unmasked_reason.setter
+    def unmasked_reason(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "unmasked_reason", value)
 
     @_builtins.property
     @pulumi.getter(name="updateTimeout")
@@ -330,6 +378,8 @@ class _ServiceForkState:
                  endpoint: pulumi.Input[Optional['EndpointArgs']] = None,
                  environment: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+                 expires: pulumi.Input[Optional[_builtins.str]] = None,
+                 expires_at: pulumi.Input[Optional[_builtins.str]] = None,
                  fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
                  forked_from: pulumi.Input[Optional['ServiceForkForkedFromArgs']] = None,
                  ha_replicas: pulumi.Input[Optional['ServiceForkHaReplicasArgs']] = None,
@@ -342,6 +392,8 @@ class _ServiceForkState:
                  paused: pulumi.Input[Optional[_builtins.bool]] = None,
                  pooler_connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
                  port: pulumi.Input[Optional[_builtins.int]] = None,
+                 prepare: pulumi.Input[Optional['ServiceForkPreparationArgs']] = None,
+                 prepared: pulumi.Input[Optional['ServiceForkPreparedArgs']] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
                  region_code: pulumi.Input[Optional[_builtins.str]] = None,
@@ -351,6 +403,7 @@ class _ServiceForkState:
                  source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
                  status: pulumi.Input[Optional[_builtins.str]] = None,
                  target_time: pulumi.Input[Optional[_builtins.str]] = None,
+                 unmasked_reason: pulumi.Input[Optional[_builtins.str]] = None,
                  update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  username: pulumi.Input[Optional[_builtins.str]] = None,
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None):
@@ -361,7 +414,7 @@ class _ServiceForkState:
         :param pulumi.Input[_builtins.str] adopt_service_id: The fork taken under management instead of forking, if one was named.
         :param pulumi.Input['ServiceForkAdoptedArgs'] adopted: When the fork was taken over instead of made (see ServiceForkArgs.adopt_existing), and why.
         :param pulumi.Input['ServiceForkConnectionPoolerArgs'] connection_pooler: The fork's connection pooler, when it has one.
-        :param pulumi.Input[_builtins.str] connection_uri: `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep").
+        :param pulumi.Input[_builtins.str] connection_uri: `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
         :param pulumi.Input[_builtins.str] cpu_millis: The declared CPU, in millicores, or "shared".
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits.
         :param pulumi.Input[_builtins.str] created: When the fork was created (RFC 3339).
@@ -370,6 +423,8 @@ class _ServiceForkState:
         :param pulumi.Input['EndpointArgs'] endpoint: The fork's endpoint.
         :param pulumi.Input[_builtins.str] environment: The fork's environment tag, as the API reports it.
         :param pulumi.Input['EnvironmentTag'] environment_tag: The declared environment tag, DEV or PROD.
+        :param pulumi.Input[_builtins.str] expires: When the fork expires, as declared (see the input).
+        :param pulumi.Input[_builtins.str] expires_at: When the fork expires (RFC 3339), from expires and its creation time.
         :param pulumi.Input['ForkStrategy'] fork_strategy: How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
         :param pulumi.Input['ServiceForkForkedFromArgs'] forked_from: The service the fork was made from, as the API reports it.
         :param pulumi.Input['ServiceForkHaReplicasArgs'] ha_replicas: The fork's HA replica counts, as the API reports them.
@@ -380,8 +435,10 @@ class _ServiceForkState:
         :param pulumi.Input['OnDestroy'] on_destroy: What destroy does to the fork: "stop" or "delete".
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: What adopting a fork does to its password: "reset" or "keep".
         :param pulumi.Input[_builtins.bool] paused: True when the fork is stopped (PAUSING or PAUSED), as last seen.
-        :param pulumi.Input[_builtins.str] pooler_connection_uri: The same through the connection pooler, when the fork has one. Always secret.
+        :param pulumi.Input[_builtins.str] pooler_connection_uri: The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
         :param pulumi.Input[_builtins.int] port: The endpoint's port.
+        :param pulumi.Input['ServiceForkPreparationArgs'] prepare: The preparation declared (see the input), as recorded.
+        :param pulumi.Input['ServiceForkPreparedArgs'] prepared: What the fork's preparation did (see prepare): counts and a digest, never data.
         :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork.
         :param pulumi.Input['ReadyWhen'] ready_when: What counted as ready when create waited: "login" or "status".
         :param pulumi.Input[_builtins.str] region_code: The region the fork runs in.
@@ -391,6 +448,7 @@ class _ServiceForkState:
         :param pulumi.Input[_builtins.str] source_service_id: The service the fork is a copy of.
         :param pulumi.Input[_builtins.str] status: The fork's status as last seen (READY, PAUSED, ...).
         :param pulumi.Input[_builtins.str] target_time: The point in time a PITR fork was made at.
+        :param pulumi.Input[_builtins.str] unmasked_reason: Why the fork may be unmasked, as declared (see the input).
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change waits.
         :param pulumi.Input[_builtins.str] username: The admin role: tsdbadmin.
         :param pulumi.Input[_builtins.bool] wait_for_ready: Whether create and destroy wait for the API's work to finish.
@@ -421,6 +479,10 @@ class _ServiceForkState:
             pulumi.set(__self__, "environment", environment)
         if environment_tag is not None:
             pulumi.set(__self__, "environment_tag", environment_tag)
+        if expires is not None:
+            pulumi.set(__self__, "expires", expires)
+        if expires_at is not None:
+            pulumi.set(__self__, "expires_at", expires_at)
         if fork_strategy is not None:
             pulumi.set(__self__, "fork_strategy", fork_strategy)
         if forked_from is not None:
@@ -445,6 +507,10 @@ class _ServiceForkState:
             pulumi.set(__self__, "pooler_connection_uri", pooler_connection_uri)
         if port is not None:
             pulumi.set(__self__, "port", port)
+        if prepare is not None:
+            pulumi.set(__self__, "prepare", prepare)
+        if prepared is not None:
+            pulumi.set(__self__, "prepared", prepared)
         if project_id is not None:
             pulumi.set(__self__, "project_id", project_id)
         if ready_when is not None:
@@ -463,6 +529,8 @@ class _ServiceForkState:
             pulumi.set(__self__, "status", status)
         if target_time is not None:
             pulumi.set(__self__, "target_time", target_time)
+        if unmasked_reason is not None:
+            pulumi.set(__self__, "unmasked_reason", unmasked_reason)
         if update_timeout is not None:
             pulumi.set(__self__, "update_timeout", update_timeout)
         if username is not None:
@@ -522,7 +590,7 @@ class _ServiceForkState:
     @pulumi.getter(name="connectionUri")
     def connection_uri(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep").
+        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
         """
         return pulumi.get(self, "connection_uri")
 
@@ -625,6 +693,30 @@ class _ServiceForkState:
     @environment_tag.setter
     def environment_tag(self, value: pulumi.Input[Optional['EnvironmentTag']]):
         pulumi.set(self, "environment_tag", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def expires(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When the fork expires, as declared (see the input).
+        """
+        return pulumi.get(self, "expires")
+
+    @expires.setter
+    def expires(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "expires", value)
+
+    @_builtins.property
+    @pulumi.getter(name="expiresAt")
+    def expires_at(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When the fork expires (RFC 3339), from expires and its creation time.
+        """
+        return pulumi.get(self, "expires_at")
+
+    @expires_at.setter
+    def expires_at(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "expires_at", value)
 
     @_builtins.property
     @pulumi.getter(name="forkStrategy")
@@ -750,7 +842,7 @@ class _ServiceForkState:
     @pulumi.getter(name="poolerConnectionUri")
     def pooler_connection_uri(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The same through the connection pooler, when the fork has one. Always secret.
+        The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
         """
         return pulumi.get(self, "pooler_connection_uri")
 
@@ -769,6 +861,30 @@ class _ServiceForkState:
     @port.setter
     def port(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "port", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def prepare(self) -> pulumi.Input[Optional['ServiceForkPreparationArgs']]:
+        """
+        The preparation declared (see the input), as recorded.
+        """
+        return pulumi.get(self, "prepare")
+
+    @prepare.setter
+    def prepare(self, value: pulumi.Input[Optional['ServiceForkPreparationArgs']]):
+        pulumi.set(self, "prepare", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def prepared(self) -> pulumi.Input[Optional['ServiceForkPreparedArgs']]:
+        """
+        What the fork's preparation did (see prepare): counts and a digest, never data.
+        """
+        return pulumi.get(self, "prepared")
+
+    @prepared.setter
+    def prepared(self, value: pulumi.Input[Optional['ServiceForkPreparedArgs']]):
+        pulumi.set(self, "prepared", value)
 
     @_builtins.property
     @pulumi.getter(name="projectId")
@@ -879,6 +995,18 @@ class _ServiceForkState:
         pulumi.set(self, "target_time", value)
 
     @_builtins.property
+    @pulumi.getter(name="unmaskedReason")
+    def unmasked_reason(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Why the fork may be unmasked, as declared (see the input).
+        """
+        return pulumi.get(self, "unmasked_reason")
+
+    @unmasked_reason.setter
+    def unmasked_reason(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "unmasked_reason", value)
+
+    @_builtins.property
     @pulumi.getter(name="updateTimeout")
     def update_timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -927,16 +1055,19 @@ class ServiceFork(pulumi.CustomResource):
                  create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+                 expires: pulumi.Input[Optional[_builtins.str]] = None,
                  fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
                  memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
                  password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
                  paused: pulumi.Input[Optional[_builtins.bool]] = None,
+                 prepare: pulumi.Input[Optional[Union['ServiceForkPreparationArgs', 'ServiceForkPreparationArgsDict', 'outputs.ServiceForkPreparation']]] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
                  source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
                  target_time: pulumi.Input[Optional[_builtins.str]] = None,
+                 unmasked_reason: pulumi.Input[Optional[_builtins.str]] = None,
                  update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
@@ -999,16 +1130,19 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits, for a busy source, for READY and for a login, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.str] delete_timeout: How long destroy waits, for a busy fork and then for PAUSED, e.g. "10m" (default); at most "24h".
         :param pulumi.Input['EnvironmentTag'] environment_tag: "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
+        :param pulumi.Input[_builtins.str] expires: When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as expires_at; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
         :param pulumi.Input['ForkStrategy'] fork_strategy: "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs target_time).
         :param pulumi.Input[_builtins.str] memory_gbs: The memory, in gigabytes, a positive plain decimal such as "8" or "0.5", or "shared" (with cpu_millis "shared" too). Default: the parent's.
         :param pulumi.Input[_builtins.str] name: 1 to 128 characters, not blank, no control or invisible characters (zero-width joiners). Default: "<parent name>-fork".
         :param pulumi.Input['OnDestroy'] on_destroy: What destroying this resource (or replacing it) does to the fork. "stop" (default): stop it; it stays, paused, with its data, and storage is still billed. "delete": delete it and wait until the API says DELETED (or no longer knows it); its data is gone for good. Only a fork of source_service_id is ever deleted, and never one another resource of the run holds or would take over. The value recorded by the last `up` is the one destroy uses.
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: When a fork is adopted, its initial password is not known. "reset" (default): set a new random one (updatePassword), recorded as a secret like a new fork's. "keep": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.
         :param pulumi.Input[_builtins.bool] paused: Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within delete_timeout), or `start` then READY (within create_timeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
+        :param pulumi.Input[Union['ServiceForkPreparationArgs', 'ServiceForkPreparationArgsDict', 'outputs.ServiceForkPreparation']] prepare: What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; connection_uri and pooler_connection_uri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
         :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
         :param pulumi.Input['ReadyWhen'] ready_when: What counts as ready when create waits (wait_for_ready): "login" (default), READY and then a working login as tsdbadmin (`SELECT 1`); or "status", READY only. The service has been seen to report READY before its database accepts connections.
         :param pulumi.Input[_builtins.str] source_service_id: The service to fork.
         :param pulumi.Input[_builtins.str] target_time: RFC 3339 time to fork at; required with PITR and only with PITR; not in the future.
+        :param pulumi.Input[_builtins.str] unmasked_reason: Why this fork of a service tagged PROD may hold production's data unmasked, where the provider's setting asks for masking rules (TIGER_REQUIRE_MASKING): recorded in state and shown in the plan. Not needed otherwise.
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change (rename, resize, environment) waits, for a busy fork and then for READY with the new size, e.g. "30m" (default); at most "24h".
         :param pulumi.Input[_builtins.bool] wait_for_ready: Wait for the API's work to finish: until the fork is READY after create, and until it is PAUSED after destroy. Default true.
         """
@@ -1090,16 +1224,19 @@ class ServiceFork(pulumi.CustomResource):
                  create_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  delete_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+                 expires: pulumi.Input[Optional[_builtins.str]] = None,
                  fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
                  memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
                  password_on_adopt: pulumi.Input[Optional['PasswordOnAdopt']] = None,
                  paused: pulumi.Input[Optional[_builtins.bool]] = None,
+                 prepare: pulumi.Input[Optional[Union['ServiceForkPreparationArgs', 'ServiceForkPreparationArgsDict', 'outputs.ServiceForkPreparation']]] = None,
                  project_id: pulumi.Input[Optional[_builtins.str]] = None,
                  ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
                  source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
                  target_time: pulumi.Input[Optional[_builtins.str]] = None,
+                 unmasked_reason: pulumi.Input[Optional[_builtins.str]] = None,
                  update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
@@ -1117,6 +1254,7 @@ class ServiceFork(pulumi.CustomResource):
             __props__.__dict__["create_timeout"] = create_timeout
             __props__.__dict__["delete_timeout"] = delete_timeout
             __props__.__dict__["environment_tag"] = environment_tag
+            __props__.__dict__["expires"] = expires
             if fork_strategy is None and not opts.urn:
                 raise TypeError("Missing required property 'fork_strategy'")
             __props__.__dict__["fork_strategy"] = fork_strategy
@@ -1125,12 +1263,14 @@ class ServiceFork(pulumi.CustomResource):
             __props__.__dict__["on_destroy"] = on_destroy
             __props__.__dict__["password_on_adopt"] = password_on_adopt
             __props__.__dict__["paused"] = paused
+            __props__.__dict__["prepare"] = prepare
             __props__.__dict__["project_id"] = project_id
             __props__.__dict__["ready_when"] = ready_when
             if source_service_id is None and not opts.urn:
                 raise TypeError("Missing required property 'source_service_id'")
             __props__.__dict__["source_service_id"] = source_service_id
             __props__.__dict__["target_time"] = target_time
+            __props__.__dict__["unmasked_reason"] = unmasked_reason
             __props__.__dict__["update_timeout"] = update_timeout
             __props__.__dict__["wait_for_ready"] = wait_for_ready
             __props__.__dict__["adopted"] = None
@@ -1140,12 +1280,14 @@ class ServiceFork(pulumi.CustomResource):
             __props__.__dict__["database"] = None
             __props__.__dict__["endpoint"] = None
             __props__.__dict__["environment"] = None
+            __props__.__dict__["expires_at"] = None
             __props__.__dict__["forked_from"] = None
             __props__.__dict__["ha_replicas"] = None
             __props__.__dict__["host"] = None
             __props__.__dict__["initial_password"] = None
             __props__.__dict__["pooler_connection_uri"] = None
             __props__.__dict__["port"] = None
+            __props__.__dict__["prepared"] = None
             __props__.__dict__["region_code"] = None
             __props__.__dict__["resources"] = None
             __props__.__dict__["service_id"] = None
@@ -1177,6 +1319,8 @@ class ServiceFork(pulumi.CustomResource):
             endpoint: pulumi.Input[Optional[Union['EndpointArgs', 'EndpointArgsDict', 'outputs.Endpoint']]] = None,
             environment: pulumi.Input[Optional[_builtins.str]] = None,
             environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+            expires: pulumi.Input[Optional[_builtins.str]] = None,
+            expires_at: pulumi.Input[Optional[_builtins.str]] = None,
             fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
             forked_from: pulumi.Input[Optional[Union['ServiceForkForkedFromArgs', 'ServiceForkForkedFromArgsDict', 'outputs.ServiceForkForkedFrom']]] = None,
             ha_replicas: pulumi.Input[Optional[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']]] = None,
@@ -1189,6 +1333,8 @@ class ServiceFork(pulumi.CustomResource):
             paused: pulumi.Input[Optional[_builtins.bool]] = None,
             pooler_connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
             port: pulumi.Input[Optional[_builtins.int]] = None,
+            prepare: pulumi.Input[Optional[Union['ServiceForkPreparationArgs', 'ServiceForkPreparationArgsDict', 'outputs.ServiceForkPreparation']]] = None,
+            prepared: pulumi.Input[Optional[Union['ServiceForkPreparedArgs', 'ServiceForkPreparedArgsDict', 'outputs.ServiceForkPrepared']]] = None,
             project_id: pulumi.Input[Optional[_builtins.str]] = None,
             ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
             region_code: pulumi.Input[Optional[_builtins.str]] = None,
@@ -1198,6 +1344,7 @@ class ServiceFork(pulumi.CustomResource):
             source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
             status: pulumi.Input[Optional[_builtins.str]] = None,
             target_time: pulumi.Input[Optional[_builtins.str]] = None,
+            unmasked_reason: pulumi.Input[Optional[_builtins.str]] = None,
             update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
             username: pulumi.Input[Optional[_builtins.str]] = None,
             wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None) -> 'ServiceFork':
@@ -1212,7 +1359,7 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] adopt_service_id: The fork taken under management instead of forking, if one was named.
         :param pulumi.Input[Union['ServiceForkAdoptedArgs', 'ServiceForkAdoptedArgsDict', 'outputs.ServiceForkAdopted']] adopted: When the fork was taken over instead of made (see adopt_existing), and why.
         :param pulumi.Input[Union['ServiceForkConnectionPoolerArgs', 'ServiceForkConnectionPoolerArgsDict', 'outputs.ServiceForkConnectionPooler']] connection_pooler: The fork's connection pooler, when it has one.
-        :param pulumi.Input[_builtins.str] connection_uri: `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (password_on_adopt "reset", the default), or without one ("keep").
+        :param pulumi.Input[_builtins.str] connection_uri: `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (password_on_adopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
         :param pulumi.Input[_builtins.str] cpu_millis: The declared CPU, in millicores, or "shared".
         :param pulumi.Input[_builtins.str] create_timeout: How long create waits.
         :param pulumi.Input[_builtins.str] created: When the fork was created (RFC 3339).
@@ -1221,6 +1368,8 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input[Union['EndpointArgs', 'EndpointArgsDict', 'outputs.Endpoint']] endpoint: The fork's endpoint.
         :param pulumi.Input[_builtins.str] environment: The fork's environment tag, as the API reports it.
         :param pulumi.Input['EnvironmentTag'] environment_tag: The declared environment tag, DEV or PROD.
+        :param pulumi.Input[_builtins.str] expires: When the fork expires, as declared (see the input).
+        :param pulumi.Input[_builtins.str] expires_at: When the fork expires (RFC 3339), from expires and its creation time.
         :param pulumi.Input['ForkStrategy'] fork_strategy: How the fork was made: LAST_SNAPSHOT, NOW or PITR (an imported fork says LAST_SNAPSHOT).
         :param pulumi.Input[Union['ServiceForkForkedFromArgs', 'ServiceForkForkedFromArgsDict', 'outputs.ServiceForkForkedFrom']] forked_from: The service the fork was made from, as the API reports it.
         :param pulumi.Input[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']] ha_replicas: The fork's HA replica counts, as the API reports them.
@@ -1231,8 +1380,10 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input['OnDestroy'] on_destroy: What destroy does to the fork: "stop" or "delete".
         :param pulumi.Input['PasswordOnAdopt'] password_on_adopt: What adopting a fork does to its password: "reset" or "keep".
         :param pulumi.Input[_builtins.bool] paused: True when the fork is stopped (PAUSING or PAUSED), as last seen.
-        :param pulumi.Input[_builtins.str] pooler_connection_uri: The same through the connection pooler, when the fork has one. Always secret.
+        :param pulumi.Input[_builtins.str] pooler_connection_uri: The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
         :param pulumi.Input[_builtins.int] port: The endpoint's port.
+        :param pulumi.Input[Union['ServiceForkPreparationArgs', 'ServiceForkPreparationArgsDict', 'outputs.ServiceForkPreparation']] prepare: The preparation declared (see the input), as recorded.
+        :param pulumi.Input[Union['ServiceForkPreparedArgs', 'ServiceForkPreparedArgsDict', 'outputs.ServiceForkPrepared']] prepared: What the fork's preparation did (see prepare): counts and a digest, never data.
         :param pulumi.Input[_builtins.str] project_id: The project of the source service and of the fork.
         :param pulumi.Input['ReadyWhen'] ready_when: What counted as ready when create waited: "login" or "status".
         :param pulumi.Input[_builtins.str] region_code: The region the fork runs in.
@@ -1242,6 +1393,7 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] source_service_id: The service the fork is a copy of.
         :param pulumi.Input[_builtins.str] status: The fork's status as last seen (READY, PAUSED, ...).
         :param pulumi.Input[_builtins.str] target_time: The point in time a PITR fork was made at.
+        :param pulumi.Input[_builtins.str] unmasked_reason: Why the fork may be unmasked, as declared (see the input).
         :param pulumi.Input[_builtins.str] update_timeout: How long an in-place change waits.
         :param pulumi.Input[_builtins.str] username: The admin role: tsdbadmin.
         :param pulumi.Input[_builtins.bool] wait_for_ready: Whether create and destroy wait for the API's work to finish.
@@ -1263,6 +1415,8 @@ class ServiceFork(pulumi.CustomResource):
         __props__.__dict__["endpoint"] = endpoint
         __props__.__dict__["environment"] = environment
         __props__.__dict__["environment_tag"] = environment_tag
+        __props__.__dict__["expires"] = expires
+        __props__.__dict__["expires_at"] = expires_at
         __props__.__dict__["fork_strategy"] = fork_strategy
         __props__.__dict__["forked_from"] = forked_from
         __props__.__dict__["ha_replicas"] = ha_replicas
@@ -1275,6 +1429,8 @@ class ServiceFork(pulumi.CustomResource):
         __props__.__dict__["paused"] = paused
         __props__.__dict__["pooler_connection_uri"] = pooler_connection_uri
         __props__.__dict__["port"] = port
+        __props__.__dict__["prepare"] = prepare
+        __props__.__dict__["prepared"] = prepared
         __props__.__dict__["project_id"] = project_id
         __props__.__dict__["ready_when"] = ready_when
         __props__.__dict__["region_code"] = region_code
@@ -1284,6 +1440,7 @@ class ServiceFork(pulumi.CustomResource):
         __props__.__dict__["source_service_id"] = source_service_id
         __props__.__dict__["status"] = status
         __props__.__dict__["target_time"] = target_time
+        __props__.__dict__["unmasked_reason"] = unmasked_reason
         __props__.__dict__["update_timeout"] = update_timeout
         __props__.__dict__["username"] = username
         __props__.__dict__["wait_for_ready"] = wait_for_ready
@@ -1305,6 +1462,8 @@ class ServiceFork(pulumi.CustomResource):
             endpoint: pulumi.Input[Optional[Union['EndpointArgs', 'EndpointArgsDict', 'outputs.Endpoint']]] = None,
             environment: pulumi.Input[Optional[_builtins.str]] = None,
             environment_tag: pulumi.Input[Optional['EnvironmentTag']] = None,
+            expires: pulumi.Input[Optional[_builtins.str]] = None,
+            expires_at: pulumi.Input[Optional[_builtins.str]] = None,
             fork_strategy: pulumi.Input[Optional['ForkStrategy']] = None,
             forked_from: pulumi.Input[Optional[Union['ServiceForkForkedFromArgs', 'ServiceForkForkedFromArgsDict', 'outputs.ServiceForkForkedFrom']]] = None,
             ha_replicas: pulumi.Input[Optional[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']]] = None,
@@ -1317,6 +1476,8 @@ class ServiceFork(pulumi.CustomResource):
             paused: pulumi.Input[Optional[_builtins.bool]] = None,
             pooler_connection_uri: pulumi.Input[Optional[_builtins.str]] = None,
             port: pulumi.Input[Optional[_builtins.int]] = None,
+            prepare: pulumi.Input[Optional[Union['ServiceForkPreparationArgs', 'ServiceForkPreparationArgsDict', 'outputs.ServiceForkPreparation']]] = None,
+            prepared: pulumi.Input[Optional[Union['ServiceForkPreparedArgs', 'ServiceForkPreparedArgsDict', 'outputs.ServiceForkPrepared']]] = None,
             project_id: pulumi.Input[Optional[_builtins.str]] = None,
             ready_when: pulumi.Input[Optional['ReadyWhen']] = None,
             region_code: pulumi.Input[Optional[_builtins.str]] = None,
@@ -1326,6 +1487,7 @@ class ServiceFork(pulumi.CustomResource):
             source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
             status: pulumi.Input[Optional[_builtins.str]] = None,
             target_time: pulumi.Input[Optional[_builtins.str]] = None,
+            unmasked_reason: pulumi.Input[Optional[_builtins.str]] = None,
             update_timeout: pulumi.Input[Optional[_builtins.str]] = None,
             username: pulumi.Input[Optional[_builtins.str]] = None,
             wait_for_ready: pulumi.Input[Optional[_builtins.bool]] = None) -> pulumi.Output[bool]:
@@ -1343,6 +1505,8 @@ class ServiceFork(pulumi.CustomResource):
         __props__["endpoint"] = endpoint
         __props__["environment"] = environment
         __props__["environmentTag"] = environment_tag
+        __props__["expires"] = expires
+        __props__["expiresAt"] = expires_at
         __props__["forkStrategy"] = fork_strategy
         __props__["forkedFrom"] = forked_from
         __props__["haReplicas"] = ha_replicas
@@ -1355,6 +1519,8 @@ class ServiceFork(pulumi.CustomResource):
         __props__["paused"] = paused
         __props__["poolerConnectionUri"] = pooler_connection_uri
         __props__["port"] = port
+        __props__["prepare"] = prepare
+        __props__["prepared"] = prepared
         __props__["projectId"] = project_id
         __props__["readyWhen"] = ready_when
         __props__["regionCode"] = region_code
@@ -1364,6 +1530,7 @@ class ServiceFork(pulumi.CustomResource):
         __props__["sourceServiceId"] = source_service_id
         __props__["status"] = status
         __props__["targetTime"] = target_time
+        __props__["unmaskedReason"] = unmasked_reason
         __props__["updateTimeout"] = update_timeout
         __props__["username"] = username
         __props__["waitForReady"] = wait_for_ready
@@ -1405,7 +1572,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="connectionUri")
     def connection_uri(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep").
+        `postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require`. Always secret. For an adopted fork, with the password set when it was adopted (ServiceForkArgs.password_on_adopt "reset", the default), or without one ("keep"). Empty until the fork is prepared, when prepare is declared.
         """
         return pulumi.get(self, "connection_uri")
 
@@ -1472,6 +1639,22 @@ class ServiceFork(pulumi.CustomResource):
         The declared environment tag, DEV or PROD.
         """
         return pulumi.get(self, "environment_tag")
+
+    @_builtins.property
+    @pulumi.getter
+    def expires(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        When the fork expires, as declared (see the input).
+        """
+        return pulumi.get(self, "expires")
+
+    @_builtins.property
+    @pulumi.getter(name="expiresAt")
+    def expires_at(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        When the fork expires (RFC 3339), from expires and its creation time.
+        """
+        return pulumi.get(self, "expires_at")
 
     @_builtins.property
     @pulumi.getter(name="forkStrategy")
@@ -1557,7 +1740,7 @@ class ServiceFork(pulumi.CustomResource):
     @pulumi.getter(name="poolerConnectionUri")
     def pooler_connection_uri(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The same through the connection pooler, when the fork has one. Always secret.
+        The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.
         """
         return pulumi.get(self, "pooler_connection_uri")
 
@@ -1568,6 +1751,22 @@ class ServiceFork(pulumi.CustomResource):
         The endpoint's port.
         """
         return pulumi.get(self, "port")
+
+    @_builtins.property
+    @pulumi.getter
+    def prepare(self) -> pulumi.Output[Optional['outputs.ServiceForkPreparation']]:
+        """
+        The preparation declared (see the input), as recorded.
+        """
+        return pulumi.get(self, "prepare")
+
+    @_builtins.property
+    @pulumi.getter
+    def prepared(self) -> pulumi.Output[Optional['outputs.ServiceForkPrepared']]:
+        """
+        What the fork's preparation did (see prepare): counts and a digest, never data.
+        """
+        return pulumi.get(self, "prepared")
 
     @_builtins.property
     @pulumi.getter(name="projectId")
@@ -1640,6 +1839,14 @@ class ServiceFork(pulumi.CustomResource):
         The point in time a PITR fork was made at.
         """
         return pulumi.get(self, "target_time")
+
+    @_builtins.property
+    @pulumi.getter(name="unmaskedReason")
+    def unmasked_reason(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Why the fork may be unmasked, as declared (see the input).
+        """
+        return pulumi.get(self, "unmasked_reason")
 
     @_builtins.property
     @pulumi.getter(name="updateTimeout")

@@ -36,6 +36,11 @@ func GetPublicKey(ctx *pulumi.Context) string {
 	return config.Get(ctx, "tigercloud:publicKey")
 }
 
+// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+func GetRequireMasking(ctx *pulumi.Context) bool {
+	return config.GetBool(ctx, "tigercloud:requireMasking")
+}
+
 // The key pair's secret half. Default: TIGER_SECRET_KEY.
 func GetSecretKey(ctx *pulumi.Context) string {
 	return config.Get(ctx, "tigercloud:secretKey")

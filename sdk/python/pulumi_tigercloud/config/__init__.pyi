@@ -39,6 +39,11 @@ publicKey: Optional[str]
 The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
 """
 
+requireMasking: Optional[bool]
+"""
+true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+"""
+
 secretKey: Optional[str]
 """
 The key pair's secret half. Default: TIGER_SECRET_KEY.

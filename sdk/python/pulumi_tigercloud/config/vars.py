@@ -56,6 +56,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get('publicKey')
 
     @_builtins.property
+    def require_masking(self) -> Optional[bool]:
+        """
+        true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        """
+        return __config__.get_bool('requireMasking')
+
+    @_builtins.property
     def secret_key(self) -> Optional[str]:
         """
         The key pair's secret half. Default: TIGER_SECRET_KEY.
