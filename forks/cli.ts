@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // tigercloud-forks: the forks of a Tiger Cloud project held against what the Pulumi stacks hold,
 // so that no fork outlives the pipeline that made it.
-//   list    every fork: its source, status, age, size, the stack that holds it and its PR
-//   sweep   destroys the stacks of closed pull requests, and removes old forks no stack holds
-//           that are named as the pipeline names its forks; a dry run unless --apply
+//   list    every fork: its source, status, age, size, when it expires, the stack that holds it and its PR
+//   sweep   destroys the stacks of closed pull requests and the stacks whose forks have expired,
+//           and removes old forks no stack holds that are named as the pipeline names its forks;
+//           a dry run unless --apply
 // Settings: TIGER_PUBLIC_KEY and TIGER_SECRET_KEY (or TIGER_API_KEY), TIGER_API_URL, and
 // TIGER_PROJECT_ID (else the key's project); the Pulumi CLI as logged in, or PULUMI_BACKEND_URL;
 // GITHUB_REPOSITORY, GITHUB_TOKEN and GITHUB_API_URL to ask GitHub about pull requests.
@@ -135,6 +136,8 @@ const size = (s: Service) => {
   const spec = s.resources?.[0]?.spec;
   return spec?.cpu_millis !== undefined && spec.memory_gbs !== undefined ? `${spec.cpu_millis / 1000} CPU/${spec.memory_gbs} GB` : "-";
 };
+/** "in 2d 3h", or "EXPIRED 5h 2m ago": when a held fork's declared expiry comes. */
+const expiryIn = (ms: number) => (ms > 0 ? `in ${describeAge(ms)}` : `EXPIRED ${describeAge(-ms)} ago`);
 const megabytes = (mb: number | undefined) => (mb === undefined ? "-" : mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${mb} MB`);
 const storage = (s: Service) => megabytes(s.metrics?.storage_mb);
 
@@ -144,6 +147,7 @@ function rows(inventory: Inventory) {
     const holders = holdersOf(inventory, s.service_id);
     const pr = pullRequestOf(inventory, holders);
     const created = Date.parse(s.created ?? "");
+    const expiresAt = holders.map((h) => h.expiresAt.get(s.service_id)).find((e) => e !== undefined);
     return {
       serviceId: s.service_id,
       name: s.name ?? "",
@@ -151,6 +155,8 @@ function rows(inventory: Inventory) {
       status: s.status,
       created: s.created ?? null,
       age: Number.isNaN(created) ? "-" : describeAge(inventory.at - created),
+      expiresAt: expiresAt ?? null,
+      expires: expiresAt === undefined ? "-" : expiryIn(Date.parse(expiresAt) - inventory.at),
       compute: size(s),
       storage: storage(s),
       stacks: holders.map((h) => h.name),
@@ -199,6 +205,7 @@ function printList(inventory: Inventory, options: Options): void {
     r.sourceServiceId,
     r.status,
     r.age,
+    r.expires,
     r.compute,
     r.storage,
     r.stacks.join(", ") || "(none)",
@@ -206,7 +213,7 @@ function printList(inventory: Inventory, options: Options): void {
   ]);
   const printed = body.map((r) => r.map(printable));
   if (printed.length > 0)
-    process.stdout.write(`${table(["ID", "NAME", "SOURCE", "STATUS", "AGE", "COMPUTE", "STORAGE", "STACK", "PR"], printed)}\n`);
+    process.stdout.write(`${table(["ID", "NAME", "SOURCE", "STATUS", "AGE", "EXPIRES", "COMPUTE", "STORAGE", "STACK", "PR"], printed)}\n`);
   if (unheld.forks > 0)
     process.stdout.write(
       `held by no stack: ${unheld.forks} fork(s), ${unheld.running} running (${unheld.cpuMillis / 1000} CPU), ` +

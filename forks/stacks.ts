@@ -17,6 +17,8 @@ export interface Stack {
   serviceIds: Set<string>;
   /** The onDestroy recorded by each of its forks, by service ID. */
   onDestroy: Map<string, string>;
+  /** When each of its forks that declares an expiry expires (RFC 3339), by service ID. */
+  expiresAt: Map<string, string>;
 }
 
 const StackListSchema = z.array(z.looseObject({ name: z.string().min(1), lastUpdate: z.string().nullish() }));
@@ -27,7 +29,9 @@ const ExportSchema = z.looseObject({
         z.looseObject({
           urn: z.string(),
           id: z.string().optional(),
-          outputs: z.looseObject({ serviceId: z.unknown().optional(), onDestroy: z.unknown().optional() }).optional(),
+          outputs: z
+            .looseObject({ serviceId: z.unknown().optional(), onDestroy: z.unknown().optional(), expiresAt: z.unknown().optional() })
+            .optional(),
         }),
       )
       .nullish(),
@@ -59,7 +63,7 @@ async function listStacks(projectDir: string): Promise<{ name: string; lastUpdat
   return listed.map((s) => ({ name: s.name, lastUpdate: s.lastUpdate ?? undefined }));
 }
 
-async function readStack(name: string, lastUpdate: string | undefined, projectDir: string): Promise<Stack> {
+export async function readStack(name: string, lastUpdate: string | undefined, projectDir: string): Promise<Stack> {
   const exported = await pulumi(["stack", "export", "--stack", name], projectDir);
   let parsed;
   try {
@@ -69,13 +73,15 @@ async function readStack(name: string, lastUpdate: string | undefined, projectDi
   }
   const serviceIds = new Set<string>();
   const onDestroy = new Map<string, string>();
+  const expiresAt = new Map<string, string>();
   for (const r of parsed.deployment.resources ?? []) {
     const held = [r.id, r.outputs?.serviceId].filter((v): v is string => typeof v === "string" && v !== "");
     for (const id of held) serviceIds.add(id);
-    const { serviceId, onDestroy: mode } = r.outputs ?? {};
+    const { serviceId, onDestroy: mode, expiresAt: expiry } = r.outputs ?? {};
     if (typeof serviceId === "string" && typeof mode === "string") onDestroy.set(serviceId, mode);
+    if (typeof serviceId === "string" && typeof expiry === "string" && !Number.isNaN(Date.parse(expiry))) expiresAt.set(serviceId, expiry);
   }
-  return { name, lastUpdate, serviceIds, onDestroy };
+  return { name, lastUpdate, serviceIds, onDestroy, expiresAt };
 }
 
 /** Every stack the backend holds, with the services each one's resources hold; read from the PR project's directory. */

@@ -1,5 +1,6 @@
 // The sweep: what to do with each PR stack and each fork, decided from the inventory alone (so a
-// dry run and --apply decide alike), then done one by one. It never touches a service without
+// dry run and --apply decide alike), then done one by one. A stack is destroyed when its pull
+// request is closed, or when a fork it holds has expired (the fork's declared expiry). It never touches a service without
 // forked_from, a standby, a fork any stack holds, one younger than the limit, one named unlike
 // the pipeline's forks, or one of another source or project.
 import { notAForkOf, type TigerCloudClient } from "../provider/api/client";
@@ -10,7 +11,7 @@ import { messageOf, printable } from "../provider/text";
 import { serviceUnlessGone } from "../provider/policies/gone";
 import { type GitHubAccess, pullRequestState } from "./github";
 import { type Inventory, type NamePattern, type PullRequestStack, holdersOf } from "./inventory";
-import { type Stack, destroyStack, holdersNow } from "./stacks";
+import { type Stack, destroyStack, holdersNow, ofThisProject, readStack } from "./stacks";
 
 export interface SweepRules {
   sourceServiceId: string;
@@ -23,8 +24,8 @@ export interface SweepRules {
 }
 
 export type Decision =
-  | { kind: "destroy stack"; pr: PullRequestStack; why: string }
-  | { kind: "keep stack"; pr: PullRequestStack; why: string; failed?: boolean }
+  | { kind: "destroy stack"; stack: Stack; why: string; pr?: PullRequestStack; expired?: { serviceId: string; at: string } }
+  | { kind: "keep stack"; stack: Stack; why: string; failed?: boolean }
   | { kind: "delete" | "stop"; fork: Service; why: string }
   | { kind: "keep"; fork: Service; why: string };
 
@@ -39,20 +40,45 @@ export function describeAge(ms: number): string {
 
 export const forkLabel = (s: Service) => `fork ${printable(s.service_id)} "${printable(s.name ?? "")}"`;
 
+/** The first fork of the sweep's source that `stack` holds and that has expired by `at`. */
+function expiredFork(inventory: Inventory, stack: Stack, at: number): { serviceId: string; at: string } | undefined {
+  for (const [serviceId, expiry] of stack.expiresAt)
+    if (Date.parse(expiry) <= at && inventory.forks.some((f) => f.service_id === serviceId)) return { serviceId, at: expiry };
+  return undefined;
+}
+
 export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
   const decisions: Decision[] = [];
+  const fates = (stack: Stack) => {
+    const held = [...stack.onDestroy].map(([id, mode]) => `${printable(id)} (onDestroy: ${printable(mode)})`);
+    return held.length > 0 ? `; its forks go as their onDestroy says: ${held.join(", ")}` : "";
+  };
   for (const pr of inventory.pullRequests) {
     const { stack, number, state } = pr;
+    const expired = expiredFork(inventory, stack, inventory.at);
     if (state === "closed") {
-      const held = [...stack.onDestroy].map(([id, mode]) => `${printable(id)} (onDestroy: ${printable(mode)})`);
-      const forks = held.length > 0 ? `; its forks go as their onDestroy says: ${held.join(", ")}` : "";
-      decisions.push({ kind: "destroy stack", pr, why: `pull request #${number} is closed${forks}` });
-    } else if (state === "open") decisions.push({ kind: "keep stack", pr, why: `pull request #${number} is open` });
+      decisions.push({ kind: "destroy stack", stack, pr, why: `pull request #${number} is closed${fates(stack)}` });
+    } else if (expired) {
+      const why = `fork ${printable(expired.serviceId)} expired at ${printable(expired.at)}${fates(stack)}`;
+      decisions.push({ kind: "destroy stack", stack, expired, why });
+    } else if (state === "open") decisions.push({ kind: "keep stack", stack, why: `pull request #${number} is open` });
     else if (state === "not asked")
-      decisions.push({ kind: "keep stack", pr, why: `whether pull request #${number} is open was not asked (no GITHUB_TOKEN)` });
-    else decisions.push({ kind: "keep stack", pr, why: printable(state.unknown), failed: true });
+      decisions.push({ kind: "keep stack", stack, why: `whether pull request #${number} is open was not asked (no GITHUB_TOKEN)` });
+    else decisions.push({ kind: "keep stack", stack, why: printable(state.unknown), failed: true });
   }
-  const destroyed = new Set(decisions.flatMap((d) => (d.kind === "destroy stack" ? [d.pr.stack] : [])));
+  // The project's other stacks (not a pull request's): destroyed only when a fork they hold expired.
+  const asPullRequest = new Set(inventory.pullRequests.map((p) => p.stack));
+  for (const stack of inventory.stacks.filter((s) => ofThisProject(s) && !asPullRequest.has(s))) {
+    const expired = expiredFork(inventory, stack, inventory.at);
+    if (expired)
+      decisions.push({
+        kind: "destroy stack",
+        stack,
+        expired,
+        why: `fork ${printable(expired.serviceId)} expired at ${printable(expired.at)}${fates(stack)}`,
+      });
+  }
+  const destroyed = new Set(decisions.flatMap((d) => (d.kind === "destroy stack" ? [d.stack] : [])));
   for (const fork of inventory.forks) decisions.push(decide(inventory, rules, fork, destroyed));
   return decisions;
 }
@@ -123,9 +149,9 @@ export function describeDecision(d: Decision, apply: boolean): string {
   const would = apply ? "" : "would ";
   switch (d.kind) {
     case "destroy stack":
-      return `${apply ? "DESTROY" : "would destroy"} stack ${printable(d.pr.stack.name)}: ${d.why}`;
+      return `${apply ? "DESTROY" : "would destroy"} stack ${printable(d.stack.name)}: ${d.why}`;
     case "keep stack":
-      return `${d.failed ? "KEEP (could not decide)" : "keep"} stack ${printable(d.pr.stack.name)}: ${d.why}`;
+      return `${d.failed ? "KEEP (could not decide)" : "keep"} stack ${printable(d.stack.name)}: ${d.why}`;
     case "delete":
       return `${apply ? "DELETE" : `${would}delete`} ${forkLabel(d.fork)}: ${d.why}`;
     case "stop":
@@ -136,7 +162,7 @@ export function describeDecision(d: Decision, apply: boolean): string {
 }
 
 async function carryOut(d: Extract<Decision, { kind: "destroy stack" | "delete" | "stop" }>, ctx: SweepContext): Promise<string> {
-  if (d.kind === "destroy stack") return destroyClosed(d.pr, ctx);
+  if (d.kind === "destroy stack") return d.expired ? destroyExpired(d.stack, d.expired, ctx) : destroyClosed(d.stack, d.pr, ctx);
   // Read again just before: what was read at the start may have changed meanwhile.
   const deadline = Date.now() + ctx.requestDeadlineMs;
   const id = d.fork.service_id;
@@ -166,8 +192,9 @@ async function carryOut(d: Extract<Decision, { kind: "destroy stack" | "delete" 
 }
 
 /** Destroys a closed pull request's stack, once GitHub has said again that it is closed (it may have been reopened meanwhile). */
-async function destroyClosed(pr: PullRequestStack, ctx: SweepContext): Promise<string> {
-  const name = printable(pr.stack.name);
+async function destroyClosed(stack: Stack, pr: PullRequestStack | undefined, ctx: SweepContext): Promise<string> {
+  const name = printable(stack.name);
+  if (!pr) throw new Error(`stack ${name} was not found to be a pull request's: left as it is`);
   if (ctx.pullRequests) {
     const now = await pullRequestState(ctx.pullRequests.github, ctx.pullRequests.repository, pr.number);
     if (now !== "closed") {
@@ -175,8 +202,26 @@ async function destroyClosed(pr: PullRequestStack, ctx: SweepContext): Promise<s
       throw new Error(`pull request #${pr.number} was asked about again before the destroy: ${said}; stack ${name} was left as it is`);
     }
   }
-  // What destroy said (the provider's progress lines among it), indented under the decision.
-  const said = await destroyStack(pr.stack.name, ctx.projectDir);
+  return destroyAndSay(stack, ctx);
+}
+
+/** Destroys a stack whose fork expired, once its state, read again, still says so (a later `up` may have moved the expiry). */
+async function destroyExpired(stack: Stack, expired: { serviceId: string; at: string }, ctx: SweepContext): Promise<string> {
+  const now = await readStack(stack.name, stack.lastUpdate, ctx.projectDir);
+  const expiry = now.expiresAt.get(expired.serviceId);
+  if (expiry === undefined || Date.parse(expiry) > Date.now())
+    throw new Error(
+      `stack ${printable(stack.name)} was read again before the destroy: fork ${printable(expired.serviceId)} ` +
+        `${expiry === undefined ? "is no longer held or declares no expiry" : `now expires at ${printable(expiry)}`}; the stack was left as it is`,
+    );
+  return destroyAndSay(stack, ctx);
+}
+
+/** `pulumi destroy` of the stack; what it said (the provider's progress lines among it), indented under the decision. */
+async function destroyAndSay(stack: Stack, ctx: SweepContext): Promise<string> {
+  const said = await destroyStack(stack.name, ctx.projectDir);
   const lines = said.split("\n").filter((l) => l.trim() !== "");
-  return [...lines.map((l) => `| ${printable(ctx.client.redact(l))}`), `stack ${name} destroyed and removed`].join("\n    ");
+  return [...lines.map((l) => `| ${printable(ctx.client.redact(l))}`), `stack ${printable(stack.name)} destroyed and removed`].join(
+    "\n    ",
+  );
 }

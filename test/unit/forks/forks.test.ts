@@ -210,6 +210,45 @@ test("a closed PR's stack is destroyed (destroy's lines escaped under it), an op
   expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/preview-app/pr-9.acme.shop"]);
 });
 
+test("expiry: list shows when each held fork expires; sweep destroys the stacks of this project whose forks expired (a PR's still open, or not a PR's), never another project's, nor one not yet expired", async () => {
+  const [expired, later, elsewhere, loose] = ["pr-7.acme.shop", "pr-8.acme.shop", "pr-9.acme.shop", "investigation"].map((n) =>
+    fork(n, TEN_DAYS_AGO),
+  ) as [string, string, string, string];
+  const expiring = (serviceId: string, expiresAt: Date) => {
+    const r = forkResource(serviceId);
+    return { ...r, outputs: { ...r.outputs, expiresAt: expiresAt.toISOString() } };
+  };
+  const past = new Date(Date.now() - 3 * 3_600_000);
+  setBackend({
+    stacks: [
+      { name: "pr-7.acme.shop", lastUpdate: "t1", resources: [expiring(expired, past)] },
+      { name: "pr-8.acme.shop", lastUpdate: "t1", resources: [expiring(later, new Date(Date.now() + 2 * DAY + 60_000))] },
+      { name: "organization/other/pr-9.acme.shop", lastUpdate: "t1", resources: [expiring(elsewhere, past)] },
+      { name: "incident-42", lastUpdate: "t1", resources: [expiring(loose, past)] },
+    ],
+  });
+  github.pullRequestEvent("acme/shop", 7, "opened");
+  github.pullRequestEvent("acme/shop", 8, "opened");
+  expect(await main(["list"])).toBe(0);
+  expect(printed()).toMatch(new RegExp(`^${expired} +pr-7\\.acme\\.shop +${ids.serviceId} +READY +10d 0h +EXPIRED 3h 0m ago `, "m"));
+  expect(printed()).toMatch(new RegExp(`^${later} +pr-8\\.acme\\.shop +${ids.serviceId} +READY +10d 0h +in 2d 0h `, "m"));
+
+  out.length = 0;
+  expect(await sweep()).toBe(0);
+  expect(printed()).toContain(`would destroy stack pr-7.acme.shop: fork ${expired} expired at ${past.toISOString()}`);
+  expect(calls().filter((c) => c.startsWith("destroy"))).toEqual([]);
+  out.length = 0;
+  expect(await sweep("--apply")).toBe(0);
+  expect(printed()).toContain(`DESTROY stack pr-7.acme.shop: fork ${expired} expired at`);
+  expect(printed()).toContain(`DESTROY stack incident-42: fork ${loose} expired at`);
+  expect(printed()).toContain("keep stack pr-8.acme.shop: pull request #8 is open");
+  expect(calls().filter((c) => c.startsWith("destroy"))).toEqual([
+    "destroy --stack pr-7.acme.shop --yes --skip-preview --suppress-progress",
+    "destroy --stack incident-42 --yes --skip-preview --suppress-progress",
+  ]);
+  expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/other/pr-9.acme.shop"]);
+});
+
 test("the backend cannot be read: the run fails, nothing is changed", async () => {
   const old = fork("pr-3.acme.shop", TEN_DAYS_AGO);
   setBackend({ stacks: [], fail: { "stack ls": "could not reach s3://bucket: AccessDenied" } });
