@@ -29,7 +29,8 @@ test("a fork of a source busy with an operation started elsewhere waits for it, 
   expect(made.map((x) => x.service_id)).toEqual([up.outputs.id?.value]);
 
   // Destroy while the fork itself is busy: stop is refused, waited through, and sent again.
-  h.sim.outOfBand.holdBusy(h.ids.projectId, up.outputs.id?.value as string, "UPGRADING", 3000);
+  // Long enough that a loaded machine's destroy still meets it busy.
+  h.sim.outOfBand.holdBusy(h.ids.projectId, up.outputs.id?.value as string, "UPGRADING", 8000);
   const destroy = await s.destroy();
   expect(destroy.requests.filter((r) => r.operation === "stop")).toHaveLength(2);
   expect(h.sim.service(h.ids.projectId, up.outputs.id?.value as string)?.status).toBe("PAUSED");

@@ -243,6 +243,15 @@ function forgetModuleVersion(module: string, version: string): void {
   const downloads = path.join(cache, "cache", "download", escaped, "@v");
   for (const file of fs.existsSync(downloads) ? fs.readdirSync(downloads) : [])
     if (file.startsWith(`${version}.`)) fs.rmSync(path.join(downloads, file), { force: true });
+  // And go's clone of the repository, whose tags are an earlier rehearsal's (a fetch does not move them).
+  const vcs = path.join(cache, "cache", "vcs");
+  const repository = module.replace(/\/sdk\/go$/, "");
+  for (const entry of fs.existsSync(vcs) ? fs.readdirSync(vcs) : []) {
+    const config = path.join(vcs, entry, "config");
+    if (!fs.existsSync(config) || !fs.readFileSync(config, "utf8").includes(repository)) continue;
+    for (const file of [path.join(vcs, entry), ...[".info", ".lock"].map((ext) => path.join(vcs, `${entry}${ext}`))])
+      fs.rmSync(file, { recursive: true, force: true });
+  }
 }
 
 /** A user's project folder holding `files`. */
