@@ -112,23 +112,27 @@ export function resolveProjectId(
   return pick(explicit, config, env, "projectId");
 }
 
-/** Whether check reads the objects a resource refers to (default true). */
-export function resolveVerifyReferences(config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = pick(undefined, config, env, "verifyReferences")?.trim().toLowerCase();
-  if (value === undefined || value === "true") return true;
-  if (value === "false") return false;
-  const { config: key, env: variable } = SETTING_SOURCES.verifyReferences;
+/** A switch's value: `fallback` when unset; anything but "true" or "false" fails, naming where it is set. */
+function resolveSwitch(
+  name: "verifyReferences" | "requireMasking",
+  fallback: boolean,
+  config: ConfigLookup,
+  env: NodeJS.ProcessEnv,
+): boolean {
+  const value = pick(undefined, config, env, name)?.trim().toLowerCase();
+  if (value === undefined) return fallback;
+  if (value === "true" || value === "false") return value === "true";
+  const { config: key, env: variable } = SETTING_SOURCES[name];
   throw new ConfigurationError(`${key} / ${variable} must be "true" or "false".`);
 }
 
+/** Whether check reads the objects a resource refers to (default true). */
+export const resolveVerifyReferences = (config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): boolean =>
+  resolveSwitch("verifyReferences", true, config, env);
+
 /** Whether a fork of a PROD service must be masked or say why not (default false). */
-export function resolveRequireMasking(config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = pick(undefined, config, env, "requireMasking")?.trim().toLowerCase();
-  if (value === undefined || value === "false") return false;
-  if (value === "true") return true;
-  const { config: key, env: variable } = SETTING_SOURCES.requireMasking;
-  throw new ConfigurationError(`${key} / ${variable} must be "true" or "false".`);
-}
+export const resolveRequireMasking = (config: ConfigLookup, env: NodeJS.ProcessEnv = process.env): boolean =>
+  resolveSwitch("requireMasking", false, config, env);
 
 /**
  * Where the credentials in use come from, by stack config key or environment variable (never the
