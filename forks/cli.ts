@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // tigercloud-forks: the forks of a Tiger Cloud project held against what the Pulumi stacks hold,
 // so that no fork outlives the pipeline that made it.
 //   list    every fork: its source, status, age, size, when it expires, the stack that holds it and its PR
@@ -311,5 +310,3 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
-
-if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

@@ -2,6 +2,7 @@
 // PULUMI_BACKEND_URL): every stack of every project, and in each the services its resources hold.
 // A failure to read is an error, never "no stack": a fork taken for unheld would be deleted.
 import { execFile } from "child_process";
+import * as path from "path";
 import { z } from "zod";
 import { messageOf } from "../provider/text";
 
@@ -106,6 +107,16 @@ export async function holdersNow(serviceId: string, known: Stack[], projectDir: 
   return holders;
 }
 
+/** Whether the project in `projectDir` can load the package's watchdog (it has the package installed). */
+function hasWatchdog(projectDir: string): boolean {
+  try {
+    require.resolve("pulumi-tigercloud/watchdog", { paths: [path.resolve(projectDir)] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * `pulumi destroy`, then `pulumi stack rm`, run in the project's directory (the program's
  * dependencies are there, which its providers need). Its provider processes watch the engine
@@ -113,7 +124,9 @@ export async function holdersNow(serviceId: string, known: Stack[], projectDir: 
  * Returns what destroy said.
  */
 export async function destroyStack(name: string, projectDir: string): Promise<string> {
-  const watchdog = "--require=pulumi-tigercloud/watchdog";
+  // A TypeScript project's providers load the watchdog from its node_modules; a YAML project's (the
+  // plugin) watch their engine themselves, and have no such module to load.
+  const watchdog = hasWatchdog(projectDir) ? "--require=pulumi-tigercloud/watchdog" : undefined;
   const env = { ...process.env, NODE_OPTIONS: [watchdog, process.env.NODE_OPTIONS].filter(Boolean).join(" ") };
   const args = ["destroy", "--stack", name, "--yes", "--skip-preview", "--suppress-progress"];
   const said = await pulumi(args, projectDir, DESTROY_LIMIT_MS, env);

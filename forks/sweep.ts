@@ -67,8 +67,11 @@ export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
     else decisions.push({ kind: "keep stack", stack, why: printable(state.unknown), failed: true });
   }
   // The project's other stacks (not a pull request's): destroyed only when a fork they hold expired.
+  // Another repository's PR stacks (pr-<number>.<owner>.<repo>, in a backend repositories share) are
+  // left to that repository's sweep.
   const asPullRequest = new Set(inventory.pullRequests.map((p) => p.stack));
-  for (const stack of inventory.stacks.filter((s) => ofThisProject(s) && !asPullRequest.has(s))) {
+  const anotherPipelines = (s: Stack) => /^pr-[0-9]+\./.test(s.name);
+  for (const stack of inventory.stacks.filter((s) => ofThisProject(s) && !asPullRequest.has(s) && !anotherPipelines(s))) {
     const expired = expiredFork(inventory, stack, inventory.at);
     if (expired)
       decisions.push({

@@ -69,13 +69,18 @@ function launcherOf(platform) {
 }
 
 /**
- * The archive's one program: the plugin, as the engine starts it; or, asked for \`simulator\`, the
- * local Tiger Cloud, for a user of any language with no npm project, started as
- *   pulumi plugin run --kind resource tigercloud -- simulator [options]
+ * The archive's one program: the plugin, as the engine starts it; or, for a user of any language
+ * with no npm project, started as \`pulumi plugin run --kind resource tigercloud -- COMMAND\`:
+ *   simulator [options]   the local Tiger Cloud
+ *   forks list|sweep ...  tigercloud-forks, the fork janitor
+ *   pr-database           the PR database action's work (actions/pr-database)
  * (each module is loaded only when its command is asked for).
  */
 const entry = (version) => `
-if (process.argv[2] === "simulator") {
+const done = (code) => (process.exitCode = code);
+if (process.argv[2] === "forks") require("./forks/cli").main(process.argv.slice(3)).then(done);
+else if (process.argv[2] === "pr-database") require("./forks/prDatabase").runPrDatabase().then(done);
+else if (process.argv[2] === "simulator") {
   require("./simulator/cli")
     .runSimulator(process.argv.slice(3), {
       name: "pulumi plugin run --kind resource tigercloud -- simulator",

@@ -1,6 +1,7 @@
-// A database for one pull request: a fork of production as it is now, small and tagged DEV.
-// `pulumi destroy` of the PR's stack deletes the fork and its data (onDestroy: "delete"): a
-// closed PR leaves nothing running or billed.
+// A database for one pull request, as a TypeScript program for a pipeline of your own (the PR
+// database action, .github/ beside this file, needs no program): a fork of production as it is now,
+// small and tagged DEV. `pulumi destroy` of the PR's stack deletes the fork and its data
+// (onDestroy: "delete"): a closed PR leaves nothing running or billed.
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceFork } from "pulumi-tigercloud";
 
@@ -29,7 +30,7 @@ export = async () => {
     memoryGbs: 4,
     environmentTag: "DEV",
     createTimeout: "45m",
-    // Stopped at night by the nightly workflow (`./pr-stack.sh pause all`), data kept; `up` starts it.
+    // Stopped at night (config paused: true, then `pulumi up`), data kept; `up` with false starts it.
     paused: config.getBoolean("paused") ?? false,
     // The PR's data goes with the PR: a stopped fork would still be billed for its storage.
     onDestroy: "delete",
@@ -38,7 +39,7 @@ export = async () => {
 
   return {
     serviceId: db.serviceId,
-    // Read back by pr-stack.sh, so that a pause in a fresh checkout keeps the fork's source.
+    // Read back by a pipeline, so that a pause in a fresh checkout keeps the fork's source.
     sourceServiceId,
     // postgresql://tsdbadmin:<password>@<host>:<port>/tsdb?sslmode=require, secret; `up` returns once
     // a login works. Read it with `pulumi stack output --show-secrets databaseUrl`, or hand it to

@@ -7,6 +7,7 @@ const Sequencer = require("@jest/test-sequencer").default;
 const KNOWN_SLOW = [
   "gitops",
   "release",
+  "prDatabase",
   "kill-create",
   "kill-update",
   "projects",

@@ -98,6 +98,7 @@ export function evaluate(source: string, contexts: Contexts, status: Status = "s
         : String(a ?? "")
             .toLowerCase()
             .includes(String(b ?? "").toLowerCase()),
+    toJSON: ([a]) => JSON.stringify(a ?? null, null, 2),
     startsWith: ([a, b]) =>
       String(a ?? "")
         .toLowerCase()

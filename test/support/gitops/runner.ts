@@ -5,9 +5,12 @@
 // variables the test supplies. The `run:` steps come from the YAML as committed; the `uses:`
 // steps our workflows take are stood in for by what they do: checkout makes the clone,
 // setup-node, setup-go and setup-python check the version of the tool on PATH, pulumi/actions puts
-// the Pulumi CLI on PATH (before it, the job has no `pulumi`), and actions/cache restores and saves. Workflow commands are read from the output:
-// `::add-mask::` hides a value from the rest of the job's log, as do the secrets; `::notice` and
-// `::error` become annotations. GITHUB_ENV carries variables to the next steps.
+// the Pulumi CLI on PATH (before it, the job has no `pulumi`), and actions/cache restores and saves.
+// Any other action is a composite action of a repository the test names (`actions`): its action.yml
+// read from there, as GitHub fetches it at the ref, and its steps run with its inputs. Workflow
+// commands are read from the output: `::add-mask::` hides a value from the rest of the job's log, as
+// do the secrets; `::notice` and `::error` become annotations. GITHUB_ENV carries variables to the
+// next steps, GITHUB_OUTPUT a step's outputs.
 import { spawn } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
@@ -21,6 +24,7 @@ interface Step {
   name?: string;
   uses?: string;
   run?: string;
+  shell?: string;
   if?: string | boolean;
   env?: Record<string, string>;
   with?: Record<string, unknown>;
@@ -99,6 +103,31 @@ export interface RunnerOptions {
   npmCache: string;
   /** What the runner machine's own environment adds to every job's (a self-hosted runner's certificate authority, say). */
   machineEnv?: Record<string, string>;
+  /** Where the composite actions of a repository are, by owner/name (its checkout at the ref the workflows name). */
+  actions?: Record<string, string>;
+}
+
+/** A composite action's action.yml, as far as the runner reads it. */
+interface CompositeAction {
+  inputs?: Record<string, { required?: boolean; default?: string }>;
+  outputs?: Record<string, { value: string }>;
+  runs: { using: string; steps: Step[] };
+}
+
+/**
+ * A runner's PATH before any setup step: this process's, without the Pulumi CLI (pulumi/actions adds
+ * it: `pulumiPath`), the checkout's own tools (under `root`), or any directory holding a `pulumi`.
+ * Under scripts/with-pulumi.js, which finds the CLI.
+ */
+export function runnerPaths(root: string): { basePath: string; pulumiPath: string } {
+  const pulumiPath = process.env.PULUMI_TIGERCLOUD_CLI_PATH;
+  if (!pulumiPath) throw new Error("run under scripts/with-pulumi.js (npm test), which finds the Pulumi CLI");
+  const cliDirs = pulumiPath.split(path.delimiter);
+  const basePath = (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((d) => d && !cliDirs.includes(d) && !d.startsWith(root) && !fs.existsSync(path.join(d, "pulumi")))
+    .join(path.delimiter);
+  return { basePath, pulumiPath };
 }
 
 /** GitHub's default for a job that declares no permissions (the restricted setting). */
@@ -279,6 +308,8 @@ export class WorkflowRunner {
       ...this.options.machineEnv,
       PATH: this.options.basePath,
       HOME: home,
+      // The Pulumi CLI finds its home from the user database, not HOME: a fresh runner has no plugin.
+      PULUMI_HOME: path.join(home, ".pulumi"),
       CI: "true",
       GITHUB_ACTIONS: "true",
       GITHUB_WORKSPACE: workspace,
@@ -296,90 +327,139 @@ export class WorkflowRunner {
       RUNNER_OS: "Linux",
       RUNNER_TEMP: temp,
     };
-    // Each step's outputs, by its id; `hashFiles` reads the workspace, as on GitHub.
-    const steps: Record<string, { outputs: Record<string, string> }> = {};
+    // Each step's outputs, by its id; `hashFiles` reads the workspace, as on GitHub. A composite
+    // action's steps have a scope of their own: its inputs, its steps' outputs, its path.
+    interface Scope {
+      inputs: Record<string, unknown>;
+      steps: Record<string, { outputs: Record<string, string> }>;
+      actionPath?: string;
+    }
     const hashFiles = ([pattern]: unknown[]) => hashFilesIn(workspace, String(pattern));
-    const contexts = (): Contexts => ({
+    const contextsIn = (scope: Scope): Contexts => ({
       ...base,
+      github: scope.actionPath ? { ...github, action_path: scope.actionPath } : github,
+      inputs: scope.inputs,
       secrets,
       env,
-      steps,
+      steps: scope.steps,
       runner: { os: "Linux", temp },
       [FUNCTIONS]: { hashFiles },
     });
+    const jobScope: Scope = { inputs, steps: {} };
+    const contexts = () => contextsIn(jobScope);
     // actions/cache steps that missed: saved after the job, if it succeeded (the action's post step).
     const toSave: { key: string; dir: string }[] = [];
     for (const scope of [workflow.env, job.env])
       for (const [k, v] of Object.entries(scope ?? {})) env = { ...env, [k]: interpolate(String(v), contexts()) };
 
     let status: Status = "success";
+    let scripts = 0;
     const log: string[] = [];
-    for (const [n, step] of job.steps.entries()) {
-      if (!condition(step.if, contexts(), status)) continue;
-      const stepEnv = { ...env };
-      for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = interpolate(String(v), { ...contexts(), env: stepEnv });
-      // The step's title as GitHub shows it: its name with expressions evaluated.
-      const title =
-        step.name !== undefined ? interpolate(step.name, { ...contexts(), env: stepEnv }) : (step.uses ?? step.run?.split("\n")[0]);
-      log.push(`##[group]${title}`);
-      const stepStarted = Date.now();
-      let exit = 0;
-      if (step.uses) {
-        const action = step.uses.replace(/@.*/, "");
-        if (action === "actions/checkout") await git(workspace, ["clone", "--quiet", this.options.repository, "."]);
-        else if (action === "actions/setup-node") {
-          const wanted = String(step.with?.["node-version"] ?? "");
-          if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
-            throw new Error(`${file}: node ${wanted} wanted, ${process.versions.node} here`);
-        } else if (action === "actions/setup-go" || action === "actions/setup-python") {
-          // The machine's own, at the version the step asks for (major.minor), as the action would install it.
-          const [tool, args] = action === "actions/setup-go" ? ["go", ["version"]] : ["python3", ["--version"]];
-          const wanted = String(step.with?.[action === "actions/setup-go" ? "go-version" : "python-version"] ?? "");
-          const found = (await runTool(tool, args, env.PATH as string)).match(/(\d+\.\d+)(\.\d+)?/)?.[1];
-          if (found !== wanted) throw new Error(`${file}: ${tool} ${wanted} wanted, ${found ?? "none"} here`);
-        } else if (action === "pulumi/actions") env.PATH = `${this.options.pulumiPath}${path.delimiter}${env.PATH}`;
-        else if (action === "actions/cache") {
-          const key = interpolate(String(step.with?.key ?? ""), contexts());
-          const dir = path.join(workspace, interpolate(String(step.with?.path ?? ""), contexts()));
-          const hit = await this.restoreCache(key, github.ref as string, dir);
-          if (!hit) toSave.push({ key, dir });
-          if (step.id) steps[step.id] = { outputs: { "cache-hit": String(hit) } };
-          log.push(hit ? `Cache restored from key: ${key}` : `Cache not found for input keys: ${key}`);
-        } else throw new Error(`${file}: the runner cannot stand in for ${step.uses}`);
-      } else if (step.run !== undefined) {
-        const dir = step["working-directory"] ?? job.defaults?.run?.["working-directory"] ?? workflow.defaults?.run?.["working-directory"];
-        const script = path.join(temp, `step-${n}.sh`);
-        fs.writeFileSync(script, interpolate(step.run, { ...contexts(), env: stepEnv }));
-        fs.writeFileSync(githubEnv, "");
-        const out = await runScript(script, dir ? path.join(workspace, interpolate(dir, contexts())) : workspace, {
-          ...stepEnv,
-          PATH: env.PATH as string,
-        });
-        exit = out.status;
-        for (const line of out.output.split("\n")) {
-          const command = /^::(add-mask|notice|warning|error)( [^:]*)?::(.*)$/.exec(line);
-          if (command?.[1] === "add-mask") {
-            result.masked.push(command[3] as string);
-            hide.push(command[3] as string);
-            continue;
+    const runSteps = async (list: Step[], scope: Scope): Promise<void> => {
+      for (const step of list) {
+        if (!condition(step.if, contextsIn(scope), status)) continue;
+        const stepEnv = { ...env };
+        for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = interpolate(String(v), { ...contextsIn(scope), env: stepEnv });
+        // The step's title as GitHub shows it: its name with expressions evaluated.
+        const title =
+          step.name !== undefined
+            ? interpolate(step.name, { ...contextsIn(scope), env: stepEnv })
+            : (step.uses ?? step.run?.split("\n")[0]);
+        log.push(`##[group]${title}`);
+        const stepStarted = Date.now();
+        let exit = 0;
+        if (step.uses) {
+          const action = step.uses.replace(/@.*/, "");
+          if (action === "actions/checkout") await git(workspace, ["clone", "--quiet", this.options.repository, "."]);
+          else if (action === "actions/setup-node") {
+            const wanted = String(step.with?.["node-version"] ?? "");
+            if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
+              throw new Error(`${file}: node ${wanted} wanted, ${process.versions.node} here`);
+          } else if (action === "actions/setup-go" || action === "actions/setup-python") {
+            // The machine's own, at the version the step asks for (major.minor), as the action would install it.
+            const [tool, args] = action === "actions/setup-go" ? ["go", ["version"]] : ["python3", ["--version"]];
+            const wanted = String(step.with?.[action === "actions/setup-go" ? "go-version" : "python-version"] ?? "");
+            const found = (await runTool(tool, args, env.PATH as string)).match(/(\d+\.\d+)(\.\d+)?/)?.[1];
+            if (found !== wanted) throw new Error(`${file}: ${tool} ${wanted} wanted, ${found ?? "none"} here`);
+          } else if (action === "pulumi/actions") env.PATH = `${this.options.pulumiPath}${path.delimiter}${env.PATH}`;
+          else if (action === "actions/cache") {
+            const key = interpolate(String(step.with?.key ?? ""), contextsIn(scope));
+            const dir = path.join(workspace, interpolate(String(step.with?.path ?? ""), contextsIn(scope)));
+            const hit = await this.restoreCache(key, github.ref as string, dir);
+            if (!hit) toSave.push({ key, dir });
+            if (step.id) scope.steps[step.id] = { outputs: { "cache-hit": String(hit) } };
+            log.push(hit ? `Cache restored from key: ${key}` : `Cache not found for input keys: ${key}`);
+          } else {
+            // A composite action: its inputs from `with:` (evaluated here) and its defaults, its steps, its outputs.
+            const [owner, name, ...sub] = action.split("/");
+            const repo = this.options.actions?.[`${owner}/${name}`];
+            if (!repo) throw new Error(`${file}: the runner cannot stand in for ${step.uses}`);
+            const actionPath = path.join(repo, ...sub);
+            const definition = parse(fs.readFileSync(path.join(actionPath, "action.yml"), "utf8")) as CompositeAction;
+            if (definition.runs.using !== "composite") throw new Error(`${step.uses}: the runner runs composite actions only`);
+            const given: Record<string, unknown> = {};
+            for (const [k, v] of Object.entries(step.with ?? {})) given[k] = interpolate(String(v), { ...contextsIn(scope), env: stepEnv });
+            const inner: Scope = { inputs: {}, steps: {}, actionPath };
+            for (const [k, spec] of Object.entries(definition.inputs ?? {})) {
+              const value = given[k] ?? (spec.default !== undefined ? interpolate(String(spec.default), contextsIn(inner)) : "");
+              if (spec.required && value === "") throw new Error(`${step.uses}: input ${k} is required`);
+              inner.inputs[k] = value;
+            }
+            const unknown = Object.keys(given).filter((k) => !(k in (definition.inputs ?? {})));
+            if (unknown.length > 0) throw new Error(`${step.uses}: no such input ${unknown.join(", ")}`);
+            await runSteps(
+              definition.runs.steps.map((s) => ({ ...s, env: { ...s.env, GITHUB_ACTION_PATH: actionPath } })),
+              inner,
+            );
+            if (step.id)
+              scope.steps[step.id] = {
+                outputs: Object.fromEntries(
+                  Object.entries(definition.outputs ?? {}).map(([k, o]) => [k, interpolate(o.value, contextsIn(inner))]),
+                ),
+              };
           }
-          if (command) {
-            const title = /title=([^,]*)/.exec(command[2] ?? "")?.[1] ?? "";
-            result.annotations.push({ level: command[1] as Annotation["level"], title, message: command[3] as string });
+        } else if (step.run !== undefined) {
+          if (scope.actionPath && step.shell !== "bash") throw new Error(`${file}: a composite action's run step needs shell: bash`);
+          const dir =
+            step["working-directory"] ?? job.defaults?.run?.["working-directory"] ?? workflow.defaults?.run?.["working-directory"];
+          const script = path.join(temp, `step-${scripts++}.sh`);
+          fs.writeFileSync(script, interpolate(step.run, { ...contextsIn(scope), env: stepEnv }));
+          const githubOutput = path.join(temp, "github_output");
+          fs.writeFileSync(githubEnv, "");
+          fs.writeFileSync(githubOutput, "");
+          const out = await runScript(script, dir && !scope.actionPath ? path.join(workspace, interpolate(dir, contexts())) : workspace, {
+            ...stepEnv,
+            PATH: env.PATH as string,
+            GITHUB_OUTPUT: githubOutput,
+          });
+          exit = out.status;
+          for (const line of out.output.split("\n")) {
+            const command = /^::(add-mask|notice|warning|error)( [^:]*)?::(.*)$/.exec(line);
+            if (command?.[1] === "add-mask") {
+              result.masked.push(command[3] as string);
+              hide.push(command[3] as string);
+              continue;
+            }
+            if (command) {
+              const title = /title=([^,]*)/.exec(command[2] ?? "")?.[1] ?? "";
+              result.annotations.push({ level: command[1] as Annotation["level"], title, message: command[3] as string });
+            }
+            log.push(line);
           }
-          log.push(line);
+          const exported = readGithubEnv(fs.readFileSync(githubEnv, "utf8"));
+          Object.assign(result.exported, exported);
+          env = { ...env, ...exported };
+          if (step.id) scope.steps[step.id] = { outputs: readGithubEnv(fs.readFileSync(githubOutput, "utf8")) };
         }
-        const exported = readGithubEnv(fs.readFileSync(githubEnv, "utf8"));
-        Object.assign(result.exported, exported);
-        env = { ...env, ...exported };
+        result.steps.push({ title: String(title), seconds: (Date.now() - stepStarted) / 1000 });
+        if (exit !== 0) {
+          log.push(`##[error]Process completed with exit code ${exit}.`);
+          status = "failure";
+          result.status = exit;
+        }
       }
-      result.steps.push({ title: String(title), seconds: (Date.now() - stepStarted) / 1000 });
-      if (exit !== 0) {
-        log.push(`##[error]Process completed with exit code ${exit}.`);
-        status = "failure";
-        result.status = exit;
-      }
-    }
+    };
+    await runSteps(job.steps, jobScope);
     if (status === "success") for (const { key, dir } of toSave) await this.saveCache(key, github.ref as string, dir);
     result.log = hide.filter((v) => v.length > 0).reduce((text, value) => text.split(value).join("***"), log.join("\n"));
     fs.rmSync(root, { recursive: true, force: true });

@@ -210,10 +210,14 @@ test("a closed PR's stack is destroyed (destroy's lines escaped under it), an op
   expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/preview-app/pr-9.acme.shop"]);
 });
 
-test("expiry: list shows when each held fork expires; sweep destroys the stacks of this project whose forks expired (a PR's still open, or not a PR's), never another project's, nor one not yet expired", async () => {
-  const [expired, later, elsewhere, loose] = ["pr-7.acme.shop", "pr-8.acme.shop", "pr-9.acme.shop", "investigation"].map((n) =>
-    fork(n, TEN_DAYS_AGO),
-  ) as [string, string, string, string];
+test("expiry: list shows when each held fork expires; sweep destroys the stacks of this project whose forks expired (a PR's still open, or not a PR's), never another project's, another repository's PR stack, nor one not yet expired", async () => {
+  const [expired, later, elsewhere, loose, web] = [
+    "pr-7.acme.shop",
+    "pr-8.acme.shop",
+    "pr-9.acme.shop",
+    "investigation",
+    "pr-7.acme.web",
+  ].map((n) => fork(n, TEN_DAYS_AGO)) as [string, string, string, string, string];
   const expiring = (serviceId: string, expiresAt: Date) => {
     const r = forkResource(serviceId);
     return { ...r, outputs: { ...r.outputs, expiresAt: expiresAt.toISOString() } };
@@ -225,6 +229,8 @@ test("expiry: list shows when each held fork expires; sweep destroys the stacks 
       { name: "pr-8.acme.shop", lastUpdate: "t1", resources: [expiring(later, new Date(Date.now() + 2 * DAY + 60_000))] },
       { name: "organization/other/pr-9.acme.shop", lastUpdate: "t1", resources: [expiring(elsewhere, past)] },
       { name: "incident-42", lastUpdate: "t1", resources: [expiring(loose, past)] },
+      // Another repository's PR stack, in the same backend and project: its repository's sweep decides.
+      { name: "pr-7.acme.web", lastUpdate: "t1", resources: [expiring(web, past)] },
     ],
   });
   github.pullRequestEvent("acme/shop", 7, "opened");
@@ -246,7 +252,7 @@ test("expiry: list shows when each held fork expires; sweep destroys the stacks 
     "destroy --stack pr-7.acme.shop --yes --skip-preview --suppress-progress",
     "destroy --stack incident-42 --yes --skip-preview --suppress-progress",
   ]);
-  expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/other/pr-9.acme.shop"]);
+  expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/other/pr-9.acme.shop", "pr-7.acme.web"]);
 });
 
 test("the backend cannot be read: the run fails, nothing is changed", async () => {
@@ -331,7 +337,7 @@ test("the command refuses what it cannot do safely, naming the option: exit 2, n
 
 describe("the command as a person runs it", () => {
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(ROOT, "forks", "cli.ts"), ...args], {
+    spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(ROOT, "forks", "main.ts"), ...args], {
       cwd: ROOT,
       encoding: "utf8",
       env: { ...process.env, TIGER_API_URL: "http://127.0.0.1:9", TIGER_API_KEY: "unused" },

@@ -1,0 +1,241 @@
+// The PR database action (actions/pr-database), as a user's repository uses it: a fresh repository
+// holding only examples/pr-fork's workflow and rules file, each job in a fresh clone, run by the
+// workflow runner (test/support/gitops/runner.ts) with the action read from this checkout, as GitHub
+// fetches it at its ref. The plugin comes from a stand-in of GitHub's releases on loopback, fetched
+// by the engine as for users; the simulator has a real PostgreSQL server behind every service, its
+// parent holding customers' personal data and TimescaleDB's jobs. Open, push, a second repository,
+// the nightly pause and sweep, close, a pull request from a fork repository.
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { promisify } from "util";
+import { execFile } from "child_process";
+import { customerRow, PERSONAL_ROWS, PERSONAL_TABLE } from "../../simulator/databases";
+import { GitHubApi } from "../support/gitops/githubApi";
+import { type GitHubEvent, type JobRun, type RunnerOptions, runnerPaths, WorkflowRunner } from "../support/gitops/runner";
+import { releaseServer, type ReleaseServer } from "../support/releaseServer";
+import { NO_DELAYS, Simulator } from "../../simulator";
+
+jest.setTimeout(300_000);
+const ROOT = path.join(__dirname, "..", "..");
+const EXAMPLE = path.join(ROOT, "examples", "pr-fork");
+const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+const WORKFLOW = path.join(".github", "workflows", "pr-database.yml");
+const RULES = path.join(".github", "pr-database.yml");
+const run = promisify(execFile);
+
+let sim: Simulator;
+let api: GitHubApi;
+let release: ReleaseServer;
+let work: string;
+let ids: ReturnType<Simulator["defaults"]>;
+const runners = new Map<string, WorkflowRunner>();
+const ran: JobRun[] = [];
+
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "dev",
+  GIT_AUTHOR_EMAIL: "d@example.com",
+  GIT_COMMITTER_NAME: "dev",
+  GIT_COMMITTER_EMAIL: "d@example.com",
+};
+const sh = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+/** What a repository changes in the example's workflow (the action's inputs it adds), by repository. */
+const WITH: Record<string, string[]> = {
+  // Forks that expired long ago, so that the night's sweep has one to destroy.
+  "acme/ops": ["expires: 2026-01-01T00:00:00Z"],
+};
+
+/** A user's repository holding the example's two files and nothing else, committed. */
+function userRepository(name: string): string {
+  const dir = path.join(work, "repos", name.replace("/", "-"));
+  for (const file of [WORKFLOW, RULES]) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
+  }
+  const added = WITH[name] ?? [];
+  if (added.length > 0) {
+    const workflow = path.join(dir, WORKFLOW);
+    fs.writeFileSync(workflow, `${fs.readFileSync(workflow, "utf8").trimEnd()}\n${added.map((l) => `          ${l}`).join("\n")}\n`);
+  }
+  sh(dir, "init", "--quiet", "--initial-branch=main");
+  sh(dir, "add", "-A");
+  sh(dir, "commit", "--quiet", "-m", "A database for each pull request");
+  return dir;
+}
+
+function runnerOf(repository: string): WorkflowRunner {
+  let runner = runners.get(repository);
+  if (runner) return runner;
+  const { basePath, pulumiPath } = runnerPaths(ROOT);
+  const options: RunnerOptions = {
+    repository: userRepository(repository),
+    repositoryName: repository,
+    secrets: {
+      TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
+      TIGER_SECRET_KEY: sim.keyPair.secretKey,
+      TIGER_API_URL: sim.url,
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "pr-database-e2e",
+    },
+    vars: { SOURCE_SERVICE_ID: ids.serviceId },
+    githubApiUrl: api.url,
+    issueToken: (p) => api.issueToken(p),
+    basePath,
+    pulumiPath,
+    work: path.join(work, "jobs"),
+    npmCache: path.join(work, "npm"),
+    // GitHub's releases, as the engine and `pulumi plugin install` reach them: here, the stand-in.
+    machineEnv: release.githubEnv(),
+    // The action, as GitHub fetches tigercloud/pulumi-tigercloud at the ref the workflow names: this checkout.
+    actions: { "tigercloud/pulumi-tigercloud": ROOT },
+  };
+  fs.mkdirSync(options.work, { recursive: true });
+  fs.mkdirSync(options.npmCache, { recursive: true });
+  runner = new WorkflowRunner(options);
+  runners.set(repository, runner);
+  return runner;
+}
+
+function pullRequest(repository: string, number: number, action: string, fromFork = false): GitHubEvent {
+  const head = { ref: `feature-${number}`, repo: { full_name: fromFork ? "someone/fork" : repository } };
+  return {
+    name: "pull_request",
+    payload: { action, number, pull_request: { number, head, base: { ref: "main", repo: { full_name: repository } } } },
+  };
+}
+
+/** The event in `repository`; its one job, which must end with `status` (its log in the failure otherwise). */
+async function trigger(repository: string, event: GitHubEvent, status = 0): Promise<JobRun> {
+  if (event.name === "pull_request") api.pullRequestEvent(repository, event.payload.number, event.payload.action);
+  const jobs = (await runnerOf(repository).trigger(event)).filter((j) => j.ran);
+  ran.push(...jobs);
+  const job = jobs[0];
+  if (jobs.length !== 1 || !job || job.status !== status)
+    throw new Error(
+      `${repository} ${event.name}: wanted one job ending ${status}, got ${jobs.map((j) => `${j.job} ${j.status}`).join(", ")}\n${jobs.map((j) => j.log).join("\n---\n")}`,
+    );
+  return job;
+}
+
+const forksNamed = (name: string) => sim.services(ids.projectId).filter((s) => s.name === name && s.forked_from);
+const psql = async (uri: string, sql: string) => (await run("psql", [uri, "-X", "-A", "-t", "-c", sql], { timeout: 20_000 })).stdout.trim();
+const PRODUCTION = Array.from({ length: PERSONAL_ROWS }, (_, i) => Object.values(customerRow(i + 1))).flat();
+
+beforeAll(async () => {
+  sim = new Simulator({
+    delays: { ...NO_DELAYS, forkQueuedMs: 200, forkConfiguringMs: 200, stopMs: 200, startMs: 300 },
+    databases: "postgres",
+  });
+  await sim.start();
+  ids = sim.defaults();
+  api = new GitHubApi();
+  await api.start();
+  work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-pr-database-"));
+  fs.mkdirSync(path.join(work, "state"));
+  // The release the action's version names, with this platform's archive.
+  const { packPlugin } = require("../../scripts/pack-plugin") as { packPlugin: () => string };
+  const assets = path.join(work, "release");
+  fs.mkdirSync(assets);
+  const archive = packPlugin();
+  fs.copyFileSync(archive, path.join(assets, path.basename(archive)));
+  release = await releaseServer(assets, VERSION);
+});
+
+afterAll(async () => {
+  const steps = ran.flatMap((j) => j.steps.map((s) => `${s.title} ${s.seconds.toFixed(1)} s`));
+  process.stderr.write(`pr-database.e2e, the jobs' steps:\n  ${steps.join("\n  ")}\n`);
+  await release?.close();
+  await api?.stop();
+  await sim?.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+test("the user's workflow is at most 15 lines, and the repository holds nothing else but the rules file", () => {
+  const lines = fs.readFileSync(path.join(EXAMPLE, WORKFLOW), "utf8").trimEnd().split("\n");
+  expect(lines.length).toBeLessThanOrEqual(15);
+  expect(sh(userRepository("acme/layout"), "ls-files").trim().split("\n").sort()).toEqual([RULES, WORKFLOW].sort());
+});
+
+let shopFork: string;
+let shopUrl: string;
+
+test("PR opened: a fork, masked before its URL is handed out (no production value of a masked column), jobs paused; DATABASE_URL masked in the log; pushed again: the same fork", async () => {
+  const opened = await trigger("acme/shop", pullRequest("acme/shop", 7, "opened"));
+  const url = opened.exported.DATABASE_URL ?? "";
+  expect(url).toMatch(/^postgresql:\/\/tsdbadmin:.+@.+\/tsdb\?sslmode=require$/);
+  expect(opened.masked).toContain(url);
+  expect(opened.log).not.toContain(url);
+  const made = forksNamed("pr-7.acme.shop");
+  expect(made.map((s) => s.status)).toEqual(["READY"]);
+  shopFork = made[0]!.service_id;
+  shopUrl = url;
+  expect(opened.log).toContain(`fork ${shopFork} is ready: DATABASE_URL is set`);
+  const values = (await psql(url, `SELECT concat_ws('|', email, full_name, api_token) FROM ${PERSONAL_TABLE}`)).split(/[\n|]/);
+  for (const value of PRODUCTION) expect(values).not.toContain(value);
+  expect(await psql(url, "SELECT count(*) FROM timescaledb_information.jobs WHERE scheduled AND job_id >= 1000")).toBe("0");
+  expect(await psql(url, "SELECT count(*) FROM pr_database")).toBe("0");
+
+  const pushed = await trigger("acme/shop", pullRequest("acme/shop", 7, "synchronize"));
+  expect(forksNamed("pr-7.acme.shop").map((s) => s.service_id)).toEqual([shopFork]);
+  expect(pushed.exported.DATABASE_URL).toBe(url);
+  expect(sim.requests("forkService")).toHaveLength(1);
+});
+
+test("another repository's PR 7, forking the same service: a fork of its own, never the first repository's", async () => {
+  const web = await trigger("acme/web", pullRequest("acme/web", 7, "opened"));
+  const webForks = forksNamed("pr-7.acme.web");
+  expect(webForks).toHaveLength(1);
+  expect(webForks[0]!.service_id).not.toBe(shopFork);
+  expect(web.exported.DATABASE_URL).not.toBe(shopUrl);
+  expect(forksNamed("pr-7.acme.shop").map((s) => s.status)).toEqual(["READY"]);
+});
+
+test("nightly: this repository's PR forks paused (the other repository's left running), then the sweep deletes an old fork no stack holds, named like the pipeline's", async () => {
+  const leftBehind = sim.outOfBand.addFork(ids.projectId, ids.serviceId, {
+    name: "pr-3.acme.shop",
+    createdAt: new Date(Date.now() - 10 * 86_400_000),
+  });
+  const nightly = await trigger("acme/shop", { name: "schedule", cron: "0 20 * * 1-5" });
+  expect(sim.service(ids.projectId, shopFork)?.status).toMatch(/^PAUS/);
+  expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
+  expect(nightly.log).toContain(`DELETE fork ${leftBehind} "pr-3.acme.shop": no stack holds it`);
+  expect(nightly.log).toContain(`keep fork ${shopFork} "pr-7.acme.shop": held by stack pr-7.acme.shop`);
+  expect(sim.service(ids.projectId, leftBehind)?.status).toMatch(/^DELET/);
+  // The PR's next push starts its fork again.
+  await trigger("acme/shop", pullRequest("acme/shop", 7, "synchronize"));
+  expect(sim.service(ids.projectId, shopFork)?.status).toBe("READY");
+});
+
+test("a fork that has expired: the night's sweep destroys its stack, and with it the fork, though its PR is open", async () => {
+  await trigger("acme/ops", pullRequest("acme/ops", 5, "opened"));
+  const [made] = forksNamed("pr-5.acme.ops");
+  expect(made?.status).toBe("READY");
+  const nightly = await trigger("acme/ops", { name: "schedule", cron: "0 20 * * 1-5" });
+  expect(nightly.log).toContain(`DESTROY stack pr-5.acme.ops: fork ${made!.service_id} expired at 2026-01-01T00:00:00.000Z`);
+  expect(nightly.log).toMatch(/EXPIRED \d+d \d+h ago/);
+  expect(sim.service(ids.projectId, made!.service_id)?.status).toMatch(/^DELET/);
+  // The other repositories' forks, in the same backend, are theirs to sweep.
+  expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
+});
+
+test("PR closed: its fork deleted and its stack removed; the other repository's untouched; closed again: nothing to do", async () => {
+  const closed = await trigger("acme/shop", pullRequest("acme/shop", 7, "closed"));
+  expect(closed.log).toContain("pull request #7: its fork deleted, stack pr-7.acme.shop removed");
+  expect(sim.service(ids.projectId, shopFork)?.status).toMatch(/^DELET/);
+  expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
+  const again = await trigger("acme/shop", pullRequest("acme/shop", 7, "closed"));
+  expect(again.log).toContain("no stack pr-7.acme.shop: nothing to delete");
+  await trigger("acme/web", pullRequest("acme/web", 7, "closed"));
+  expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["DELETED"]);
+});
+
+test("a PR from a fork repository: no database, a notice says why, and the job succeeds", async () => {
+  const before = sim.requests("forkService").length;
+  const job = await trigger("acme/shop", pullRequest("acme/shop", 8, "opened", true));
+  expect(job.annotations).toContainEqual(expect.objectContaining({ level: "notice", title: "No database for this pull request" }));
+  expect(sim.requests("forkService")).toHaveLength(before);
+});
