@@ -312,8 +312,11 @@ export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promi
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
       const url = (await pulumiOk(["stack", "output", "--stack", stack, "--show-secrets", "databaseUrl"], dir, runEnv, true)).trim();
       const serviceId = (await pulumiOk(["stack", "output", "--stack", stack, "serviceId"], dir, runEnv, true)).trim();
-      // Masked before it is written anywhere: from here on GitHub prints *** where it would appear.
+      // Masked before it is written anywhere, and its password on its own (a later step may print
+      // it apart from the URL): from here on GitHub prints *** where either would appear.
       say(`::add-mask::${url}`);
+      const password = url.startsWith("postgresql://") ? new URL(url).password : "";
+      if (password) for (const form of new Set([password, decodeURIComponent(password)])) say(`::add-mask::${form}`);
       append(env.GITHUB_ENV, "DATABASE_URL", url);
       append(env.GITHUB_OUTPUT, "service-id", serviceId);
       append(env.GITHUB_OUTPUT, "database-url", url);
