@@ -8,7 +8,7 @@ import type { CallContext, Declarant } from "../context/context";
 import { escapedFailures, escapingErrors } from "../context/escaping";
 import { InvalidInputError } from "../errors";
 import { describeDeclarant } from "../rules/claims";
-import { changedInPlaceKeys, type DiffRules, diffInputs, type Key, makesNewObject, onlyStateChanged } from "../rules/diff";
+import { changedInPlaceKeys, type DiffRules, diffInputs, type Key, makesNewObject, onlyStateChanged, withDeclared } from "../rules/diff";
 import {
   checkInputs,
   echoSafe,
@@ -109,6 +109,8 @@ export interface ResourceDefinition<T extends z.ZodType<InProject, object>, U ex
    * fork recorded before it was READY). Called with the state it would write.
    */
   finishPendingCreate?(ctx: CallContext, id: string, state: z.output<U>, inputs: z.output<T>): Promise<z.output<U>>;
+  /** Optional: whether the recorded object still owes work a create left undone, so that diff plans an update. */
+  owesWork?(olds: z.output<U>): boolean;
 }
 
 /** What check answers: the inputs to hand on (unknown values as the engine's sentinel), and the failures. */
@@ -234,7 +236,9 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
         if (replaces.length === 0) def.recordKept?.(ctx, id, olds);
         const deleteFirst = replaces.length > 0 && (def.deleteBeforeReplace?.(olds, news) ?? false);
         if (replaces.length > 0) await def.warnOfReplacement?.(ctx, id, olds, news, deleteFirst);
-        return { changes: found.changes || instead.length > 0, replaces, deleteBeforeReplace: deleteFirst };
+        // Work a create left owed (a failed preparation) is an update even when nothing changed.
+        const owed = def.owesWork?.(olds) ?? false;
+        return { changes: found.changes || instead.length > 0 || owed, replaces, deleteBeforeReplace: deleteFirst };
       }, ctx.conceal),
     create: (ctx, news) =>
       escapingErrors(async () => {
@@ -262,7 +266,7 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
         const inputs = readInputs(kind, schema, news, await projectSourceFor(ctx, "apply", propertiesOf(news).get("projectId"), olds));
         if (!onlyStateChanged(olds, news, def.rules)) return toPlainJson(await def.update(ctx, id, olds, inputs));
         // Nothing for the API: the new inputs recorded over the old state, and what a create left undone finished.
-        const state = stateOf(id, toPlainJson({ ...olds, ...inputs }));
+        const state = stateOf(id, toPlainJson(withDeclared(olds, inputs, def.rules)));
         return toPlainJson(def.finishPendingCreate ? await def.finishPendingCreate(ctx, id, state, inputs) : state);
       }, ctx.conceal),
     delete: (ctx, id, state) => escapingErrors(() => def.delete(ctx, id, stateOf(id, state)), ctx.conceal),

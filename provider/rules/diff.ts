@@ -76,3 +76,15 @@ export function changedInPlaceKeys<I>(olds: Pending<I>, news: Pending<I>, rules:
 export function onlyStateChanged<I>(olds: Pending<I>, news: Pending<I>, rules: DiffRules<I>): boolean {
   return changedKeys(olds, news, rules, [...rules.replaceKeys, ...(rules.updateKeys ?? [])]).length === 0;
 }
+
+/**
+ * The recorded state with the inputs as now declared: a state-only input the program no longer
+ * declares goes from the record, as it went from the program (an optional one with no opinion when
+ * unset, `optionalDeclared`, stays).
+ */
+export function withDeclared<S extends object, I extends object>(recorded: S, inputs: I, rules: DiffRules<I>): S & I {
+  const dropped = new Set<string>(
+    (rules.stateOnlyKeys ?? []).filter((k) => inputs[k] === undefined && !(rules.optionalDeclared ?? []).includes(k)).map(String),
+  );
+  return { ...Object.fromEntries(Object.entries(recorded).filter(([k]) => !dropped.has(k))), ...inputs } as S & I;
+}

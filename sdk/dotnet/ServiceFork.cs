@@ -428,7 +428,7 @@ namespace TigerData.TigerCloud
         public Input<TigerData.TigerCloud.EnvironmentTag>? EnvironmentTag { get; set; }
 
         /// <summary>
-        /// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+        /// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the pull requests' stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
         /// </summary>
         [Input("expires")]
         public Input<string>? Expires { get; set; }
@@ -470,7 +470,7 @@ namespace TigerData.TigerCloud
         public Input<bool>? Paused { get; set; }
 
         /// <summary>
-        /// What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+        /// What is done to the fork before anyone gets it, as tsdbadmin: its TimescaleDB jobs paused (committed first), then SQL and masking rules in one transaction. It runs once the fork accepts logins; InitialPassword, ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
         /// </summary>
         [Input("prepare")]
         public Input<Inputs.ServiceForkPreparationArgs>? Prepare { get; set; }

@@ -53,7 +53,7 @@ const forkProgram = (name: string, prepare: object) => async () => {
     onDestroy: "delete",
     prepare: prepare as Preparation,
   });
-  return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared };
+  return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared, password: f.initialPassword };
 };
 
 /** Every value of the masked columns, as the fork's database shows them. */
@@ -136,21 +136,44 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
   expect(fork?.outputs?.connectionUri).toBeUndefined();
   expect(fork?.outputs?.poolerConnectionUri).toBeUndefined();
   expect(fork?.outputs?.preparePending).toBe(true);
+  // No password either: state keeps it aside, secret, until the fork is prepared.
+  const password = h.sim.databases.password(fork!.id!) ?? "";
+  expect(fork?.outputs?.initialPassword).toBeUndefined();
+  expect(JSON.stringify(fork?.outputs?.pendingPassword)).toContain(password);
+  expect(s.rawState()).not.toContain(password);
   // One transaction: the first rule's work was rolled back too.
   const service = h.sim.service(h.ids.projectId, fork!.id!);
-  const password = h.sim.databases.password(fork!.id!) ?? "";
   const direct = `postgresql://tsdbadmin:${encodeURIComponent(password)}@${service!.endpoint.host}:${service!.endpoint.port}/tsdb?sslmode=require`;
   expect(await psql(direct, `SELECT email FROM ${PERSONAL_TABLE} WHERE id = 1`)).toBe(PRODUCTION[0]!.email);
 
-  s.setProgram(forkProgram("pr-failing", { mask: [wrong[0], { table: PERSONAL_TABLE, column: "full_name", with: "null" }] }));
+  // Fixed, and renamed in the same up: the update (a rename) prepares the fork too.
+  s.setProgram(forkProgram("pr-failing-fixed", { mask: [wrong[0], { table: PERSONAL_TABLE, column: "full_name", with: "null" }] }));
   const preview = await s.preview();
   expect(preview.changes.replace ?? 0).toBe(0);
   expect(preview.stdout).toContain("preparation has not finished: the new one runs on it, in place");
   const up = await s.up();
-  expect(writes(up.requests)).toEqual([]); // no second fork
+  expect(writes(up.requests)).toEqual(["renameService"]); // no second fork
+  expect(up.outputs.password?.value).toBe(password);
   expect(up.outputs.id?.value).toBe(fork!.id);
   const uri = up.outputs.uri?.value as string;
   expect(await psql(uri, `SELECT count(*) FROM ${PERSONAL_TABLE} WHERE email LIKE '%prod-customers%' OR full_name IS NOT NULL`)).toBe("0");
+  await s.destroy();
+});
+
+test("requireMasking holds for a fork whose preparation failed: its masking rules dropped, up refuses to publish it", async () => {
+  const s = await h.stack(
+    "policy-pending",
+    forkProgram("pr-pending", { mask: [{ table: PERSONAL_TABLE, column: "phone", with: "null" }] }),
+    {
+      env: { TIGER_REQUIRE_MASKING: "true" },
+    },
+  );
+  await expect(s.up()).rejects.toThrow(/column "phone"/);
+  s.setProgram(forkProgram("pr-pending", { sql: ["SELECT 1"] }));
+  await expect(s.up()).rejects.toThrow(/tagged PROD, and fork "pr-pending" declares no masking rule.*Nothing was forked, or published\./);
+  const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
+  expect(fork?.outputs?.connectionUri).toBeUndefined();
+  expect(fork?.outputs?.preparePending).toBe(true);
   await s.destroy();
 });
 
@@ -228,7 +251,9 @@ test("requireMasking: a fork of the PROD source with no masking rule fails previ
   const blind = await h.stack("policy-up", forkProgram("pr-policy", { sql: ["SELECT 1"] }), {
     env: { TIGER_REQUIRE_MASKING: "true", TIGER_VERIFY_REFERENCES: "false" },
   });
-  await expect(blind.up()).rejects.toThrow(/tagged PROD, and fork "pr-policy" declares no masking rule.*Nothing was forked\./);
+  await expect(blind.up()).rejects.toThrow(
+    /tagged PROD, and fork "pr-policy" declares no masking rule.*Nothing was forked, or published\./,
+  );
   expect(h.sim.services(h.ids.projectId).filter((x) => x.name === "pr-policy")).toEqual([]);
 
   // The stack and the fork.

@@ -2,12 +2,10 @@
 // never a second forkService), claimed for this run at once, then made usable (usable.ts), any
 // failure after the fork exists still recording it for the next `up` to finish.
 import type { CallContext } from "../../context/context";
-import { TigerCloudError } from "../../errors";
-import { serviceUnlessGone } from "../../policies/gone";
 import type { Created } from "../define";
 import { claimFork } from "./claims";
 import { createLimit, type ForkInputs } from "./inputs";
-import { maskingRefusal } from "./masking";
+import { refuseUnmaskedProduction } from "./masking";
 import { obtainFork } from "./obtain";
 import type { ServiceForkState } from "./state";
 import { makeUsable } from "./usable";
@@ -21,12 +19,4 @@ export async function createFork(ctx: CallContext, inputs: ForkInputs): Promise<
   // this run being deleted must not stop it (see delete).
   claimFork(ctx, inputs.projectId, id, ctx.resource);
   return { id, state: await makeUsable(ctx, inputs, obtained, limit) };
-}
-
-/** The requireMasking policy, judged again before anything is forked: preview may not have read the source (no credentials then). */
-async function refuseUnmaskedProduction(ctx: CallContext, inputs: ForkInputs, deadline: number): Promise<void> {
-  if (!ctx.requireMasking || inputs.unmaskedReason !== undefined || (inputs.prepare?.mask?.length ?? 0) > 0) return;
-  const source = await serviceUnlessGone(ctx.client(), inputs.projectId, inputs.sourceServiceId, deadline);
-  const refusal = source && maskingRefusal(ctx, inputs, source);
-  if (refusal) throw new TigerCloudError(`sourceServiceId ${refusal} Nothing was forked.`);
 }

@@ -147,8 +147,8 @@ const FORK_INPUTS = {
         "secret like a new fork's. \"keep\": leave it; the password output stays empty. Two stacks sharing one fork reset each other's password.",
     ),
   prepare: PreparationSchema.optional().describe(
-    "What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs " +
-      "paused. It runs once the fork accepts logins; connectionUri and poolerConnectionUri are published only after it. If it fails, the " +
+    "What is done to the fork before anyone gets it, as tsdbadmin: its TimescaleDB jobs paused (committed first), then SQL and masking " +
+      "rules in one transaction. It runs once the fork accepts logins; initialPassword, connectionUri and poolerConnectionUri are published only after it. If it fails, the " +
       "fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a " +
       "fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data " +
       "cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.",
@@ -157,7 +157,7 @@ const FORK_INPUTS = {
     .optional()
     .describe(
       'When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ' +
-        "expiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. " +
+        "expiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the pull requests' stacks whose forks have expired. " +
         "Nothing else acts on it: a fork does not end by itself without the sweep.",
     ),
   unmaskedReason: nameSchema(500)

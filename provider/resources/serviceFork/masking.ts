@@ -3,6 +3,8 @@
 // the source check reads, and again by create before anything is forked.
 import type { Service } from "../../api/schemas";
 import type { CallContext } from "../../context/context";
+import { TigerCloudError } from "../../errors";
+import { serviceUnlessGone } from "../../policies/gone";
 import { isUnknown, type Pending } from "../../rules/inputs";
 import { SETTING_SOURCES } from "../../settings";
 import type { ForkInputs } from "./inputs";
@@ -29,4 +31,15 @@ export function maskingRefusal(ctx: CallContext, declared: Declared, source: Ser
 function maskingRules(prepare: unknown): number {
   if (typeof prepare !== "object" || prepare === null || !("mask" in prepare)) return 0;
   return Array.isArray(prepare.mask) ? prepare.mask.length : 0;
+}
+
+/**
+ * The requireMasking policy, judged again before anything is forked or published: preview may not
+ * have read the source (no credentials then), and a fork whose preparation failed may drop its rules.
+ */
+export async function refuseUnmaskedProduction(ctx: CallContext, inputs: ForkInputs, deadline: number): Promise<void> {
+  if (!ctx.requireMasking || inputs.unmaskedReason !== undefined || (inputs.prepare?.mask?.length ?? 0) > 0) return;
+  const source = await serviceUnlessGone(ctx.client(), inputs.projectId, inputs.sourceServiceId, deadline);
+  const refusal = source && maskingRefusal(ctx, inputs, source);
+  if (refusal) throw new TigerCloudError(`sourceServiceId ${refusal} Nothing was forked, or published.`);
 }

@@ -84,12 +84,12 @@ export const PreparationSchema = z
     mask: z
       .array(MaskRuleSchema, { error: "must be a list of masking rules" })
       .optional()
-      .describe("Masking rules, run after the SQL, in order: each replaces every value of one column."),
+      .describe("Masking rules, run after the SQL in the same transaction: each replaces every value of one column."),
     pauseJobs: booleanSchema
       .default(false)
       .describe(
         "Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, " +
-          "job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.",
+          "job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.",
       ),
   })
   .superRefine((p, ctx) => {
@@ -154,7 +154,8 @@ function maskExpression(rule: MaskRule, column: string, param: (value: unknown) 
     case "null":
       return "NULL";
     case "constant":
-      return `CASE WHEN ${column} IS NULL THEN NULL ELSE ${param(rule.value)} END`;
+      // THEN the column (NULL), so that the parameter takes the column's type, text or not.
+      return `CASE WHEN ${column} IS NULL THEN ${column} ELSE ${param(rule.value)} END`;
     case "hash":
       return `'h' || md5(${param(KEY)} || ${column}::text)`;
     case "email":
@@ -210,18 +211,54 @@ export async function prepareFork(ctx: CallContext, target: PrepareTarget, p: Pr
     const why = redact(printable(String(e.message ?? err))).slice(0, 300);
     const code = typeof e.code === "string" ? ` (SQLSTATE ${e.code})` : "";
     throw new TigerCloudError(
-      `Preparing fork ${serviceId} failed at ${step}: ${why}${code}. Nothing of the preparation was kept (one transaction, rolled back); ` +
-        `the fork is recorded and its connection strings are not published. Fix prepare and run \`pulumi up\` again: it prepares the fork then.`,
+      `Preparing fork ${serviceId} failed at ${step}: ${why}${code}. Nothing of its SQL and masking was kept (one transaction, rolled back)` +
+        `${jobsPaused.length ? "; the jobs paused stay paused" : ""}; the fork is recorded and its connection strings are not published. ` +
+        `Fix prepare and run \`pulumi up\` again: it prepares the fork then.`,
     );
   };
+  const jobsPaused: number[] = [];
   try {
     await client.connect().catch(fail);
     ctx.progress(`fork ${serviceId}: preparing it (${describe(p)}) in one transaction, before its connection strings are published`);
+    // First, in a transaction of its own: no job of production's runs while the rest is prepared.
+    if (p.pauseJobs) {
+      step = "prepare.pauseJobs (BEGIN)";
+      await client.query("BEGIN").catch(fail);
+      step = "prepare.pauseJobs (timescaledb_information.jobs)";
+      const jobs = await client
+        .query<{ job_id: number }>(
+          `SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= ${FIRST_USER_JOB} AND scheduled ORDER BY job_id`,
+        )
+        .catch((err: { code?: string }) =>
+          fail(
+            err.code === "42P01" || err.code === "3F000"
+              ? new Error(
+                  "the fork has no TimescaleDB job catalog (timescaledb_information.jobs): it is not a TimescaleDB service; leave pauseJobs out",
+                )
+              : err,
+          ),
+        );
+      for (const { job_id } of jobs.rows) {
+        step = `prepare.pauseJobs (alter_job(${job_id}, scheduled => false))`;
+        await client.query("SELECT alter_job($1, scheduled => false)", [job_id]).catch(fail);
+        jobsPaused.push(job_id);
+      }
+      step = "prepare.pauseJobs (COMMIT)";
+      await client.query("COMMIT").catch(fail);
+    }
     step = "BEGIN";
     await client.query("BEGIN").catch(fail);
+    // Row-level security would hide rows from the masking (left unmasked, counts looking right): off,
+    // PostgreSQL then fails where a policy would have filtered.
+    await client.query("SET LOCAL row_security = off").catch(fail);
+    const transaction = async () => (await client.query<{ id: string }>("SELECT txid_current()::text AS id").catch(fail)).rows[0]?.id;
+    const begun = await transaction();
     for (const [i, text] of (p.sql ?? []).entries()) {
       step = `prepare.sql[${i}] (${printable(text.trim().split("\n")[0] ?? "").slice(0, 80)})`;
       await client.query(text).catch(fail);
+      // A text that ends the transaction (COMMIT, ROLLBACK) would leave the rest outside of it.
+      if ((await transaction()) !== begun)
+        fail(new Error("it ends the transaction (COMMIT or ROLLBACK): the preparation must stay one transaction"));
     }
     // One key per preparation: hashes join within the fork, and are not comparable with another fork's.
     const key = crypto.randomBytes(16).toString("hex");
@@ -248,7 +285,8 @@ export async function prepareFork(ctx: CallContext, target: PrepareTarget, p: Pr
       const present = new Set(columns.rows.map((c) => c.attname));
       for (const [n, { rule }] of ofTable.entries()) {
         step = labels[n] ?? table;
-        if (!present.has(rule.column.toLowerCase()) && !present.has(rule.column))
+        // An unquoted identifier is its lower case, as PostgreSQL reads the SQL below.
+        if (!present.has(rule.column.toLowerCase()))
           fail(Object.assign(new Error(`column "${rule.column}" of relation "${table}" does not exist`), { code: "42703" }));
       }
       step = labels.join(", ");
@@ -264,28 +302,6 @@ export async function prepareFork(ctx: CallContext, target: PrepareTarget, p: Pr
       with: rule.with,
       rows: rows.get(i) ?? 0,
     }));
-    const jobsPaused: number[] = [];
-    if (p.pauseJobs) {
-      step = "prepare.pauseJobs (timescaledb_information.jobs)";
-      const jobs = await client
-        .query<{ job_id: number }>(
-          `SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= ${FIRST_USER_JOB} AND scheduled ORDER BY job_id`,
-        )
-        .catch((err: { code?: string }) =>
-          fail(
-            err.code === "42P01" || err.code === "3F000"
-              ? new Error(
-                  "the fork has no TimescaleDB job catalog (timescaledb_information.jobs): it is not a TimescaleDB service; leave pauseJobs out",
-                )
-              : err,
-          ),
-        );
-      for (const { job_id } of jobs.rows) {
-        step = `prepare.pauseJobs (alter_job(${job_id}, scheduled => false))`;
-        await client.query("SELECT alter_job($1, scheduled => false)", [job_id]).catch(fail);
-        jobsPaused.push(job_id);
-      }
-    }
     step = "COMMIT";
     await client.query("COMMIT").catch(fail);
     const summary = masked.map((m) => `${m.rule} ${m.rows}`).join(", ");

@@ -2,7 +2,7 @@
 import type { CallContext } from "../../context/context";
 import { serviceUnlessGone } from "../../policies/gone";
 import type { Refreshed } from "../define";
-import { inputsAfterRefresh, liveInputs, type ServiceForkState, stateFromService } from "./state";
+import { inputsAfterRefresh, liveInputs, passwordOf, type ServiceForkState, stateFromService } from "./state";
 
 /** The fork as it is now, or nothing when the API confirms it gone. */
 export async function readFork(ctx: CallContext, id: string, recorded: ServiceForkState): Promise<Refreshed<ServiceForkState> | undefined> {
@@ -10,6 +10,6 @@ export async function readFork(ctx: CallContext, id: string, recorded: ServiceFo
   if (!service) return undefined;
   // Name, size, environment and running state as they are now: a change made in the console is
   // drift, which the next `up` puts back in place.
-  const read = { ...stateFromService(recorded, service, recorded.initialPassword), ...liveInputs(recorded, service) };
+  const read = { ...stateFromService(recorded, service, passwordOf(recorded)), ...liveInputs(recorded, service) };
   return { id, state: read, inputs: inputsAfterRefresh(recorded, read) };
 }

@@ -45,5 +45,6 @@ export const serviceFork = defineResource({
   importFrom: importFork,
   update: updateFork,
   finishPendingCreate,
+  owesWork: (olds) => olds.preparePending === true,
   delete: destroyFork,
 });

@@ -171,13 +171,19 @@ export const ServiceForkStateSchema = z.object({
   passwordPending: z.literal(true).optional(),
   loginPending: z.literal(true).optional(),
   preparePending: z.literal(true).optional(),
+  // While the preparation is owed, the password is kept here, out of the outputs (secret all the same).
+  pendingPassword: z.string().optional(),
 });
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
 
 /** The state's fields that are bookkeeping of the provider's own, not outputs a program reads. */
-export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending", "preparePending"] as const;
+export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending", "preparePending", "pendingPassword"] as const;
 /** Outputs that hold the password: secret without the program asking. */
-export const FORK_SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri"] as const;
+export const FORK_SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri", "pendingPassword"] as const;
+
+/** The fork's password as state holds it: published, or kept aside while the preparation is owed. */
+export const passwordOf = (state: Partly<Pick<ServiceForkState, "initialPassword" | "pendingPassword">>): string | undefined =>
+  state.initialPassword ?? state.pendingPassword;
 
 /** What a state is built on: the inputs as recorded, and anything recorded before. */
 export type RecordedFork = Partly<ServiceForkState> & Pick<ServiceForkState, "projectId" | "sourceServiceId" | "forkStrategy">;
@@ -225,13 +231,14 @@ export function stateFromService(recorded: RecordedFork, s: Service, initialPass
     })),
     environment: s.metadata?.environment,
     paused: isStopped(s.status),
-    initialPassword: password,
+    // Never published before the fork is what the program declared (prepared): kept aside till then.
+    initialPassword: recorded.preparePending ? undefined : password,
+    pendingPassword: recorded.preparePending ? password : undefined,
     // Built from the endpoint each read: a refresh follows an endpoint that moved.
     host: s.endpoint?.host,
     port: s.endpoint?.port,
     database: DATABASE,
     username: USERNAME,
-    // Never published before the fork is what the program declared (prepared).
     connectionUri: recorded.preparePending ? undefined : connectionUri(s.endpoint, password),
     poolerConnectionUri: recorded.preparePending ? undefined : connectionUri(s.connection_pooler?.endpoint, password),
   });

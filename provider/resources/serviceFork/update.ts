@@ -4,6 +4,7 @@ import type { Service } from "../../api/schemas";
 import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../context/context";
 import { BadRequestError, TigerCloudError } from "../../errors";
+import { withDeclared } from "../../rules/diff";
 import { partialFailure, toPlainJson } from "../../rules/state";
 import { waitForLogin } from "../../policies/connection";
 import { waitForService } from "../../policies/waiting";
@@ -11,7 +12,8 @@ import type { Limit } from "../../rules/inputSchemas";
 import { MIN_ATTEMPT_TIMEOUT_MS } from "../../api/request";
 import { createLimit, deleteLimit, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize, updateLimit } from "./inputs";
 import { sendToFork, stopFork, waitReady } from "./operations";
-import { liveSize, type ServiceForkState, stateFromService } from "./state";
+import { liveSize, passwordOf, type ServiceForkState, stateFromService } from "./state";
+import { finishPendingCreate, stepsOwed } from "./usable";
 
 /** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
 async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
@@ -115,7 +117,7 @@ async function setForkEnvironment(
  * input changed. A failure part-way records what was done, and the next `up` does the rest.
  */
 export async function updateFork(ctx: CallContext, id: string, before: ServiceForkState, inputs: ForkInputs): Promise<ServiceForkState> {
-  const password = before.initialPassword;
+  const password = passwordOf(before);
   let stateSoFar: ServiceForkState = { ...before, ...onlyKeys(inputs, FORK_DIFF_RULES.stateOnlyKeys ?? []) };
   let lastRead: Service | undefined;
   const applied = (keys: (keyof ForkInputs)[], service?: Service) => {
@@ -152,7 +154,9 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
     const now = await ctx
       .client()
       .getService(inputs.projectId, id, { deadline: Math.max(limit.deadline, Date.now() + MIN_ATTEMPT_TIMEOUT_MS) });
-    return stateFromService({ ...before, ...inputs }, now, password);
+    const updated = stateFromService(withDeclared(before, inputs, FORK_DIFF_RULES), now, password);
+    // A preparation still owed (it failed before) is taken now, as an update with nothing else would.
+    return stepsOwed(updated, inputs, "recorded").includes("prepare") ? await finishPendingCreate(ctx, id, updated, inputs) : updated;
   } catch (err) {
     throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), err);
   }

@@ -13,7 +13,8 @@ import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
 import { expiresAt } from "./expiry";
 import { prepareFork } from "./prepare";
-import { liveInputs, type ServiceForkState, stateFromService } from "./state";
+import { refuseUnmaskedProduction } from "./masking";
+import { liveInputs, passwordOf, type ServiceForkState, stateFromService } from "./state";
 
 /** What a fork owes before it is usable, in the order a create does it. */
 export type UsableStep = "ready" | "password" | "login" | "prepare";
@@ -69,7 +70,9 @@ export async function finishPendingCreate(
   // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
   const { loginPending: _owed, ...current } = recorded;
   let from = steps.includes("login") ? recorded : current;
-  // A preparation owed and no longer declared: nothing withholds the connection strings.
+  // A preparation owed and no longer declared (or declared without masking): the policy is judged
+  // again, as for a new fork, before the connection strings are published.
+  if (from.preparePending && !inputs.prepare?.mask?.length) await refuseUnmaskedProduction(ctx, inputs, createLimit(ctx, inputs).deadline);
   if (from.preparePending && !inputs.prepare) {
     const { preparePending: _dropped, ...rest } = from;
     from = withConnectionStrings(rest);
@@ -97,12 +100,20 @@ async function takeSteps(
     const flag = flagOf(step);
     if (flag) state[flag] = true;
   }
-  // Owed a preparation, the fork publishes no connection string, even in a failure's state.
-  if (state.preparePending) state = { ...state, connectionUri: undefined, poolerConnectionUri: undefined };
+  // Owed a preparation, the fork publishes no connection string and no password, even in a
+  // failure's state: the password is kept aside until then.
+  if (state.preparePending)
+    state = {
+      ...state,
+      connectionUri: undefined,
+      poolerConnectionUri: undefined,
+      initialPassword: undefined,
+      pendingPassword: passwordOf(state),
+    };
   try {
     for (const step of steps) {
       let read: Service | undefined;
-      let password = state.initialPassword;
+      let password = passwordOf(state);
       switch (step) {
         case "ready":
           read = await waitReady(ctx, inputs.projectId, id, limit);
@@ -141,11 +152,14 @@ async function takeSteps(
   return state;
 }
 
-/** The state with its connection strings, from its endpoints and password. */
+/** The state with its password and connection strings published, from its endpoints and password. */
 function withConnectionStrings(state: ServiceForkState): ServiceForkState {
+  const { pendingPassword: _aside, ...published } = state;
+  const password = passwordOf(state);
   return {
-    ...state,
-    connectionUri: connectionUri(state.endpoint, state.initialPassword),
-    poolerConnectionUri: connectionUri(state.connectionPooler?.endpoint, state.initialPassword),
+    ...published,
+    initialPassword: password,
+    connectionUri: connectionUri(state.endpoint, password),
+    poolerConnectionUri: connectionUri(state.connectionPooler?.endpoint, password),
   };
 }

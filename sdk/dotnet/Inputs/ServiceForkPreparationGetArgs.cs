@@ -20,7 +20,7 @@ namespace TigerData.TigerCloud.Inputs
         private InputList<Inputs.ServiceForkMaskRuleGetArgs>? _mask;
 
         /// <summary>
-        /// Masking rules, run after the SQL, in order: each replaces every value of one column.
+        /// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
         /// </summary>
         public InputList<Inputs.ServiceForkMaskRuleGetArgs> Mask
         {
@@ -29,7 +29,7 @@ namespace TigerData.TigerCloud.Inputs
         }
 
         /// <summary>
-        /// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled =&gt; false), last. Default false.
+        /// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled =&gt; false), first, committed on its own. Default false.
         /// </summary>
         [Input("pauseJobs")]
         public Input<bool>? PauseJobs { get; set; }

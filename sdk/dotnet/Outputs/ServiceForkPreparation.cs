@@ -18,11 +18,11 @@ namespace TigerData.TigerCloud.Outputs
     public sealed class ServiceForkPreparation
     {
         /// <summary>
-        /// Masking rules, run after the SQL, in order: each replaces every value of one column.
+        /// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
         /// </summary>
         public readonly ImmutableArray<Outputs.ServiceForkMaskRule> Mask;
         /// <summary>
-        /// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled =&gt; false), last. Default false.
+        /// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled =&gt; false), first, committed on its own. Default false.
         /// </summary>
         public readonly bool? PauseJobs;
         /// <summary>

@@ -1064,9 +1064,9 @@ func (o ServiceForkMaskedArrayOutput) Index(i pulumi.IntInput) ServiceForkMasked
 
 // What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 type ServiceForkPreparation struct {
-	// Masking rules, run after the SQL, in order: each replaces every value of one column.
+	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
 	Mask []ServiceForkMaskRule `pulumi:"mask"`
-	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
 	PauseJobs *bool `pulumi:"pauseJobs"`
 	// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
 	Sql []string `pulumi:"sql"`
@@ -1085,9 +1085,9 @@ type ServiceForkPreparationInput interface {
 
 // What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 type ServiceForkPreparationArgs struct {
-	// Masking rules, run after the SQL, in order: each replaces every value of one column.
+	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
 	Mask ServiceForkMaskRuleArrayInput `pulumi:"mask"`
-	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
 	PauseJobs pulumi.BoolPtrInput `pulumi:"pauseJobs"`
 	// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
 	Sql pulumi.StringArrayInput `pulumi:"sql"`
@@ -1171,12 +1171,12 @@ func (o ServiceForkPreparationOutput) ToServiceForkPreparationPtrOutputWithConte
 	}).(ServiceForkPreparationPtrOutput)
 }
 
-// Masking rules, run after the SQL, in order: each replaces every value of one column.
+// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
 func (o ServiceForkPreparationOutput) Mask() ServiceForkMaskRuleArrayOutput {
 	return o.ApplyT(func(v ServiceForkPreparation) []ServiceForkMaskRule { return v.Mask }).(ServiceForkMaskRuleArrayOutput)
 }
 
-// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
 func (o ServiceForkPreparationOutput) PauseJobs() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ServiceForkPreparation) *bool { return v.PauseJobs }).(pulumi.BoolPtrOutput)
 }
@@ -1210,7 +1210,7 @@ func (o ServiceForkPreparationPtrOutput) Elem() ServiceForkPreparationOutput {
 	}).(ServiceForkPreparationOutput)
 }
 
-// Masking rules, run after the SQL, in order: each replaces every value of one column.
+// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
 func (o ServiceForkPreparationPtrOutput) Mask() ServiceForkMaskRuleArrayOutput {
 	return o.ApplyT(func(v *ServiceForkPreparation) []ServiceForkMaskRule {
 		if v == nil {
@@ -1220,7 +1220,7 @@ func (o ServiceForkPreparationPtrOutput) Mask() ServiceForkMaskRuleArrayOutput {
 	}).(ServiceForkMaskRuleArrayOutput)
 }
 
-// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
 func (o ServiceForkPreparationPtrOutput) PauseJobs() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ServiceForkPreparation) *bool {
 		if v == nil {

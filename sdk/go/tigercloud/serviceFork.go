@@ -422,7 +422,7 @@ type serviceForkArgs struct {
 	DeleteTimeout *string `pulumi:"deleteTimeout"`
 	// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
 	EnvironmentTag *EnvironmentTag `pulumi:"environmentTag"`
-	// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+	// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the pull requests' stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
 	Expires *string `pulumi:"expires"`
 	// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
 	ForkStrategy ForkStrategy `pulumi:"forkStrategy"`
@@ -436,7 +436,7 @@ type serviceForkArgs struct {
 	PasswordOnAdopt *PasswordOnAdopt `pulumi:"passwordOnAdopt"`
 	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused *bool `pulumi:"paused"`
-	// What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+	// What is done to the fork before anyone gets it, as tsdbadmin: its TimescaleDB jobs paused (committed first), then SQL and masking rules in one transaction. It runs once the fork accepts logins; InitialPassword, ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
 	Prepare *ServiceForkPreparation `pulumi:"prepare"`
 	// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId *string `pulumi:"projectId"`
@@ -468,7 +468,7 @@ type ServiceForkArgs struct {
 	DeleteTimeout pulumi.StringPtrInput
 	// "DEV" or "PROD". Unset: a new fork gets the API's default ("DEV"); an adopted fork keeps its tag.
 	EnvironmentTag EnvironmentTagPtrInput
-	// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
+	// When the fork expires: a duration after its creation such as "72h" or "7d" (1h to 90d), or an RFC 3339 time. Recorded as ExpiresAt; `tigercloud-forks list` shows it, and `tigercloud-forks sweep` destroys the pull requests' stacks whose forks have expired. Nothing else acts on it: a fork does not end by itself without the sweep.
 	Expires pulumi.StringPtrInput
 	// "LAST_SNAPSHOT", "NOW", or "PITR" (point in time: needs TargetTime).
 	ForkStrategy ForkStrategyInput
@@ -482,7 +482,7 @@ type ServiceForkArgs struct {
 	PasswordOnAdopt PasswordOnAdoptPtrInput
 	// Keep the fork stopped (true) or running (false, the default). A change is made in place: `stop` then PAUSED (within DeleteTimeout), or `start` then READY (within CreateTimeout). A fork created paused is forked, waited for, then stopped. Refresh reads it back from the status, so a fork paused elsewhere shows as drift.
 	Paused pulumi.BoolPtrInput
-	// What is done to the fork before anyone gets it, as tsdbadmin, in one transaction: SQL, then masking rules, then its TimescaleDB jobs paused. It runs once the fork accepts logins; ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
+	// What is done to the fork before anyone gets it, as tsdbadmin: its TimescaleDB jobs paused (committed first), then SQL and masking rules in one transaction. It runs once the fork accepts logins; InitialPassword, ConnectionUri and PoolerConnectionUri are published only after it. If it fails, the fork stays recorded, nothing of it is kept, no connection string is published, and the next `up` runs it again. A new fork and a fork taken over are prepared. A change of it replaces a prepared fork (a new copy of the source, prepared the new way: masked data cannot be unmasked); while the preparation has not finished (it failed), the next `up` runs the new one on the same fork.
 	Prepare ServiceForkPreparationPtrInput
 	// The project of the source service and of the fork. Default: the provider's project (stack config tigercloud:projectId, or TIGER_PROJECT_ID, else the key's project).
 	ProjectId pulumi.StringPtrInput

@@ -502,11 +502,11 @@ class ServiceForkPreparationArgsDict(TypedDict):
     """
     mask: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgsDict']]]]]
     """
-    Masking rules, run after the SQL, in order: each replaces every value of one column.
+    Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
     """
     pause_jobs: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+    Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
     """
     sql: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
@@ -522,8 +522,8 @@ class ServiceForkPreparationArgs:
         """
         What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 
-        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]] mask: Masking rules, run after the SQL, in order: each replaces every value of one column.
-        :param pulumi.Input[_builtins.bool] pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]] mask: Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        :param pulumi.Input[_builtins.bool] pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sql: SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
         """
         if mask is not None:
@@ -537,7 +537,7 @@ class ServiceForkPreparationArgs:
     @pulumi.getter
     def mask(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]]]:
         """
-        Masking rules, run after the SQL, in order: each replaces every value of one column.
+        Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
         """
         return pulumi.get(self, "mask")
 
@@ -549,7 +549,7 @@ class ServiceForkPreparationArgs:
     @pulumi.getter(name="pauseJobs")
     def pause_jobs(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
         """
         return pulumi.get(self, "pause_jobs")
 

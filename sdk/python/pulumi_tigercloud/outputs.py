@@ -432,8 +432,8 @@ class ServiceForkPreparation(dict):
         """
         What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 
-        :param Sequence['ServiceForkMaskRule'] mask: Masking rules, run after the SQL, in order: each replaces every value of one column.
-        :param _builtins.bool pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        :param Sequence['ServiceForkMaskRule'] mask: Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        :param _builtins.bool pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
         :param Sequence[_builtins.str] sql: SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
         """
         if mask is not None:
@@ -447,7 +447,7 @@ class ServiceForkPreparation(dict):
     @pulumi.getter
     def mask(self) -> Optional[Sequence['outputs.ServiceForkMaskRule']]:
         """
-        Masking rules, run after the SQL, in order: each replaces every value of one column.
+        Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
         """
         return pulumi.get(self, "mask")
 
@@ -455,7 +455,7 @@ class ServiceForkPreparation(dict):
     @pulumi.getter(name="pauseJobs")
     def pause_jobs(self) -> Optional[_builtins.bool]:
         """
-        Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), last. Default false.
+        Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
         """
         return pulumi.get(self, "pause_jobs")
 
