@@ -13,6 +13,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
+import { PreparationSchema } from "../provider/resources/serviceFork/prepare";
 import { main as forks } from "./cli";
 
 /**
@@ -46,11 +47,20 @@ const InputsSchema = z.object({
 });
 type Inputs = z.output<typeof InputsSchema>;
 
-/** The rules file: what the fork's `prepare` gets, and SQL files read into it (paths from the file's folder). */
+/** The rules file: what the fork's `prepare` gets (its rules, checked here as preview checks them), and SQL files read into it. */
 const RulesFileSchema = z.looseObject({
-  sql: z.array(z.string(), { error: "sql must be a list of SQL texts" }).optional(),
   sqlFiles: z.array(z.string(), { error: "sqlFiles must be a list of paths" }).optional(),
 });
+
+/** `file` (relative to `from`) as a path inside the workspace, or a failure naming it. */
+function insideWorkspace(workspace: string, from: string, file: string, what: string): string {
+  const where = path.resolve(from, file);
+  const root = path.resolve(workspace);
+  if (where !== root && !where.startsWith(`${root}${path.sep}`))
+    throw new ActionError(`${what} ${printable(file)} is outside the repository: name a file of the repository`);
+  if (!fs.existsSync(where)) throw new ActionError(`${what} ${printable(file)} does not exist in the repository`);
+  return where;
+}
 
 class ActionError extends Error {}
 
@@ -120,10 +130,10 @@ function whatToDo(inputs: Inputs, env: NodeJS.ProcessEnv): { command: "up" | "de
   return { command: "nightly" };
 }
 
-/** A value in a YAML program's text: a string's `${` is written `$${`, which pulumi-yaml reads as itself. */
+/** A value in a YAML program's text: pulumi-yaml reads `$$` as `$` (and `${…}` as a reference), so every `$` is written `$$`. */
 const escapedForYaml = (v: unknown): unknown =>
   typeof v === "string"
-    ? v.split("${").join("$${")
+    ? v.split("$").join("$$")
     : Array.isArray(v)
       ? v.map(escapedForYaml)
       : typeof v === "object" && v !== null
@@ -133,8 +143,7 @@ const escapedForYaml = (v: unknown): unknown =>
 /** The fork's `prepare`, from the rules file (YAML or JSON), its SQL files read in; undefined without a file. */
 function preparationFrom(file: string, workspace: string): Record<string, unknown> | undefined {
   if (file === "") return undefined;
-  const where = path.resolve(workspace, file);
-  if (!fs.existsSync(where)) throw new ActionError(`prepare: no file ${printable(file)} in the repository (paths are from its root)`);
+  const where = insideWorkspace(workspace, workspace, file, "prepare: the rules file");
   // Bundled into the plugin's archive, where this runs; loaded only here (the npm package does not ship it).
   const { parse } = require("yaml") as typeof import("yaml");
   let parsed: unknown;
@@ -146,16 +155,22 @@ function preparationFrom(file: string, workspace: string): Record<string, unknow
   const rules = RulesFileSchema.safeParse(parsed ?? {});
   if (!rules.success) throw new ActionError(`prepare: ${printable(file)}: ${rules.error.issues.map((i) => i.message).join("; ")}`);
   const { sqlFiles, ...preparation } = rules.data;
-  const read = (sqlFiles ?? []).map((f) => {
-    const sqlFile = path.resolve(path.dirname(where), f);
-    if (!fs.existsSync(sqlFile)) throw new ActionError(`prepare: ${printable(file)} names sqlFiles ${printable(f)}, which does not exist`);
-    return fs.readFileSync(sqlFile, "utf8");
-  });
-  return { ...preparation, ...(read.length > 0 ? { sql: [...(preparation.sql ?? []), ...read] } : {}) };
+  const read = (sqlFiles ?? []).map((f) =>
+    fs.readFileSync(insideWorkspace(workspace, path.dirname(where), f, `prepare: ${printable(file)} names sqlFiles`), "utf8"),
+  );
+  const given = preparation as { sql?: unknown };
+  const declared = { ...preparation, ...(read.length > 0 ? { sql: [...(Array.isArray(given.sql) ? given.sql : []), ...read] } : {}) };
+  // The provider's own rules (no other key, each rule checked), so that nothing but rules reaches the program.
+  const checked = PreparationSchema.safeParse(declared);
+  if (!checked.success)
+    throw new ActionError(
+      `prepare: ${printable(file)}: ${checked.error.issues.map((i) => `${i.path.map(String).join(".") || "(the file)"} ${i.message}`).join("; ")}`,
+    );
+  return declared;
 }
 
 /** The program: one fork, as the rules file prepares it, deleted with its stack. */
-function programText(inputs: Inputs, preparation: Record<string, unknown> | undefined): string {
+function programText(inputs: Inputs, preparation: Record<string, unknown> | undefined, nightly: boolean): string {
   const properties = {
     sourceServiceId: "${sourceServiceId}",
     forkStrategy: "NOW",
@@ -163,7 +178,7 @@ function programText(inputs: Inputs, preparation: Record<string, unknown> | unde
     paused: "${paused}",
     environmentTag: "DEV",
     onDestroy: "delete",
-    expires: inputs.expires,
+    expires: escapedForYaml(inputs.expires),
     ...(preparation ? { prepare: escapedForYaml(preparation) } : {}),
   };
   const program = {
@@ -178,7 +193,12 @@ function programText(inputs: Inputs, preparation: Record<string, unknown> | unde
     resources: {
       database: {
         type: "tigercloud:index:ServiceFork",
-        options: { version: inputs.version, pluginDownloadURL: inputs.pluginDownloadUrl },
+        // At night the program comes from the default branch: a PR's own rules (its branch's) are kept.
+        options: {
+          version: inputs.version,
+          pluginDownloadURL: inputs.pluginDownloadUrl,
+          ...(nightly ? { ignoreChanges: ["prepare"] } : {}),
+        },
         properties,
       },
     },
@@ -283,7 +303,7 @@ export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promi
     const dir = path.join(env.RUNNER_TEMP ?? workspace, "pr-database");
     fs.mkdirSync(dir, { recursive: true });
     const preparation = preparationFrom(inputs.prepare, workspace);
-    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, preparation));
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, preparation, todo.command === "nightly"));
 
     /** The config of a stack, set in this job (each job is a fresh checkout; nothing is read from an earlier job's files). */
     const configure = async (stack: string, pr: number, paused: boolean, source: string) => {

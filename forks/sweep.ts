@@ -1,5 +1,5 @@
 // The sweep: what to do with each PR stack and each fork, decided from the inventory alone (so a
-// dry run and --apply decide alike), then done one by one. A stack is destroyed when its pull
+// dry run and --apply decide alike), then done one by one. A PR stack is destroyed when its pull
 // request is closed, or when a fork it holds has expired (the fork's declared expiry). It never touches a service without
 // forked_from, a standby, a fork any stack holds, one younger than the limit, one named unlike
 // the pipeline's forks, or one of another source or project.
@@ -66,19 +66,18 @@ export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
       decisions.push({ kind: "keep stack", stack, why: `whether pull request #${number} is open was not asked (no GITHUB_TOKEN)` });
     else decisions.push({ kind: "keep stack", stack, why: printable(state.unknown), failed: true });
   }
-  // The project's other stacks (not a pull request's): destroyed only when a fork they hold expired.
-  // Another repository's PR stacks (pr-<number>.<owner>.<repo>, in a backend repositories share) are
-  // left to that repository's sweep.
+  // The project's other stacks (not this repository's pull requests'): an expired fork is said, and
+  // the stack kept. It may hold more than the fork (production's HA, say): a person destroys it.
   const asPullRequest = new Set(inventory.pullRequests.map((p) => p.stack));
-  const anotherPipelines = (s: Stack) => /^pr-[0-9]+\./.test(s.name);
-  for (const stack of inventory.stacks.filter((s) => ofThisProject(s) && !asPullRequest.has(s) && !anotherPipelines(s))) {
+  for (const stack of inventory.stacks.filter((s) => ofThisProject(s) && !asPullRequest.has(s))) {
     const expired = expiredFork(inventory, stack, inventory.at);
     if (expired)
       decisions.push({
-        kind: "destroy stack",
+        kind: "keep stack",
         stack,
-        expired,
-        why: `fork ${printable(expired.serviceId)} expired at ${printable(expired.at)}${fates(stack)}`,
+        why:
+          `fork ${printable(expired.serviceId)} expired at ${printable(expired.at)}, but the stack is not a pull request's of this ` +
+          `repository: it may hold more than the fork, so destroy it yourself (pulumi destroy --stack ${printable(stack.name)})`,
       });
   }
   const destroyed = new Set(decisions.flatMap((d) => (d.kind === "destroy stack" ? [d.stack] : [])));

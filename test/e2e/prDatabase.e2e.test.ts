@@ -48,6 +48,11 @@ const WITH: Record<string, string[]> = {
   // Forks that expired long ago, so that the night's sweep has one to destroy.
   "acme/ops": ["expires: 2026-01-01T00:00:00Z"],
 };
+/** SQL files a repository's rules file adds (sqlFiles, beside it), by repository: dollar signs as SQL writes them. */
+const SQL_FILES: Record<string, Record<string, string>> = {
+  "acme/ops": { "ops.sql": "DO $body$ BEGIN CREATE TABLE dollar_quoted (note text DEFAULT '${kept} $$1'); END $body$;\n" },
+};
+const repositories = new Map<string, string>();
 
 /** A user's repository holding the example's two files and nothing else, committed. */
 function userRepository(name: string): string {
@@ -56,6 +61,11 @@ function userRepository(name: string): string {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
   }
+  for (const [file, text] of Object.entries(SQL_FILES[name] ?? {})) {
+    fs.writeFileSync(path.join(dir, ".github", file), text);
+    fs.appendFileSync(path.join(dir, RULES), `sqlFiles: [${file}]\n`);
+  }
+  repositories.set(name, dir);
   const added = WITH[name] ?? [];
   if (added.length > 0) {
     const workflow = path.join(dir, WORKFLOW);
@@ -196,13 +206,21 @@ test("another repository's PR 7, forking the same service: a fork of its own, ne
   expect(forksNamed("pr-7.acme.shop").map((s) => s.status)).toEqual(["READY"]);
 });
 
-test("nightly: this repository's PR forks paused (the other repository's left running), then the sweep deletes an old fork no stack holds, named like the pipeline's", async () => {
+test("nightly: this repository's PR forks paused (the other repository's left running; a PR's own rules kept, though main's differ), then the sweep deletes an old fork no stack holds, named like the pipeline's", async () => {
   const leftBehind = sim.outOfBand.addFork(ids.projectId, ids.serviceId, {
     name: "pr-3.acme.shop",
     createdAt: new Date(Date.now() - 10 * 86_400_000),
   });
+  // main's rules now differ from those the PR's fork was prepared with: the night pauses it all the same, never replaces it.
+  const repo = repositories.get("acme/shop") as string;
+  const rules = fs.readFileSync(path.join(repo, RULES), "utf8");
+  fs.writeFileSync(path.join(repo, RULES), rules.replace("chars: 8", "chars: 6"));
+  sh(repo, "commit", "--quiet", "-am", "rules changed on main");
   const nightly = await trigger("acme/shop", { name: "schedule", cron: "0 20 * * 1-5" });
+  expect(forksNamed("pr-7.acme.shop").map((s) => s.service_id)).toEqual([shopFork]);
   expect(sim.service(ids.projectId, shopFork)?.status).toMatch(/^PAUS/);
+  fs.writeFileSync(path.join(repo, RULES), rules);
+  sh(repo, "commit", "--quiet", "-am", "rules as the PR has them");
   expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
   expect(nightly.log).toContain(`DELETE fork ${leftBehind} "pr-3.acme.shop": no stack holds it`);
   expect(nightly.log).toContain(`keep fork ${shopFork} "pr-7.acme.shop": held by stack pr-7.acme.shop`);
@@ -213,9 +231,14 @@ test("nightly: this repository's PR forks paused (the other repository's left ru
 });
 
 test("a fork that has expired: the night's sweep destroys its stack, and with it the fork, though its PR is open", async () => {
-  await trigger("acme/ops", pullRequest("acme/ops", 5, "opened"));
+  const opened = await trigger("acme/ops", pullRequest("acme/ops", 5, "opened"));
   const [made] = forksNamed("pr-5.acme.ops");
   expect(made?.status).toBe("READY");
+  // The SQL file's dollar signs reached the database as written.
+  const url = opened.exported.DATABASE_URL ?? "";
+  expect(await psql(url, "SELECT column_default FROM information_schema.columns WHERE table_name = 'dollar_quoted'")).toBe(
+    "'${kept} $$1'::text",
+  );
   const nightly = await trigger("acme/ops", { name: "schedule", cron: "0 20 * * 1-5" });
   expect(nightly.log).toContain(`DESTROY stack pr-5.acme.ops: fork ${made!.service_id} expired at 2026-01-01T00:00:00.000Z`);
   expect(nightly.log).toMatch(/EXPIRED \d+d \d+h ago/);

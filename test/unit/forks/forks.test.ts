@@ -210,7 +210,7 @@ test("a closed PR's stack is destroyed (destroy's lines escaped under it), an op
   expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/preview-app/pr-9.acme.shop"]);
 });
 
-test("expiry: list shows when each held fork expires; sweep destroys the stacks of this project whose forks expired (a PR's still open, or not a PR's), never another project's, another repository's PR stack, nor one not yet expired", async () => {
+test("expiry: list shows when each held fork expires; sweep destroys this repository's PR stacks whose forks expired (even while open), keeps and names any other stack of the project holding one, never another project's, nor one not yet expired", async () => {
   const [expired, later, elsewhere, loose, web] = [
     "pr-7.acme.shop",
     "pr-8.acme.shop",
@@ -246,13 +246,15 @@ test("expiry: list shows when each held fork expires; sweep destroys the stacks 
   out.length = 0;
   expect(await sweep("--apply")).toBe(0);
   expect(printed()).toContain(`DESTROY stack pr-7.acme.shop: fork ${expired} expired at`);
-  expect(printed()).toContain(`DESTROY stack incident-42: fork ${loose} expired at`);
+  // Not a pull request's stack: said, and kept (it may hold more than the fork).
+  expect(printed()).toContain(
+    `keep stack incident-42: fork ${loose} expired at ${past.toISOString()}, but the stack is not a pull request's`,
+  );
   expect(printed()).toContain("keep stack pr-8.acme.shop: pull request #8 is open");
   expect(calls().filter((c) => c.startsWith("destroy"))).toEqual([
     "destroy --stack pr-7.acme.shop --yes --skip-preview --suppress-progress",
-    "destroy --stack incident-42 --yes --skip-preview --suppress-progress",
   ]);
-  expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/other/pr-9.acme.shop", "pr-7.acme.web"]);
+  expect(stacksLeft()).toEqual(["pr-8.acme.shop", "organization/other/pr-9.acme.shop", "incident-42", "pr-7.acme.web"]);
 });
 
 test("the backend cannot be read: the run fails, nothing is changed", async () => {
