@@ -89,9 +89,15 @@ export class Simulator {
 
   /** Starts listening on loopback; resolves to the base URL. */
   async start(): Promise<string> {
-    await this.databases.start();
-    if (this.databases.note) process.stderr.write(`[simulator] ${this.databases.note}\n`);
-    await this.cloud.seedDatabases();
+    try {
+      await this.databases.start();
+      if (this.databases.note) process.stderr.write(`[simulator] ${this.databases.note}\n`);
+      await this.cloud.seedDatabases();
+    } catch (err) {
+      // A start that fails part-way (a seed refused) leaves no PostgreSQL server behind: the caller has no simulator to stop.
+      await this.databases.close().catch(() => undefined);
+      throw err;
+    }
     await new Promise<void>((resolve) => this.server.listen(this.options.port ?? 0, "127.0.0.1", resolve));
     this.url_ = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.url_;

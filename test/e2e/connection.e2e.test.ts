@@ -198,4 +198,28 @@ describe("no server outlives the simulator's process", () => {
     child.kill(signal);
     expect(await goneWithin(dir, 8000)).toBeLessThan(8000);
   });
+
+  test("a start that fails part-way (its seed refused, after the parent's server started) stops what it started", async () => {
+    const { Databases } = require("../../simulator/databases") as typeof import("../../simulator/databases");
+    const seed = Databases.prototype.seed;
+    // The real seed runs (its server starts), then the seed is refused, as a bad seed's SQL would be.
+    const refused = jest.spyOn(Databases.prototype, "seed").mockImplementation(async function (
+      this: InstanceType<typeof Databases>,
+      ...args
+    ) {
+      await seed.apply(this, args);
+      throw new Error("seed refused");
+    });
+    const { Simulator } = require("../../simulator") as typeof import("../../simulator");
+    const sim = new Simulator({ databases: "postgres" });
+    try {
+      await expect(sim.start()).rejects.toThrow("seed refused");
+      expect(refused).toHaveBeenCalled();
+      const dir = sim.databases.directory;
+      expect(dir).not.toBe("");
+      expect(await goneWithin(dir, 8000)).toBeLessThan(8000);
+    } finally {
+      refused.mockRestore();
+    }
+  });
 });
