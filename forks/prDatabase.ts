@@ -64,6 +64,9 @@ function insideWorkspace(workspace: string, from: string, file: string, what: st
 
 class ActionError extends Error {}
 
+/** The program's outputs after `up`, as `pulumi stack output --json` gives them. */
+const OutputsSchema = z.object({ databaseUrl: z.string().min(1), serviceId: z.string().min(1) });
+
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The run's inputs, from the action's environment (INPUT_*), each checked. */
@@ -330,8 +333,11 @@ export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promi
       await configure(stack, todo.pr, false, inputs.sourceServiceId);
       await locked(stack, ["preview", "--stack", stack], dir, runEnv);
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
-      const url = (await pulumiOk(["stack", "output", "--stack", stack, "--show-secrets", "databaseUrl"], dir, runEnv, true)).trim();
-      const serviceId = (await pulumiOk(["stack", "output", "--stack", stack, "serviceId"], dir, runEnv, true)).trim();
+      // Both outputs in one read (quiet: it holds the URL).
+      const outputs = OutputsSchema.parse(
+        JSON.parse(await pulumiOk(["stack", "output", "--stack", stack, "--json", "--show-secrets"], dir, runEnv, true)),
+      );
+      const { databaseUrl: url, serviceId } = outputs;
       // Masked before it is written anywhere, and its password on its own (a later step may print
       // it apart from the URL): from here on GitHub prints *** where either would appear.
       say(`::add-mask::${url}`);
