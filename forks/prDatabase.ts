@@ -13,7 +13,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
-import { PreparationSchema } from "../provider/resources/serviceFork/prepare";
+import { PreparationSchema } from "../provider/resources/serviceFork/preparation";
 import { main as forks } from "./cli";
 
 /**

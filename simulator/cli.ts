@@ -113,9 +113,7 @@ export async function runSimulator(argv: string[], command: SimulatorCommand = {
   // credential for the provider to choose between (the JSON line above has it, for the tiger CLI).
   console.log(`export TIGER_API_URL=${url} TIGER_PUBLIC_KEY=${pk} TIGER_SECRET_KEY=${sk} TIGER_PROJECT_ID=${sim.keyProjectId}`);
   console.log(`Tiger Cloud API simulator listening on ${url} (Ctrl-C to stop)`);
-  console.log(
-    `  databases: ${sim.databases.kind === "postgres" ? "a PostgreSQL server per service" : "stand-ins (login and SELECT 1 only)"}`,
-  );
+  console.log(`  databases: ${sim.databases.describe()}`);
   console.log("  credentials: the key pair above (TIGER_PUBLIC_KEY, TIGER_SECRET_KEY), or the JSON line's bearer apiKey, of one project");
   const shutdown = () => void sim.stop().then(() => process.exit(0));
   process.on("SIGINT", shutdown);

@@ -1,38 +1,29 @@
 // The databases behind the simulator's services. Each service's endpoint (and its pooler's) is a
 // listener of the simulator on a loopback port of its own (ports.ts). Behind it is either
-//  - "postgres": a real PostgreSQL server per service (postgres.ts), database `tsdb`, role
-//    `tsdbadmin` with the service's password, TLS required, and the parent seeded with a table of
-//    sample rows, a table of customers' personal data (what a fork's preparation masks) and a
-//    stand-in for TimescaleDB's job catalog (timescaleJobs.ts). A fork's server is a copy of its parent's taken when the fork is made (PITR copies
-//    the current data too: the simulator cannot rewind). The listener passes bytes through to the
-//    server.
+//  - "timescaledb": a real PostgreSQL server per service running TimescaleDB (postgres.ts), database
+//    `tsdb`, role `tsdbadmin` (not a superuser) with the service's password, TLS required; the
+//    parent holds what production.ts describes (personal data in tables and a compressed hypertable,
+//    a continuous aggregate, policies, a user-defined action). A fork's server is a copy of its
+//    parent's whole server (statistics, catalog, jobs, roles, prepared transactions) taken when the
+//    fork is made (PITR copies the current data too: the simulator cannot rewind);
+//  - "postgres": the same on a PostgreSQL server without TimescaleDB (a machine where it is not
+//    installed): production's ordinary tables only, and no job catalog;
 //  - "stand-in": no server; the listener hands the connection to a stand-in that accepts a login
 //    and nothing more (loginStandIn.ts).
-// A listener accepts logins only from `opensAt` on (READY plus the login lag, as in production),
-// and not at all while its service is stopped.
+// The listener passes bytes through to the server. It accepts logins only from `opensAt` on (READY
+// plus the login lag, as in production), and not at all while its service is stopped.
 import * as net from "net";
 import { LoginStandIn } from "./loginStandIn";
 import { listenOnStablePort } from "./ports";
-import { findPostgres, type PostgresServer, PostgresServers, sweepLeftovers } from "./postgres";
-import { jobCatalogSql } from "./timescaleJobs";
+import { type ClusterRecipe, findPostgres, type PostgresServer, PostgresServers, sweepLeftovers } from "./postgres";
+import { DATABASE, EXTENSION_SQL, productionSql, ROLE } from "./production";
 
+export { customerRow, DATABASE, PERSONAL_ROWS, PERSONAL_TABLE, ROLE, SAMPLE_ROWS, SAMPLE_TABLE } from "./production";
+
+/** What a simulator is asked for: real servers where they can be had ("postgres"), or the login stand-in. */
 export type DatabaseMode = "postgres" | "stand-in";
-
-/** What every service's database looks like, as in production: database tsdb, admin role tsdbadmin, TLS required. */
-export const DATABASE = "tsdb";
-export const ROLE = "tsdbadmin";
-/** The seeded parent's table, and how many rows it holds. */
-export const SAMPLE_TABLE = "conditions";
-export const SAMPLE_ROWS = 1000;
-/** The seeded parent's personal data: customers with e-mail addresses, names and API tokens, as production has. */
-export const PERSONAL_TABLE = "customers";
-export const PERSONAL_ROWS = 100;
-/** The production value of a seeded customer's columns, as the parent holds them. */
-export const customerRow = (id: number) => ({
-  email: `customer${id}@prod-customers.example.com`,
-  full_name: `Customer Number${id} Realname`,
-  api_token: `tok_live_${(id * 2654435761).toString(16).padStart(8, "0")}`,
-});
+/** What it runs: TimescaleDB on PostgreSQL, PostgreSQL alone (TimescaleDB not installed), or the stand-in. */
+export type DatabaseKind = "timescaledb" | "postgres" | "stand-in";
 
 export interface Endpoints {
   port: number;
@@ -84,8 +75,18 @@ export class Databases {
   }
 
   /** What is behind the endpoints. */
-  get kind(): DatabaseMode {
-    return this.servers ? "postgres" : "stand-in";
+  get kind(): DatabaseKind {
+    if (!this.servers) return "stand-in";
+    return this.servers.runs.timescaledb ? "timescaledb" : "postgres";
+  }
+
+  /** What is behind the endpoints, in words (the simulator says it when it starts). */
+  describe(): string {
+    const timescaledb = this.servers?.runs.timescaledb;
+    if (timescaledb) return `a PostgreSQL server with TimescaleDB ${timescaledb} per service`;
+    if (this.servers)
+      return "a PostgreSQL server per service, without TimescaleDB (not installed here: scripts/ensure-timescaledb builds it); no hypertable, no jobs";
+    return `stand-ins that accept a login and answer SELECT 1${this.whyStandIn ? ` (${this.whyStandIn})` : ""}`;
   }
 
   /** Why real servers were wanted but could not be had (one line), if so. */
@@ -112,28 +113,15 @@ export class Databases {
     return this.services.get(serviceId)?.password;
   }
 
-  /** A service's database, with the sample table unless `sample` is false (a service created empty). */
+  /** A service's database: production's data, or (`sample` false) a service created empty. */
   async seed(serviceId: string, password: string, sample = true): Promise<Endpoints> {
     const s = await this.listen(serviceId, password, 0);
     const servers = this.servers;
     if (servers) {
       await this.chain(s, async () => {
-        await servers.fromTemplate(s);
-        await servers.psql(s, "postgres", [
-          `CREATE ROLE ${ROLE} LOGIN PASSWORD ${literal(password)};`,
-          `CREATE DATABASE ${DATABASE} OWNER ${ROLE};`,
-        ]);
-        if (sample)
-          await servers.psql(s, DATABASE, [
-            `CREATE TABLE ${SAMPLE_TABLE} (time timestamptz NOT NULL, device text NOT NULL, temperature double precision);`,
-            `INSERT INTO ${SAMPLE_TABLE} SELECT timestamptz '2026-01-01' + g * interval '1 minute', 'device-' || (g % 10), 20 + (g % 7) FROM generate_series(1, ${SAMPLE_ROWS}) g;`,
-            `ALTER TABLE ${SAMPLE_TABLE} OWNER TO ${ROLE};`,
-            `CREATE TABLE ${PERSONAL_TABLE} (id integer PRIMARY KEY, email text UNIQUE NOT NULL, full_name text, api_token text, referred_by integer);`,
-            `INSERT INTO ${PERSONAL_TABLE} SELECT g, 'customer' || g || '@prod-customers.example.com', 'Customer Number' || g || ' Realname', ` +
-              `'tok_live_' || lpad(to_hex(g::bigint * 2654435761), 8, '0'), nullif(g / 2, 0) FROM generate_series(1, ${PERSONAL_ROWS}) g;`,
-            `ALTER TABLE ${PERSONAL_TABLE} OWNER TO ${ROLE};`,
-            ...jobCatalogSql(ROLE, SAMPLE_TABLE),
-          ]);
+        const timescaledb = servers.runs.timescaledb !== undefined;
+        await servers.fromCluster(s, await servers.cluster(serviceCluster(timescaledb, sample)));
+        await servers.psql(s, "postgres", [setRolePassword(password)]);
       });
       if (s.failure) throw new Error(`seeding ${serviceId}'s database failed: ${s.failure}`);
     }
@@ -317,3 +305,23 @@ export class Databases {
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 const setRolePassword = (password: string) => `ALTER ROLE ${ROLE} PASSWORD ${literal(password)};`;
+
+/** A service's cluster: the role, the database and (with TimescaleDB) the extension; production's data unless `sample` is false. */
+function serviceCluster(timescaledb: boolean, sample: boolean): ClusterRecipe {
+  const asAdmin = (statements: string[]) => [`SET ROLE ${ROLE};`, ...statements, "RESET ROLE;"];
+  return {
+    name: `${sample ? "production" : "empty"}${timescaledb ? "-timescaledb" : ""}`,
+    steps: [
+      { database: "postgres", statements: [`CREATE ROLE ${ROLE} LOGIN PASSWORD NULL;`, `CREATE DATABASE ${DATABASE} OWNER ${ROLE};`] },
+      {
+        database: DATABASE,
+        statements: [
+          ...(timescaledb ? EXTENSION_SQL : []),
+          ...(sample ? asAdmin(productionSql(timescaledb)) : []),
+          // Statistics as a running service has them (autovacuum is off here).
+          "ANALYZE;",
+        ],
+      },
+    ],
+  };
+}

@@ -6,4 +6,4 @@ export { Simulator, type KeyPair, type LoggedRequest, type SimulatorOptions } fr
 export { DEFAULT_SEED, NO_DELAYS, REALISTIC_DELAYS, type Delays, type SeedData, type SimService, type SimVpc, type Status } from "./model";
 export type { Fault } from "./faults";
 export type { OperationName } from "./routes";
-export { type DatabaseMode, SAMPLE_ROWS, SAMPLE_TABLE } from "./databases";
+export { type DatabaseKind, type DatabaseMode, SAMPLE_ROWS, SAMPLE_TABLE } from "./databases";

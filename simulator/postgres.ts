@@ -1,11 +1,13 @@
 // The PostgreSQL servers behind the services (databases.ts decides what each holds): Debian's
 // PostgreSQL, run as the `postgres` user when we are root, in one temporary directory with a
-// template cluster initdb'd once and copied per service, TLS with a self-signed certificate. A
+// cluster made once per machine and copied per service (cluster()), TLS with a self-signed certificate,
+// TimescaleDB loaded where it is installed (scripts/ensure-timescaledb builds it). A
 // fork's server is a copy of its parent's (pg_basebackup of a running server, a file copy of a
 // stopped one). Servers and their directory go when the simulator stops, when its process exits
 // or is killed by a signal, and, after a kill -9, by a watchdog process, or failing that by the
 // sweep the next simulator makes of leftovers.
 import { type ChildProcess, execFileSync, spawn } from "child_process";
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -19,6 +21,8 @@ export interface Postgres {
   bin: string;
   /** Set when we are root: the servers run as this user. */
   user?: { uid: number; gid: number };
+  /** TimescaleDB's version when its library is installed for this server (scripts/ensure-timescaledb), loaded by every server. */
+  timescaledb?: string;
 }
 
 /** One service's PostgreSQL server: its data, its port, its process. */
@@ -49,25 +53,45 @@ export function findPostgres(): Postgres | string {
       return "no PostgreSQL server found (apt-get install postgresql); the simulator's databases are stand-ins that accept a login and answer SELECT 1";
     }
   }
-  if (process.getuid?.() !== 0) return { bin };
+  const timescaledb = timescaledbIn(bin);
+  if (process.getuid?.() !== 0) return { bin, ...(timescaledb ? { timescaledb } : {}) };
   try {
     const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
-    return { bin, user: { uid: id("-u"), gid: id("-g") } };
+    return { bin, user: { uid: id("-u"), gid: id("-g") }, ...(timescaledb ? { timescaledb } : {}) };
   } catch {
     return "PostgreSQL refuses to run as root and there is no `postgres` user; the simulator's databases are stand-ins";
   }
 }
 
+/** The version of TimescaleDB installed for the server in `bin` (its library and its extension script), if any. */
+function timescaledbIn(bin: string): string | undefined {
+  try {
+    const dir = (flag: string) => execFileSync(path.join(bin, "pg_config"), [flag], { encoding: "utf8" }).trim();
+    const control = fs.readFileSync(path.join(dir("--sharedir"), "extension", "timescaledb.control"), "utf8");
+    const version = /default_version\s*=\s*'([^']+)'/.exec(control)?.[1];
+    return version && fs.existsSync(path.join(dir("--pkglibdir"), `timescaledb-${version}.so`)) ? version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cluster made once per machine and copied for each server that starts from it: `statements` run as the superuser, per database. */
+export interface ClusterRecipe {
+  name: string;
+  /** In order: each the database it runs in and its statements (psql runs each on its own: no transaction around them). */
+  steps: { database: string; statements: string[] }[];
+}
+
 export class PostgresServers {
   private root = "";
-  private template = "";
+  private readonly clusters = new Map<string, Promise<string>>();
   private watchdog: ChildProcess | undefined;
   /** Servers started and not stopped since: what an exit hook must stop. */
   private readonly running = new Set<PostgresServer>();
 
   constructor(private readonly pg: Postgres) {}
 
-  /** The temporary directory, a certificate, one initdb'd template cluster, and the watchdog. */
+  /** The temporary directory, a certificate, and the watchdog. */
   async prepare(): Promise<void> {
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), `${MARKER}${process.pid}-`));
     LIVE.add(this);
@@ -80,13 +104,61 @@ export class PostgresServers {
     fs.writeFileSync(path.join(this.root, "server.crt"), cert);
     this.own(path.join(this.root, "server.key"));
     this.own(path.join(this.root, "server.crt"));
-    this.template = path.join(this.root, "template");
-    await this.run("initdb", ["-D", this.template, "-U", "postgres", "-E", "UTF8", "--auth-local=trust", "--no-sync", "--no-instructions"]);
+  }
+
+  /** What the servers run: PostgreSQL's version, and TimescaleDB's where it is loaded. */
+  get runs(): { timescaledb: string | undefined } {
+    return { timescaledb: this.pg.timescaledb };
+  }
+
+  /**
+   * The cluster `recipe` makes, from initdb: made once per machine and day (its data is dated from
+   * now()) and kept in the temporary directory, so that a simulator's start copies it instead of
+   * loading it again. Made by one simulator at a time; another that made it too throws its copy away.
+   */
+  async cluster(recipe: ClusterRecipe): Promise<string> {
+    let made = this.clusters.get(recipe.name);
+    if (!made) {
+      made = this.makeCluster(recipe);
+      this.clusters.set(recipe.name, made);
+    }
+    return made;
+  }
+
+  private async makeCluster(recipe: ClusterRecipe): Promise<string> {
+    const key = crypto
+      .createHash("sha256")
+      .update(JSON.stringify([recipe, this.pg.bin, this.pg.timescaledb ?? "", new Date().toISOString().slice(0, 10), CLUSTER_FORMAT]))
+      .digest("hex")
+      .slice(0, 16);
+    const cache = clusterCache(this.pg);
+    const done = path.join(cache, `${recipe.name}-${key}`);
+    if (fs.existsSync(path.join(done, "PG_VERSION"))) return done;
+    const building: PostgresServer = { id: `${recipe.name}-build`, backendUp: false, dataDir: path.join(this.root, `${recipe.name}-build`) };
+    await this.run("initdb", ["-D", building.dataDir as string, "-U", "postgres", "-E", "UTF8", "--auth-local=trust", "--no-sync", "--no-instructions"]);
     // Over TCP only TLS logins with a password, as in production; the socket is ours, for set-up.
     fs.writeFileSync(
-      path.join(this.template, "pg_hba.conf"),
+      path.join(building.dataDir as string, "pg_hba.conf"),
       "local all all trust\nlocal replication all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n",
     );
+    await this.start(building);
+    try {
+      for (const step of recipe.steps) await this.psql(building, step.database, step.statements);
+    } finally {
+      await this.stop(building);
+    }
+    const staged = path.join(cache, `.${recipe.name}-${key}-${process.pid}`);
+    fs.rmSync(staged, { recursive: true, force: true });
+    fs.renameSync(building.dataDir as string, staged);
+    try {
+      fs.renameSync(staged, done);
+    } catch {
+      fs.rmSync(staged, { recursive: true, force: true }); // another simulator made it first
+    }
+    // Yesterday's clusters (and any of an older recipe) go.
+    for (const old of fs.readdirSync(cache))
+      if (old.startsWith(`${recipe.name}-`) && old !== path.basename(done)) fs.rmSync(path.join(cache, old), { recursive: true, force: true });
+    return done;
   }
 
   /** The temporary directory holding every server's data. */
@@ -94,10 +166,10 @@ export class PostgresServers {
     return this.root;
   }
 
-  /** A new server from the template cluster, started. */
-  async fromTemplate(s: PostgresServer): Promise<void> {
+  /** A new server from a cluster (cluster()), started. */
+  async fromCluster(s: PostgresServer, cluster: string): Promise<void> {
     s.dataDir = path.join(this.root, s.id);
-    await this.run("cp", ["-a", this.template, s.dataDir], true);
+    await this.run("cp", ["-a", cluster, s.dataDir], true);
     await this.start(s);
   }
 
@@ -145,6 +217,17 @@ export class PostgresServers {
       max_connections: "20",
       autovacuum: "off",
       log_min_error_statement: "panic",
+      // A transaction prepared in production comes along in a fork, as on Tiger Cloud.
+      max_prepared_transactions: "5",
+      ...(this.pg.timescaledb
+        ? {
+            shared_preload_libraries: "timescaledb",
+            "timescaledb.telemetry_level": "off",
+            // Its scheduler and a few jobs at once: what the seeded policies need, no more.
+            "timescaledb.max_background_workers": "4",
+            max_worker_processes: "8",
+          }
+        : {}),
     };
     const args = ["-D", s.dataDir, "-p", String(s.serverPort), "-k", this.root];
     for (const [k, v] of Object.entries(settings)) args.push("-c", `${k}=${v}`);
@@ -275,6 +358,23 @@ export class PostgresServers {
     });
     this.watchdog.unref();
   }
+}
+
+/** Changes when what a cached cluster holds changes in a way its recipe does not say (the server's settings, say). */
+const CLUSTER_FORMAT = 1;
+
+/** Where made clusters are kept: a folder of the servers' user alone, in the temporary directory (not a link). */
+function clusterCache(pg: Postgres): string {
+  const owner = pg.user?.uid ?? process.getuid?.();
+  const dir = path.join(os.tmpdir(), `tigercloud-sim-clusters-${owner ?? "user"}`);
+  if (!fs.existsSync(dir)) {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    if (pg.user) fs.chownSync(dir, pg.user.uid, pg.user.gid);
+  }
+  const seen = fs.lstatSync(dir);
+  if (!seen.isDirectory() || (owner !== undefined && seen.uid !== owner) || (seen.mode & 0o077) !== 0)
+    throw new Error(`${dir} is not a folder of the PostgreSQL servers' user alone (mode 700): remove it`);
+  return dir;
 }
 
 // ---- never leaving a server behind ---------------------------------------------------------------

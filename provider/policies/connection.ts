@@ -3,14 +3,14 @@
 // CLI's own tests wait for a real login after READY), so "ready" by default means that tsdbadmin
 // can log in and run `SELECT 1`.
 import { secretRedactor } from "../api/redaction";
+import { DATABASE, USERNAME } from "../database/names";
+import { failureOf, openSession } from "../database/session";
 import { TigerCloudError, WaitError } from "../errors";
 import { printable } from "../text";
 import { secondsSince, sleep } from "../time";
 import type { CallContext, LoginTiming } from "../context/context";
 
-/** Every service's database and admin role (the fork's initial password is that role's). */
-export const DATABASE = "tsdb";
-export const USERNAME = "tsdbadmin";
+export { DATABASE, USERNAME };
 
 export const LOGIN_DEFAULTS: Readonly<LoginTiming> = Object.freeze({
   firstDelayMs: 500,
@@ -106,7 +106,7 @@ export async function waitForLogin(wait: LoginWait): Promise<LoginOutcome> {
     }
     const reason = redact(printable(result.reason)).slice(0, REASON_CHARS);
     if (reason !== lastReason) {
-      progress(`service ${spec.serviceId}: no login yet (${secondsSince(started)} s elapsed): ${reason}`);
+      progress(`service ${spec.serviceId}: ${waitingWords(result.code, reason)} (${secondsSince(started)} s elapsed)`);
       if (lastReason) earlierReason = lastReason;
     }
     const wait = spec.deadline - Date.now();
@@ -128,34 +128,33 @@ export async function waitForLogin(wait: LoginWait): Promise<LoginOutcome> {
   }
 }
 
+/** Connection closed or refused, or PostgreSQL saying it is starting: what a database that is not up yet answers. */
+const STARTING = new Set(["ECONNREFUSED", "ECONNRESET", "57P03"]);
+
+/** A wait's progress in plain words: a database still starting is not an error; anything else is said as it came. */
+function waitingWords(code: string | undefined, reason: string): string {
+  if ((code && STARTING.has(code)) || /ECONNREFUSED|ECONNRESET|Connection terminated unexpectedly|the database system is starting up/i.test(reason))
+    return "its database is still starting, not taking logins yet";
+  return `no login yet, the last attempt said: ${reason}`;
+}
+
 /** The pause after the attempt numbered `tries` (0 is the first): doubling from firstDelayMs, at most maxDelayMs. */
 export function nextLoginDelay(tries: number, timing: LoginTiming = LOGIN_DEFAULTS): number {
   return Math.min(timing.maxDelayMs, timing.firstDelayMs * 2 ** Math.min(tries, 20));
 }
 
-/** One login with node-postgres, loaded only now: TLS without verifying the certificate, as sslmode=require. */
+/** One login and `SELECT 1`, in a session of its own. */
 async function pgAttempt(spec: LoginWait & { host: string; port: number }, timeoutMs: number): Promise<Attempt> {
-  const { Client } = require("pg") as typeof import("pg");
-  const client = new Client({
-    host: spec.host,
-    port: spec.port,
-    user: USERNAME,
-    database: DATABASE,
-    // A password that cannot be right, when it is not known: the answer still says whether the server is up.
-    password: spec.password ?? `unknown-${Date.now()}`,
-    ssl: { rejectUnauthorized: false },
-    connectionTimeoutMillis: timeoutMs,
-    query_timeout: timeoutMs,
-  });
-  client.on("error", () => undefined); // a connection dropped after the attempt: nothing to do
   try {
-    await client.connect();
-    await client.query("SELECT 1");
+    const session = await openSession({ host: spec.host, port: spec.port, password: spec.password }, timeoutMs);
+    try {
+      await session.query("SELECT 1");
+    } finally {
+      await session.end();
+    }
     return { ok: true };
   } catch (err) {
-    const e = err as { code?: unknown; message?: unknown };
-    return { ok: false, code: typeof e.code === "string" ? e.code : undefined, reason: String(e.message ?? err) };
-  } finally {
-    await client.end().catch(() => undefined);
+    const { code, message } = failureOf(err);
+    return { ok: false, code, reason: message ?? String(err) };
   }
 }

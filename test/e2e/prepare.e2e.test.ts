@@ -17,7 +17,7 @@ let h: EngineHarness;
 
 beforeAll(async () => {
   h = await startEngine({ forkQueuedMs: 200, forkConfiguringMs: 200 }, { databases: "postgres" });
-  expect(h.sim.databases.kind).toBe("postgres");
+  expect(h.sim.databases.kind).toBe("timescaledb");
 });
 afterAll(async () => {
   await h?.close();
@@ -88,8 +88,8 @@ test("masked before anyone has the URL: no production value of a masked column i
   expect(await psql(sourceUri(), `SELECT email FROM ${PERSONAL_TABLE} WHERE id = 1`)).toBe(PRODUCTION[0]!.email);
   // Jobs: the user's paused on the fork, TimescaleDB's own left alone; on the source, all scheduled.
   const jobs = "SELECT string_agg(job_id || ':' || scheduled, ',' ORDER BY job_id) FROM timescaledb_information.jobs";
-  expect(await psql(uri, jobs)).toBe("1:true,3:true,1000:false,1001:false,1002:false");
-  expect(await psql(sourceUri(), jobs)).toBe("1:true,3:true,1000:true,1001:true,1002:true");
+  expect(await psql(uri, jobs)).toBe("1:true,3:true,1000:false,1001:false,1002:false,1003:false");
+  expect(await psql(sourceUri(), jobs)).toBe("1:true,3:true,1000:true,1001:true,1002:true,1003:true");
   // The outputs say what ran, never data.
   const prepared = up.outputs.prepared?.value as {
     digest: string;
@@ -99,7 +99,7 @@ test("masked before anyone has the URL: no production value of a masked column i
   };
   expect(prepared).toMatchObject({
     statements: 1,
-    jobsPaused: [1000, 1001, 1002],
+    jobsPaused: [1000, 1001, 1002, 1003],
     masked: [
       { rule: "public.customers.email", with: "email", rows: PERSONAL_ROWS },
       { rule: "public.customers.full_name", with: "keepFirst", rows: PERSONAL_ROWS },
@@ -107,7 +107,7 @@ test("masked before anyone has the URL: no production value of a masked column i
     ],
   });
   expect(prepared.digest).toMatch(/^[0-9a-f]{64}$/);
-  expect(up.stdout).toMatch(/fork svc-[0-9a-f]+: prepared in [0-9.]+ s; rows masked: public\.customers\.email 100/);
+  expect(up.stdout).toMatch(/fork svc-[0-9a-f]+: prepared and checked in [0-9.]+ s; rows masked: public\.customers\.email 100/);
   expect(s.rawState()).not.toContain("prod-customers");
   await s.stack.preview({ expectNoChanges: true });
 
@@ -128,7 +128,7 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
   ];
   const s = await h.stack("failing", forkProgram("pr-failing", { mask: wrong }));
   await expect(s.up()).rejects.toThrow(
-    /Preparing fork svc-[0-9a-f]+ failed at prepare\.mask\[1\] \(public\.customers\.phone, with null\): column "phone" of relation "public.customers" does not exist \(SQLSTATE 42703\)/,
+    /Preparing fork svc-[0-9a-f]+ failed at prepare\.mask\[1\] \(customers\.phone, with null\): public\.customers has no column phone\. Nothing of its SQL and masking was kept/,
   );
   const state = await s.exportState();
   const fork = state.resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
@@ -168,7 +168,7 @@ test("requireMasking holds for a fork whose preparation failed: its masking rule
       env: { TIGER_REQUIRE_MASKING: "true" },
     },
   );
-  await expect(s.up()).rejects.toThrow(/column "phone"/);
+  await expect(s.up()).rejects.toThrow(/has no column phone/);
   s.setProgram(forkProgram("pr-pending", { sql: ["SELECT 1"] }));
   await expect(s.up()).rejects.toThrow(/tagged PROD, and fork "pr-pending" declares no masking rule.*Nothing was forked, or published\./);
   const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
@@ -229,7 +229,7 @@ test("a YAML program on the plugin: the rules and a SQL file (fn::readFile) run 
       "CREATE TABLE from_file (note text);\nINSERT INTO from_file VALUES ('read from a file');\n",
     );
     const up = await lab.ok(dir, ["up", "--yes", "--skip-preview"]);
-    expect(up).toMatch(/prepared in [0-9.]+ s; rows masked: public\.customers\.email 100, public\.customers\.full_name 100/);
+    expect(up).toMatch(/prepared and checked in [0-9.]+ s; rows masked: public\.customers\.email 100, public\.customers\.full_name 100/);
     const uri = (await lab.ok(dir, ["stack", "output", "uri", "--show-secrets"])).trim();
     const everyValue = (await maskedValues(uri)).flatMap((r) => r.split("|"));
     for (const person of PRODUCTION) for (const value of Object.values(person)) expect(everyValue).not.toContain(value);

@@ -217,7 +217,7 @@ test("the fork janitor is a command of its own: it reaches the package through i
         "api/statuses",
         "policies/gone",
         ...SHARED.map((s) => s.replace(/\.ts$/, "")),
-        ...(file === "prDatabase.ts" ? ["resources/serviceFork/prepare"] : []),
+        ...(file === "prDatabase.ts" ? ["resources/serviceFork/preparation"] : []),
       ];
       if (!allowed.includes(target)) wrong.push(`forks/${file} -> ${spec}`);
     }

@@ -7,7 +7,7 @@ import type { CallContext } from "../../context/context";
 import { booleanSchema, calendarProblem, durationSchema, idSchema, limitOf, nameSchema, textSchema } from "../../rules/inputSchemas";
 import { WAIT_DEFAULTS } from "../../policies/waiting";
 import { expiresProblem } from "./expiry";
-import { PreparationSchema } from "./prepare";
+import { PreparationSchema } from "./preparation";
 
 const SIZE_RULE = {
   cpuMillis: 'must be a whole number of millicores >= 1 (a number, or a string of digits), or "shared"',

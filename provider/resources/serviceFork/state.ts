@@ -9,7 +9,7 @@ import { connectionUri, DATABASE, USERNAME } from "../../policies/connection";
 import { type Partly, reported, toPlainJson } from "../../rules/state";
 import { FORK_DIFF_RULES, FORK_SETTING_DEFAULTS, sameSize } from "./inputs";
 import { expiresAt } from "./expiry";
-import { PreparationSchema, PreparedSchema } from "./prepare";
+import { PreparationSchema, PreparedSchema } from "./preparation";
 
 /** A host and port, as the API reports a service's endpoints. */
 export const EndpointSchema = z

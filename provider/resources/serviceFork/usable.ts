@@ -12,7 +12,7 @@ import { createLimit, deleteLimit, type ForkInputs } from "./inputs";
 import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
 import { expiresAt } from "./expiry";
-import { prepareFork } from "./prepare";
+import { prepareFork } from "./preparation";
 import { refuseUnmaskedProduction } from "./masking";
 import { liveInputs, passwordOf, type ServiceForkState, stateFromService } from "./state";
 

@@ -1,0 +1,477 @@
+// A fork's preparation, run on the fork as tsdbadmin once it accepts logins and before its
+// connection strings are published (usable.ts runs it as an owed step, like the login). Its promise
+// is about what the URL holder can read: no production value of a masked column, in the table or
+// any chunk (compressed or not), in statistics, in materialized views or continuous aggregates, nor
+// through a way back to production. In order:
+//  1. pauseJobs: the fork's TimescaleDB jobs paused, in a transaction of its own, and those already
+//     running waited for;
+//  2. (masking) transactions prepared in production rolled back: committed on the fork they would
+//     write production's rows back;
+//  3. one transaction: the user's SQL; (masking) foreign servers dropped, the masked tables'
+//     triggers and rules held off, compressed chunks decompressed, one UPDATE per table, the chunks
+//     compressed again, materialized views refreshed; sqlAfter; triggers and rules back as they
+//     were, statistics made again, and every masked column, statistic and view checked;
+//  4. (masking) continuous aggregates over masked hypertables refreshed whole (not possible inside a
+//     transaction) and checked.
+// A failure names the step and PostgreSQL's SQLSTATE and objects, never its text (which may quote
+// a row), and says truly what was kept.
+import * as crypto from "crypto";
+import { secretRedactor } from "../../../api/redaction";
+import type { CallContext } from "../../../context/context";
+import { failureOf, openSession, type ServiceDatabase, type Session } from "../../../database/session";
+import { TigerCloudError } from "../../../errors";
+import type { Limit } from "../../../rules/inputSchemas";
+import { printable } from "../../../text";
+import { secondsSince, sleep } from "../../../time";
+import { describeFailure } from "./failures";
+import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
+import * as sql from "./statements";
+import { ident, type Table, tableName } from "./statements";
+
+/** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below this; a user's and a policy's, from it on. */
+const FIRST_USER_JOB = 1000;
+
+export interface PrepareTarget {
+  serviceId: string;
+  host: string | undefined;
+  port: number | undefined;
+  password: string | undefined;
+}
+
+/** A refusal of ours: its message is said as it is (it names objects, never values). */
+class Refusal extends Error {}
+
+/** Where a failure leaves the fork: what the message says was kept. */
+type Stage = "jobs" | "before" | "transaction" | "committed";
+
+/** A masked table: the rule's table as PostgreSQL reads it, what is under it, and its rules. */
+interface MaskedTable extends Table {
+  label: string;
+  rules: { rule: MaskRule; index: number; column: string; type: string }[];
+  tree: Table[];
+  hypertable: boolean;
+}
+
+export async function prepareFork(
+  ctx: CallContext,
+  target: PrepareTarget,
+  p: Preparation,
+  limit: Limit,
+  open: (db: ServiceDatabase, timeoutMs: number) => Promise<Session> = openSession,
+): Promise<Prepared> {
+  const { serviceId, host, port, password } = target;
+  if (host === undefined || port === undefined)
+    throw new TigerCloudError(`Service ${serviceId}: the API gives no endpoint to prepare the fork through (prepare).`);
+  if (!password)
+    throw new TigerCloudError(
+      `Service ${serviceId}: its password is not known (an adopted fork with passwordOnAdopt "keep"), so it cannot be prepared; ` +
+        `set passwordOnAdopt: "reset".`,
+    );
+  const redact = secretRedactor([password, encodeURIComponent(password)]);
+  const started = Date.now();
+  const left = () => Math.max(1, limit.deadline - Date.now());
+  let step = "connecting";
+  let stage: Stage = "jobs";
+  let statement: string | undefined;
+  const jobsPaused: number[] = [];
+  const fail = (err: unknown): never => {
+    const why = err instanceof Refusal ? err.message : describeFailure(failureOf(err), statement);
+    throw new TigerCloudError(redact(`Preparing fork ${serviceId} failed at ${step}: ${why}. ${kept(stage, p, jobsPaused)}`));
+  };
+  const session = await open({ host, port, password }, left()).catch(fail);
+  const q = <Row extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]) =>
+    session.query<Row>(text, params).catch(fail);
+  const inTransaction = async () => (await q<{ id: string }>("SELECT txid_current()::text AS id"))[0]?.id;
+  try {
+    ctx.progress(`fork ${serviceId}: preparing it (${describe(p)}) before its connection strings are published`);
+    const timescaledb = (await q<{ present: boolean }>(sql.HAS_TIMESCALEDB))[0]?.present === true;
+    if (p.pauseJobs) {
+      step = "prepare.pauseJobs";
+      if (!timescaledb)
+        fail(new Refusal("the fork has no TimescaleDB (no timescaledb extension in tsdb), so no job to pause; leave pauseJobs out"));
+      await q("BEGIN");
+      const jobs = await q<{ job_id: number }>(
+        `SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= ${FIRST_USER_JOB} AND scheduled ORDER BY job_id`,
+      );
+      const ids = jobs.map((j) => j.job_id);
+      for (const id of ids) {
+        step = `prepare.pauseJobs (alter_job(${id}, scheduled => false))`;
+        await q("SELECT alter_job($1, scheduled => false)", [id]);
+      }
+      step = "prepare.pauseJobs (COMMIT)";
+      await q("COMMIT");
+      jobsPaused.push(...ids);
+      ctx.progress(`fork ${serviceId}: jobs paused: ${ids.length ? ids.join(", ") : "none was scheduled"}`);
+      await runningJobsEnded(ctx, serviceId, q, ids, limit.deadline);
+    }
+    const masking = (p.mask?.length ?? 0) > 0;
+    const removed: string[] = [];
+    const refreshed: string[] = [];
+    stage = "before";
+    if (masking) {
+      step = "rolling back transactions prepared in production (pg_prepared_xacts)";
+      for (const { gid, owner } of await q<{ gid: string; owner: string }>(sql.PREPARED_TRANSACTIONS)) {
+        await session.query(sql.rollbackPrepared(gid)).catch(() =>
+          fail(
+            new Refusal(
+              `a transaction prepared in production ("${printable(gid).slice(0, 80)}", by role ${printable(owner)}) is on the fork: committed ` +
+                `there it would write production's rows over the masking, and only its role can roll it back; commit or roll it back ` +
+                `in production, then fork again`,
+            ),
+          ),
+        );
+        removed.push(`prepared transaction "${printable(gid).slice(0, 80)}"`);
+      }
+    }
+    stage = "transaction";
+    step = "BEGIN";
+    await q("BEGIN");
+    // Row-level security would hide rows from the masking (left unmasked, counts looking right).
+    await q("SET LOCAL row_security = off");
+    // Rows compressed meanwhile by a job not paused are decompressed by the UPDATE itself: no limit then.
+    if (timescaledb) await q("SET LOCAL timescaledb.max_tuples_decompressed_per_dml_transaction = 0");
+    const begun = await inTransaction();
+    const runTexts = async (texts: string[] | undefined, name: "sql" | "sqlAfter") => {
+      for (const [i, text] of (texts ?? []).entries()) {
+        step = `prepare.${name}[${i}] (${printable(text.trim().split("\n")[0] ?? "").slice(0, 80)})`;
+        statement = text;
+        await q(text);
+        statement = undefined;
+        // A text that ends the transaction (COMMIT, ROLLBACK) would leave the rest outside of it.
+        if ((await inTransaction()) !== begun)
+          fail(new Refusal("it ends the transaction (COMMIT or ROLLBACK): the preparation must stay one transaction"));
+      }
+    };
+    await runTexts(p.sql, "sql");
+
+    let tables: MaskedTable[] = [];
+    let counts = new Map<number, number>();
+    let samples: string[] = [];
+    let switched: { table: string; kind: "trigger" | "rule"; name: string; mode: string }[] = [];
+    let views: Table[] = [];
+    if (masking) {
+      tables = await resolveRules(p.mask ?? [], q, (s) => (step = s), timescaledb);
+      step = "prepare.mask (foreign servers)";
+      for (const { name } of await q<{ name: string }>(sql.FOREIGN_SERVERS)) {
+        await q(sql.dropForeignServer(name));
+        removed.push(`foreign server ${printable(name)}`);
+      }
+      if (removed.some((r) => r.startsWith("foreign server")))
+        ctx.progress(`fork ${serviceId}: dropped what leads to another database: ${removed.filter((r) => r.startsWith("foreign")).join(", ")}`);
+      const treeOids = tables.flatMap((t) => t.tree.map((x) => x.oid));
+      step = "prepare.mask (triggers and rules of the masked tables)";
+      const referencing = await q<Table>(sql.REFERENCING, [treeOids]);
+      const held = new Map([...tables.flatMap((t) => t.tree), ...referencing].map((t) => [t.oid, tableName(t)]));
+      const triggers = await q<{ oid: number; name: string; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
+      const rules = await q<{ oid: number; name: string; mode: string }>(sql.RULES, [[...held.keys()]]);
+      switched = [
+        ...triggers.map((t) => ({ table: held.get(t.oid) as string, kind: "trigger" as const, name: t.name, mode: t.mode })),
+        ...rules.map((r) => ({ table: held.get(r.oid) as string, kind: "rule" as const, name: r.name, mode: r.mode })),
+      ];
+      for (const s of switched) await q(s.kind === "trigger" ? sql.triggerSwitch(s.table, s.name, "D") : sql.ruleSwitch(s.table, s.name, "D"));
+      if (switched.length) {
+        const names = [...new Set(switched.filter((s) => !s.table.startsWith('"_timescaledb_internal"')).map((s) => `${s.kind} ${s.name} on ${s.table}`))];
+        ctx.progress(`fork ${serviceId}: held off during the masking: ${printable(names.join(", ")).slice(0, 400)}`);
+      }
+      // Production's values, kept only in this process: what no statistic or view may hold afterwards.
+      for (const t of tables)
+        for (const r of t.rules) {
+          step = ruleLabel(t, r);
+          const values = await q<{ v: string }>(sql.sampleValues(tableName(t), r.column), [t.tree.map((x) => x.oid), r.column]);
+          samples.push(...values.map((v) => v.v).filter((v) => stillProduction(r.rule, v)));
+        }
+      samples = [...new Set(samples)];
+      counts = await maskTables(tables, q, (s) => (step = s), timescaledb);
+      step = "prepare.mask (materialized views)";
+      views = await q<Table & { depth: number }>(sql.MATERIALIZED_VIEWS, [treeOids]);
+      for (const v of views) {
+        step = `prepare.mask (REFRESH MATERIALIZED VIEW ${tableName(v)})`;
+        await q(sql.refreshMaterializedView(tableName(v)));
+        refreshed.push(tableName(v));
+      }
+    }
+    await runTexts(p.sqlAfter, "sqlAfter");
+    if (masking) {
+      step = "prepare.mask (triggers and rules back as they were)";
+      for (const s of switched)
+        await q(s.kind === "trigger" ? sql.triggerSwitch(s.table, s.name, s.mode) : sql.ruleSwitch(s.table, s.name, s.mode));
+      await restatisticize(tables, views, q, (s) => (step = s));
+      await checkMasked(tables, views, samples, q, (s) => (step = s), timescaledb, (m) => fail(new Refusal(m)));
+    }
+    step = "COMMIT";
+    await q("COMMIT");
+    stage = "committed";
+    if (masking && timescaledb) {
+      const tableNames = tables.filter((t) => t.hypertable);
+      const aggregates = await q<{ view: string; mat_schema: string; mat_name: string }>(sql.CONTINUOUS_AGGREGATES, [
+        tableNames.map((t) => t.schema),
+        tableNames.map((t) => t.name),
+      ]);
+      for (const a of aggregates) {
+        step = `prepare.mask (refresh_continuous_aggregate(${a.view}), whole)`;
+        ctx.progress(`fork ${serviceId}: refreshing the continuous aggregate ${a.view} from the masked data`);
+        await q(sql.refreshContinuousAggregate(a.view));
+        await q(`ANALYZE ${ident(a.mat_schema)}.${ident(a.mat_name)}`);
+        refreshed.push(a.view);
+      }
+      if (aggregates.length) {
+        step = "prepare.mask (checking the continuous aggregates)";
+        for (const a of aggregates) {
+          const mat = (await q<Table>(sql.FIND_TABLE, [a.mat_schema, a.mat_name, a.mat_schema, a.mat_name]))[0];
+          const tree = mat ? await q<Table>(sql.TREE, [mat.oid]) : [];
+          await checkDerived(a.view, tree, samples, q, (m) => fail(new Refusal(m)));
+        }
+      }
+    }
+    const masked: Prepared["masked"] = tables
+      .flatMap((t) => t.rules.map((r) => ({ index: r.index, rule: `${t.schema}.${t.name}.${r.column}`, with: r.rule.with, rows: counts.get(r.index) ?? 0 })))
+      .sort((a, b) => a.index - b.index)
+      .map(({ index: _i, ...m }) => m);
+    const summary = masked.map((m) => `${m.rule} ${m.rows}`).join(", ");
+    ctx.progress(
+      `fork ${serviceId}: prepared and checked in ${secondsSince(started)} s` +
+        (masked.length ? `; rows masked: ${summary}` : "") +
+        (refreshed.length ? `; refreshed: ${refreshed.join(", ")}` : "") +
+        (p.pauseJobs ? `; jobs paused: ${jobsPaused.length ? jobsPaused.join(", ") : "none was scheduled"}` : ""),
+    );
+    return {
+      digest: preparationDigest(p),
+      at: new Date().toISOString(),
+      statements: (p.sql?.length ?? 0) + (p.sqlAfter?.length ?? 0),
+      masked,
+      jobsPaused,
+      ...(refreshed.length ? { refreshed } : {}),
+      ...(removed.length ? { removed } : {}),
+    };
+  } catch (err) {
+    if (err instanceof TigerCloudError) throw err;
+    return fail(err);
+  } finally {
+    await session.end();
+  }
+}
+
+type Query = <Row extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<Row[]>;
+
+const ruleLabel = (t: Pick<MaskedTable, "label">, r: { rule: MaskRule; index: number }) =>
+  `prepare.mask[${r.index}] (${t.label}.${r.rule.column}, with ${r.rule.with})`;
+
+/**
+ * Each rule's table and column as PostgreSQL reads them (unquoted: lower case), refused when the
+ * name as written is another object (a table "Customers" beside customers), when it is not an
+ * ordinary table (a foreign table would write production's rows; a view writes to its tables), or
+ * when a foreign table is under it.
+ */
+async function resolveRules(rules: MaskRule[], q: Query, at: (step: string) => void, timescaledb: boolean): Promise<MaskedTable[]> {
+  const tables = new Map<number, MaskedTable>();
+  for (const [index, rule] of rules.entries()) {
+    const [schema, name] = rule.table.includes(".") ? (rule.table.split(".") as [string, string]) : ["public", rule.table];
+    const label = `${schema.toLowerCase()}.${name.toLowerCase()}`;
+    at(`prepare.mask[${index}] (${rule.table}.${rule.column}, with ${rule.with})`);
+    const found = await q<Table & { as_read: boolean }>(sql.FIND_TABLE, [schema.toLowerCase(), name.toLowerCase(), schema, name]);
+    const read = found.find((t) => t.as_read);
+    const other = found.find((t) => !t.as_read);
+    if (other && read)
+      throw new Refusal(
+        `the table ${rule.table} is read as ${label} (PostgreSQL lowers unquoted names), and ${tableName(other)} is another table: ` +
+          `a rule cannot tell them apart; rename one of them, or mask ${tableName(other)} in prepare.sql`,
+      );
+    if (!read)
+      throw new Refusal(
+        other
+          ? `there is no table ${label} (PostgreSQL reads ${rule.table} unquoted, in lower case); ${tableName(other)} has capitals: ` +
+              `rename it to lower case, or mask it in prepare.sql`
+          : `there is no table ${label} on the fork (schema.table, as PostgreSQL reads it)`,
+      );
+    if (read.kind === "f")
+      throw new Refusal(`${label} is a foreign table: writing it would change another database's rows (production's); a rule masks tables of the fork`);
+    if (read.kind !== "r" && read.kind !== "p")
+      throw new Refusal(`${label} is not a table (${KINDS[read.kind] ?? read.kind}); name the table that holds the data`);
+    let table = tables.get(read.oid);
+    if (!table) {
+      const tree = await q<Table>(sql.TREE, [read.oid]);
+      const foreign = tree.find((t) => t.kind === "f");
+      if (foreign)
+        throw new Refusal(`${label} holds a foreign table (${tableName(foreign)}): the masking would write another database's rows`);
+      const hypertable =
+        timescaledb &&
+        (await q<{ n: number }>("SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_schema = $1 AND hypertable_name = $2", [
+          read.schema,
+          read.name,
+        ]))[0]?.n === 1;
+      table = { ...read, label, rules: [], tree, hypertable };
+      tables.set(read.oid, table);
+    }
+    const columns = await q<{ name: string; type: string }>(sql.COLUMNS, [read.oid]);
+    const column = columns.find((c) => c.name === rule.column.toLowerCase());
+    if (!column) {
+      const capital = columns.find((c) => c.name === rule.column);
+      throw new Refusal(
+        capital
+          ? `${label} has no column ${rule.column.toLowerCase()} (PostgreSQL reads ${rule.column} in lower case); its column "${rule.column}" has capitals: rename it, or mask it in prepare.sql`
+          : `${label} has no column ${rule.column.toLowerCase()}`,
+      );
+    }
+    if (table.rules.some((r) => r.column === column.name))
+      throw new Refusal(`${label}.${column.name} is masked by two rules: one rule per column`);
+    table.rules.push({ rule, index, column: column.name, type: column.type });
+  }
+  return [...tables.values()];
+}
+
+const KINDS: Record<string, string> = { v: "a view", m: "a materialized view", S: "a sequence", i: "an index", c: "a composite type" };
+
+/** A sampled production value the rule changes: keepFirst keeps short values, a constant its own value. */
+function stillProduction(rule: MaskRule, value: string): boolean {
+  if (rule.with === "keepFirst") return value.length > (rule.chars ?? 0);
+  if (rule.with === "constant") return value !== rule.value;
+  return true;
+}
+
+/**
+ * One UPDATE per table, every rule of that table in it, with the compressed chunks decompressed
+ * first and compressed again after (one rewrite each, and no limit on rows decompressed). Returns
+ * the rows each rule changed (its column's values that were not NULL), by rule index.
+ */
+async function maskTables(tables: MaskedTable[], q: Query, at: (step: string) => void, timescaledb: boolean): Promise<Map<number, number>> {
+  const key = crypto.randomBytes(16).toString("hex");
+  const rows = new Map<number, number>();
+  for (const t of tables) {
+    const labels = t.rules.map((r) => ruleLabel(t, r));
+    at(labels.join(", "));
+    const counts = (await q<Record<string, string>>(`SELECT ${t.rules.map((r, n) => `count(${ident(r.column)}) AS c${n}`).join(", ")} FROM ${tableName(t)}`))[0];
+    t.rules.forEach((r, n) => rows.set(r.index, Number(counts?.[`c${n}`] ?? 0)));
+    const chunks = timescaledb && t.hypertable ? (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
+    for (const chunk of chunks) await q(sql.decompressChunk, [chunk]);
+    const { values, param } = sql.parameters(key);
+    const sets = t.rules.map((r) => `${ident(r.column)} = ${sql.maskExpression(r.rule, ident(r.column), param)}`);
+    const changed = t.rules.map((r) => `${ident(r.column)} IS NOT NULL`).join(" OR ");
+    await q(`UPDATE ${tableName(t)} SET ${sets.join(", ")} WHERE ${changed}`, values);
+    for (const chunk of chunks) await q(sql.compressChunk, [chunk]);
+  }
+  return rows;
+}
+
+/**
+ * Statistics made again from the masked data: ANALYZE of each masked table (its chunks and
+ * expression indexes and extended statistics with it) and refreshed view. An empty table keeps its
+ * old statistics through ANALYZE: its masked columns' are dropped (a column's type set again does).
+ */
+async function restatisticize(tables: MaskedTable[], views: Table[], q: Query, at: (step: string) => void): Promise<void> {
+  for (const t of [...tables, ...views]) {
+    at(`prepare.mask (ANALYZE ${tableName(t)})`);
+    await q(`ANALYZE ${tableName(t)}`);
+  }
+  for (const t of tables) {
+    if (t.hypertable || t.tree.length > 1) continue;
+    const empty = (await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${tableName(t)} LIMIT 1) x`))[0]?.n === 0;
+    if (!empty) continue;
+    for (const r of t.rules) {
+      at(`${ruleLabel(t, r)} (its statistics, of an empty table)`);
+      await q(`ALTER TABLE ONLY ${tableName(t)} ALTER COLUMN ${ident(r.column)} TYPE ${r.type}`);
+    }
+  }
+}
+
+/**
+ * What the URL holder could read, checked: every masked column holds only what its rule writes
+ * (a trigger or rule that undid the masking is caught here), and no statistic of the masked tables,
+ * their chunks, compressed chunks and indexes, nor any refreshed materialized view, holds one of
+ * production's sampled values.
+ */
+async function checkMasked(
+  tables: MaskedTable[],
+  views: Table[],
+  samples: string[],
+  q: Query,
+  at: (step: string) => void,
+  timescaledb: boolean,
+  refuse: (message: string) => never,
+): Promise<void> {
+  for (const t of tables)
+    for (const r of t.rules) {
+      at(`${ruleLabel(t, r)} (checking every row)`);
+      const { values, param } = sql.parameters("");
+      const left = (
+        await q<{ n: number }>(`SELECT count(*)::int AS n FROM ${tableName(t)} WHERE NOT ${sql.maskedCondition(r.rule, ident(r.column), param)}`, values)
+      )[0]?.n;
+      if (left)
+        refuse(
+          `after the masking, ${left} row(s) of ${t.label} still hold a ${r.column} that the rule did not write: something on the ` +
+            `table (a trigger, a rule, a policy) kept or wrote other values`,
+        );
+    }
+  at("prepare.mask (checking statistics)");
+  const base = tables.flatMap((t) => t.tree);
+  if (timescaledb)
+    for (const t of tables.filter((x) => x.hypertable)) base.push(...(await q<Table>(sql.COMPRESSED_TABLES, [t.schema, t.name])));
+  const derived = [...(await q<Table>(sql.INDEXES, [base.map((t) => t.oid)])), ...views];
+  const columns = [...new Set(tables.flatMap((t) => t.rules.map((r) => r.column)))];
+  const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [base.map((t) => t.oid), columns, samples, derived.map((t) => t.oid)]);
+  if (holding.length)
+    refuse(
+      `statistics still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}; ` +
+        `ANALYZE did not replace them`,
+    );
+  for (const v of views) await checkDerived(tableName(v), [v], samples, q, refuse);
+}
+
+/** A view refreshed from the masked data (a materialized view, a continuous aggregate) and the statistics of `tree` hold no sampled production value. */
+async function checkDerived(view: string, tree: Table[], samples: string[], q: Query, refuse: (message: string) => never): Promise<void> {
+  const columns = await q<{ name: string }>(
+    `SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
+    [view],
+  );
+  const rows = (await q<{ n: number }>(sql.rowsHolding(view, columns.map((c) => c.name)), [samples]))[0]?.n;
+  if (rows) refuse(`${view} still holds ${rows} row(s) with values from before the masking, after its refresh`);
+  const oids = tree.map((t) => t.oid);
+  const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [[], [], samples, oids]);
+  if (holding.length) refuse(`statistics of ${view} still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}`);
+}
+
+/** Jobs already running when they were paused (the fork's scheduler starts at once), waited for: one could still write what the preparation masks. */
+async function runningJobsEnded(ctx: CallContext, serviceId: string, q: Query, ids: number[], deadline: number): Promise<void> {
+  if (!ids.length) return;
+  let said = false;
+  for (;;) {
+    const running = (
+      await q<{ job_id: number }>("SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'", [ids])
+    ).map((j) => j.job_id);
+    if (!running.length) return;
+    if (!said) ctx.progress(`fork ${serviceId}: waiting for jobs that were running when paused to end: ${running.join(", ")}`);
+    said = true;
+    if (Date.now() + 500 > deadline) throw new Refusal(`jobs ${running.join(", ")} were still running when the time ran out`);
+    await sleep(500);
+  }
+}
+
+/** What a failure at `stage` leaves, said truly. */
+function kept(stage: Stage, p: Preparation, jobsPaused: number[]): string {
+  const jobs = !p.pauseJobs
+    ? ""
+    : stage === "jobs"
+      ? "No job was paused (the pause is one transaction, rolled back). "
+      : jobsPaused.length
+        ? `The jobs paused first (${jobsPaused.join(", ")}) stay paused. `
+        : "No job needed pausing. ";
+  const work =
+    stage === "committed"
+      ? "The masking was committed, but what is kept from the masked columns (a continuous aggregate) is not checked yet. "
+      : stage === "transaction"
+        ? "Nothing of its SQL and masking was kept (one transaction, rolled back). "
+        : "";
+  return (
+    `${work}${jobs}The fork is recorded and its connection strings are not published. ` +
+    "Fix prepare and run `pulumi up` again: it prepares the fork then."
+  );
+}
+
+function describe(p: Preparation): string {
+  const parts = [
+    p.sql?.length ? `${p.sql.length} SQL text(s)` : "",
+    p.mask?.length ? `${p.mask.length} masking rule(s)` : "",
+    p.sqlAfter?.length ? `${p.sqlAfter.length} SQL text(s) after the masking` : "",
+    p.pauseJobs ? "jobs paused" : "",
+  ];
+  return parts.filter(Boolean).join(", ");
+}
