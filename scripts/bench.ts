@@ -27,7 +27,7 @@ interface Options {
   forks: number;
   readyMs: number;
   parts: Set<"a" | "b" | "c">;
-  /** Part C: rows of the table the fork's preparation masks. */
+  /** Part C: rows of the hypertable the fork's preparation masks. */
   prepareRows: number;
   keep: boolean;
   /** B.4 also without the type check (doubles its runs; --smoke leaves it out). */
@@ -69,7 +69,7 @@ const HELP = `Usage: npm run bench -- [options]
   --engine-runs 3      engine figures that compare programs (A's preview/up, B's overhead): median of this many
   --forks 50           part B: N forks deployed at once
   --ready-ms 5000      part B: T, how long the simulator takes to make a fork READY
-  --prepare-rows 1000000  part C: rows of the table a fork's preparation masks (three columns)
+  --prepare-rows 1000000  part C: rows of the hypertable a fork's preparation masks (two columns)
   --part a|b|c         only one part (default: all three)
   --smoke              tiny sizes (${JSON.stringify(SMOKE).replace(/"/g, "")}); other flags still apply
   --keep               keep the temporary directory under .tmp/ (for debugging)
@@ -262,18 +262,22 @@ for (let i = 0; i < n; i++) new ServiceFork(\`fork-\${i}\`, { sourceServiceId: s
 import { ServiceFork } from "pulumi-tigercloud";
 
 const config = new pulumi.Config();
+const prepare = config.getBoolean("prepare") ?? true;
 new ServiceFork("masked", {
   sourceServiceId: config.require("sourceServiceId"),
   forkStrategy: "NOW",
-  name: "c-masked",
+  name: config.require("forkName"),
   onDestroy: "delete",
-  prepare: {
-    mask: [
-      { table: "bench_people", column: "email", with: "email" },
-      { table: "bench_people", column: "full_name", with: "hash" },
-      { table: "bench_people", column: "phone", with: "keepFirst", chars: 3 },
-    ],
-  },
+  ...(prepare
+    ? {
+        prepare: {
+          mask: [
+            { table: "bench_views", column: "email", with: "email" },
+            { table: "bench_views", column: "full_name", with: "hash" },
+          ],
+        },
+      }
+    : {}),
 });
 `,
 };
@@ -851,67 +855,134 @@ async function typeCheck(root: string, body: string, imports = ""): Promise<Type
 // ---- main ----------------------------------------------------------------------------------
 
 /**
- * Part C: what a fork's preparation costs, through the engine, with a real PostgreSQL server behind
- * every service: the source holds a table of N people, and the fork masks three of its columns.
+ * Part C: what a fork's preparation costs, through the engine, against TimescaleDB: the source
+ * holds N page views in a hypertable (personal data in two columns: an e-mail address and a name),
+ * its chunks older than two days compressed, and a continuous aggregate over the e-mail column. One
+ * fork is prepared (both columns masked); beside it, in the same run, a fork made without a
+ * preparation gets the plain way: one UPDATE of the same columns, then the same chunks compressed
+ * again. Then each fork's size beside the source's.
  */
 async function partC(options: Options, root: string): Promise<void> {
   const sim = new Simulator({ databases: "postgres" });
   try {
     await sim.start();
-    if (sim.databases.kind !== "postgres") throw new Error("no PostgreSQL server here: part C needs one (scripts/ensure-postgresql)");
+    if (sim.databases.kind !== "timescaledb")
+      throw new Error(`part C needs TimescaleDB behind the simulator (scripts/ensure-timescaledb); it runs ${sim.databases.describe()}`);
     const engine = new Engine(path.join(root, "c"), sim);
     const { projectId, serviceId } = sim.defaults();
-    const source = sim.service(projectId, serviceId);
-    const password = sim.databases.password(serviceId);
-    if (!source || !password) throw new Error("the simulator's source service has no database");
+    const uriOf = (id: string) => {
+      const s = sim.service(projectId, id);
+      const password = sim.databases.password(id);
+      if (!s || !password) throw new Error(`service ${id} has no database`);
+      return `postgresql://tsdbadmin:${encodeURIComponent(password)}@${s.endpoint.host}:${s.endpoint.port}/tsdb?sslmode=require`;
+    };
+    const psql = (id: string, ...statements: string[]) =>
+      run("psql", [uriOf(id), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((c) => ["-c", c])], { cwd: root });
     const n = options.prepareRows;
-    log(`C: ${n} rows into the source's bench_people`);
-    const seeded = await run(
-      "psql",
-      [
-        `postgresql://tsdbadmin:${encodeURIComponent(password)}@${source.endpoint.host}:${source.endpoint.port}/tsdb?sslmode=require`,
-        "-X",
-        "-q",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-c",
-        "CREATE TABLE bench_people (id bigint PRIMARY KEY, email text UNIQUE, full_name text, phone text)",
-        "-c",
-        `INSERT INTO bench_people SELECT g, 'person' || g || '@prod.example.com', 'Person ' || g || ' Surname', '+1555' || lpad(g::text, 7, '0') FROM generate_series(1, ${n}) g`,
-        "-c",
-        "VACUUM ANALYZE bench_people",
-      ],
-      { cwd: root },
+    log(`C: ${n} rows into the source's hypertable bench_views, compressed, with a continuous aggregate`);
+    const seeded = await psql(
+      serviceId,
+      "CREATE TABLE bench_views (time timestamptz NOT NULL, email text, full_name text, path text, ms integer)",
+      "SELECT create_hypertable('bench_views', by_range('time', interval '1 day'))",
+      `INSERT INTO bench_views SELECT now() - interval '30 days' + g * (interval '30 days' / ${n}), 'person' || (g % 5000) || '@prod.example.com', ` +
+        `'Person ' || (g % 5000) || ' Surname', '/page/' || (g % 50), g % 997 FROM generate_series(0, ${n - 1}) g`,
+      "ALTER TABLE bench_views SET (timescaledb.compress, timescaledb.compress_segmentby = 'path', timescaledb.compress_orderby = 'time DESC')",
+      "SELECT count(compress_chunk(c)) FROM show_chunks('bench_views', older_than => interval '2 days') c",
+      "CREATE MATERIALIZED VIEW bench_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS day, email, count(*) AS views FROM bench_views GROUP BY 1, 2 WITH NO DATA",
+      "CALL refresh_continuous_aggregate('bench_daily', NULL, NULL)",
+      "ANALYZE bench_views",
     );
-    const stack = await engine.stack("prepare", "c-prepare", { sourceServiceId: serviceId });
-    log("C: up of a fork with three masking rules");
+    const sizeOf = async (id: string) => {
+      const [table, database] = (await psql(id, "SELECT hypertable_size('bench_views') || ' ' || pg_database_size('tsdb')")).stdout
+        .trim()
+        .split(" ")
+        .map(Number);
+      return { table: table ?? NaN, database: database ?? NaN };
+    };
+    const compressedChunks = async (id: string) =>
+      (
+        await psql(
+          id,
+          "SELECT count(*) FILTER (WHERE is_compressed) || ' of ' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'bench_views'",
+        )
+      ).stdout.trim();
+    const source = { size: await sizeOf(serviceId), chunks: await compressedChunks(serviceId) };
+
+    log("C: up of a fork with two masking rules on the hypertable");
+    const stack = await engine.stack("prepare", "c-prepare", { sourceServiceId: serviceId, forkName: "c-masked" });
     const upStarted = Date.now();
     const up = await engine.upRan(stack);
-    const upMs = up.ms;
-    const upEnded = upStarted + upMs;
+    const upEnded = upStarted + up.ms;
     // The provider's own progress lines: the login wait after READY, and the preparation.
     const loginAfterReady = Number(/logged in and ran SELECT 1 \(([0-9.]+) s after READY\)/.exec(up.stdout)?.[1] ?? NaN) * 1000;
-    const preparedIn = Number(/prepared in ([0-9.]+) s/.exec(up.stdout)?.[1] ?? NaN) * 1000;
-    const fork = sim.services(projectId).find((s) => s.name === "c-masked");
-    const readyAt = fork?.timeline.find((step) => step.status === "READY")?.at ?? NaN;
+    const preparedIn = Number(/prepared and checked in ([0-9.]+) s/.exec(up.stdout)?.[1] ?? NaN) * 1000;
+    const masked = sim.services(projectId).find((s) => s.name === "c-masked");
+    if (!masked) throw new Error("the prepared fork is not there");
+    const readyAt = masked.timeline.find((step) => step.status === "READY")?.at ?? NaN;
     const progress = JSON.stringify((await engine.exportState(stack)).resources ?? []);
-    const prepared = /"masked":\[(.*?)\]/.exec(progress)?.[1] ?? "";
-    const rows = [...prepared.matchAll(/"rows":([0-9]+)/g)].map((m) => Number(m[1]));
-    if (rows.length !== 3 || rows.some((r) => r !== n))
-      throw new Error(`the fork's outputs say ${JSON.stringify(rows)} rows masked, not ${n} thrice`);
+    const rows = [...(/"masked":\[(.*?)\]/.exec(progress)?.[1] ?? "").matchAll(/"rows":([0-9]+)/g)].map((m) => Number(m[1]));
+    if (rows.length !== 2 || rows.some((r) => r !== n))
+      throw new Error(`the fork's outputs say ${JSON.stringify(rows)} rows masked, not ${n} twice`);
+    const prepared = { size: await sizeOf(masked.service_id), chunks: await compressedChunks(masked.service_id) };
+
+    log("C: the plain way on a fork of the same source: one UPDATE of the two columns, then the same chunks compressed again");
+    const plainStack = await engine.stack("prepare", "c-plain", { sourceServiceId: serviceId, forkName: "c-plain", prepare: "false" });
+    await engine.upRan(plainStack);
+    const plain = sim.services(projectId).find((s) => s.name === "c-plain");
+    if (!plain) throw new Error("the plain fork is not there");
+    const compressed = (
+      await psql(
+        plain.service_id,
+        "SELECT string_agg(format('%I.%I', chunk_schema, chunk_name), ' ') FROM timescaledb_information.chunks WHERE hypertable_name = 'bench_views' AND is_compressed",
+      )
+    ).stdout
+      .trim()
+      .split(" ")
+      .filter(Boolean);
+    const update = await psql(
+      plain.service_id,
+      "SET timescaledb.max_tuples_decompressed_per_dml_transaction = 0; " +
+        "UPDATE bench_views SET email = 'user-' || left(md5('k' || email), 16) || '@example.invalid', full_name = 'h' || md5('k' || full_name) " +
+        "WHERE email IS NOT NULL OR full_name IS NOT NULL",
+    );
+    const recompress = await psql(
+      plain.service_id,
+      `SELECT count(compress_chunk(c)) FROM unnest(ARRAY[${compressed.map((c) => `'${c}'`).join(", ")}]::regclass[]) c`,
+    );
+    const plainSize = await sizeOf(plain.service_id);
+    const plainMs = update.ms + recompress.ms;
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+    const ratio = (a: number, b: number) => (a / b).toFixed(2);
+    const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
     table(
-      `C.1  a fork's preparation: ${n.toLocaleString("en-US")} rows, three masked columns (email, hash, keepFirst), through the engine`,
-      ["measure", "time"],
+      `C.1  a fork's preparation against TimescaleDB: ${n.toLocaleString("en-US")} rows in a compressed hypertable (chunks compressed: ${source.chunks}), two masked columns, a continuous aggregate, through the engine`,
+      ["measure", "value", "goal"],
       [
-        ["seeding the source (insert, vacuum)", sec(seeded.ms)],
-        ["pulumi up, in all", sec(upMs)],
-        ["READY to the URL published (login wait, copy of the data, preparation)", sec(upEnded - readyAt)],
-        ["  of which: READY to the first login (the simulator copies the data meanwhile)", sec(loginAfterReady)],
-        ["  of which: the preparation (one transaction: one UPDATE of the three columns)", sec(preparedIn)],
+        ["seeding the source (insert, compress, aggregate, analyze)", sec(seeded.ms), ""],
+        ["pulumi up, in all", sec(up.ms), ""],
+        ["READY to the URL published (login wait, copy of the data, preparation)", sec(upEnded - readyAt), ""],
+        ["  of which: READY to the first login (the simulator copies the data meanwhile)", sec(loginAfterReady), ""],
+        ["  of which: the preparation (decompress, UPDATE, compress, refresh, analyse, check)", sec(preparedIn), ""],
+        ["the plain way: one UPDATE of the two columns", sec(update.ms), ""],
+        ["the plain way: the same chunks compressed again", sec(recompress.ms), ""],
+        ["the preparation / the plain way", ratio(preparedIn, plainMs), `<= 2.00 ${verdict(preparedIn <= 2 * plainMs)}`],
+        [
+          "hypertable size: source / prepared fork / plain way",
+          `${mb(source.size.table)} / ${mb(prepared.size.table)} / ${mb(plainSize.table)}`,
+          "",
+        ],
+        [
+          "the prepared fork's hypertable / the source's",
+          ratio(prepared.size.table, source.size.table),
+          `<= 1.10 ${verdict(prepared.size.table <= 1.1 * source.size.table)}`,
+        ],
+        ["database size: source / prepared fork", `${mb(source.size.database)} / ${mb(prepared.size.database)}`, ""],
+        ["chunks compressed: source / prepared fork", `${source.chunks} / ${prepared.chunks}`, ""],
       ],
       [
         "READY: when the simulator made the fork READY (its timeline); the URL: when `pulumi up` ended, the fork's outputs written.",
-        "The simulator's fork is a copy of the source's data directory made after READY, as a login waits for it: a real fork's copy is Tiger Cloud's.",
+        "The preparation's time is its own progress line (from its login to its last check); the plain way's, psql's wall time for each statement.",
+        "The masked values (a hash, an address made of one) compress less well than production's repeated ones: part of the size is that.",
       ],
     );
   } finally {

@@ -4,7 +4,6 @@
 import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
-import { SAMPLE_TABLE } from "../simulator";
 import { REALISTIC_DELAYS, Simulator } from "../simulator";
 import { isolateEngineClients } from "./inlinePrograms";
 
@@ -32,11 +31,18 @@ async function main(): Promise<void> {
     const { projectId, serviceId, vpcId } = sim.defaults();
     heading("Tiger Cloud API simulator");
     console.log(`listening on ${url}: project ${projectId}, service ${serviceId} ("production-db"), VPC ${vpcId}`);
-    console.log(
-      sim.databases.kind === "postgres"
-        ? `databases: a PostgreSQL server per service; production-db's table "${SAMPLE_TABLE}" holds ${(await sim.databases.query(serviceId, `SELECT count(*) FROM ${SAMPLE_TABLE}`)).trim()} rows. A fork's database accepts logins ${REALISTIC_DELAYS.loginLagMs / 1000} s after READY.`
-        : `databases: stand-ins that only accept a login (${sim.databases.note})`,
-    );
+    console.log(`databases: ${sim.databases.describe()}; a fork's accepts logins ${REALISTIC_DELAYS.loginLagMs / 1000} s after READY.`);
+    if (sim.databases.kind === "timescaledb") {
+      const holds = (
+        await sim.databases.query(
+          serviceId,
+          "SELECT (SELECT count(*) FROM customers) || ' customers, ' || (SELECT count(*) FROM events) || ' page views in the hypertable events (' || " +
+            "(SELECT count(*) FILTER (WHERE is_compressed) FROM timescaledb_information.chunks WHERE hypertable_name = 'events') || ' chunks compressed), " +
+            "the continuous aggregate events_daily, ' || (SELECT count(*) FROM timescaledb_information.jobs WHERE job_id >= 1000) || ' jobs of its own'",
+        )
+      ).trim();
+      console.log(`production-db's database holds personal data: ${holds}.`);
+    }
 
     const workDir = path.join(dir, "project");
     fs.mkdirSync(workDir);
@@ -84,8 +90,8 @@ async function main(): Promise<void> {
       `\n  simulator now has fork ${fork?.service_id}: ${fork?.status}, ${fork?.ha_replicas.replica_count} HA replica(s); VPC named "${sim.vpc(projectId, vpcId)?.name}"`,
     );
 
-    heading("connecting to the fork with forkConnectionUri");
-    await countRows(sim, String(up.outputs.forkConnectionUri?.value ?? ""));
+    heading("connecting to the fork with forkConnectionUri: production beside the fork");
+    await showPrepared(sim, serviceId, String(up.outputs.forkConnectionUri?.value ?? ""));
 
     heading("pulumi destroy");
     await stack.destroy(stream);
@@ -99,11 +105,14 @@ async function main(): Promise<void> {
   }
 }
 
-/** What an application would do with the URI: connect, and count the rows the fork copied. */
-async function countRows(sim: Simulator, uri: string): Promise<void> {
+/**
+ * What a pull request's code would see with the URI, beside production: a customer's row, a page
+ * view, the continuous aggregate, and the jobs (paused on the fork, running at the source).
+ */
+async function showPrepared(sim: Simulator, sourceId: string, uri: string): Promise<void> {
   console.log(`  ${uri.replace(/:[^:@/]+@/, ":****@")}`);
-  if (sim.databases.kind !== "postgres") {
-    console.log("  (no PostgreSQL here, so the fork has no data to count; install it to see this step)");
+  if (sim.databases.kind !== "timescaledb") {
+    console.log(`  (${sim.databases.describe()}: there is no production data to show; scripts/ensure-timescaledb builds it)`);
     return;
   }
   const { Client } = require("pg") as typeof import("pg");
@@ -111,9 +120,32 @@ async function countRows(sim: Simulator, uri: string): Promise<void> {
   // certificate is self-signed (Tiger Cloud's is publicly trusted, and the URI works there as it is).
   const client = new Client({ connectionString: `${uri}&uselibpqcompat=true` });
   await client.connect();
+  const onFork = async (sql: string) => (await client.query<{ v: string }>(`SELECT (${sql})::text AS v`)).rows[0]?.v ?? "";
+  const atSource = async (sql: string) => (await sim.databases.query(sourceId, `SELECT (${sql})::text`)).trim();
   try {
-    const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SAMPLE_TABLE}`);
-    console.log(`  logged in as tsdbadmin over TLS: the fork holds ${rows[0]?.n} rows of "${SAMPLE_TABLE}", copied from production-db`);
+    const shown = [
+      ["customers, id 1", "SELECT concat_ws(' | ', email, full_name, api_token) FROM customers WHERE id = 1"],
+      ["events, latest", "SELECT customer_email FROM events ORDER BY time DESC LIMIT 1"],
+      ["events, oldest (compressed)", "SELECT customer_email FROM events ORDER BY time LIMIT 1"],
+      [
+        "events_daily (the continuous aggregate)",
+        "SELECT count(*) || ' rows, ' || count(*) FILTER (WHERE customer_email LIKE '%@prod-customers.example.com') || ' with a production address' FROM events_daily",
+      ],
+      [
+        "jobs scheduled",
+        "SELECT string_agg(job_id || ' ' || scheduled, ', ' ORDER BY job_id) FROM timescaledb_information.jobs WHERE job_id >= 1000",
+      ],
+      ["notify_partner's runs (the user-defined action, every 10 s)", "SELECT count(*) FROM partner_notifications"],
+    ] as const;
+    console.log("  logged in as tsdbadmin over TLS. What production holds, and what the fork's URL shows:");
+    for (const [what, sql] of shown) {
+      console.log(`    ${what}`);
+      console.log(`      production-db: ${await atSource(sql)}`);
+      console.log(`      the fork:      ${await onFork(sql)}`);
+    }
+    const compressed =
+      "SELECT count(*) FILTER (WHERE is_compressed) || ' of ' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'events'";
+    console.log(`    events' chunks compressed: production-db ${await atSource(compressed)}, the fork ${await onFork(compressed)}`);
   } finally {
     await client.end();
   }

@@ -134,8 +134,22 @@ export class PostgresServers {
     const cache = clusterCache(this.pg);
     const done = path.join(cache, `${recipe.name}-${key}`);
     if (fs.existsSync(path.join(done, "PG_VERSION"))) return done;
-    const building: PostgresServer = { id: `${recipe.name}-build`, backendUp: false, dataDir: path.join(this.root, `${recipe.name}-build`) };
-    await this.run("initdb", ["-D", building.dataDir as string, "-U", "postgres", "-E", "UTF8", "--auth-local=trust", "--no-sync", "--no-instructions"]);
+    const building: PostgresServer = {
+      id: `${recipe.name}-build`,
+      backendUp: false,
+      dataDir: path.join(this.root, `${recipe.name}-build`),
+    };
+    await this.run("initdb", [
+      "-D",
+      building.dataDir as string,
+      "-U",
+      "postgres",
+      "-E",
+      "UTF8",
+      "--auth-local=trust",
+      "--no-sync",
+      "--no-instructions",
+    ]);
     // Over TCP only TLS logins with a password, as in production; the socket is ours, for set-up.
     fs.writeFileSync(
       path.join(building.dataDir as string, "pg_hba.conf"),
@@ -157,7 +171,8 @@ export class PostgresServers {
     }
     // Yesterday's clusters (and any of an older recipe) go.
     for (const old of fs.readdirSync(cache))
-      if (old.startsWith(`${recipe.name}-`) && old !== path.basename(done)) fs.rmSync(path.join(cache, old), { recursive: true, force: true });
+      if (old.startsWith(`${recipe.name}-`) && old !== path.basename(done))
+        fs.rmSync(path.join(cache, old), { recursive: true, force: true });
     return done;
   }
 
@@ -235,6 +250,8 @@ export class PostgresServers {
       stdio: ["ignore", log, log],
       detached: true,
       cwd: this.root,
+      // Its own home: libpq in the server (postgres_fdw) would read the caller's ~/.postgresql.
+      env: { ...process.env, HOME: this.root },
       ...this.pg.user,
     });
     fs.closeSync(log);

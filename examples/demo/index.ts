@@ -1,5 +1,6 @@
-// The demo program (the root Pulumi.yaml runs it): fork a service, wait until it takes a login,
-// give the fork HA, name a VPC, and export how to reach the fork. Credentials and the project come from stack config
+// The demo program (the root Pulumi.yaml runs it): fork production, prepare the fork before anyone
+// has its URL (personal data masked, production's jobs paused), give the fork HA, name a VPC, and
+// export how to reach the fork. Credentials and the project come from stack config
 // (tigercloud:publicKey and tigercloud:secretKey, or tigercloud:apiKey; tigercloud:projectId) or the environment
 // (TIGER_PUBLIC_KEY and TIGER_SECRET_KEY, or TIGER_API_KEY; TIGER_PROJECT_ID).
 import * as pulumi from "@pulumi/pulumi";
@@ -13,6 +14,18 @@ export = async () => {
     forkStrategy: "LAST_SNAPSHOT",
     name: config.get("forkName") ?? "demo-fork",
     environmentTag: "DEV",
+    // Before connectionUri exists: the customers' personal data masked, in the table and in the
+    // compressed hypertable of page views (and so in the continuous aggregate over it), and
+    // production's TimescaleDB jobs paused on the fork.
+    prepare: {
+      mask: [
+        { table: "customers", column: "email", with: "email" },
+        { table: "customers", column: "full_name", with: "keepFirst", chars: 8 },
+        { table: "customers", column: "api_token", with: "hash" },
+        { table: "events", column: "customer_email", with: "email" },
+      ],
+      pauseJobs: true,
+    },
   });
 
   // Runs once the fork is READY: ServiceHA depends on the fork's serviceId.
@@ -32,6 +45,7 @@ export = async () => {
     // Secret without asking: Pulumi shows it as [secret] and stores it encrypted. `up` returned
     // once tsdbadmin could log in with it (readyWhen: "login", the default).
     forkConnectionUri: fork.connectionUri,
+    forkPrepared: fork.prepared,
     forkHaReplicas: ha.replicaCount,
     vpcName: vpc.name,
     vpcCidr: vpc.cidr,

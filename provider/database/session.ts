@@ -63,17 +63,20 @@ export async function openSession(db: ServiceDatabase, timeoutMs: number, queryT
 
 /** The fields of a failure a session threw (node-postgres' DatabaseError, or a Node.js error). */
 export function failureOf(err: unknown): DatabaseFailure {
-  if (typeof err !== "object" || err === null) return { message: String(err) };
-  const e = err as Record<string, unknown>;
-  const text = (key: string) => (typeof e[key] === "string" ? { [key]: e[key] as string } : {});
-  return {
-    ...text("code"),
-    ...text("message"),
-    ...text("schema"),
-    ...text("table"),
-    ...text("column"),
-    ...text("dataType"),
-    ...text("constraint"),
-    ...text("position"),
-  };
+  const { z } = require("zod") as typeof import("zod");
+  const text = z.string().optional().catch(undefined);
+  const FailureSchema = z.object({
+    code: text,
+    message: text,
+    schema: text,
+    table: text,
+    column: text,
+    dataType: text,
+    constraint: text,
+    position: text,
+  });
+  const parsed = FailureSchema.safeParse(err);
+  if (!parsed.success) return { message: String(err) };
+  // Only the fields that are there: a failure with no SQLSTATE has no `code` key at all.
+  return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as DatabaseFailure;
 }

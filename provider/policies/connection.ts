@@ -90,6 +90,7 @@ export async function waitForLogin(wait: LoginWait): Promise<LoginOutcome> {
       : `service ${spec.serviceId}: its password is not known (an adopted fork); waiting until its database at ${where} answers a login (readyWhen: "login")`,
   );
   let lastReason = "";
+  let lastWords = "";
   let earlierReason = ""; // the latest failure that differs from the last one
   for (let tries = 0; ; tries++) {
     const budgetMs = Math.max(1, Math.min(timing.attemptTimeoutMs, spec.deadline - Date.now()));
@@ -106,7 +107,10 @@ export async function waitForLogin(wait: LoginWait): Promise<LoginOutcome> {
     }
     const reason = redact(printable(result.reason)).slice(0, REASON_CHARS);
     if (reason !== lastReason) {
-      progress(`service ${spec.serviceId}: ${waitingWords(result.code, reason)} (${secondsSince(started)} s elapsed)`);
+      // Said when what a person reads changes: two ways of "not up yet" are one line.
+      const words = waitingWords(result.code, reason);
+      if (words !== lastWords) progress(`service ${spec.serviceId}: ${words} (${secondsSince(started)} s elapsed)`);
+      lastWords = words;
       if (lastReason) earlierReason = lastReason;
     }
     const wait = spec.deadline - Date.now();
@@ -133,7 +137,10 @@ const STARTING = new Set(["ECONNREFUSED", "ECONNRESET", "57P03"]);
 
 /** A wait's progress in plain words: a database still starting is not an error; anything else is said as it came. */
 function waitingWords(code: string | undefined, reason: string): string {
-  if ((code && STARTING.has(code)) || /ECONNREFUSED|ECONNRESET|Connection terminated unexpectedly|the database system is starting up/i.test(reason))
+  if (
+    (code && STARTING.has(code)) ||
+    /ECONNREFUSED|ECONNRESET|Connection terminated unexpectedly|the database system is starting up/i.test(reason)
+  )
     return "its database is still starting, not taking logins yet";
   return `no login yet, the last attempt said: ${reason}`;
 }

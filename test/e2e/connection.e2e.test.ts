@@ -16,8 +16,8 @@ let h: EngineHarness;
 
 beforeAll(async () => {
   h = await startEngine(undefined, { databases: "postgres" });
-  // CI runs this with PostgreSQL installed (scripts/ensure-postgresql): a stand-in here is a failure.
-  expect({ kind: h.sim.databases.kind, note: h.sim.databases.note }).toEqual({ kind: "postgres", note: undefined });
+  // CI runs this with PostgreSQL and TimescaleDB installed (scripts/ensure-postgresql): anything less here is a failure.
+  expect({ kind: h.sim.databases.kind, note: h.sim.databases.note }).toEqual({ kind: "timescaledb", note: undefined });
 });
 afterAll(async () => {
   await h?.close();

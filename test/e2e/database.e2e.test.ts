@@ -15,7 +15,7 @@ let h: EngineHarness;
 
 beforeAll(async () => {
   h = await startEngine({ forkQueuedMs: 200, forkConfiguringMs: 200, stopMs: 300, startMs: 500, resizeMs: 500 }, { databases: "postgres" });
-  expect(h.sim.databases.kind).toBe("postgres");
+  expect(h.sim.databases.kind).toBe("timescaledb");
 });
 afterAll(async () => {
   await h?.close();

@@ -61,12 +61,17 @@ const LAYERS: Record<string, { holds: (file: string) => boolean; mayImport: stri
     mayImport: ["hosts", "resources", "policies", "rules", "context", "api", "shared"],
   },
   program: { holds: PROGRAM_SIDE, mayImport: ["program", "shared"] },
-  resources: { holds: (f) => f.startsWith("resources/"), mayImport: ["resources", "policies", "rules", "context", "api", "shared"] },
+  resources: {
+    holds: (f) => f.startsWith("resources/"),
+    mayImport: ["resources", "policies", "rules", "context", "database", "api", "shared"],
+  },
   // The request policies every resource follows: busy, gone, waiting, verify, the login, the key's project.
-  policies: { holds: (f) => f.startsWith("policies/"), mayImport: ["policies", "rules", "context", "api", "shared"] },
+  policies: { holds: (f) => f.startsWith("policies/"), mayImport: ["policies", "rules", "context", "database", "api", "shared"] },
   rules: { holds: (f) => f.startsWith("rules/"), mayImport: ["rules", "context", "shared"] },
   // A call's context: host-free, made by a host from its settings and handed to every lifecycle.
   context: { holds: (f) => f.startsWith("context/"), mayImport: ["context", "api", "shared"] },
+  // Sessions on a service's database (the login wait, a fork's preparation): node-postgres in one place.
+  database: { holds: (f) => f.startsWith("database/"), mayImport: ["database", "shared"] },
   api: { holds: (f) => f.startsWith("api/"), mayImport: ["api", "shared"] },
   shared: { holds: (f) => SHARED.includes(f), mayImport: ["shared"] },
 };

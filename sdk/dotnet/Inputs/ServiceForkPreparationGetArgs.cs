@@ -20,7 +20,7 @@ namespace TigerData.TigerCloud.Inputs
         private InputList<Inputs.ServiceForkMaskRuleGetArgs>? _mask;
 
         /// <summary>
-        /// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        /// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
         /// </summary>
         public InputList<Inputs.ServiceForkMaskRuleGetArgs> Mask
         {
@@ -44,6 +44,18 @@ namespace TigerData.TigerCloud.Inputs
         {
             get => _sql ?? (_sql = new InputList<string>());
             set => _sql = value;
+        }
+
+        [Input("sqlAfter")]
+        private InputList<string>? _sqlAfter;
+
+        /// <summary>
+        /// SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+        /// </summary>
+        public InputList<string> SqlAfter
+        {
+            get => _sqlAfter ?? (_sqlAfter = new InputList<string>());
+            set => _sqlAfter = value;
         }
 
         public ServiceForkPreparationGetArgs()

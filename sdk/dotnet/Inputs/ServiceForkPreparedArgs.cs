@@ -23,7 +23,7 @@ namespace TigerData.TigerCloud.Inputs
         public Input<string>? At { get; set; }
 
         /// <summary>
-        /// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        /// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         /// </summary>
         [Input("digest")]
         public Input<string>? Digest { get; set; }
@@ -52,8 +52,32 @@ namespace TigerData.TigerCloud.Inputs
             set => _masked = value;
         }
 
+        [Input("refreshed")]
+        private InputList<string>? _refreshed;
+
         /// <summary>
-        /// How many SQL texts ran.
+        /// The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+        /// </summary>
+        public InputList<string> Refreshed
+        {
+            get => _refreshed ?? (_refreshed = new InputList<string>());
+            set => _refreshed = value;
+        }
+
+        [Input("removed")]
+        private InputList<string>? _removed;
+
+        /// <summary>
+        /// What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+        /// </summary>
+        public InputList<string> Removed
+        {
+            get => _removed ?? (_removed = new InputList<string>());
+            set => _removed = value;
+        }
+
+        /// <summary>
+        /// How many SQL texts ran (sql and sqlAfter).
         /// </summary>
         [Input("statements")]
         public Input<int>? Statements { get; set; }

@@ -18,7 +18,7 @@ namespace TigerData.TigerCloud.Outputs
     public sealed class ServiceForkPreparation
     {
         /// <summary>
-        /// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        /// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
         /// </summary>
         public readonly ImmutableArray<Outputs.ServiceForkMaskRule> Mask;
         /// <summary>
@@ -29,6 +29,10 @@ namespace TigerData.TigerCloud.Outputs
         /// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
         /// </summary>
         public readonly ImmutableArray<string> Sql;
+        /// <summary>
+        /// SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+        /// </summary>
+        public readonly ImmutableArray<string> SqlAfter;
 
         [OutputConstructor]
         private ServiceForkPreparation(
@@ -36,11 +40,14 @@ namespace TigerData.TigerCloud.Outputs
 
             bool? pauseJobs,
 
-            ImmutableArray<string> sql)
+            ImmutableArray<string> sql,
+
+            ImmutableArray<string> sqlAfter)
         {
             Mask = mask;
             PauseJobs = pauseJobs;
             Sql = sql;
+            SqlAfter = sqlAfter;
         }
     }
 }

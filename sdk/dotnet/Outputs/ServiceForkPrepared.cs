@@ -22,7 +22,7 @@ namespace TigerData.TigerCloud.Outputs
         /// </summary>
         public readonly string? At;
         /// <summary>
-        /// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        /// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         /// </summary>
         public readonly string? Digest;
         /// <summary>
@@ -34,7 +34,15 @@ namespace TigerData.TigerCloud.Outputs
         /// </summary>
         public readonly ImmutableArray<Outputs.ServiceForkMasked> Masked;
         /// <summary>
-        /// How many SQL texts ran.
+        /// The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+        /// </summary>
+        public readonly ImmutableArray<string> Refreshed;
+        /// <summary>
+        /// What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+        /// </summary>
+        public readonly ImmutableArray<string> Removed;
+        /// <summary>
+        /// How many SQL texts ran (sql and sqlAfter).
         /// </summary>
         public readonly int? Statements;
 
@@ -48,12 +56,18 @@ namespace TigerData.TigerCloud.Outputs
 
             ImmutableArray<Outputs.ServiceForkMasked> masked,
 
+            ImmutableArray<string> refreshed,
+
+            ImmutableArray<string> removed,
+
             int? statements)
         {
             At = at;
             Digest = digest;
             JobsPaused = jobsPaused;
             Masked = masked;
+            Refreshed = refreshed;
+            Removed = removed;
             Statements = statements;
         }
     }

@@ -1064,12 +1064,14 @@ func (o ServiceForkMaskedArrayOutput) Index(i pulumi.IntInput) ServiceForkMasked
 
 // What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 type ServiceForkPreparation struct {
-	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
 	Mask []ServiceForkMaskRule `pulumi:"mask"`
 	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
 	PauseJobs *bool `pulumi:"pauseJobs"`
 	// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
 	Sql []string `pulumi:"sql"`
+	// SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+	SqlAfter []string `pulumi:"sqlAfter"`
 }
 
 // ServiceForkPreparationInput is an input type that accepts ServiceForkPreparationArgs and ServiceForkPreparationOutput values.
@@ -1085,12 +1087,14 @@ type ServiceForkPreparationInput interface {
 
 // What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 type ServiceForkPreparationArgs struct {
-	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
 	Mask ServiceForkMaskRuleArrayInput `pulumi:"mask"`
 	// Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
 	PauseJobs pulumi.BoolPtrInput `pulumi:"pauseJobs"`
 	// SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
 	Sql pulumi.StringArrayInput `pulumi:"sql"`
+	// SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+	SqlAfter pulumi.StringArrayInput `pulumi:"sqlAfter"`
 }
 
 func (ServiceForkPreparationArgs) ElementType() reflect.Type {
@@ -1171,7 +1175,7 @@ func (o ServiceForkPreparationOutput) ToServiceForkPreparationPtrOutputWithConte
 	}).(ServiceForkPreparationPtrOutput)
 }
 
-// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
 func (o ServiceForkPreparationOutput) Mask() ServiceForkMaskRuleArrayOutput {
 	return o.ApplyT(func(v ServiceForkPreparation) []ServiceForkMaskRule { return v.Mask }).(ServiceForkMaskRuleArrayOutput)
 }
@@ -1184,6 +1188,11 @@ func (o ServiceForkPreparationOutput) PauseJobs() pulumi.BoolPtrOutput {
 // SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
 func (o ServiceForkPreparationOutput) Sql() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v ServiceForkPreparation) []string { return v.Sql }).(pulumi.StringArrayOutput)
+}
+
+// SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+func (o ServiceForkPreparationOutput) SqlAfter() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServiceForkPreparation) []string { return v.SqlAfter }).(pulumi.StringArrayOutput)
 }
 
 type ServiceForkPreparationPtrOutput struct{ *pulumi.OutputState }
@@ -1210,7 +1219,7 @@ func (o ServiceForkPreparationPtrOutput) Elem() ServiceForkPreparationOutput {
 	}).(ServiceForkPreparationOutput)
 }
 
-// Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
 func (o ServiceForkPreparationPtrOutput) Mask() ServiceForkMaskRuleArrayOutput {
 	return o.ApplyT(func(v *ServiceForkPreparation) []ServiceForkMaskRule {
 		if v == nil {
@@ -1240,17 +1249,31 @@ func (o ServiceForkPreparationPtrOutput) Sql() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
+// SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+func (o ServiceForkPreparationPtrOutput) SqlAfter() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPreparation) []string {
+		if v == nil {
+			return nil
+		}
+		return v.SqlAfter
+	}).(pulumi.StringArrayOutput)
+}
+
 // What a fork's preparation did: counts and a digest, never data.
 type ServiceForkPrepared struct {
 	// When it finished (RFC 3339).
 	At *string `pulumi:"at"`
-	// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+	// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 	Digest *string `pulumi:"digest"`
 	// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
 	JobsPaused []int `pulumi:"jobsPaused"`
 	// Per masking rule, in order: the rows changed.
 	Masked []ServiceForkMasked `pulumi:"masked"`
-	// How many SQL texts ran.
+	// The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+	Refreshed []string `pulumi:"refreshed"`
+	// What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+	Removed []string `pulumi:"removed"`
+	// How many SQL texts ran (sql and sqlAfter).
 	Statements *int `pulumi:"statements"`
 }
 
@@ -1269,13 +1292,17 @@ type ServiceForkPreparedInput interface {
 type ServiceForkPreparedArgs struct {
 	// When it finished (RFC 3339).
 	At pulumi.StringPtrInput `pulumi:"at"`
-	// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+	// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 	Digest pulumi.StringPtrInput `pulumi:"digest"`
 	// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
 	JobsPaused pulumi.IntArrayInput `pulumi:"jobsPaused"`
 	// Per masking rule, in order: the rows changed.
 	Masked ServiceForkMaskedArrayInput `pulumi:"masked"`
-	// How many SQL texts ran.
+	// The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+	Refreshed pulumi.StringArrayInput `pulumi:"refreshed"`
+	// What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+	Removed pulumi.StringArrayInput `pulumi:"removed"`
+	// How many SQL texts ran (sql and sqlAfter).
 	Statements pulumi.IntPtrInput `pulumi:"statements"`
 }
 
@@ -1362,7 +1389,7 @@ func (o ServiceForkPreparedOutput) At() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.At }).(pulumi.StringPtrOutput)
 }
 
-// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 func (o ServiceForkPreparedOutput) Digest() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.Digest }).(pulumi.StringPtrOutput)
 }
@@ -1377,7 +1404,17 @@ func (o ServiceForkPreparedOutput) Masked() ServiceForkMaskedArrayOutput {
 	return o.ApplyT(func(v ServiceForkPrepared) []ServiceForkMasked { return v.Masked }).(ServiceForkMaskedArrayOutput)
 }
 
-// How many SQL texts ran.
+// The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+func (o ServiceForkPreparedOutput) Refreshed() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) []string { return v.Refreshed }).(pulumi.StringArrayOutput)
+}
+
+// What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+func (o ServiceForkPreparedOutput) Removed() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) []string { return v.Removed }).(pulumi.StringArrayOutput)
+}
+
+// How many SQL texts ran (sql and sqlAfter).
 func (o ServiceForkPreparedOutput) Statements() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ServiceForkPrepared) *int { return v.Statements }).(pulumi.IntPtrOutput)
 }
@@ -1416,7 +1453,7 @@ func (o ServiceForkPreparedPtrOutput) At() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 func (o ServiceForkPreparedPtrOutput) Digest() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceForkPrepared) *string {
 		if v == nil {
@@ -1446,7 +1483,27 @@ func (o ServiceForkPreparedPtrOutput) Masked() ServiceForkMaskedArrayOutput {
 	}).(ServiceForkMaskedArrayOutput)
 }
 
-// How many SQL texts ran.
+// The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+func (o ServiceForkPreparedPtrOutput) Refreshed() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Refreshed
+	}).(pulumi.StringArrayOutput)
+}
+
+// What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+func (o ServiceForkPreparedPtrOutput) Removed() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Removed
+	}).(pulumi.StringArrayOutput)
+}
+
+// How many SQL texts ran (sql and sqlAfter).
 func (o ServiceForkPreparedPtrOutput) Statements() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ServiceForkPrepared) *int {
 		if v == nil {

@@ -502,7 +502,7 @@ class ServiceForkPreparationArgsDict(TypedDict):
     """
     mask: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgsDict']]]]]
     """
-    Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+    Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
     """
     pause_jobs: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
@@ -512,19 +512,25 @@ class ServiceForkPreparationArgsDict(TypedDict):
     """
     SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
     """
+    sql_after: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+    """
 
 @pulumi.input_type
 class ServiceForkPreparationArgs:
     def __init__(__self__, *,
                  mask: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]]] = None,
                  pause_jobs: pulumi.Input[Optional[_builtins.bool]] = None,
-                 sql: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+                 sql: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 sql_after: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
         """
         What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 
-        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]] mask: Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]] mask: Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
         :param pulumi.Input[_builtins.bool] pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sql: SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sql_after: SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
         """
         if mask is not None:
             pulumi.set(__self__, "mask", mask)
@@ -532,12 +538,14 @@ class ServiceForkPreparationArgs:
             pulumi.set(__self__, "pause_jobs", pause_jobs)
         if sql is not None:
             pulumi.set(__self__, "sql", sql)
+        if sql_after is not None:
+            pulumi.set(__self__, "sql_after", sql_after)
 
     @_builtins.property
     @pulumi.getter
     def mask(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskRuleArgs']]]]:
         """
-        Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
         """
         return pulumi.get(self, "mask")
 
@@ -569,6 +577,18 @@ class ServiceForkPreparationArgs:
     def sql(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "sql", value)
 
+    @_builtins.property
+    @pulumi.getter(name="sqlAfter")
+    def sql_after(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+        """
+        return pulumi.get(self, "sql_after")
+
+    @sql_after.setter
+    def sql_after(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "sql_after", value)
+
 
 class ServiceForkPreparedArgsDict(TypedDict):
     """
@@ -580,7 +600,7 @@ class ServiceForkPreparedArgsDict(TypedDict):
     """
     digest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+    sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
     """
     jobs_paused: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]]]
     """
@@ -590,9 +610,17 @@ class ServiceForkPreparedArgsDict(TypedDict):
     """
     Per masking rule, in order: the rows changed.
     """
+    refreshed: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+    """
+    removed: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+    """
     statements: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    How many SQL texts ran.
+    How many SQL texts ran (sql and sqlAfter).
     """
 
 @pulumi.input_type
@@ -602,15 +630,19 @@ class ServiceForkPreparedArgs:
                  digest: pulumi.Input[Optional[_builtins.str]] = None,
                  jobs_paused: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]] = None,
                  masked: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedArgs']]]] = None,
+                 refreshed: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 removed: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  statements: pulumi.Input[Optional[_builtins.int]] = None):
         """
         What a fork's preparation did: counts and a digest, never data.
 
         :param pulumi.Input[_builtins.str] at: When it finished (RFC 3339).
-        :param pulumi.Input[_builtins.str] digest: sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        :param pulumi.Input[_builtins.str] digest: sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.int]]] jobs_paused: The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
         :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskedArgs']]] masked: Per masking rule, in order: the rows changed.
-        :param pulumi.Input[_builtins.int] statements: How many SQL texts ran.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] refreshed: The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] removed: What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+        :param pulumi.Input[_builtins.int] statements: How many SQL texts ran (sql and sqlAfter).
         """
         if at is not None:
             pulumi.set(__self__, "at", at)
@@ -620,6 +652,10 @@ class ServiceForkPreparedArgs:
             pulumi.set(__self__, "jobs_paused", jobs_paused)
         if masked is not None:
             pulumi.set(__self__, "masked", masked)
+        if refreshed is not None:
+            pulumi.set(__self__, "refreshed", refreshed)
+        if removed is not None:
+            pulumi.set(__self__, "removed", removed)
         if statements is not None:
             pulumi.set(__self__, "statements", statements)
 
@@ -639,7 +675,7 @@ class ServiceForkPreparedArgs:
     @pulumi.getter
     def digest(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         """
         return pulumi.get(self, "digest")
 
@@ -673,9 +709,33 @@ class ServiceForkPreparedArgs:
 
     @_builtins.property
     @pulumi.getter
+    def refreshed(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+        """
+        return pulumi.get(self, "refreshed")
+
+    @refreshed.setter
+    def refreshed(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "refreshed", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def removed(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+        """
+        return pulumi.get(self, "removed")
+
+    @removed.setter
+    def removed(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "removed", value)
+
+    @_builtins.property
+    @pulumi.getter
     def statements(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        How many SQL texts ran.
+        How many SQL texts ran (sql and sqlAfter).
         """
         return pulumi.get(self, "statements")
 

@@ -413,6 +413,8 @@ class ServiceForkPreparation(dict):
         suggest = None
         if key == "pauseJobs":
             suggest = "pause_jobs"
+        elif key == "sqlAfter":
+            suggest = "sql_after"
 
         if suggest:
             pulumi.log.warn(f"Key '{key}' not found in ServiceForkPreparation. Access the value via the '{suggest}' property getter instead.")
@@ -428,13 +430,15 @@ class ServiceForkPreparation(dict):
     def __init__(__self__, *,
                  mask: Optional[Sequence['outputs.ServiceForkMaskRule']] = None,
                  pause_jobs: Optional[_builtins.bool] = None,
-                 sql: Optional[Sequence[_builtins.str]] = None):
+                 sql: Optional[Sequence[_builtins.str]] = None,
+                 sql_after: Optional[Sequence[_builtins.str]] = None):
         """
         What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 
-        :param Sequence['ServiceForkMaskRule'] mask: Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        :param Sequence['ServiceForkMaskRule'] mask: Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
         :param _builtins.bool pause_jobs: Pause the fork's TimescaleDB background jobs (retention, compression, refreshes, user-defined actions; not TimescaleDB's own, job_id below 1000) with alter_job(job_id, scheduled => false), first, committed on its own. Default false.
         :param Sequence[_builtins.str] sql: SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
+        :param Sequence[_builtins.str] sql_after: SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
         """
         if mask is not None:
             pulumi.set(__self__, "mask", mask)
@@ -442,12 +446,14 @@ class ServiceForkPreparation(dict):
             pulumi.set(__self__, "pause_jobs", pause_jobs)
         if sql is not None:
             pulumi.set(__self__, "sql", sql)
+        if sql_after is not None:
+            pulumi.set(__self__, "sql_after", sql_after)
 
     @_builtins.property
     @pulumi.getter
     def mask(self) -> Optional[Sequence['outputs.ServiceForkMaskRule']]:
         """
-        Masking rules, run after the SQL in the same transaction: each replaces every value of one column.
+        Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
         """
         return pulumi.get(self, "mask")
 
@@ -466,6 +472,14 @@ class ServiceForkPreparation(dict):
         SQL to run first, in order, each text one or more statements (a file's content, as the program reads it: `fn::readFile` in YAML).
         """
         return pulumi.get(self, "sql")
+
+    @_builtins.property
+    @pulumi.getter(name="sqlAfter")
+    def sql_after(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        SQL to run after the masking, in the same transaction, on the masked data: a seed, your own views refreshed.
+        """
+        return pulumi.get(self, "sql_after")
 
 
 @pulumi.output_type
@@ -495,15 +509,19 @@ class ServiceForkPrepared(dict):
                  digest: Optional[_builtins.str] = None,
                  jobs_paused: Optional[Sequence[_builtins.int]] = None,
                  masked: Optional[Sequence['outputs.ServiceForkMasked']] = None,
+                 refreshed: Optional[Sequence[_builtins.str]] = None,
+                 removed: Optional[Sequence[_builtins.str]] = None,
                  statements: Optional[_builtins.int] = None):
         """
         What a fork's preparation did: counts and a digest, never data.
 
         :param _builtins.str at: When it finished (RFC 3339).
-        :param _builtins.str digest: sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        :param _builtins.str digest: sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         :param Sequence[_builtins.int] jobs_paused: The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
         :param Sequence['ServiceForkMasked'] masked: Per masking rule, in order: the rows changed.
-        :param _builtins.int statements: How many SQL texts ran.
+        :param Sequence[_builtins.str] refreshed: The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+        :param Sequence[_builtins.str] removed: What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+        :param _builtins.int statements: How many SQL texts ran (sql and sqlAfter).
         """
         if at is not None:
             pulumi.set(__self__, "at", at)
@@ -513,6 +531,10 @@ class ServiceForkPrepared(dict):
             pulumi.set(__self__, "jobs_paused", jobs_paused)
         if masked is not None:
             pulumi.set(__self__, "masked", masked)
+        if refreshed is not None:
+            pulumi.set(__self__, "refreshed", refreshed)
+        if removed is not None:
+            pulumi.set(__self__, "removed", removed)
         if statements is not None:
             pulumi.set(__self__, "statements", statements)
 
@@ -528,7 +550,7 @@ class ServiceForkPrepared(dict):
     @pulumi.getter
     def digest(self) -> Optional[_builtins.str]:
         """
-        sha256 of the preparation as declared (its SQL, rules and pauseJobs).
+        sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         """
         return pulumi.get(self, "digest")
 
@@ -550,9 +572,25 @@ class ServiceForkPrepared(dict):
 
     @_builtins.property
     @pulumi.getter
+    def refreshed(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        The materialized views and continuous aggregates over masked tables, refreshed from the masked data.
+        """
+        return pulumi.get(self, "refreshed")
+
+    @_builtins.property
+    @pulumi.getter
+    def removed(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        What was removed because it reaches production or would undo the masking: foreign servers (with their foreign tables and user mappings) and transactions prepared in production.
+        """
+        return pulumi.get(self, "removed")
+
+    @_builtins.property
+    @pulumi.getter
     def statements(self) -> Optional[_builtins.int]:
         """
-        How many SQL texts ran.
+        How many SQL texts ran (sql and sqlAfter).
         """
         return pulumi.get(self, "statements")
 

@@ -41,7 +41,7 @@ const CONDITIONS: Record<string, string> = {
   "55000": "object_not_in_prerequisite_state",
   "55P03": "lock_not_available",
   "57014": "query_canceled",
-  "P0001": "raise_exception",
+  P0001: "raise_exception",
   XX000: "internal_error",
 };
 

@@ -26,7 +26,7 @@ import { secondsSince, sleep } from "../../../time";
 import { describeFailure } from "./failures";
 import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
 import * as sql from "./statements";
-import { ident, type Table, tableName } from "./statements";
+import { ident, shownName, type Table, tableName } from "./statements";
 
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below this; a user's and a policy's, from it on. */
 const FIRST_USER_JOB = 1000;
@@ -111,15 +111,17 @@ export async function prepareFork(
     if (masking) {
       step = "rolling back transactions prepared in production (pg_prepared_xacts)";
       for (const { gid, owner } of await q<{ gid: string; owner: string }>(sql.PREPARED_TRANSACTIONS)) {
-        await session.query(sql.rollbackPrepared(gid)).catch(() =>
-          fail(
-            new Refusal(
-              `a transaction prepared in production ("${printable(gid).slice(0, 80)}", by role ${printable(owner)}) is on the fork: committed ` +
-                `there it would write production's rows over the masking, and only its role can roll it back; commit or roll it back ` +
-                `in production, then fork again`,
+        await session
+          .query(sql.rollbackPrepared(gid))
+          .catch(() =>
+            fail(
+              new Refusal(
+                `a transaction prepared in production ("${printable(gid).slice(0, 80)}", by role ${printable(owner)}) is on the fork: committed ` +
+                  `there it would write production's rows over the masking, and only its role can roll it back; commit or roll it back ` +
+                  `in production, then fork again`,
+              ),
             ),
-          ),
-        );
+          );
         removed.push(`prepared transaction "${printable(gid).slice(0, 80)}"`);
       }
     }
@@ -157,7 +159,9 @@ export async function prepareFork(
         removed.push(`foreign server ${printable(name)}`);
       }
       if (removed.some((r) => r.startsWith("foreign server")))
-        ctx.progress(`fork ${serviceId}: dropped what leads to another database: ${removed.filter((r) => r.startsWith("foreign")).join(", ")}`);
+        ctx.progress(
+          `fork ${serviceId}: dropped what leads to another database: ${removed.filter((r) => r.startsWith("foreign")).join(", ")}`,
+        );
       const treeOids = tables.flatMap((t) => t.tree.map((x) => x.oid));
       step = "prepare.mask (triggers and rules of the masked tables)";
       const referencing = await q<Table>(sql.REFERENCING, [treeOids]);
@@ -168,9 +172,14 @@ export async function prepareFork(
         ...triggers.map((t) => ({ table: held.get(t.oid) as string, kind: "trigger" as const, name: t.name, mode: t.mode })),
         ...rules.map((r) => ({ table: held.get(r.oid) as string, kind: "rule" as const, name: r.name, mode: r.mode })),
       ];
-      for (const s of switched) await q(s.kind === "trigger" ? sql.triggerSwitch(s.table, s.name, "D") : sql.ruleSwitch(s.table, s.name, "D"));
+      for (const s of switched)
+        await q(s.kind === "trigger" ? sql.triggerSwitch(s.table, s.name, "D") : sql.ruleSwitch(s.table, s.name, "D"));
       if (switched.length) {
-        const names = [...new Set(switched.filter((s) => !s.table.startsWith('"_timescaledb_internal"')).map((s) => `${s.kind} ${s.name} on ${s.table}`))];
+        const names = [
+          ...new Set(
+            switched.filter((s) => !s.table.startsWith('"_timescaledb_internal"')).map((s) => `${s.kind} ${s.name} on ${s.table}`),
+          ),
+        ];
         ctx.progress(`fork ${serviceId}: held off during the masking: ${printable(names.join(", ")).slice(0, 400)}`);
       }
       // Production's values, kept only in this process: what no statistic or view may hold afterwards.
@@ -187,7 +196,7 @@ export async function prepareFork(
       for (const v of views) {
         step = `prepare.mask (REFRESH MATERIALIZED VIEW ${tableName(v)})`;
         await q(sql.refreshMaterializedView(tableName(v)));
-        refreshed.push(tableName(v));
+        refreshed.push(sql.shownName(v));
       }
     }
     await runTexts(p.sqlAfter, "sqlAfter");
@@ -196,7 +205,15 @@ export async function prepareFork(
       for (const s of switched)
         await q(s.kind === "trigger" ? sql.triggerSwitch(s.table, s.name, s.mode) : sql.ruleSwitch(s.table, s.name, s.mode));
       await restatisticize(tables, views, q, (s) => (step = s));
-      await checkMasked(tables, views, samples, q, (s) => (step = s), timescaledb, (m) => fail(new Refusal(m)));
+      await checkMasked(
+        tables,
+        views,
+        samples,
+        q,
+        (s) => (step = s),
+        timescaledb,
+        (m) => fail(new Refusal(m)),
+      );
     }
     step = "COMMIT";
     await q("COMMIT");
@@ -224,7 +241,14 @@ export async function prepareFork(
       }
     }
     const masked: Prepared["masked"] = tables
-      .flatMap((t) => t.rules.map((r) => ({ index: r.index, rule: `${t.schema}.${t.name}.${r.column}`, with: r.rule.with, rows: counts.get(r.index) ?? 0 })))
+      .flatMap((t) =>
+        t.rules.map((r) => ({
+          index: r.index,
+          rule: `${t.schema}.${t.name}.${r.column}`,
+          with: r.rule.with,
+          rows: counts.get(r.index) ?? 0,
+        })),
+      )
       .sort((a, b) => a.index - b.index)
       .map(({ index: _i, ...m }) => m);
     const summary = masked.map((m) => `${m.rule} ${m.rows}`).join(", ");
@@ -273,18 +297,20 @@ async function resolveRules(rules: MaskRule[], q: Query, at: (step: string) => v
     const other = found.find((t) => !t.as_read);
     if (other && read)
       throw new Refusal(
-        `the table ${rule.table} is read as ${label} (PostgreSQL lowers unquoted names), and ${tableName(other)} is another table: ` +
-          `a rule cannot tell them apart; rename one of them, or mask ${tableName(other)} in prepare.sql`,
+        `the table ${rule.table} is read as ${label} (PostgreSQL lowers unquoted names), and ${shownName(other)} is another table: ` +
+          `a rule cannot tell them apart; rename one of them, or mask ${shownName(other)} in prepare.sql`,
       );
     if (!read)
       throw new Refusal(
         other
-          ? `there is no table ${label} (PostgreSQL reads ${rule.table} unquoted, in lower case); ${tableName(other)} has capitals: ` +
+          ? `there is no table ${label} (PostgreSQL reads ${rule.table} unquoted, in lower case); ${shownName(other)} has capitals: ` +
               `rename it to lower case, or mask it in prepare.sql`
           : `there is no table ${label} on the fork (schema.table, as PostgreSQL reads it)`,
       );
     if (read.kind === "f")
-      throw new Refusal(`${label} is a foreign table: writing it would change another database's rows (production's); a rule masks tables of the fork`);
+      throw new Refusal(
+        `${label} is a foreign table: writing it would change another database's rows (production's); a rule masks tables of the fork`,
+      );
     if (read.kind !== "r" && read.kind !== "p")
       throw new Refusal(`${label} is not a table (${KINDS[read.kind] ?? read.kind}); name the table that holds the data`);
     let table = tables.get(read.oid);
@@ -292,13 +318,15 @@ async function resolveRules(rules: MaskRule[], q: Query, at: (step: string) => v
       const tree = await q<Table>(sql.TREE, [read.oid]);
       const foreign = tree.find((t) => t.kind === "f");
       if (foreign)
-        throw new Refusal(`${label} holds a foreign table (${tableName(foreign)}): the masking would write another database's rows`);
+        throw new Refusal(`${label} holds a foreign table (${shownName(foreign)}): the masking would write another database's rows`);
       const hypertable =
         timescaledb &&
-        (await q<{ n: number }>("SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_schema = $1 AND hypertable_name = $2", [
-          read.schema,
-          read.name,
-        ]))[0]?.n === 1;
+        (
+          await q<{ n: number }>(
+            "SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_schema = $1 AND hypertable_name = $2",
+            [read.schema, read.name],
+          )
+        )[0]?.n === 1;
       table = { ...read, label, rules: [], tree, hypertable };
       tables.set(read.oid, table);
     }
@@ -339,9 +367,14 @@ async function maskTables(tables: MaskedTable[], q: Query, at: (step: string) =>
   for (const t of tables) {
     const labels = t.rules.map((r) => ruleLabel(t, r));
     at(labels.join(", "));
-    const counts = (await q<Record<string, string>>(`SELECT ${t.rules.map((r, n) => `count(${ident(r.column)}) AS c${n}`).join(", ")} FROM ${tableName(t)}`))[0];
+    const counts = (
+      await q<Record<string, string>>(
+        `SELECT ${t.rules.map((r, n) => `count(${ident(r.column)}) AS c${n}`).join(", ")} FROM ${tableName(t)}`,
+      )
+    )[0];
     t.rules.forEach((r, n) => rows.set(r.index, Number(counts?.[`c${n}`] ?? 0)));
-    const chunks = timescaledb && t.hypertable ? (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
+    const chunks =
+      timescaledb && t.hypertable ? (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
     for (const chunk of chunks) await q(sql.decompressChunk, [chunk]);
     const { values, param } = sql.parameters(key);
     const sets = t.rules.map((r) => `${ident(r.column)} = ${sql.maskExpression(r.rule, ident(r.column), param)}`);
@@ -393,7 +426,10 @@ async function checkMasked(
       at(`${ruleLabel(t, r)} (checking every row)`);
       const { values, param } = sql.parameters("");
       const left = (
-        await q<{ n: number }>(`SELECT count(*)::int AS n FROM ${tableName(t)} WHERE NOT ${sql.maskedCondition(r.rule, ident(r.column), param)}`, values)
+        await q<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${tableName(t)} WHERE NOT ${sql.maskedCondition(r.rule, ident(r.column), param)}`,
+          values,
+        )
       )[0]?.n;
       if (left)
         refuse(
@@ -422,11 +458,22 @@ async function checkDerived(view: string, tree: Table[], samples: string[], q: Q
     `SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
     [view],
   );
-  const rows = (await q<{ n: number }>(sql.rowsHolding(view, columns.map((c) => c.name)), [samples]))[0]?.n;
+  const rows = (
+    await q<{ n: number }>(
+      sql.rowsHolding(
+        view,
+        columns.map((c) => c.name),
+      ),
+      [samples],
+    )
+  )[0]?.n;
   if (rows) refuse(`${view} still holds ${rows} row(s) with values from before the masking, after its refresh`);
   const oids = tree.map((t) => t.oid);
   const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [[], [], samples, oids]);
-  if (holding.length) refuse(`statistics of ${view} still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}`);
+  if (holding.length)
+    refuse(
+      `statistics of ${view} still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}`,
+    );
 }
 
 /** Jobs already running when they were paused (the fork's scheduler starts at once), waited for: one could still write what the preparation masks. */
@@ -435,7 +482,10 @@ async function runningJobsEnded(ctx: CallContext, serviceId: string, q: Query, i
   let said = false;
   for (;;) {
     const running = (
-      await q<{ job_id: number }>("SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'", [ids])
+      await q<{ job_id: number }>(
+        "SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'",
+        [ids],
+      )
     ).map((j) => j.job_id);
     if (!running.length) return;
     if (!said) ctx.progress(`fork ${serviceId}: waiting for jobs that were running when paused to end: ${running.join(", ")}`);

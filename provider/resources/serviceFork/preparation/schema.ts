@@ -96,7 +96,10 @@ export const PreparationSchema = z
   })
   .superRefine((p, ctx) => {
     if ((p.sql?.length ?? 0) + (p.mask?.length ?? 0) + (p.sqlAfter?.length ?? 0) === 0 && !p.pauseJobs)
-      ctx.addIssue({ code: "custom", message: "declares nothing to do: give sql, mask, sqlAfter or pauseJobs: true, or leave prepare out" });
+      ctx.addIssue({
+        code: "custom",
+        message: "declares nothing to do: give sql, mask, sqlAfter or pauseJobs: true, or leave prepare out",
+      });
     const seen = new Map<string, number>();
     p.mask?.forEach((rule, i) => {
       const key = `${rule.table.includes(".") ? rule.table : `public.${rule.table}`}.${rule.column}`;

@@ -68,6 +68,9 @@ export interface Table {
   kind: string;
 }
 export const tableName = (t: Pick<Table, "schema" | "name">) => `${ident(t.schema)}.${ident(t.name)}`;
+/** The same name as a person writes it: quoted only where PostgreSQL would need it. */
+export const shownName = (t: Pick<Table, "schema" | "name">) =>
+  [t.schema, t.name].map((n) => (/^[a-z_][a-z0-9_$]*$/.test(n) ? n : ident(n))).join(".");
 
 /**
  * The relations a rule's table may mean: as PostgreSQL reads it unquoted ($1.$2, lower case), and as
@@ -153,7 +156,8 @@ SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view, m.schema
   JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id
  GROUP BY 1, 2, 3 ORDER BY depth, view`;
 /** A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction. */
-export const refreshContinuousAggregate = (view: string) => `CALL refresh_continuous_aggregate(${literal(view)}, NULL, NULL, force => true)`;
+export const refreshContinuousAggregate = (view: string) =>
+  `CALL refresh_continuous_aggregate(${literal(view)}, NULL, NULL, force => true)`;
 
 /** The materialized views that read these tables ($1: oids), through views or other materialized views, in the order they are refreshed. */
 export const MATERIALIZED_VIEWS = `WITH RECURSIVE reads(oid, depth) AS (

@@ -1,0 +1,157 @@
+// The SQL a fork's preparation sends, read without a database: the masking expressions and checks
+// (identifiers quoted, every value a parameter), how a failure is said (never PostgreSQL's text),
+// and the runner's order and what its failures say were kept, against a session that records.
+import type { DatabaseFailure, Session } from "../../../../provider/database/session";
+import { prepareFork } from "../../../../provider/resources/serviceFork/preparation";
+import { describeFailure } from "../../../../provider/resources/serviceFork/preparation/failures";
+import type { MaskRule } from "../../../../provider/resources/serviceFork/preparation/schema";
+import * as sql from "../../../../provider/resources/serviceFork/preparation/statements";
+import { testContext } from "../../../support/helpers";
+
+describe("statements", () => {
+  test("every rule's value is a parameter, the hashing key too; the column is what the caller quoted", () => {
+    const rules: MaskRule[] = [
+      { table: "t", column: "c", with: "constant", value: "x'); DROP TABLE t; --" },
+      { table: "t", column: "c", with: "hash" },
+      { table: "t", column: "c", with: "email" },
+      { table: "t", column: "c", with: "keepFirst", chars: 3 },
+      { table: "t", column: "c", with: "null" },
+    ];
+    const { values, param } = sql.parameters("the-key");
+    const written = rules.map((r) => sql.maskExpression(r, sql.ident("c"), param));
+    expect(written).toEqual([
+      `CASE WHEN "c" IS NULL THEN "c" ELSE $1 END`,
+      `'h' || md5($2 || "c"::text)`,
+      `'user-' || left(md5($3 || "c"::text), 16) || '@example.invalid'`,
+      `left("c"::text, $4::int)`,
+      "NULL",
+    ]);
+    expect(values).toEqual(["x'); DROP TABLE t; --", "the-key", "the-key", 3]);
+    expect(written.join(" ")).not.toContain("DROP");
+  });
+
+  test("the check after masking accepts only what each rule writes", () => {
+    const { values, param } = sql.parameters("k");
+    expect(sql.maskedCondition({ table: "t", column: "c", with: "null" }, '"c"', param)).toBe('"c" IS NULL');
+    expect(sql.maskedCondition({ table: "t", column: "c", with: "hash" }, '"c"', param)).toBe(
+      `("c" IS NULL OR "c"::text ~ '^h[0-9a-f]{32}$')`,
+    );
+    expect(sql.maskedCondition({ table: "t", column: "c", with: "keepFirst", chars: 8 }, '"c"', param)).toBe(
+      `("c" IS NULL OR length("c"::text) <= $1::int)`,
+    );
+    expect(values).toEqual([8]);
+  });
+
+  test("identifiers and literals are quoted whatever they hold; a trigger or rule goes back to the mode it had", () => {
+    expect(sql.ident('we"ird name')).toBe('"we""ird name"');
+    expect(sql.literal("it's")).toBe("'it''s'");
+    expect(sql.rollbackPrepared("a'; COMMIT; --")).toBe("ROLLBACK PREPARED 'a''; COMMIT; --'");
+    expect(sql.triggerSwitch('"public"."t"', "audit", "D")).toBe('ALTER TABLE ONLY "public"."t" DISABLE TRIGGER "audit"');
+    expect(sql.triggerSwitch('"public"."t"', "audit", "A")).toBe('ALTER TABLE ONLY "public"."t" ENABLE ALWAYS TRIGGER "audit"');
+    expect(sql.triggerSwitch('"public"."t"', "audit", "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
+    expect(sql.ruleSwitch('"public"."t"', "r", "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
+    expect(sql.refreshContinuousAggregate('public."Daily"')).toBe(
+      `CALL refresh_continuous_aggregate('public."Daily"', NULL, NULL, force => true)`,
+    );
+  });
+});
+
+describe("a failure's words", () => {
+  test("the SQLSTATE, its condition and the objects PostgreSQL names; never its message, which may quote a row", () => {
+    const failure: DatabaseFailure = {
+      code: "23505",
+      message: 'duplicate key value violates unique constraint "u" Key (email)=(someone@prod.example.com)',
+      schema: "public",
+      table: "customers",
+      constraint: "customers_email_key",
+    };
+    const said = describeFailure(failure);
+    expect(said).toBe("SQLSTATE 23505 (unique_violation), schema public, table customers, constraint customers_email_key");
+    expect(said).not.toContain("prod.example.com");
+    expect(describeFailure({ code: "P0001", message: "cannot change someone@prod.example.com" })).toBe("SQLSTATE P0001 (raise_exception)");
+  });
+
+  test("a syntax error points into the user's own SQL", () => {
+    expect(describeFailure({ code: "42601", message: "syntax error", position: "8" }, "SELECT FROMM customers")).toBe(
+      'SQLSTATE 42601 (syntax_error), at character 8: "SELECT FROMM customers"',
+    );
+  });
+});
+
+describe("the runner", () => {
+  /** A session that records each statement and answers as `answer` says (rows, or a failure to throw). */
+  function recording(answer: (text: string, params?: readonly unknown[]) => object[] | DatabaseFailure) {
+    const sent: string[] = [];
+    const session: Session = {
+      query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
+        sent.push(text.replace(/\s+/g, " ").trim());
+        const result = answer(text, params);
+        if (!Array.isArray(result)) throw Object.assign(new Error(result.message ?? "failed"), result);
+        return result as Row[];
+      },
+      end: async () => undefined,
+    };
+    return { sent, open: async () => session };
+  }
+  const target = { serviceId: "svc-1", host: "127.0.0.1", port: 5432, password: "pw-123456789" };
+  const limit = { deadline: Date.now() + 60_000, setBy: "createTimeout" };
+
+  test("pausing jobs is one transaction: when one alter_job fails, the failure says no job was paused", async () => {
+    const { sent, open } = recording((text, params) => {
+      if (text.includes("pg_extension")) return [{ present: true }];
+      if (text.includes("timescaledb_information.jobs")) return [{ job_id: 1000 }, { job_id: 1001 }];
+      if (text.startsWith("SELECT alter_job") && params?.[0] === 1001)
+        return { code: "42501", message: "insufficient permissions to alter job 1001" };
+      return [];
+    });
+    await expect(prepareFork(testContext(), target, { pauseJobs: true }, limit, open)).rejects.toThrow(
+      /failed at prepare\.pauseJobs \(alter_job\(1001, scheduled => false\)\): SQLSTATE 42501 \(insufficient_privilege\)\. No job was paused \(the pause is one transaction, rolled back\)\./,
+    );
+    expect(sent.filter((s) => /^(BEGIN|COMMIT)/.test(s))).toEqual(["BEGIN"]);
+  });
+
+  test("a masked table: triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; the aggregate refreshed after it", async () => {
+    const { sent, open } = recording((text) => {
+      if (text.includes("pg_extension")) return [{ present: true }];
+      if (text.includes("FROM pg_class c JOIN pg_namespace n") && text.includes("as_read"))
+        return [{ oid: 10, schema: "public", name: "events", kind: "r", as_read: true }];
+      if (text.includes("WITH RECURSIVE tree")) return [{ oid: 10, schema: "public", name: "events", kind: "r" }];
+      if (text.includes("timescaledb_information.hypertables")) return [{ n: 1 }];
+      if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "customer_email", type: "text" }];
+      if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", mode: "O" }];
+      if (text.includes('SELECT count("customer_email")')) return [{ c0: "5" }];
+      if (text.includes("is_compressed")) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
+      if (text.includes("count(*)::int AS n")) return [{ n: 0 }];
+      if (text.includes("_timescaledb_catalog.continuous_agg") && text.includes("WITH RECURSIVE over"))
+        return [{ view: "public.events_daily", mat_schema: "_timescaledb_internal", mat_name: "_materialized_hypertable_2" }];
+      if (text.includes("txid_current")) return [{ id: "7" }];
+      return [];
+    });
+    const prepared = await prepareFork(
+      testContext(),
+      target,
+      { mask: [{ table: "events", column: "customer_email", with: "email" }], pauseJobs: false },
+      limit,
+      open,
+    );
+    expect(prepared.masked).toEqual([{ rule: "public.events.customer_email", with: "email", rows: 5 }]);
+    expect(prepared.refreshed).toEqual(["public.events_daily"]);
+    const order = [
+      "BEGIN",
+      'ALTER TABLE ONLY "public"."events" DISABLE TRIGGER "audit"',
+      "SELECT decompress_chunk($1::regclass)",
+      `UPDATE "public"."events" SET "customer_email" = 'user-' || left(md5($1 || "customer_email"::text), 16) || '@example.invalid' WHERE "customer_email" IS NOT NULL`,
+      "SELECT compress_chunk($1::regclass)",
+      'ALTER TABLE ONLY "public"."events" ENABLE TRIGGER "audit"',
+      'ANALYZE "public"."events"',
+      `SELECT count(*)::int AS n FROM "public"."events" WHERE NOT ("customer_email" IS NULL OR "customer_email"::text ~ '^user-[0-9a-f]{16}@example\\.invalid$')`,
+      "COMMIT",
+      "CALL refresh_continuous_aggregate('public.events_daily', NULL, NULL, force => true)",
+    ];
+    const positions = order.map((s) => sent.indexOf(s));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    // No statement carries a value: the hashing key went as a parameter.
+    expect(sent.join("\n")).not.toMatch(/[0-9a-f]{32}/);
+  });
+});
