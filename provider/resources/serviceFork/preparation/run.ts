@@ -11,8 +11,9 @@
 //     triggers and rules held off, compressed chunks decompressed, one UPDATE per table, the chunks
 //     compressed again, materialized views refreshed; sqlAfter; triggers and rules back as they
 //     were, statistics made again, and every masked column, statistic and view checked;
-//  4. (masking) continuous aggregates over masked hypertables refreshed whole (not possible inside a
-//     transaction) and checked.
+//  4. (masking) the space of the old rows given back (VACUUM FULL of the masked tables and their
+//     chunks), and continuous aggregates over masked hypertables refreshed whole (neither possible
+//     inside a transaction) and checked.
 // A failure names the step and PostgreSQL's SQLSTATE and objects, never its text (which may quote
 // a row), and says truly what was kept.
 import * as crypto from "crypto";
@@ -22,7 +23,7 @@ import { failureOf, openSession, type ServiceDatabase, type Session } from "../.
 import { TigerCloudError } from "../../../errors";
 import type { Limit } from "../../../rules/inputSchemas";
 import { printable } from "../../../text";
-import { secondsSince, sleep } from "../../../time";
+import { sleep } from "../../../time";
 import { describeFailure } from "./failures";
 import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
 import * as sql from "./statements";
@@ -207,6 +208,7 @@ export async function prepareFork(
       await restatisticize(tables, views, q, (s) => (step = s));
       await checkMasked(
         tables,
+        counts,
         views,
         samples,
         q,
@@ -218,6 +220,15 @@ export async function prepareFork(
     step = "COMMIT";
     await q("COMMIT");
     stage = "committed";
+    if (masking) {
+      // The UPDATE left the old rows behind, dead (unreadable, but on disk: the fork would be
+      // twice the size for them); compressed chunks were rewritten whole already. Each table's
+      // space given back, one table at a time (VACUUM cannot run inside a transaction).
+      for (const t of tables.flatMap((x) => x.tree).filter((x) => x.kind === "r")) {
+        step = `prepare.mask (VACUUM FULL ${shownName(t)})`;
+        await q(`VACUUM (FULL) ${tableName(t)}`);
+      }
+    }
     if (masking && timescaledb) {
       const tableNames = tables.filter((t) => t.hypertable);
       const aggregates = await q<{ view: string; mat_schema: string; mat_name: string }>(sql.CONTINUOUS_AGGREGATES, [
@@ -228,7 +239,13 @@ export async function prepareFork(
         step = `prepare.mask (refresh_continuous_aggregate(${a.view}), whole)`;
         ctx.progress(`fork ${serviceId}: refreshing the continuous aggregate ${a.view} from the masked data`);
         await q(sql.refreshContinuousAggregate(a.view));
-        await q(`ANALYZE ${ident(a.mat_schema)}.${ident(a.mat_name)}`);
+        // A whole refresh rewrote every materialized row: the old ones' space given back, then statistics of the new.
+        const materialized = `${ident(a.mat_schema)}.${ident(a.mat_name)}`;
+        const chunks = await q<Table>(sql.TREE, [
+          (await q<{ oid: number }>("SELECT $1::regclass::oid::int AS oid", [materialized]))[0]?.oid,
+        ]);
+        for (const c of chunks.filter((x) => x.kind === "r")) await q(`VACUUM (FULL) ${tableName(c)}`);
+        await q(`ANALYZE ${materialized}`);
         refreshed.push(a.view);
       }
       if (aggregates.length) {
@@ -253,7 +270,7 @@ export async function prepareFork(
       .map(({ index: _i, ...m }) => m);
     const summary = masked.map((m) => `${m.rule} ${m.rows}`).join(", ");
     ctx.progress(
-      `fork ${serviceId}: prepared and checked in ${secondsSince(started)} s` +
+      `fork ${serviceId}: prepared and checked in ${((Date.now() - started) / 1000).toFixed(1)} s` +
         (masked.length ? `; rows masked: ${summary}` : "") +
         (refreshed.length ? `; refreshed: ${refreshed.join(", ")}` : "") +
         (p.pauseJobs ? `; jobs paused: ${jobsPaused.length ? jobsPaused.join(", ") : "none was scheduled"}` : ""),
@@ -367,12 +384,18 @@ async function maskTables(tables: MaskedTable[], q: Query, at: (step: string) =>
   for (const t of tables) {
     const labels = t.rules.map((r) => ruleLabel(t, r));
     at(labels.join(", "));
-    const counts = (
-      await q<Record<string, string>>(
-        `SELECT ${t.rules.map((r, n) => `count(${ident(r.column)}) AS c${n}`).join(", ")} FROM ${tableName(t)}`,
-      )
-    )[0];
-    t.rules.forEach((r, n) => rows.set(r.index, Number(counts?.[`c${n}`] ?? 0)));
+    // The rows each rule changes are its column's values that are not NULL. Every mask but "null"
+    // keeps a value non-NULL, so those are counted by the check after the masking, in its one scan;
+    // a "null" rule's, here, before.
+    const nulled = t.rules.filter((r) => r.rule.with === "null");
+    if (nulled.length) {
+      const counts = (
+        await q<Record<string, string>>(
+          `SELECT ${nulled.map((r, n) => `count(${ident(r.column)}) AS c${n}`).join(", ")} FROM ${tableName(t)}`,
+        )
+      )[0];
+      nulled.forEach((r, n) => rows.set(r.index, Number(counts?.[`c${n}`] ?? 0)));
+    }
     const chunks =
       timescaledb && t.hypertable ? (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
     for (const chunk of chunks) await q(sql.decompressChunk, [chunk]);
@@ -414,6 +437,7 @@ async function restatisticize(tables: MaskedTable[], views: Table[], q: Query, a
  */
 async function checkMasked(
   tables: MaskedTable[],
+  rows: Map<number, number>,
   views: Table[],
   samples: string[],
   q: Query,
@@ -421,22 +445,25 @@ async function checkMasked(
   timescaledb: boolean,
   refuse: (message: string) => never,
 ): Promise<void> {
-  for (const t of tables)
-    for (const r of t.rules) {
-      at(`${ruleLabel(t, r)} (checking every row)`);
-      const { values, param } = sql.parameters("");
-      const left = (
-        await q<{ n: number }>(
-          `SELECT count(*)::int AS n FROM ${tableName(t)} WHERE NOT ${sql.maskedCondition(r.rule, ident(r.column), param)}`,
-          values,
-        )
-      )[0]?.n;
+  // One scan per table: each rule's rows the rule did not write, and (but for "null" rules, counted before) its rows changed.
+  for (const t of tables) {
+    at(`${t.rules.map((r) => ruleLabel(t, r)).join(", ")} (checking every row)`);
+    const { values, param } = sql.parameters("");
+    const columns = t.rules.map(
+      (r, n) =>
+        `count(${ident(r.column)})::int AS n${n}, count(*) FILTER (WHERE NOT ${sql.maskedCondition(r.rule, ident(r.column), param)})::int AS bad${n}`,
+    );
+    const found = (await q<Record<string, number>>(`SELECT ${columns.join(", ")} FROM ${tableName(t)}`, values))[0] ?? {};
+    t.rules.forEach((r, n) => {
+      const left = found[`bad${n}`];
       if (left)
         refuse(
           `after the masking, ${left} row(s) of ${t.label} still hold a ${r.column} that the rule did not write: something on the ` +
             `table (a trigger, a rule, a policy) kept or wrote other values`,
         );
-    }
+      if (r.rule.with !== "null") rows.set(r.index, found[`n${n}`] ?? 0);
+    });
+  }
   at("prepare.mask (checking statistics)");
   const base = tables.flatMap((t) => t.tree);
   if (timescaledb)
@@ -506,7 +533,7 @@ function kept(stage: Stage, p: Preparation, jobsPaused: number[]): string {
         : "No job needed pausing. ";
   const work =
     stage === "committed"
-      ? "The masking was committed, but what is kept from the masked columns (a continuous aggregate) is not checked yet. "
+      ? "The masking was committed and checked, but what follows it (space given back, continuous aggregates refreshed and checked) did not finish. "
       : stage === "transaction"
         ? "Nothing of its SQL and masking was kept (one transaction, rolled back). "
         : "";
