@@ -22,11 +22,9 @@ const secret = (input: string, from: string) =>
 const InputsSchema = z
   .object({
     command: z.enum(["auto", "up", "destroy", "nightly"], { error: 'command must be "auto", "up", "destroy" or "nightly"' }),
-    "source-service-id": z
-      .string()
-      .regex(/^[^\s/]{1,128}$/, {
-        error: "source-service-id must be a service ID, such as svc-1234567890 (vars.SOURCE_SERVICE_ID unset?)",
-      }),
+    "source-service-id": z.string().regex(/^[^\s/]{1,128}$/, {
+      error: "source-service-id must be a service ID, such as svc-1234567890 (vars.SOURCE_SERVICE_ID unset?)",
+    }),
     prepare: z.string(),
     "rules-from": z.enum(["base", "head"], { error: 'rules-from must be "base" (the default) or "head"' }),
     expires: z.string(),

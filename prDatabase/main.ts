@@ -96,7 +96,10 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       if (rulesChanged) say(`::notice title=The rules file changes::${command(rulesChangedNote(rules.file, rulesFrom))}`);
     }
     say(
-      `pull request #${pr}: stack ${stack}, a fork of ${inputs["source-service-id"]}${rules ? `, prepared as ${rules.file} says at ${rules.sha.slice(0, 7)}` : ""}`,
+      printable(
+        `pull request #${pr}: stack ${stack}, a fork of ${inputs["source-service-id"]}` +
+          (rules ? `, prepared as ${rules.file} says at ${rules.sha.slice(0, 7)}` : ""),
+      ),
     );
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, rules?.preparation, false));
     await pulumiOk(["stack", "select", "--create", stack], dir, runEnv, true);
@@ -124,7 +127,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     append(env.GITHUB_ENV, "DATABASE_URL", url);
     append(env.GITHUB_OUTPUT, "service-id", outputs.serviceId);
     append(env.GITHUB_OUTPUT, "database-url", url);
-    say(`fork ${outputs.serviceId} is ready: DATABASE_URL is set for the job's next steps (and the step's database-url output)`);
+    say(`fork ${printable(outputs.serviceId)} is ready: DATABASE_URL is set for the job's next steps (and the step's database-url output)`);
     const report = readyReport({
       pr,
       stack,
