@@ -282,6 +282,9 @@ test("a fork that has expired: the night's sweep destroys its stack, and with it
 test("PR closed: its fork deleted and its stack removed; the other repository's untouched; closed again: nothing to do", async () => {
   const closed = await trigger("acme/shop", pullRequest("acme/shop", 7, "closed"));
   expect(closed.log).toContain("pull request #7: its fork deleted, stack pr-7.acme.shop removed");
+  expect(api.comments.filter((c) => c.repository === "acme/shop" && c.issue === 7).map((c) => c.body)).toEqual([
+    expect.stringContaining("### Database for this pull request: deleted"),
+  ]);
   expect(sim.service(ids.projectId, shopFork)?.status).toMatch(/^DELET/);
   expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
   const again = await trigger("acme/shop", pullRequest("acme/shop", 7, "closed"));
@@ -354,9 +357,12 @@ test("a rule naming no column: no fork left running, an annotation naming the ru
   expect(error?.message).toContain("mask[0] of .github/pr-database.yml: prepare.mask[0] (public.customers.phone, with null)");
   expect(error?.message).toContain('column "phone" of relation "public.customers" does not exist');
   expect(error?.message).toContain("fix it on main");
+  const comment = () => api.comments.filter((c) => c.repository === repo && c.issue === 6).map((c) => c.body);
+  expect(comment()).toEqual([expect.stringContaining("Its preparation failed: mask[0] of .github/pr-database.yml")]);
   changeRules(repo, "main", (rules) => rules.replace(bad, ""), "phone is not a column");
   const fixed = await trigger(repo, pullRequest(repo, 6, "synchronize"));
   expect(forksNamed("pr-6.acme.bad").map((s) => [s.service_id, s.status])).toEqual([[fork!.service_id, "READY"]]);
+  expect(comment()).toEqual([expect.stringContaining("### Database for this pull request: `pr-6.acme.bad`")]);
   const emails = await psql(
     fixed.exported.DATABASE_URL ?? "",
     `SELECT count(*) FROM ${PERSONAL_TABLE} WHERE email LIKE '%@example.invalid'`,
