@@ -93,7 +93,10 @@ export function preparationFailure(
   baseRef: string,
 ): string | undefined {
   const flat = output.replace(/\s*\n\s*/g, " ");
-  const m = /Preparing fork (\S+) failed at (.+?): (.+?)\. Nothing of its SQL and masking was kept/.exec(flat);
+  // The provider's words: what failed, then what was kept (a sentence of its own).
+  const m = /Preparing fork (\S+) failed at (.+?): (.+?)\. (?=Nothing of|The masking was|No job|The jobs paused|The fork is recorded)/.exec(
+    flat,
+  );
   if (!m) return undefined;
   const [, fork, step, why] = m as unknown as [string, string, string, string];
   const where = rules ? sourceOfStep(rules, step) : step;

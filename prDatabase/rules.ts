@@ -104,6 +104,8 @@ export function sourceOfStep(rules: Rules, step: string): string {
     const i = Number(sql[1]);
     return i < rules.inlineSql ? `sql[${i}] of ${rules.file}` : `sqlFiles ${rules.sqlFiles[i - rules.inlineSql] ?? "?"} of ${rules.file}`;
   }
+  const after = /^prepare\.sqlAfter\[(\d+)\]/.exec(step);
+  if (after) return `sqlAfter[${after[1]}] of ${rules.file}`;
   if (step.startsWith("prepare.pauseJobs")) return `pauseJobs of ${rules.file}`;
   return rules.file;
 }

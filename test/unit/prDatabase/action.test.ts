@@ -75,9 +75,9 @@ const RULES: Rules = {
 
 test("a failed preparation's annotation names the rule in the rules file (a SQL file's text by its file), and where to fix it", () => {
   const said = (step: string) =>
-    `error: Preparing fork svc-1 failed at ${step}: column "phone" of relation "public.customers" does not exist (SQLSTATE 42703). Nothing of its SQL and masking was kept (one transaction, rolled back); the fork is recorded. Fork svc-1 was stopped meanwhile`;
-  expect(preparationFailure(said("prepare.mask[2] (public.customers.phone, with null)"), RULES, "base", "main")).toBe(
-    'mask[2] of .github/pr-database.yml: prepare.mask[2] (public.customers.phone, with null): column "phone" of relation "public.customers" does not exist (SQLSTATE 42703). Fork svc-1 is stopped and its URL was never handed out; fix it on main (the rules are read from the pull request\'s base), then push again: the next run prepares the same fork.',
+    `error: Preparing fork svc-1 failed at ${step}: public.customers has no column phone. Nothing of its SQL and masking was kept (one transaction, rolled back). The fork is recorded and its connection strings are not published. Fix prepare and run \`pulumi up\` again: it prepares the fork then. Fork svc-1 was stopped meanwhile`;
+  expect(preparationFailure(said("prepare.mask[2] (customers.phone, with null)"), RULES, "base", "main")).toBe(
+    "mask[2] of .github/pr-database.yml: prepare.mask[2] (customers.phone, with null): public.customers has no column phone. Fork svc-1 is stopped and its URL was never handed out; fix it on main (the rules are read from the pull request's base), then push again: the next run prepares the same fork.",
   );
   expect(preparationFailure(said("prepare.sql[1] (CREATE ...)"), RULES, "head", "main")).toMatch(
     /^sqlFiles seed\.sql of \.github\/pr-database\.yml: .*fix it in this pull request and push again/,
