@@ -7,6 +7,7 @@
 // Settings: TIGER_PUBLIC_KEY and TIGER_SECRET_KEY (or TIGER_API_KEY), TIGER_API_URL, and
 // TIGER_PROJECT_ID (else the key's project); the Pulumi CLI as logged in, or PULUMI_BACKEND_URL;
 // GITHUB_REPOSITORY, GITHUB_TOKEN and GITHUB_API_URL to ask GitHub about pull requests.
+import * as fs from "fs";
 import { parseArgs } from "util";
 import { z } from "zod";
 import { type TigerCloudClient, createClient } from "../provider/api/client";
@@ -24,16 +25,17 @@ import {
   pullRequestOf,
   readInventory,
 } from "./inventory";
-import { type SweepRules, applySweep, describeAge, planSweep } from "./sweep";
+import { type Decision, type SweepRules, applySweep, describeAge, planSweep } from "./sweep";
 
 const USAGE = `usage: tigercloud-forks list  [--source ID] [--json]
-       tigercloud-forks sweep --source ID --older-than 7d [--fork-names GLOB] [--unheld delete|stop] [--apply]
+       tigercloud-forks sweep --source ID --older-than 7d [--fork-names GLOB] [--unheld delete|stop] [--apply] [--summary FILE]
        tigercloud-forks --help | --version
 options: --project ID (default TIGER_PROJECT_ID, else the key's project), --repository OWNER/NAME
          (default GITHUB_REPOSITORY), --pr-stacks GLOB (default pr-*.OWNER.NAME; * is the PR number),
          --fork-names GLOB (sweep; default the same as --pr-stacks), --project-dir DIR (the PR stacks'
          Pulumi project, where the Pulumi CLI runs, and a sweep's \`pulumi destroy\`; default the
-         current directory)`;
+         current directory), --summary FILE (sweep: a Markdown table of what it kept and removed, and why,
+         appended to FILE, such as $GITHUB_STEP_SUMMARY)`;
 
 export class UsageError extends Error {}
 
@@ -63,6 +65,7 @@ const OptionsSchema = z.object({
   "older-than": z.string().optional(),
   unheld: z.enum(["delete", "stop"], { message: '--unheld must be "delete" or "stop"' }).default("delete"),
   "project-dir": z.string().default("."),
+  summary: z.string().min(1, { message: "--summary must name a file" }).optional(),
   apply: z.boolean().default(false),
   json: z.boolean().default(false),
 });
@@ -86,6 +89,7 @@ function parseOptions(argv: string[]): Request {
         "older-than": { type: "string" },
         unheld: { type: "string" },
         "project-dir": { type: "string" },
+        summary: { type: "string" },
         apply: { type: "boolean" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -250,7 +254,9 @@ async function sweep(client: TigerCloudClient, projectId: string, options: Optio
   );
   const decisions = planSweep(inventory, rules);
   if (decisions.length === 0) print("nothing to sweep: no PR stack, and no fork of this source");
+  const rows: string[] = [];
   const context = {
+    outcome: (d: Decision, outcome: string) => rows.push(summaryRow(d, outcome)),
     client,
     projectId,
     sourceServiceId: source,
@@ -261,11 +267,26 @@ async function sweep(client: TigerCloudClient, projectId: string, options: Optio
     requestDeadlineMs: REQUEST_LIMIT_MS,
   };
   const failed = await applySweep(decisions, context, options.apply);
+  if (options.summary) {
+    const head = `### Sweep of the forks of \`${cell(source)}\`${options.apply ? "" : " (a dry run)"}`;
+    const table = rows.length ? ["| Stack or fork | Decision | Why | Outcome |", "|---|---|---|---|", ...rows] : ["Nothing to sweep."];
+    const note =
+      prStacks && !github ? ["", "No GitHub token: no pull request's state was asked, so no PR stack was destroyed for a closed PR."] : [];
+    fs.appendFileSync(options.summary, `${[head, "", ...table, ...note].join("\n")}\n\n`);
+  }
   if (inventory.standbys.length > 0)
     print(`${inventory.standbys.length} standby(s) of ${printable(source)} left alone: part of its HA, never a fork`);
   if (failed === 0) return 0;
   process.stderr.write(`tigercloud-forks: ${failed} action(s) failed (see above); the others were carried out\n`);
   return 1;
+}
+
+/** Text from outside in a Markdown table's cell: printable, no pipe or backtick to break out. */
+const cell = (text: string) => printable(text).replace(/[`|<>]/g, "'");
+
+function summaryRow(d: Decision, outcome: string): string {
+  const what = "stack" in d ? `stack \`${cell(d.stack.name)}\`` : `fork \`${cell(d.fork.service_id)}\` ${cell(d.fork.name ?? "")}`;
+  return `| ${what} | ${cell(d.kind)} | ${cell(d.why)} | ${cell(outcome)} |`;
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -121,6 +121,8 @@ export interface SweepContext {
   /** Where the PR stacks' Pulumi project lives (its dependencies run the destroy). */
   projectDir: string;
   print: (line: string) => void;
+  /** Told what became of each decision (a summary's row): kept, done, would be done, or failed. */
+  outcome?: (d: Decision, outcome: string) => void;
   /** Bounds each API action of the sweep. */
   requestDeadlineMs: number;
 }
@@ -133,15 +135,23 @@ export async function applySweep(decisions: Decision[], ctx: SweepContext, apply
     if (d.kind === "keep" || d.kind === "keep stack") {
       ctx.print(line);
       if (d.kind === "keep stack" && d.failed) failed++;
+      ctx.outcome?.(d, d.kind === "keep stack" && d.failed ? "kept: could not decide" : "kept");
       continue;
     }
     ctx.print(line);
-    if (!apply) continue;
+    if (!apply) {
+      ctx.outcome?.(d, "not done (a dry run)");
+      continue;
+    }
     try {
-      ctx.print(`    ${await carryOut(d, ctx)}`);
+      const done = await carryOut(d, ctx);
+      ctx.print(`    ${done}`);
+      ctx.outcome?.(d, done.split("\n").at(-1)?.trim() ?? "done");
     } catch (err) {
       failed++;
-      ctx.print(`    FAILED: ${printable(ctx.client.redact(messageOf(err)))}`);
+      const why = printable(ctx.client.redact(messageOf(err)));
+      ctx.print(`    FAILED: ${why}`);
+      ctx.outcome?.(d, `FAILED: ${why}`);
     }
   }
   return failed;

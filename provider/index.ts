@@ -3,19 +3,8 @@
 // the provider side (zod, axios, pg), which runs in the engine's process (test/invariants/structure.test.ts).
 // The API client is at "pulumi-tigercloud/client": its types are zod's, which a program's type
 // check would otherwise load on every preview and up.
-export {
-  type Endpoint,
-  EnvironmentTag,
-  ForkStrategy,
-  OnDestroy,
-  PasswordOnAdopt,
-  ReadyWhen,
-  ServiceFork,
-  type ServiceForkArgs,
-  ServiceHA,
-  type ServiceHAArgs,
-  VpcName,
-  type VpcNameArgs,
-} from "./program/resources";
+// Every class, Args interface, enum and named type the resources' specifications declare: the
+// generated module is written from the registry, so nothing declared there is left unexported.
+export * from "./program/resources";
 export { type ConnectionSettings, DEFAULT_API_URL, SETTING_SOURCES } from "./settings";
 export * from "./errors";

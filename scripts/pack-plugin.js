@@ -4,7 +4,7 @@
 //   pulumi plugin install resource tigercloud VERSION --file ARCHIVE
 // installs, one per platform: the launcher `pulumi-resource-tigercloud` (a shell script;
 // `pulumi-resource-tigercloud.cmd` on Windows), the plugin's code bundled into one file
-// (provider/hosts/plugin/main.ts with axios, pg, zod and gRPC, by esbuild; the same file for every
+// (scripts/pluginEntry.ts: the provider/hosts/plugin/main.ts server and the commands, with axios, pg, zod and gRPC, by esbuild; the same file for every
 // platform), the package's name and version, and the Node.js it runs on (the official binary of that
 // platform from the npm registry, as scripts/toolchain.js's pluginNode names it), so that a Python,
 // Go or YAML user needs no Node.js of their own.
@@ -68,32 +68,6 @@ function launcherOf(platform) {
   return { file: NAME, text: lines.join("\n") };
 }
 
-/**
- * The archive's one program: the plugin, as the engine starts it; or, for a user of any language
- * with no npm project, started as \`pulumi plugin run --kind resource tigercloud -- COMMAND\`:
- *   simulator [options]   the local Tiger Cloud
- *   forks list|sweep ...  tigercloud-forks, the fork janitor
- *   pr-database           the PR database action's work (actions/pr-database)
- * (each module is loaded only when its command is asked for).
- */
-const entry = (version) => `
-const done = (code) => (process.exitCode = code);
-if (process.argv[2] === "forks") require("./forks/cli").main(process.argv.slice(3)).then(done);
-else if (process.argv[2] === "pr-database") require("./forks/prDatabase").runPrDatabase().then(done);
-else if (process.argv[2] === "simulator") {
-  require("./simulator/cli")
-    .runSimulator(process.argv.slice(3), {
-      name: "pulumi plugin run --kind resource tigercloud -- simulator",
-      version: ${JSON.stringify(version)},
-      endWithParent: true,
-    })
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-} else require("./provider/hosts/plugin/main");
-`;
-
 /** Packs the archives of `platforms` (names in PLATFORMS) and returns their paths, in that order. */
 function packPlugins(platforms = PLATFORMS) {
   const unknown = platforms.filter((p) => !PLATFORMS.includes(p));
@@ -109,7 +83,8 @@ function packPlugins(platforms = PLATFORMS) {
     // One file: the plugin and what it loads, the same for every platform. pg's optional native
     // binding is not used.
     require("esbuild").buildSync({
-      stdin: { contents: entry(version), resolveDir: root, sourcefile: "plugin-entry.js", loader: "js" },
+      // The plugin's program and its commands (pr-database, forks, simulator), typed: scripts/pluginEntry.ts.
+      entryPoints: [path.join(root, "scripts", "pluginEntry.ts")],
       outfile: path.join(stage, "plugin.js"),
       bundle: true,
       platform: "node",

@@ -4,7 +4,9 @@
 // fetches it at its ref. The plugin comes from a stand-in of GitHub's releases on loopback, fetched
 // by the engine as for users; the simulator has a real PostgreSQL server behind every service, its
 // parent holding customers' personal data and TimescaleDB's jobs. Open, push, a second repository,
-// the nightly pause and sweep, close, a pull request from a fork repository.
+// the nightly pause and sweep, close; and each in a fresh repository of its own: a pull request
+// that drops a masking rule, one from another repository with no variable and no secret, a closed
+// pull request's stack swept at night, a rule naming no column, the pull request's one comment.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -48,6 +50,8 @@ const WITH: Record<string, string[]> = {
   // Forks that expired long ago, so that the night's sweep has one to destroy.
   "acme/ops": ["expires: 2026-01-01T00:00:00Z"],
 };
+/** What every repository adds: the Tiger Cloud API is the simulator's, not the public one. */
+const EVERY_WITH = ["tiger-api-url: ${{ secrets.TIGER_API_URL }}"];
 /** SQL files a repository's rules file adds (sqlFiles, beside it), by repository: dollar signs as SQL writes them. */
 const SQL_FILES: Record<string, Record<string, string>> = {
   "acme/ops": { "ops.sql": "DO $body$ BEGIN CREATE TABLE dollar_quoted (note text DEFAULT '${kept} $$1'); END $body$;\n" },
@@ -66,7 +70,7 @@ function userRepository(name: string): string {
     fs.appendFileSync(path.join(dir, RULES), `sqlFiles: [${file}]\n`);
   }
   repositories.set(name, dir);
-  const added = WITH[name] ?? [];
+  const added = [...EVERY_WITH, ...(WITH[name] ?? [])];
   if (added.length > 0) {
     const workflow = path.join(dir, WORKFLOW);
     fs.writeFileSync(workflow, `${fs.readFileSync(workflow, "utf8").trimEnd()}\n${added.map((l) => `          ${l}`).join("\n")}\n`);
@@ -77,21 +81,26 @@ function userRepository(name: string): string {
   return dir;
 }
 
-function runnerOf(repository: string): WorkflowRunner {
+/** A repository's runner; `bare`: GitHub gives its runs no variable and no secret (as for a pull request from another repository). */
+function runnerOf(repository: string, bare = false): WorkflowRunner {
   let runner = runners.get(repository);
   if (runner) return runner;
   const { basePath, pulumiPath } = runnerPaths(ROOT);
+  const dir = userRepository(repository);
+  api.addRepository(repository, dir);
   const options: RunnerOptions = {
-    repository: userRepository(repository),
+    repository: dir,
     repositoryName: repository,
-    secrets: {
-      TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
-      TIGER_SECRET_KEY: sim.keyPair.secretKey,
-      TIGER_API_URL: sim.url,
-      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-      PULUMI_CONFIG_PASSPHRASE: "pr-database-e2e",
-    },
-    vars: { SOURCE_SERVICE_ID: ids.serviceId },
+    secrets: bare
+      ? {}
+      : {
+          TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
+          TIGER_SECRET_KEY: sim.keyPair.secretKey,
+          TIGER_API_URL: sim.url,
+          PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+          PULUMI_CONFIG_PASSPHRASE: "pr-database-e2e",
+        },
+    vars: bare ? {} : { SOURCE_SERVICE_ID: ids.serviceId },
     githubApiUrl: api.url,
     issueToken: (p) => api.issueToken(p),
     basePath,
@@ -110,12 +119,28 @@ function runnerOf(repository: string): WorkflowRunner {
   return runner;
 }
 
-function pullRequest(repository: string, number: number, action: string, fromFork = false): GitHubEvent {
-  const head = { ref: `feature-${number}`, repo: { full_name: fromFork ? "someone/fork" : repository } };
+/**
+ * A pull request's event: its base is main as it is now, its head the branch `branch` (main itself
+ * when none is named: a pull request that changes nothing of the two files).
+ */
+function pullRequest(repository: string, number: number, action: string, { fromFork = false, branch = "main" } = {}): GitHubEvent {
+  if (!repositories.has(repository)) runnerOf(repository);
+  const dir = repositories.get(repository);
+  const shaOf = (ref: string) => (dir ? sh(dir, "rev-parse", ref).trim() : "0000000");
+  const head = { ref: `feature-${number}`, sha: shaOf(branch), repo: { full_name: fromFork ? "someone/fork" : repository } };
   return {
     name: "pull_request",
-    payload: { action, number, pull_request: { number, head, base: { ref: "main", repo: { full_name: repository } } } },
+    payload: { action, number, pull_request: { number, head, base: { ref: "main", sha: shaOf("main"), repo: { full_name: repository } } } },
   };
+}
+
+/** A commit on `branch` of the repository (made from main when new) changing its rules file as `change` says. */
+function changeRules(repository: string, branch: string, change: (rules: string) => string, message: string): void {
+  const dir = repositories.get(repository) as string;
+  sh(dir, "checkout", "--quiet", ...(sh(dir, "branch", "--list", branch).trim() ? [branch] : ["-b", branch]));
+  fs.writeFileSync(path.join(dir, RULES), change(fs.readFileSync(path.join(dir, RULES), "utf8")));
+  sh(dir, "commit", "--quiet", "--allow-empty", "-am", message);
+  sh(dir, "checkout", "--quiet", "main");
 }
 
 /** The event in `repository`; its one job, which must end with `status` (its log in the failure otherwise). */
@@ -164,9 +189,16 @@ afterAll(async () => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
-test("the user's workflow is at most 15 lines, and the repository holds nothing else but the rules file", () => {
-  const lines = fs.readFileSync(path.join(EXAMPLE, WORKFLOW), "utf8").trimEnd().split("\n");
-  expect(lines.length).toBeLessThanOrEqual(15);
+test("the user's workflow is at most 20 lines, hands the action no secret it does not need, and the repository holds nothing else but the rules file", () => {
+  const text = fs.readFileSync(path.join(EXAMPLE, WORKFLOW), "utf8");
+  expect(text.trimEnd().split("\n").length).toBeLessThanOrEqual(20);
+  expect(text).not.toMatch(/toJSON\(\s*secrets\s*\)/);
+  expect([...text.matchAll(/secrets\.(\w+)/g)].map((m) => m[1]).sort()).toEqual([
+    "PULUMI_BACKEND_URL",
+    "PULUMI_CONFIG_PASSPHRASE",
+    "TIGER_PUBLIC_KEY",
+    "TIGER_SECRET_KEY",
+  ]);
   expect(sh(userRepository("acme/layout"), "ls-files").trim().split("\n").sort()).toEqual([RULES, WORKFLOW].sort());
 });
 
@@ -250,6 +282,9 @@ test("a fork that has expired: the night's sweep destroys its stack, and with it
 test("PR closed: its fork deleted and its stack removed; the other repository's untouched; closed again: nothing to do", async () => {
   const closed = await trigger("acme/shop", pullRequest("acme/shop", 7, "closed"));
   expect(closed.log).toContain("pull request #7: its fork deleted, stack pr-7.acme.shop removed");
+  expect(api.comments.filter((c) => c.repository === "acme/shop" && c.issue === 7).map((c) => c.body)).toEqual([
+    expect.stringContaining("### Database for this pull request: deleted"),
+  ]);
   expect(sim.service(ids.projectId, shopFork)?.status).toMatch(/^DELET/);
   expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
   const again = await trigger("acme/shop", pullRequest("acme/shop", 7, "closed"));
@@ -258,9 +293,106 @@ test("PR closed: its fork deleted and its stack removed; the other repository's 
   expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["DELETED"]);
 });
 
-test("a PR from a fork repository: no database, a notice says why, and the job succeeds", async () => {
+test("a PR whose head drops a masking rule gets a database masked by its base's rules, and a notice that its rules take effect once merged", async () => {
+  const repo = "acme/rules";
+  runnerOf(repo);
+  changeRules(repo, "drop-email", (rules) => rules.replace(/^ {2}- \{ table: customers, column: email.*\n/m, ""), "email unmasked");
+  const job = await trigger(repo, pullRequest(repo, 11, "opened", { branch: "drop-email" }));
+  const url = job.exported.DATABASE_URL ?? "";
+  const emails = (await psql(url, `SELECT email FROM ${PERSONAL_TABLE}`)).split("\n");
+  expect(emails.length).toBe(PERSONAL_ROWS);
+  for (const row of Array.from({ length: PERSONAL_ROWS }, (_, i) => customerRow(i + 1))) expect(emails).not.toContain(row.email);
+  expect(job.annotations).toContainEqual(
+    expect.objectContaining({
+      level: "notice",
+      title: "The rules file changes",
+      message: expect.stringContaining("take effect once it is merged"),
+    }),
+  );
+  expect(job.summary).toContain("This pull request changes .github/pr-database.yml: its rules take effect once it is merged");
+  expect(job.summary).toContain("`public.customers.email` (email)");
+});
+
+test("a PR from another repository, whose runs GitHub gives no variable and no secret: no database, a notice says why and what a maintainer can do, and the job succeeds", async () => {
+  const repo = "acme/public";
+  runnerOf(repo, true);
   const before = sim.requests("forkService").length;
-  const job = await trigger("acme/shop", pullRequest("acme/shop", 8, "opened", true));
-  expect(job.annotations).toContainEqual(expect.objectContaining({ level: "notice", title: "No database for this pull request" }));
+  const job = await trigger(repo, pullRequest(repo, 8, "opened", { fromFork: true }));
+  const notice = job.annotations.find((a) => a.title === "No database for this pull request");
+  expect(notice?.level).toBe("notice");
+  expect(notice?.message).toContain("no secrets and no variables");
+  expect(notice?.message).toContain("A maintainer can push its branch to this repository");
+  expect(job.annotations.filter((a) => a.level === "error")).toEqual([]);
+  expect(job.summary).toContain("### No database for this pull request");
   expect(sim.requests("forkService")).toHaveLength(before);
+});
+
+test("the nightly sweep destroys a closed PR's stack (its close job never ran), asking GitHub with the job's own token, and its summary says what it kept and destroyed and why", async () => {
+  const repo = "acme/closed";
+  await trigger(repo, pullRequest(repo, 4, "opened"));
+  const [fork] = forksNamed("pr-4.acme.closed");
+  // Closed, and its close job lost: the night finds the stack of a closed pull request.
+  api.pullRequestEvent(repo, 4, "closed");
+  const nightly = await trigger(repo, { name: "schedule", cron: "0 20 * * 1-5" });
+  expect(api.requests).toContainEqual({ method: "GET", path: `/repos/${repo}/pulls/4`, status: 200 });
+  expect(nightly.log).toContain("DESTROY stack pr-4.acme.closed: pull request #4 is closed");
+  expect(sim.service(ids.projectId, fork!.service_id)?.status).toMatch(/^DELET/);
+  expect(nightly.summary).toContain("| `pr-4.acme.closed` | paused |");
+  expect(nightly.summary).toMatch(
+    /\| stack `pr-4\.acme\.closed` \| destroy stack \| pull request #4 is closed.*\| stack pr-4\.acme\.closed destroyed and removed \|/,
+  );
+  expect(nightly.summary).toMatch(new RegExp(`\\| fork \`${fork!.service_id}\` pr-4\\.acme\\.closed \\| keep \\|`));
+});
+
+test("a rule naming no column: no fork left running, an annotation naming the rule and what to fix; the rule fixed on main, the next push prepares the same fork", async () => {
+  const repo = "acme/bad";
+  runnerOf(repo);
+  const bad = '  - { table: customers, column: phone, with: "null" }\n';
+  changeRules(repo, "main", (rules) => rules.replace(/^(mask:\n)/m, `$1${bad}`), "phone masked");
+  const failed = await trigger(repo, pullRequest(repo, 6, "opened"), 1);
+  const [fork] = forksNamed("pr-6.acme.bad");
+  expect(sim.service(ids.projectId, fork!.service_id)?.status).toMatch(/^PAUS/);
+  expect(failed.exported.DATABASE_URL).toBeUndefined();
+  const error = failed.annotations.find((a) => a.level === "error");
+  expect(error?.message).toContain("mask[0] of .github/pr-database.yml: prepare.mask[0] (customers.phone, with null)");
+  expect(error?.message).toContain("public.customers has no column phone");
+  expect(error?.message).toContain("fix it on main");
+  const comment = () => api.comments.filter((c) => c.repository === repo && c.issue === 6).map((c) => c.body);
+  expect(comment()).toEqual([expect.stringContaining("Its preparation failed: mask[0] of .github/pr-database.yml")]);
+  changeRules(repo, "main", (rules) => rules.replace(bad, ""), "phone is not a column");
+  const fixed = await trigger(repo, pullRequest(repo, 6, "synchronize"));
+  expect(forksNamed("pr-6.acme.bad").map((s) => [s.service_id, s.status])).toEqual([[fork!.service_id, "READY"]]);
+  expect(comment()).toEqual([expect.stringContaining("### Database for this pull request: `pr-6.acme.bad`")]);
+  const emails = await psql(
+    fixed.exported.DATABASE_URL ?? "",
+    `SELECT count(*) FROM ${PERSONAL_TABLE} WHERE email LIKE '%@example.invalid'`,
+  );
+  expect(emails).toBe(String(PERSONAL_ROWS));
+});
+
+test("the PR's comment: made once, found again by its marker and updated on the next push (a person's comment left alone), with nothing secret", async () => {
+  const repo = "acme/comment";
+  runnerOf(repo);
+  api.commentAsUser(repo, 21, "Looks good; <!-- tigercloud-pr-database --> quoted");
+  changeRules(repo, "feature", (rules) => rules, "first push");
+  const opened = await trigger(repo, pullRequest(repo, 21, "opened", { branch: "feature" }));
+  const ours = () => api.comments.filter((c) => c.repository === repo && c.issue === 21 && c.user.type === "Bot");
+  expect(ours()).toHaveLength(1);
+  const first = ours()[0]!.body;
+  expect(first).toContain("### Database for this pull request: `pr-21.acme.comment`");
+  expect(first).toContain("`public.customers.full_name` (keepFirst):");
+  expect(first).toMatch(/\| Jobs paused \| \d+/);
+  expect(first).toMatch(/\| Expires \| \d{4}-\d\d-\d\dT/);
+  const url = opened.exported.DATABASE_URL ?? "";
+  expect(first).not.toContain(url);
+  expect(first).not.toContain(decodeURIComponent(new URL(url).password));
+  changeRules(repo, "feature", (rules) => rules, "second push");
+  const headNow = sh(repositories.get(repo) as string, "rev-parse", "feature").trim();
+  await trigger(repo, pullRequest(repo, 21, "synchronize", { branch: "feature" }));
+  expect(ours()).toHaveLength(1);
+  expect(ours()[0]!.body).toContain(`for ${headNow.slice(0, 7)}`);
+  expect(api.requests.filter((r) => r.method === "PATCH" && r.path.startsWith(`/repos/${repo}/`))).toHaveLength(1);
+  expect(api.comments.filter((c) => c.repository === repo && c.issue === 21 && c.user.type === "User")[0]?.body).toBe(
+    "Looks good; <!-- tigercloud-pr-database --> quoted",
+  );
 });

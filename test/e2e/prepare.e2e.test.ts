@@ -121,7 +121,7 @@ test("masked before anyone has the URL: no production value of a masked column i
   await s.destroy();
 });
 
-test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork recorded with no URL and nothing of the preparation kept; the next up, the rule fixed, prepares the same fork", async () => {
+test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork recorded with no URL, stopped, and nothing of the preparation kept; the next up, the rule fixed, starts and prepares the same fork", async () => {
   const wrong = [
     { table: PERSONAL_TABLE, column: "email", with: "email" },
     { table: PERSONAL_TABLE, column: "phone", with: "null" },
@@ -141,7 +141,16 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
   expect(fork?.outputs?.initialPassword).toBeUndefined();
   expect(JSON.stringify(fork?.outputs?.pendingPassword)).toContain(password);
   expect(s.rawState()).not.toContain(password);
-  // One transaction: the first rule's work was rolled back too.
+  // Stopped: unmasked, it must not run (or be billed) until a preparation succeeds.
+  expect(h.sim.service(h.ids.projectId, fork!.id!)?.status).toMatch(/^PAUS/);
+  expect(fork?.outputs?.paused).toBe(true);
+  // One transaction: the first rule's work was rolled back too (seen with the fork started by hand).
+  await fetch(`${h.sim.url}/projects/${h.ids.projectId}/services/${fork!.id!}/start`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${h.sim.apiKey}` },
+  });
+  while (h.sim.service(h.ids.projectId, fork!.id!)?.status !== "READY") await new Promise((r) => setTimeout(r, 100));
+  await h.sim.databases.settled(fork!.id!);
   const service = h.sim.service(h.ids.projectId, fork!.id!);
   const direct = `postgresql://tsdbadmin:${encodeURIComponent(password)}@${service!.endpoint.host}:${service!.endpoint.port}/tsdb?sslmode=require`;
   expect(await psql(direct, `SELECT email FROM ${PERSONAL_TABLE} WHERE id = 1`)).toBe(PRODUCTION[0]!.email);
@@ -152,7 +161,8 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
   expect(preview.changes.replace ?? 0).toBe(0);
   expect(preview.stdout).toContain("preparation has not finished: the new one runs on it, in place");
   const up = await s.up();
-  expect(writes(up.requests)).toEqual(["renameService"]); // no second fork
+  // No second fork: the recorded one, started (already running here) and renamed.
+  expect(writes(up.requests).filter((w) => w !== "start")).toEqual(["renameService"]);
   expect(up.outputs.password?.value).toBe(password);
   expect(up.outputs.id?.value).toBe(fork!.id);
   const uri = up.outputs.uri?.value as string;

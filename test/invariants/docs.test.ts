@@ -153,19 +153,26 @@ test("the pipelines take the key pair, as the docs say: production's workflows p
     ]);
     expect([file, text.includes("TIGER_API_KEY")]).toEqual([file, false]);
   }
-  // The PR workflow hands its secrets to the action, which reads the pair among a few names.
+  // The PR workflow hands the action each secret it needs as an input of its own, the pair among them.
   const pr = parse(fs.readFileSync(path.join(ROOT, "examples", "pr-fork", ".github", "workflows", "pr-database.yml"), "utf8")) as {
     jobs: Record<string, { steps: { uses?: string; with?: Record<string, string> }[] }>;
   };
   const action = Object.values(pr.jobs)
     .flatMap((j) => j.steps)
     .find((step) => step.uses?.includes("/actions/pr-database@"));
-  expect(action?.with?.secrets).toBe("${{ toJSON(secrets) }}");
-  const { SETTINGS } = require("../../forks/prDatabase") as { SETTINGS: readonly string[] };
-  expect(SETTINGS).toEqual(expect.arrayContaining(["TIGER_PUBLIC_KEY", "TIGER_SECRET_KEY"]));
+  expect(action?.with?.["tiger-public-key"]).toBe("${{ secrets.TIGER_PUBLIC_KEY }}");
+  expect(action?.with?.["tiger-secret-key"]).toBe("${{ secrets.TIGER_SECRET_KEY }}");
+  // No step is handed every secret of the repository: not in the action, the example or any doc.
+  for (const file of ["actions/pr-database/action.yml", "examples/pr-fork/.github/workflows/pr-database.yml", "README.md", ...GUIDES])
+    expect([file, /toJSON\(\s*secrets\s*\)/.test(doc(file))]).toEqual([file, false]);
+  // The guide names every input of the action, and the secrets they are given from.
+  const inputs = Object.keys((parse(doc("actions/pr-database/action.yml")) as { inputs: Record<string, unknown> }).inputs);
+  expect(inputs).toEqual(expect.arrayContaining(["tiger-public-key", "tiger-secret-key", "github-token"]));
   const section = prDatabases.slice(prDatabases.indexOf("## GitOps: a database for each pull request"));
   expect(section).toContain("`TIGER_PUBLIC_KEY` and\n`TIGER_SECRET_KEY` (the key pair made in the console");
-  for (const name of SETTINGS) expect([name, section.includes(`\`${name}\``)]).toEqual([name, true]);
+  for (const name of inputs) expect([name, section.includes(`\`${name}\``)]).toEqual([name, true]);
+  for (const name of ["TIGER_PUBLIC_KEY", "TIGER_SECRET_KEY", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "PULUMI_ACCESS_TOKEN"])
+    expect([name, section.includes(`\`${name}\``)]).toEqual([name, true]);
   // The configuration table says what each credential is, and which one a pipeline takes.
   const setting = (name: string) => readme.split("\n").find((line) => line.startsWith(`| ${name} |`)) ?? "";
   expect(setting("API key")).toMatch(/bearer token.*\*\*expires\*\*.*not a pipeline/i);

@@ -208,7 +208,7 @@ test("a resource's folder imports no other resource's folder", () => {
   expect(wrong).toEqual([]);
 });
 
-test("the fork janitor is a command of its own: it reaches the package through its public client entry, the gone rule and the shared modules (the PR database action, beside it, also the preparation's rules it checks a rules file by)", () => {
+test("the fork janitor is a command of its own: it reaches the package through its public client entry, the gone rule and the shared modules", () => {
   const JANITOR = path.join(ROOT, "forks");
   const wrong: string[] = [];
   for (const file of modulesUnder(JANITOR))
@@ -216,17 +216,31 @@ test("the fork janitor is a command of its own: it reaches the package through i
       const spec = (m[2] ?? m[3]) as string;
       if (!spec.startsWith("../provider/")) continue;
       const target = spec.replace("../provider/", "");
-      const allowed = [
-        "api/client",
-        "api/schemas",
-        "api/statuses",
-        "policies/gone",
-        ...SHARED.map((s) => s.replace(/\.ts$/, "")),
-        ...(file === "prDatabase.ts" ? ["resources/serviceFork/preparation"] : []),
-      ];
+      const allowed = ["api/client", "api/schemas", "api/statuses", "policies/gone", ...SHARED.map((s) => s.replace(/\.ts$/, ""))];
       if (!allowed.includes(target)) wrong.push(`forks/${file} -> ${spec}`);
     }
   expect(wrong).toEqual([]);
+});
+
+test("the PR database action's runner is a room of its own: it reaches the janitor by its command, and the package only through the shared modules and the preparation's rules it checks a rules file by", () => {
+  const ACTION = path.join(ROOT, "prDatabase");
+  const modules = modulesUnder(ACTION);
+  expect(modules).toContain("main.ts");
+  const wrong: string[] = [];
+  for (const file of modules)
+    for (const m of fs.readFileSync(path.join(ACTION, file), "utf8").matchAll(IMPORT)) {
+      const spec = (m[2] ?? m[3]) as string;
+      if (!spec.startsWith("../")) continue;
+      const allowed = [
+        "../forks/cli",
+        "../provider/resources/serviceFork/preparation",
+        ...SHARED.map((s) => `../provider/${s.replace(/\.ts$/, "")}`),
+      ];
+      if (!allowed.includes(spec)) wrong.push(`prDatabase/${file} -> ${spec}`);
+    }
+  expect(wrong).toEqual([]);
+  // Nothing of the janitor's folder is the action's.
+  expect(modulesUnder(path.join(ROOT, "forks")).filter((f) => /prDatabase/i.test(f))).toEqual([]);
 });
 
 /** The modules a `require` of `from` loads, following every import that is not type-only. */
@@ -342,8 +356,9 @@ test("the provider never loads the simulator, and the simulator, shipped beside 
   expect(wrong).toEqual([]);
 });
 
-test("the contributing guide's map names every module of the simulator and of the fork janitor", () => {
+test("the contributing guide's map names every module of the simulator, the fork janitor and the PR database action", () => {
   const map = fs.readFileSync(path.join(ROOT, "CONTRIBUTING.md"), "utf8");
-  for (const file of [...SIMULATOR_MODULES, ...modulesUnder(path.join(ROOT, "forks")).map((f) => `forks/${f}`)])
+  const ofFolder = (folder: string) => modulesUnder(path.join(ROOT, folder)).map((f) => `${folder}/${f}`);
+  for (const file of [...SIMULATOR_MODULES, ...ofFolder("forks"), ...ofFolder("prDatabase")])
     expect(map).toContain(path.posix.basename(file));
 });

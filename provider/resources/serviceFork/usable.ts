@@ -5,6 +5,7 @@
 import type { Service } from "../../api/schemas";
 import { READY } from "../../api/statuses";
 import type { CallContext } from "../../context/context";
+import { TigerCloudError } from "../../errors";
 import type { Limit } from "../../rules/inputSchemas";
 import { partialFailure } from "../../rules/state";
 import { connectionUri, waitForLogin } from "../../policies/connection";
@@ -34,7 +35,8 @@ export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "ne
   const waits = inputs.waitForReady && (fork === "new" || !inputs.paused);
   const ready = waits && state.status !== READY;
   const password = state.passwordPending === true && inputs.passwordOnAdopt === "reset";
-  const prepare = inputs.prepare !== undefined && (fork === "new" || state.preparePending === true);
+  // A recorded fork that stays stopped is prepared when it runs again: it takes no login before.
+  const prepare = inputs.prepare !== undefined && (fork === "new" || (state.preparePending === true && !(inputs.paused && state.paused)));
   const login = prepare || (waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true));
   return (["ready", "password", "login", "prepare"] as const).filter((step) => ({ ready, password, login, prepare })[step]);
 }
@@ -110,8 +112,10 @@ async function takeSteps(
       initialPassword: undefined,
       pendingPassword: passwordOf(state),
     };
+  let taking: UsableStep | "pause" | undefined;
   try {
     for (const step of steps) {
+      taking = step;
       let read: Service | undefined;
       let password = passwordOf(state);
       switch (step) {
@@ -147,9 +151,36 @@ async function takeSteps(
       if (read) state = stateFromService(state, read, password);
     }
   } catch (err) {
-    throw partialFailure(id, state, err);
+    if (taking !== "prepare") throw partialFailure(id, state, err);
+    const [stopped, said] = await stopUnprepared(ctx, id, state, inputs, err);
+    throw partialFailure(id, stopped, said);
   }
   return state;
+}
+
+/**
+ * A fork whose preparation failed holds the source's data unmasked and is billed while it runs: it
+ * is stopped (not deleted: the next `up` starts it and prepares it, with no second fork), its
+ * password still kept aside. A stop that fails is said beside the preparation's own failure.
+ */
+async function stopUnprepared(
+  ctx: CallContext,
+  id: string,
+  state: ServiceForkState,
+  inputs: ForkInputs,
+  failure: unknown,
+): Promise<[ServiceForkState, unknown]> {
+  const said = failure instanceof Error ? failure.message : String(failure);
+  try {
+    const stopped = await stopFork(ctx, id, inputs.projectId, inputs.waitForReady, deleteLimit(ctx, inputs));
+    if (!stopped) return [state, failure];
+    ctx.progress(`fork ${id} was stopped: its preparation failed, and it holds the source's data unmasked`);
+    const note = ` Fork ${id} was stopped meanwhile (its data is not masked); the next \`up\` starts it and prepares it.`;
+    return [stateFromService(state, stopped, passwordOf(state)), new TigerCloudError(`${said}${note}`, { cause: failure })];
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return [state, new TigerCloudError(`${said} Fork ${id} could not be stopped (${why}): it still runs, unprepared.`, { cause: failure })];
+  }
 }
 
 /** The state with its password and connection strings published, from its endpoints and password. */

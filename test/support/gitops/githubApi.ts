@@ -1,17 +1,22 @@
 // A local stand-in for the part of GitHub's REST API the workflows call: a pull request's comments
-// (list, create, update), and a pull request's state (open or closed). Each job's GITHUB_TOKEN
-// carries the job's `permissions:`, and, as on GitHub, writing a comment needs `pull-requests:
-// write` (or `issues: write`), and reading a private repository's pull request `pull-requests:
-// read`: a job that did not ask for it gets GitHub's 403.
+// (list, a page at a time, create, update), a pull request's state (open or closed), and a file
+// as it is at a commit (the contents route, read from the repository's git). Each job's
+// GITHUB_TOKEN carries the job's `permissions:`, and, as on GitHub, writing a comment needs
+// `pull-requests: write` (or `issues: write`), reading a private repository's pull request
+// `pull-requests: read`, and its files `contents: read`: a job that did not ask for it gets
+// GitHub's 403.
+import { execFileSync } from "child_process";
 import * as crypto from "crypto";
 import * as http from "http";
 import type { AddressInfo } from "net";
 
 export interface Comment {
   id: number;
+  /** owner/name: a comment is on one repository's pull request. */
+  repository: string;
   issue: number;
   body: string;
-  user: { login: string };
+  user: { login: string; type: "Bot" | "User" };
 }
 export interface ApiRequest {
   method: string;
@@ -40,6 +45,19 @@ export class GitHubApi {
     return token;
   }
 
+  /** Where each repository's git is, by owner/name: what the contents route reads. */
+  private readonly repositories = new Map<string, string>();
+
+  /** The repository `name` (owner/name) is the git repository at `dir`. */
+  addRepository(name: string, dir: string): void {
+    this.repositories.set(name, dir);
+  }
+
+  /** A comment a person wrote on pull request `issue` of `repository`. */
+  commentAsUser(repository: string, issue: number, body: string): void {
+    this.comments.push({ id: this.nextId++, repository, issue, body, user: { login: "someone", type: "User" } });
+  }
+
   /** A pull request's event happened: opened, reopened or synchronize leave it open; closed closes it. */
   pullRequestEvent(repository: string, number: number, action: string): void {
     this.pulls.set(`${repository}#${number}`, action === "closed" ? "closed" : "open");
@@ -52,8 +70,9 @@ export class GitHubApi {
       req.on("end", () => {
         const [status, answer] = this.answer(req, body);
         this.requests.push({ method: req.method ?? "", path: req.url ?? "", status });
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify(answer));
+        const raw = (answer as { raw?: unknown }).raw;
+        res.writeHead(status, { "content-type": typeof raw === "string" ? "application/vnd.github.raw" : "application/json" });
+        res.end(typeof raw === "string" ? raw : JSON.stringify(answer));
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
@@ -68,34 +87,54 @@ export class GitHubApi {
     const permissions = token === undefined ? undefined : this.tokens.get(token);
     if (!permissions) return [401, { message: "Bad credentials" }];
     const url = new URL(req.url ?? "/", "http://x");
-    const list = /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/.exec(url.pathname);
+    const list = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
     const pull = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(url.pathname);
     if (pull && req.method === "GET") {
       if (!permissions["pull-requests"]) return [403, { message: "Resource not accessible by integration" }];
       const state = this.pulls.get(`${pull[1]}#${pull[2]}`);
       return state ? [200, { number: Number(pull[2]), state }] : [404, { message: "Not Found" }];
     }
-    const one = /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/.exec(url.pathname);
+    const one = /^\/repos\/([^/]+\/[^/]+)\/issues\/comments\/(\d+)$/.exec(url.pathname);
     const canWrite = permissions["pull-requests"] === "write" || permissions.issues === "write";
     const forbidden: [number, unknown] = [403, { message: "Resource not accessible by integration" }];
+    const contents = /^\/repos\/([^/]+\/[^/]+)\/contents\/(.+)$/.exec(url.pathname);
+    if (contents && req.method === "GET") {
+      if (!permissions.contents) return [403, { message: "Resource not accessible by integration" }];
+      const dir = this.repositories.get(contents[1] as string);
+      const ref = url.searchParams.get("ref") ?? "HEAD";
+      const file = decodeURIComponent(contents[2] as string);
+      if (!dir || !/^[0-9a-zA-Z._/-]+$/.test(ref) || file.split("/").includes("..")) return [404, { message: "Not Found" }];
+      let text: string;
+      try {
+        text = execFileSync("git", ["show", `${ref}:${file}`], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+      } catch {
+        return [404, { message: "Not Found" }];
+      }
+      // The raw media type answers the file itself; the default, its content in base64.
+      if ((req.headers.accept ?? "").includes("raw")) return [200, { raw: text }];
+      return [200, { type: "file", path: file, encoding: "base64", content: Buffer.from(text).toString("base64") }];
+    }
     if (list && req.method === "GET") {
       const perPage = Number(url.searchParams.get("per_page") ?? 30);
-      return [200, this.comments.filter((c) => c.issue === Number(list[1])).slice(0, perPage)];
+      const page = Number(url.searchParams.get("page") ?? 1);
+      const onIt = this.comments.filter((c) => c.repository === list[1] && c.issue === Number(list[2]));
+      return [200, onIt.slice((page - 1) * perPage, page * perPage)];
     }
     if (list && req.method === "POST") {
       if (!canWrite) return forbidden;
       const comment = {
         id: this.nextId++,
-        issue: Number(list[1]),
+        repository: list[1] as string,
+        issue: Number(list[2]),
         body: (JSON.parse(body) as { body: string }).body,
-        user: { login: "github-actions[bot]" },
+        user: { login: "github-actions[bot]", type: "Bot" as const },
       };
       this.comments.push(comment);
       return [201, comment];
     }
     if (one && req.method === "PATCH") {
       if (!canWrite) return forbidden;
-      const comment = this.comments.find((c) => c.id === Number(one[1]));
+      const comment = this.comments.find((c) => c.repository === one[1] && c.id === Number(one[2]));
       if (!comment) return [404, { message: "Not Found" }];
       comment.body = (JSON.parse(body) as { body: string }).body;
       return [200, comment];

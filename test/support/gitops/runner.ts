@@ -82,6 +82,8 @@ export interface JobRun {
   concurrencyGroup: string | undefined;
   /** Each step that ran, with its title and how long it took, as GitHub lists them. */
   steps: { title: string; seconds: number }[];
+  /** The job's summary: what its steps wrote to GITHUB_STEP_SUMMARY, in order, masked as the log is. */
+  summary: string;
 }
 
 export interface RunnerOptions {
@@ -174,6 +176,10 @@ export class WorkflowRunner {
   async trigger(event: GitHubEvent): Promise<JobRun[]> {
     const head = path.join(this.options.work, `event-${++this.runs}`);
     await git(this.options.work, ["clone", "--quiet", this.options.repository, head]);
+    // A pull request's run reads its workflows, and checks out, the PR's head (GitHub's merge
+    // commit, which is the head when the branch is up to date with its base).
+    const prHead = prHeadOf(event);
+    if (prHead) await git(head, ["checkout", "--quiet", prHead]);
     const sha = await git(head, ["rev-parse", "HEAD"]);
     const dir = path.join(head, ".github", "workflows");
     // Every job the event starts runs at once, each on a runner of its own, as on GitHub.
@@ -288,6 +294,7 @@ export class WorkflowRunner {
       permissions,
       concurrencyGroup: group,
       steps: [],
+      summary: "",
     };
     if (!condition(job.if, base, "success")) return result;
     result.ran = true;
@@ -301,6 +308,7 @@ export class WorkflowRunner {
     const eventPath = path.join(temp, "event.json");
     fs.writeFileSync(eventPath, JSON.stringify(github.event));
     const token = this.options.issueToken(permissions);
+    github.token = token;
     const secrets = { ...this.options.secrets, GITHUB_TOKEN: token };
     const hide = [...Object.values(secrets).filter((v) => v.length > 0)];
     // What every job's steps get from the runner, before any `env:`.
@@ -355,6 +363,7 @@ export class WorkflowRunner {
     let status: Status = "success";
     let scripts = 0;
     const log: string[] = [];
+    const summaries: string[] = [];
     const runSteps = async (list: Step[], scope: Scope): Promise<void> => {
       for (const step of list) {
         if (!condition(step.if, contextsIn(scope), status)) continue;
@@ -370,8 +379,10 @@ export class WorkflowRunner {
         let exit = 0;
         if (step.uses) {
           const action = step.uses.replace(/@.*/, "");
-          if (action === "actions/checkout") await git(workspace, ["clone", "--quiet", this.options.repository, "."]);
-          else if (action === "actions/setup-node") {
+          if (action === "actions/checkout") {
+            await git(workspace, ["clone", "--quiet", this.options.repository, "."]);
+            if (prHeadOf(event)) await git(workspace, ["checkout", "--quiet", prHeadOf(event) as string]);
+          } else if (action === "actions/setup-node") {
             const wanted = String(step.with?.["node-version"] ?? "");
             if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
               throw new Error(`${file}: node ${wanted} wanted, ${process.versions.node} here`);
@@ -425,13 +436,18 @@ export class WorkflowRunner {
           const script = path.join(temp, `step-${scripts++}.sh`);
           fs.writeFileSync(script, interpolate(step.run, { ...contextsIn(scope), env: stepEnv }));
           const githubOutput = path.join(temp, "github_output");
+          // One summary file per step, as GitHub gives; the job's summary is theirs in order.
+          const stepSummary = path.join(temp, `step_summary_${scripts}`);
           fs.writeFileSync(githubEnv, "");
           fs.writeFileSync(githubOutput, "");
+          fs.writeFileSync(stepSummary, "");
           const out = await runScript(script, dir && !scope.actionPath ? path.join(workspace, interpolate(dir, contexts())) : workspace, {
             ...stepEnv,
             PATH: env.PATH as string,
             GITHUB_OUTPUT: githubOutput,
+            GITHUB_STEP_SUMMARY: stepSummary,
           });
+          summaries.push(fs.readFileSync(stepSummary, "utf8"));
           exit = out.status;
           for (const line of out.output.split("\n")) {
             const command = /^::(add-mask|notice|warning|error)( [^:]*)?::(.*)$/.exec(line);
@@ -461,10 +477,19 @@ export class WorkflowRunner {
     };
     await runSteps(job.steps, jobScope);
     if (status === "success") for (const { key, dir } of toSave) await this.saveCache(key, github.ref as string, dir);
-    result.log = hide.filter((v) => v.length > 0).reduce((text, value) => text.split(value).join("***"), log.join("\n"));
+    const masking = (text: string) => hide.filter((v) => v.length > 0).reduce((t, value) => t.split(value).join("***"), text);
+    result.log = masking(log.join("\n"));
+    result.summary = masking(summaries.join(""));
     fs.rmSync(root, { recursive: true, force: true });
     return result;
   }
+}
+
+/** The commit a pull request's run checks out: its head, when the event names it. */
+function prHeadOf(event: GitHubEvent): string | undefined {
+  if (event.name !== "pull_request") return undefined;
+  const head = event.payload.pull_request.head as { sha?: unknown } | undefined;
+  return typeof head?.sha === "string" ? head.sha : undefined;
 }
 
 /**

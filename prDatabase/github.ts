@@ -1,0 +1,93 @@
+// What the PR database action asks of GitHub's REST API, with the token the workflow hands it
+// (`github-token`, by default the job's own): a file as it is at a commit (contents: read), and the
+// pull request's one comment, found by its marker and kept up to date (pull-requests: write).
+import { z } from "zod";
+import { messageOf, printable } from "../provider/text";
+import { ActionError } from "./inputs";
+
+export interface GitHub {
+  apiUrl: string;
+  token: string;
+  /** owner/name */
+  repository: string;
+}
+
+/** Opens the action's comment on a pull request: how a later run finds it again. Never shown. */
+export const COMMENT_MARKER = "<!-- tigercloud-pr-database -->";
+/** Comments read per page while looking for the marker. */
+const PAGE = 100;
+
+async function call(
+  github: GitHub,
+  method: "GET" | "POST" | "PATCH",
+  route: string,
+  { body, accept = "application/vnd.github+json" }: { body?: unknown; accept?: string } = {},
+): Promise<{ status: number; text: string }> {
+  const url = `${github.apiUrl.replace(/\/+$/, "")}/repos/${github.repository}${route}`;
+  const res = await fetch(url, {
+    method,
+    headers: {
+      Authorization: `Bearer ${github.token}`,
+      Accept: accept,
+      "User-Agent": "tigercloud-pr-database",
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** A path of the repository as the contents route takes it: each segment encoded. */
+const encodedPath = (file: string) => file.split("/").map(encodeURIComponent).join("/");
+
+/** The text of `file` at commit `ref`; undefined when it does not exist there. Anything else fails, naming what to grant. */
+export async function fileAt(github: GitHub, file: string, ref: string): Promise<string | undefined> {
+  let answer;
+  try {
+    answer = await call(github, "GET", `/contents/${encodedPath(file)}?ref=${encodeURIComponent(ref)}`, {
+      accept: "application/vnd.github.raw+json",
+    });
+  } catch (err) {
+    throw new ActionError(`GitHub could not be asked for ${printable(file)} at ${printable(ref)}: ${printable(messageOf(err))}`);
+  }
+  if (answer.status === 404) return undefined;
+  if (answer.status !== 200) {
+    const hint = answer.status === 401 || answer.status === 403 ? " (does the workflow grant contents: read to github-token?)" : "";
+    throw new ActionError(`GitHub answered ${answer.status} for ${printable(file)} at ${printable(ref)}${hint}`);
+  }
+  return answer.text;
+}
+
+const CommentsSchema = z.array(
+  z.looseObject({ id: z.number().int(), body: z.string().nullish(), user: z.looseObject({ type: z.string().optional() }).nullish() }),
+);
+
+/**
+ * The action's comment on pull request `pr`: made the first time, updated after (found by its
+ * marker, among comments a bot wrote). Says what happened; a token that cannot write pull requests
+ * is no failure of the job.
+ */
+export async function upsertComment(github: GitHub, pr: number, body: string): Promise<string> {
+  try {
+    let found: number | undefined;
+    for (let page = 1; found === undefined; page++) {
+      const listed = await call(github, "GET", `/issues/${pr}/comments?per_page=${PAGE}&page=${page}`);
+      if (listed.status !== 200) return `no comment on the pull request: GitHub answered ${listed.status} to reading its comments`;
+      const comments = CommentsSchema.parse(JSON.parse(listed.text));
+      found = comments.find((c) => c.user?.type === "Bot" && (c.body ?? "").startsWith(COMMENT_MARKER))?.id;
+      if (comments.length < PAGE) break;
+    }
+    const text = `${COMMENT_MARKER}\n${body}`;
+    const written =
+      found === undefined
+        ? await call(github, "POST", `/issues/${pr}/comments`, { body: { body: text } })
+        : await call(github, "PATCH", `/issues/comments/${found}`, { body: { body: text } });
+    if (written.status === 403)
+      return "no comment on the pull request: the token cannot write pull requests (grant pull-requests: write to have one)";
+    if (written.status >= 300) return `no comment on the pull request: GitHub answered ${written.status}`;
+    return found === undefined ? "the pull request's comment was made" : "the pull request's comment was updated";
+  } catch (err) {
+    return `no comment on the pull request: ${printable(messageOf(err))}`;
+  }
+}

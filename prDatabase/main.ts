@@ -1,0 +1,203 @@
+// The PR database, one step of a user's workflow (actions/pr-database): on a pull request's open,
+// push or reopen, a fork of the source, prepared as the rules file says at the PR's base (masking,
+// SQL, jobs paused), its URL masked in the log and handed to the job's later steps, the job's
+// summary and the PR's one comment saying what it is; on its close, the fork deleted and its stack
+// removed; at night (schedule, workflow_dispatch), every PR's fork paused, then the project's forks
+// listed and swept (tigercloud-forks). A pull request from another repository gets a notice. Run
+// from the plugin's archive, with its own Node.js:
+//   pulumi plugin run --kind resource tigercloud -- pr-database
+// It carries its own program: a YAML program on this plugin, written for each run (one Pulumi
+// project, pr-database; one stack, and one fork, per pull request: pr-<number>.<owner>.<repo>).
+import * as fs from "fs";
+import * as path from "path";
+import { messageOf, printable } from "../provider/text";
+import { main as forks } from "../forks/cli";
+import { type GitHub, upsertComment } from "./github";
+import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
+import { EngineFailure, locked, programText, prNumbers, pulumi, pulumiOk } from "./pulumi";
+import { OutputsSchema, preparationFailure, readyReport, rulesChangedNote, summarize } from "./report";
+import { changedAt, type Rules, rulesAt } from "./rules";
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** The job's outputs: appended to the file GitHub reads them from. */
+function append(file: string | undefined, name: string, value: string): void {
+  if (!file) return;
+  fs.appendFileSync(file, `${name}=${value}\n`);
+}
+
+/** A workflow command's message: one line, as GitHub reads it (`%`, CR and LF escaped). */
+const command = (text: string) => text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+
+export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    const todo = whatToDo(env);
+    if (todo.command === "skip") {
+      say(`::notice title=No database for this pull request::${command(todo.why)}`);
+      summarize(env, `### No database for this pull request\n\n${todo.why}`);
+      return 0;
+    }
+    const inputs = readInputs(env);
+    // Masked from here on, whatever the workflow passed them from.
+    for (const name of SECRET_INPUTS) if (inputs[name]) say(`::add-mask::${inputs[name]}`);
+    return await run(todo, inputs, env);
+  } catch (err) {
+    process.stderr.write(`pr-database: ${printable(messageOf(err))}\n`);
+    say(`::error title=PR database::${command(printable(messageOf(err)))}`);
+    return 1;
+  }
+}
+
+async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env: NodeJS.ProcessEnv): Promise<number> {
+  const repository = env.GITHUB_REPOSITORY as string;
+  const settings = settingsOf(inputs);
+  const runEnv: NodeJS.ProcessEnv = { ...env, ...settings, PULUMI_SKIP_UPDATE_CHECK: "true" };
+  for (const k of Object.keys(runEnv)) if (k.startsWith("INPUT_")) delete runEnv[k];
+  const github: GitHub = { apiUrl: env.GITHUB_API_URL || "https://api.github.com", token: inputs["github-token"], repository };
+  const suffix = repository.replace("/", ".");
+  const dir = path.join(env.RUNNER_TEMP ?? env.GITHUB_WORKSPACE ?? process.cwd(), "pr-database");
+  fs.mkdirSync(dir, { recursive: true });
+  const started = Date.now();
+
+  /** The config of a stack, set in this job (each job is a fresh runner; nothing is read from an earlier job's files). */
+  const configure = async (stack: string, pr: number, paused: boolean, source: string) => {
+    const values = [
+      `sourceServiceId=${source}`,
+      `forkName=pr-${pr}.${suffix}`,
+      `paused=${paused}`,
+      `tigercloud:requireMasking=${inputs["require-masking"]}`,
+    ];
+    await pulumiOk(["config", "set-all", "--stack", stack, ...values.flatMap((v) => ["--plaintext", v])], dir, runEnv, true);
+  };
+  /** The source a stack was made with (its output), so that a pause never forks anew from a changed source. */
+  const sourceOf = async (stack: string) => {
+    const ran = await pulumi(["stack", "output", "--stack", stack, "sourceServiceId"], dir, runEnv, true);
+    return ran.status === 0 && ran.output.trim() !== "" ? ran.output.trim() : inputs["source-service-id"];
+  };
+
+  if (todo.command === "up") {
+    const { pr, commits } = todo;
+    const stack = `pr-${pr}.${suffix}`;
+    let rules: Rules | undefined;
+    let rulesChanged = false;
+    const rulesFrom = inputs["rules-from"];
+    const baseRef = printable(commits.base.ref);
+    if (inputs.prepare !== "") {
+      if (!github.token)
+        throw new ActionError("github-token is empty: the rules file is read from the pull request's base through GitHub's API");
+      const sha = rulesFrom === "base" ? commits.base.sha : commits.head.sha;
+      rules = await rulesAt(
+        github,
+        inputs.prepare,
+        sha,
+        rulesFrom === "base" ? `the base, ${baseRef} (${sha.slice(0, 7)})` : `the head (${sha.slice(0, 7)})`,
+      );
+      rulesChanged = await changedAt(github, rules, rulesFrom === "base" ? commits.head.sha : commits.base.sha);
+      if (rulesChanged) say(`::notice title=The rules file changes::${command(rulesChangedNote(rules.file, rulesFrom))}`);
+    }
+    say(
+      printable(
+        `pull request #${pr}: stack ${stack}, a fork of ${inputs["source-service-id"]}` +
+          (rules ? `, prepared as ${rules.file} says at ${rules.sha.slice(0, 7)}` : ""),
+      ),
+    );
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, rules?.preparation, false));
+    await pulumiOk(["stack", "select", "--create", stack], dir, runEnv, true);
+    await configure(stack, pr, false, inputs["source-service-id"]);
+    try {
+      await locked(stack, ["preview", "--stack", stack], dir, runEnv);
+      await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
+    } catch (err) {
+      const said = err instanceof EngineFailure ? preparationFailure(err.output, rules, rulesFrom, baseRef) : undefined;
+      if (!said) throw err;
+      summarize(env, `### No database for this pull request yet\n\nIts preparation failed: ${said}`);
+      await upsertComment(github, pr, `### No database for this pull request yet\n\nIts preparation failed: ${said}`).then(say);
+      throw new ActionError(said);
+    }
+    // Every output in one read (quiet: it holds the URL).
+    const outputs = OutputsSchema.parse(
+      JSON.parse(await pulumiOk(["stack", "output", "--stack", stack, "--json", "--show-secrets"], dir, runEnv, true)),
+    );
+    const url = outputs.databaseUrl;
+    // Masked before it is written anywhere, and its password on its own (a later step may print
+    // it apart from the URL): from here on GitHub prints *** where either would appear.
+    say(`::add-mask::${url}`);
+    const password = url.startsWith("postgresql://") ? new URL(url).password : "";
+    if (password) for (const form of new Set([password, decodeURIComponent(password)])) say(`::add-mask::${form}`);
+    append(env.GITHUB_ENV, "DATABASE_URL", url);
+    append(env.GITHUB_OUTPUT, "service-id", outputs.serviceId);
+    append(env.GITHUB_OUTPUT, "database-url", url);
+    say(`fork ${printable(outputs.serviceId)} is ready: DATABASE_URL is set for the job's next steps (and the step's database-url output)`);
+    const report = readyReport({
+      pr,
+      stack,
+      source: inputs["source-service-id"],
+      outputs,
+      rules,
+      rulesFrom,
+      baseRef,
+      rulesChanged,
+      headSha: commits.head.sha,
+      seconds: (Date.now() - started) / 1000,
+    });
+    summarize(env, report);
+    say(await upsertComment(github, pr, report));
+    return 0;
+  }
+
+  fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, todo.command === "nightly"));
+  if (todo.command === "destroy") {
+    const stack = `pr-${todo.pr}.${suffix}`;
+    if (!(await prNumbers(suffix, dir, runEnv)).includes(todo.pr)) {
+      say(`no stack ${stack}: nothing to delete`);
+      return 0;
+    }
+    await pulumiOk(["stack", "select", stack], dir, runEnv, true);
+    await configure(stack, todo.pr, false, await sourceOf(stack));
+    // The program's onDestroy: "delete": the fork and its data go; then the stack.
+    await locked(stack, ["destroy", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
+    await pulumiOk(["stack", "rm", stack, "--yes"], dir, runEnv, true);
+    say(`pull request #${todo.pr}: its fork deleted, stack ${stack} removed`);
+    summarize(
+      env,
+      `### Database for this pull request: deleted\n\nThe pull request closed: fork \`${stack}\` and its data deleted, its stack removed.`,
+    );
+    if (github.token)
+      say(
+        await upsertComment(
+          github,
+          todo.pr,
+          `### Database for this pull request: deleted\n\nThe pull request closed: the fork and its data were deleted.`,
+        ),
+      );
+    return 0;
+  }
+  // Nightly: every PR's fork paused (kept, data and all; the PR's next push starts it), then the sweep.
+  let failed = 0;
+  const paused: string[] = [];
+  for (const pr of await prNumbers(suffix, dir, runEnv)) {
+    const stack = `pr-${pr}.${suffix}`;
+    say(`== stack ${stack}: pause`);
+    try {
+      await pulumiOk(["stack", "select", stack], dir, runEnv, true);
+      await configure(stack, pr, true, await sourceOf(stack));
+      await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
+      paused.push(`| \`${stack}\` | paused |`);
+    } catch (err) {
+      failed++;
+      say(`could not pause stack ${stack}: ${printable(messageOf(err))}`);
+      paused.push(`| \`${stack}\` | NOT paused: ${printable(messageOf(err)).replace(/[|`]/g, "'")} |`);
+    }
+  }
+  summarize(
+    env,
+    ["### The night's pause", "", ...(paused.length ? ["| Stack | |", "|---|---|", ...paused] : ["No pull request's stack."])].join("\n"),
+  );
+  Object.assign(process.env, settings);
+  if (!settings.GITHUB_TOKEN) say("github-token is empty: the sweep cannot ask GitHub which pull requests are closed");
+  const common = ["--source", inputs["source-service-id"], "--project-dir", dir];
+  if ((await forks(["list", ...common])) !== 0) failed++;
+  const summary = env.GITHUB_STEP_SUMMARY ? ["--summary", env.GITHUB_STEP_SUMMARY] : [];
+  if ((await forks(["sweep", ...common, "--older-than", inputs["older-than"], "--apply", ...summary])) !== 0) failed++;
+  return failed === 0 ? 0 : 1;
+}

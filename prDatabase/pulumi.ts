@@ -1,0 +1,144 @@
+// The action's Pulumi side: the YAML program it writes for each run (one ServiceFork on the plugin of
+// the action's version), and the CLI runs that drive it, a stack's lock waited through.
+import { spawn } from "child_process";
+import { messageOf, printable } from "../provider/text";
+import { ActionError, type Inputs } from "./inputs";
+
+/** How long to wait for a stack another run holds (a push and the nightly pause, say). */
+const LOCK_WAIT_MS = Number(process.env.PR_DATABASE_LOCK_WAIT_SECONDS ?? 1800) * 1000;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A value in a YAML program's text: pulumi-yaml reads `$$` as `$` (and `${…}` as a reference), so every `$` is written `$$`. */
+const escapedForYaml = (v: unknown): unknown =>
+  typeof v === "string"
+    ? v.split("$").join("$$")
+    : Array.isArray(v)
+      ? v.map(escapedForYaml)
+      : typeof v === "object" && v !== null
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, escapedForYaml(x)]))
+        : v;
+
+/**
+ * The program: one fork, prepared as `preparation` says, deleted with its stack. At night there is
+ * no preparation to give (the night changes only `paused`): the one each fork recorded is kept.
+ */
+export function programText(inputs: Inputs, preparation: Record<string, unknown> | undefined, nightly: boolean): string {
+  const properties = {
+    sourceServiceId: "${sourceServiceId}",
+    forkStrategy: "NOW",
+    name: "${forkName}",
+    paused: "${paused}",
+    environmentTag: "DEV",
+    onDestroy: "delete",
+    expires: escapedForYaml(inputs.expires),
+    ...(preparation && !nightly ? { prepare: escapedForYaml(preparation) } : {}),
+  };
+  const program = {
+    name: "pr-database",
+    description: "A pull request's database: a fork of the source, prepared before anyone gets its URL (actions/pr-database).",
+    runtime: "yaml",
+    config: {
+      sourceServiceId: { type: "string" },
+      forkName: { type: "string" },
+      paused: { type: "boolean", default: false },
+    },
+    resources: {
+      database: {
+        type: "tigercloud:index:ServiceFork",
+        options: {
+          version: inputs.version,
+          pluginDownloadURL: inputs["plugin-download-url"],
+          ...(nightly ? { ignoreChanges: ["prepare"] } : {}),
+        },
+        properties,
+      },
+    },
+    outputs: {
+      serviceId: "${database.serviceId}",
+      sourceServiceId: "${sourceServiceId}",
+      databaseUrl: "${database.connectionUri}",
+      created: "${database.created}",
+      expiresAt: "${database.expiresAt}",
+      prepared: "${database.prepared}",
+    },
+  };
+  // JSON is YAML: the engine reads it as the program.
+  return `${JSON.stringify(program, null, 2)}\n`;
+}
+
+export interface Ran {
+  status: number;
+  output: string;
+}
+
+/** Runs `pulumi`, its output shown as it comes (never a secret: the URL is read with --show-secrets only where quiet). */
+export function pulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv, quiet = false): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const take = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!quiet) process.stdout.write(chunk);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("error", (err) =>
+      reject(new ActionError(`pulumi could not be run (${messageOf(err)}): the action's pulumi/actions step puts it on PATH`)),
+    );
+    child.on("close", (code) => resolve({ status: code ?? 1, output }));
+  });
+}
+
+/** `pulumi ARGS`, failing with its message unless it exits 0. */
+export async function pulumiOk(args: string[], cwd: string, env: NodeJS.ProcessEnv, quiet = false): Promise<string> {
+  const ran = await pulumi(args, cwd, env, quiet);
+  if (ran.status !== 0) {
+    const said = ran.output.trim().split("\n").slice(-5).join(" / ");
+    throw new ActionError(
+      `pulumi ${args.slice(0, 2).join(" ")} failed (exit ${ran.status})${quiet && said ? `: ${printable(said)}` : ": see above"}`,
+    );
+  }
+  return ran.output;
+}
+
+/** A failed run of the engine, with what it said (the caller names the cause). */
+export class EngineFailure extends ActionError {
+  constructor(
+    message: string,
+    readonly output: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A command that takes the stack's lock; while another run holds it, waits and tries again (at most LOCK_WAIT_MS). */
+export async function locked(stack: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const ran = await pulumi(args, cwd, env);
+    if (ran.status === 0) return;
+    if (!/currently locked|Another update is currently in progress/.test(ran.output))
+      throw new EngineFailure(`pulumi ${args[0]} of stack ${stack} failed (exit ${ran.status}): see above`, ran.output);
+    const waited = Math.round((Date.now() - started) / 1000);
+    if (Date.now() - started >= LOCK_WAIT_MS)
+      throw new ActionError(
+        `stack ${stack} is still locked after ${waited} s. If no other run is working on it (a run cancelled half-way leaves its lock), ` +
+          `clear it with \`pulumi cancel --stack ${stack} --yes\` and run this job again.`,
+      );
+    say(`another run holds stack ${stack}; waiting (${waited} s so far)`);
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+}
+
+/** This repository's PR stacks in the backend: their numbers (another repository's, of the same backend, are not ours). */
+export async function prNumbers(suffix: string, cwd: string, env: NodeJS.ProcessEnv): Promise<number[]> {
+  const listed = JSON.parse(await pulumiOk(["stack", "ls", "--json"], cwd, env, true)) as { name: string }[];
+  const numbers: number[] = [];
+  for (const { name } of listed) {
+    const m = /^pr-([0-9]+)\.(.+)$/.exec(name.replace(/^.*\//, ""));
+    // Only this project's stacks are named without a "/".
+    if (m && m[2] === suffix && !name.includes("/")) numbers.push(Number(m[1]));
+  }
+  return numbers.sort((a, b) => a - b);
+}

@@ -1,0 +1,90 @@
+// The PR database action's pure parts: what an event asks for (read before any input), the inputs'
+// rules, where a failed preparation step is in the rules file, and text from outside in Markdown.
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { readInputs, settingsOf, whatToDo } from "../../../prDatabase/inputs";
+import { cell, preparationFailure } from "../../../prDatabase/report";
+import type { Rules } from "../../../prDatabase/rules";
+
+let dir: string;
+beforeAll(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "pr-database-unit-"))));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+let events = 0;
+
+function eventEnv(payload: object): NodeJS.ProcessEnv {
+  const file = path.join(dir, `event-${++events}.json`);
+  fs.writeFileSync(file, JSON.stringify(payload));
+  return { GITHUB_REPOSITORY: "acme/shop", GITHUB_EVENT_NAME: "pull_request", GITHUB_EVENT_PATH: file };
+}
+const pr = (fullName: string | null, action = "opened") => ({
+  action,
+  number: 8,
+  pull_request: {
+    number: 8,
+    base: { sha: "a".repeat(40), ref: "main" },
+    head: { sha: "b".repeat(40), repo: fullName && { full_name: fullName } },
+  },
+});
+
+test("a pull request from another repository (or a deleted one) is skipped with its reason, whatever the inputs: none is read", () => {
+  for (const from of ["someone/shop", null]) {
+    const todo = whatToDo(eventEnv(pr(from)));
+    expect(todo.command).toBe("skip");
+    expect(todo.command === "skip" && todo.why).toContain("A maintainer can push its branch to this repository");
+  }
+  // The same event from the repository itself needs its inputs, which an empty environment lacks.
+  const own = eventEnv(pr("acme/shop"));
+  expect(whatToDo(own)).toMatchObject({ command: "up", pr: 8, commits: { base: { sha: "a".repeat(40), ref: "main" } } });
+  expect(() => readInputs(own)).toThrow(
+    /source-service-id must be a service ID.*tiger-public-key is empty.*tiger-secret-key is empty.*state backend/,
+  );
+});
+
+test("each input is named by the rule it breaks; the secrets reach the CLI under their own names only", () => {
+  const env = {
+    INPUT_SOURCE_SERVICE_ID: "svc-1",
+    INPUT_TIGER_PUBLIC_KEY: "pub",
+    INPUT_TIGER_SECRET_KEY: "sec",
+    INPUT_PULUMI_BACKEND_URL: "file:///tmp/state",
+    INPUT_VERSION: "0.1.0",
+  };
+  expect(() => readInputs(env)).toThrow("pulumi-config-passphrase is empty: a backend of your own (pulumi-backend-url)");
+  expect(() => readInputs({ ...env, INPUT_PULUMI_CONFIG_PASSPHRASE: "p", INPUT_RULES_FROM: "branch" })).toThrow(
+    'rules-from must be "base" (the default) or "head"',
+  );
+  const inputs = readInputs({ ...env, INPUT_PULUMI_CONFIG_PASSPHRASE: "p", INPUT_GITHUB_TOKEN: "ghs_x" });
+  expect(inputs["rules-from"]).toBe("base");
+  expect(settingsOf(inputs)).toEqual({
+    TIGER_PUBLIC_KEY: "pub",
+    TIGER_SECRET_KEY: "sec",
+    PULUMI_BACKEND_URL: "file:///tmp/state",
+    PULUMI_CONFIG_PASSPHRASE: "p",
+    GITHUB_TOKEN: "ghs_x",
+  });
+});
+
+const RULES: Rules = {
+  file: ".github/pr-database.yml",
+  sha: "a".repeat(40),
+  preparation: {},
+  inlineSql: 1,
+  sqlFiles: ["seed.sql"],
+  texts: [],
+};
+
+test("a failed preparation's annotation names the rule in the rules file (a SQL file's text by its file), and where to fix it", () => {
+  const said = (step: string) =>
+    `error: Preparing fork svc-1 failed at ${step}: public.customers has no column phone. Nothing of its SQL and masking was kept (one transaction, rolled back). The fork is recorded and its connection strings are not published. Fix prepare and run \`pulumi up\` again: it prepares the fork then. Fork svc-1 was stopped meanwhile`;
+  expect(preparationFailure(said("prepare.mask[2] (customers.phone, with null)"), RULES, "base", "main")).toBe(
+    "mask[2] of .github/pr-database.yml: prepare.mask[2] (customers.phone, with null): public.customers has no column phone. Fork svc-1 is stopped and its URL was never handed out; fix it on main (the rules are read from the pull request's base), then push again: the next run prepares the same fork.",
+  );
+  expect(preparationFailure(said("prepare.sql[1] (CREATE ...)"), RULES, "head", "main")).toMatch(
+    /^sqlFiles seed\.sql of \.github\/pr-database\.yml: .*fix it in this pull request and push again/,
+  );
+  expect(preparationFailure("error: the backend is down", RULES, "base", "main")).toBeUndefined();
+});
+
+test("text from outside cannot break out of a Markdown cell or code span, nor move a terminal's cursor", () => {
+  expect(cell("a|b`c<!--d\x1b[2J")).toBe("a'b'c'!--d\\x1b[2J");
+});
