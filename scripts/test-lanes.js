@@ -6,7 +6,7 @@
 //     supports (Node.js 20, the oldest @pulumi/pulumi of the peer range), run in .tmp/floor, a
 //     hard-linked copy of this checkout whose node_modules holds that SDK instead.
 // Both run the same CLI. The floor lane's output follows the main lane's; the exit code is
-// non-zero when either failed.
+// non-zero when either failed. PULUMI_TIGERCLOUD_FLOOR_LANE=off leaves the floor lane out, =only runs it alone.
 const { execFileSync, spawn, spawnSync } = require("child_process");
 const fs = require("fs");
 const os = require("os");
@@ -161,7 +161,11 @@ async function main() {
   );
   const floor = startFloorLane(log, results);
 
-  const main = await ended(spawn(process.execPath, [withPulumi, "--pack", "jest", ...args], { cwd: root, stdio: "inherit" }));
+  // PULUMI_TIGERCLOUD_FLOOR_LANE=only: the floor lane alone (its output is otherwise hard to see apart).
+  const main =
+    process.env.PULUMI_TIGERCLOUD_FLOOR_LANE === "only"
+      ? 0
+      : await ended(spawn(process.execPath, [withPulumi, "--pack", "jest", ...args], { cwd: root, stdio: "inherit" }));
   const floorCode = await floor;
   process.stdout.write(`\n---- floor lane (Node.js ${toolchain.floor.node.split(".")[0]}, @pulumi/pulumi ${toolchain.floor.sdk}) ----\n`);
   process.stdout.write(fs.readFileSync(log, "utf8"));

@@ -26,6 +26,8 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:
 export class Cloud {
   private readonly projects = new Map<string, { services: Map<string, SimService>; vpcs: Map<string, SimVpc> }>();
   private readonly projectNames = new Map<string, string>();
+  /** Services holdBusy holds, and the status each had before. */
+  private readonly held = new Map<string, Status>();
   delays: Delays;
   renameAnswersVpc: boolean;
 
@@ -86,6 +88,11 @@ export class Cloud {
     return this.projects.get(projectId)?.vpcs.get(vpcId);
   }
 
+  /** Whether holdBusy holds the service (until releaseBusy or setStatus). */
+  isHeld(serviceId: string): boolean {
+    return this.held.has(serviceId);
+  }
+
   /** Changes made outside Pulumi, as a person in the console would. */
   outOfBand = {
     renameVpc: (projectId: string, vpcId: string, name: string) => {
@@ -94,24 +101,29 @@ export class Cloud {
     setHA: (projectId: string, serviceId: string, replicaCount: number, syncReplicaCount: number) => {
       this.requireService(projectId, serviceId).ha_replicas = { replica_count: replicaCount, sync_replica_count: syncReplicaCount };
     },
-    /** This status from now on; with `readyAfterMs`, READY that long from now (a busy service settling). */
-    setStatus: (projectId: string, serviceId: string, status: Status, readyAfterMs?: number) => {
-      const later: { status: Status; at: number }[] =
-        readyAfterMs === undefined ? [] : [{ status: "READY", at: Date.now() + readyAfterMs }];
-      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }, ...later];
-      // Its database opens a login lag after READY, whenever READY now comes.
-      const readyAt = status === "READY" ? Date.now() : later[0]?.at;
-      if (readyAt !== undefined) this.databases.opensBy(serviceId, readyAt + this.delays.loginLagMs);
+    /** This status from now on (a busy one is held by state too, as holdBusy's is: no timer ends it). */
+    setStatus: (projectId: string, serviceId: string, status: Status) => {
+      this.requireService(projectId, serviceId).timeline = [{ status, at: 0 }];
+      this.held.delete(serviceId);
+      // Its database opens a login lag after READY.
+      if (status === "READY") this.databases.opensBy(serviceId, Date.now() + this.delays.loginLagMs);
     },
-    /** An operation started elsewhere (an HA change or a resize in the console): `status` for `ms`, then as before. */
-    holdBusy: (projectId: string, serviceId: string, status: Status, ms: number) => {
+    /**
+     * An operation started elsewhere (an HA change or a resize in the console): `status` until
+     * releaseBusy. Held by state, not for a time: a test's busy window then cannot end before the
+     * request it is for arrives, however loaded the machine.
+     */
+    holdBusy: (projectId: string, serviceId: string, status: Status) => {
       const s = this.requireService(projectId, serviceId);
-      const before = currentStatus(s);
-      const now = Date.now();
-      s.timeline = [
-        { status, at: now },
-        { status: before, at: now + ms },
-      ];
+      if (!this.held.has(serviceId)) this.held.set(serviceId, currentStatus(s));
+      s.timeline = [{ status, at: 0 }];
+    },
+    /** The operation holdBusy started ends: the service is as it was before. */
+    releaseBusy: (projectId: string, serviceId: string) => {
+      const before = this.held.get(serviceId);
+      if (before === undefined) throw new Error(`service ${serviceId} is not held busy`);
+      this.held.delete(serviceId);
+      this.requireService(projectId, serviceId).timeline = [{ status: before, at: 0 }];
     },
     renameService: (projectId: string, serviceId: string, name: string) => {
       this.requireService(projectId, serviceId).name = name;

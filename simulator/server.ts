@@ -64,6 +64,15 @@ export class Simulator {
     this.log.some((r) => r.operation === operation && r.at >= since && r.status !== undefined),
   );
   private readonly server: http.Server;
+  /** Held services to release once a request on them has been refused (releaseBusyOnceRefused). */
+  private readonly releases: {
+    projectId: string;
+    serviceId: string;
+    operation: OperationName;
+    /** 409s still to come before the read that releases it. */
+    refusals: number;
+    released: (at: number) => void;
+  }[] = [];
   private url_ = "";
 
   constructor(private readonly options: SimulatorOptions = {}) {
@@ -202,6 +211,40 @@ export class Simulator {
     this.log.length = 0;
   }
 
+  /**
+   * Releases a service held busy (outOfBand.holdBusy) once `times` requests of `operation` on it
+   * have been answered 409 and the service has then been read (GET), busy: the caller has met the
+   * busy service and seen why. The busy window thus ends when the request it was for has met it,
+   * never after a time a loaded machine may outrun. Resolves when released, with the time.
+   */
+  releaseBusyOnceRefused(projectId: string, serviceId: string, operation: OperationName, times = 1): Promise<number> {
+    return new Promise((released) => this.releases.push({ projectId, serviceId, operation, refusals: times, released }));
+  }
+
+  /** A request was answered: a release waiting for a refusal, or for the read after it, counts it. */
+  private answered(operation: OperationName, status: number, route: Route, basePath: string): void {
+    const match = route.pattern.exec(basePath);
+    let target: string[];
+    try {
+      target = [decodeURIComponent(match?.[1] ?? ""), decodeURIComponent(match?.[2] ?? "")];
+    } catch {
+      return;
+    }
+    for (const r of [...this.releases]) {
+      if (r.projectId !== target[0] || r.serviceId !== target[1]) continue;
+      if (r.refusals > 0) {
+        if (operation === r.operation && status === 409) r.refusals--;
+        continue;
+      }
+      if (operation !== "getService" || status !== 200) continue;
+      this.releases.splice(this.releases.indexOf(r), 1);
+      // Inside a response's event a throw would crash the server: a service no longer held (a
+      // test set its status meanwhile) is released already.
+      if (this.cloud.isHeld(r.serviceId)) this.cloud.outOfBand.releaseBusy(r.projectId, r.serviceId);
+      r.released(Date.now());
+    }
+  }
+
   // ---- HTTP --------------------------------------------------------------------------------
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -233,6 +276,7 @@ export class Simulator {
     if (route?.kind !== "analytics") this.log.push(entry);
     res.once("finish", () => {
       entry.status = res.statusCode;
+      if (operation && this.releases.length > 0) this.answered(operation, res.statusCode, route as Route, basePath);
     });
 
     // In front of the API sits a gateway: a path it does not route never reaches the API, and

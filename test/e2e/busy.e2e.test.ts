@@ -16,24 +16,36 @@ const parentStatus = () => h.sim.service(h.ids.projectId, h.ids.serviceId)?.stat
 
 test("a fork of a source busy with an operation started elsewhere waits for it, after the API's 409, and succeeds", async () => {
   const { ServiceFork } = tigercloud();
+  // The timeouts bound a provider that never sends again: the test fails in a minute, not at jest's limit.
   const s = await h.stack("busy-source", async () => {
-    const f = new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW" });
+    const f = new ServiceFork("fork", {
+      sourceServiceId: h.ids.serviceId,
+      forkStrategy: "NOW",
+      createTimeout: "60s",
+      deleteTimeout: "60s",
+    });
     return { id: f.serviceId };
   });
-  h.sim.outOfBand.holdBusy(h.ids.projectId, h.ids.serviceId, "CONFIGURING", 4000);
+  // Busy until the fork's request has met it (the API's 409), however long the engine takes to start.
+  h.sim.outOfBand.holdBusy(h.ids.projectId, h.ids.serviceId, "CONFIGURING");
+  const sourceReleased = h.sim.releaseBusyOnceRefused(h.ids.projectId, h.ids.serviceId, "forkService");
   const up = await s.up();
   const forks = up.requests.filter((r) => r.operation === "forkService");
-  expect(forks).toHaveLength(2); // refused with 409 while CONFIGURING, then accepted
+  expect(forks.map((r) => r.status)).toEqual([409, 202]); // refused while CONFIGURING, then accepted
+  expect(forks[1]?.at).toBeGreaterThanOrEqual(await sourceReleased);
   expect(up.stdout).toContain(`source ${h.ids.serviceId} is CONFIGURING; waiting to fork`);
   const made = h.sim.services(h.ids.projectId).filter((x) => x.forked_from?.service_id === h.ids.serviceId && x.status === "READY");
   expect(made.map((x) => x.service_id)).toEqual([up.outputs.id?.value]);
 
   // Destroy while the fork itself is busy: stop is refused, waited through, and sent again.
-  // Long enough that a loaded machine's destroy still meets it busy.
-  h.sim.outOfBand.holdBusy(h.ids.projectId, up.outputs.id?.value as string, "UPGRADING", 8000);
+  const forkId = up.outputs.id?.value as string;
+  h.sim.outOfBand.holdBusy(h.ids.projectId, forkId, "UPGRADING");
+  const forkReleased = h.sim.releaseBusyOnceRefused(h.ids.projectId, forkId, "stop");
   const destroy = await s.destroy();
-  expect(destroy.requests.filter((r) => r.operation === "stop")).toHaveLength(2);
-  expect(h.sim.service(h.ids.projectId, up.outputs.id?.value as string)?.status).toBe("PAUSED");
+  const stops = destroy.requests.filter((r) => r.operation === "stop");
+  expect(stops.map((r) => r.status)).toEqual([409, 202]);
+  expect(stops[1]?.at).toBeGreaterThanOrEqual(await forkReleased);
+  expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("PAUSED");
 });
 
 test("HA on P and a fork of P in one program, HA first (the race made certain): 10 ups in a row succeed", async () => {
@@ -68,7 +80,7 @@ test("a source busy past createTimeout: a clear error naming it, its status and 
   const s = await h.stack("busy-timeout", async () => {
     new ServiceFork("fork", { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", createTimeout: "3s" });
   });
-  h.sim.outOfBand.holdBusy(h.ids.projectId, h.ids.serviceId, "UPGRADING", 60_000);
+  h.sim.outOfBand.holdBusy(h.ids.projectId, h.ids.serviceId, "UPGRADING");
   const before = h.sim.services(h.ids.projectId).length;
   let message = "";
   try {
@@ -85,6 +97,6 @@ test("a source busy past createTimeout: a clear error naming it, its status and 
   expect(h.sim.services(h.ids.projectId)).toHaveLength(before);
   const state = await s.exportState();
   expect(state.resources?.filter((r) => r.type.endsWith("ServiceFork"))).toEqual([]);
-  h.sim.outOfBand.setStatus(h.ids.projectId, h.ids.serviceId, "READY");
+  h.sim.outOfBand.releaseBusy(h.ids.projectId, h.ids.serviceId);
   expect(parentStatus()).toBe("READY");
 });

@@ -111,7 +111,7 @@ test("a source held busy: preview warns that up will wait, and up waits for it b
     new ServiceFork("busy-1", { sourceServiceId: serviceId, forkStrategy: "NOW", name: "busy-1" });
     new ServiceFork("busy-2", { sourceServiceId: serviceId, forkStrategy: "NOW", name: "busy-2" });
   });
-  h.sim.outOfBand.setStatus(projectId, serviceId, "CONFIGURING");
+  h.sim.outOfBand.holdBusy(projectId, serviceId, "CONFIGURING");
   try {
     const preview = await s.preview();
     expect(preview.changes).toMatchObject({ create: 3 });
@@ -122,15 +122,14 @@ test("a source held busy: preview warns that up will wait, and up waits for it b
     // The source, and the service list for a fork `up` would take over (the fork is named).
     expect(operations(preview.requests)).toEqual(["GET getService", "GET listServices"]);
 
-    // Busy for 6 s more: longer than the engine takes to start and check, so `up` sees it busy.
-    const readyAt = Date.now() + 6000;
-    h.sim.outOfBand.setStatus(projectId, serviceId, "CONFIGURING", 6000);
+    // Still busy until both forks' requests have met it (two 409s), however long the engine takes to start.
+    const released = h.sim.releaseBusyOnceRefused(projectId, serviceId, "forkService", 2);
     const up = await s.up();
     // Each fork is refused with 409 while the source is busy (the busy rule), then accepted once it is READY.
     const forks = up.requests.filter((r) => r.operation === "forkService");
     expect(forks).toHaveLength(4);
     const accepted = ["busy-1", "busy-2"].map((name) => forks.filter((f) => (f.body as { name?: string }).name === name).at(-1));
-    for (const fork of accepted) expect(fork?.at).toBeGreaterThanOrEqual(readyAt);
+    for (const fork of accepted) expect(fork?.at).toBeGreaterThanOrEqual(await released);
     expect(up.stdout).toContain(`source ${serviceId} is CONFIGURING; waiting to fork`);
   } finally {
     h.sim.outOfBand.setStatus(projectId, serviceId, "READY");

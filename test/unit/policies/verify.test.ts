@@ -120,15 +120,14 @@ test("a source in transition warns that up will wait; HA asks only that the serv
 });
 
 test("create of a fork whose source check saw busy: the API's 409 is waited through (the busy rule), then it forks", async () => {
-  sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING");
+  sim.outOfBand.holdBusy(ids.projectId, ids.serviceId, "CONFIGURING");
   const { inputs } = await fork.check({}, forkNews({ name: "after-busy" }));
-  // READY 250 ms into the create, however long the check took (a busy machine).
-  const readyAt = Date.now() + 250;
-  sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING", 250);
+  // READY once the create's fork has met it busy, however long the check took (a busy machine).
+  const released = sim.releaseBusyOnceRefused(ids.projectId, ids.serviceId, "forkService");
   await fork.create(inputs);
   const forks = sim.requests("forkService");
-  expect(forks).toHaveLength(2); // refused while CONFIGURING, then accepted
-  expect(forks[1]?.at).toBeGreaterThanOrEqual(readyAt);
+  expect(forks.map((r) => r.status)).toEqual([409, 202]); // refused while CONFIGURING, then accepted
+  expect(forks[1]?.at).toBeGreaterThanOrEqual(await released);
   expect(stderr.join("")).toContain("source svc-parent1 is CONFIGURING; waiting to fork");
 });
 

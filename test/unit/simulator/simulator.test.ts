@@ -300,9 +300,10 @@ describe("validation like the real service", () => {
     const get = (serviceId: string) =>
       fetch(`${sim.url}/projects/${ids.projectId}/services/${serviceId}`, { headers: { Authorization: `Bearer ${sim.apiKey}` } });
 
-    sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING", 10_000);
+    sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING");
     expect((await del(id)).status).toBe(409);
-    sim.outOfBand.setStatus(ids.projectId, id, "READY");
+    sim.outOfBand.releaseBusy(ids.projectId, id);
+    expect(sim.service(ids.projectId, id)?.status).toBe("READY");
 
     const answer = await del(id);
     expect(answer.status).toBe(202);

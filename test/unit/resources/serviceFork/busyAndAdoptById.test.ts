@@ -36,9 +36,6 @@ const forkElsewhere = async (name: string) =>
 /** The statuses the simulator answered `operation` with, in order. */
 const answered = (operation: OperationName) => sim.requests(operation).map((r) => r.status);
 
-/** How long the fork stays busy with an operation started elsewhere. */
-const BUSY_MS = 400;
-
 describe("the busy rule on a fork: a 409 while it is busy is waited through, then the request is sent again", () => {
   test.each([
     ["rename", "renameService", { name: "claimed-renamed" }, "rename", 200],
@@ -48,14 +45,15 @@ describe("the busy rule on a fork: a 409 while it is busy is waited through, the
     const { id, outs } = await created({ cpuMillis: 1000, memoryGbs: 4 });
     const news = await inputsFor({ cpuMillis: 1000, memoryGbs: 4, updateTimeout: "20s", ...change });
     sim.clearLog();
-    const busyUntil = Date.now() + BUSY_MS;
-    sim.outOfBand.holdBusy(ids.projectId, id, "UPGRADING", BUSY_MS);
+    // Busy until the request has met it (its 409), then released.
+    sim.outOfBand.holdBusy(ids.projectId, id, "UPGRADING");
+    const released = sim.releaseBusyOnceRefused(ids.projectId, id, operation);
     const started = Date.now();
     await fork.update(id, { ...outs, __provider: P }, news);
     expect(Date.now() - started).toBeLessThan(20_000);
     // Refused while busy, sent again once it settled, and done.
     expect(answered(operation)).toEqual([409, success]);
-    expect(sim.requests(operation)[1]?.at).toBeGreaterThanOrEqual(busyUntil);
+    expect(sim.requests(operation)[1]?.at).toBeGreaterThanOrEqual(await released);
     expect(stderrText()).toContain(`fork ${id} is UPGRADING; waiting to ${action}`);
     const live = sim.service(ids.projectId, id);
     expect({ name: live?.name, environment: live?.metadata.environment, spec: live?.resources[0]?.spec }).toMatchObject({
@@ -69,13 +67,14 @@ describe("the busy rule on a fork: a 409 while it is busy is waited through, the
     const { id, outs } = await created({ paused: true });
     expect(sim.service(ids.projectId, id)?.status).toBe("PAUSED");
     sim.clearLog();
-    const busyUntil = Date.now() + BUSY_MS;
-    sim.outOfBand.holdBusy(ids.projectId, id, "PAUSING", BUSY_MS);
+    // Busy until the request has met it (its 409), then released.
+    sim.outOfBand.holdBusy(ids.projectId, id, "PAUSING");
+    const released = sim.releaseBusyOnceRefused(ids.projectId, id, "start");
     const started = Date.now();
     const { outs: updated } = await fork.update(id, { ...outs, __provider: P }, await inputsFor({ paused: false, createTimeout: "20s" }));
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(answered("start")).toEqual([409, 202]);
-    expect(sim.requests("start")[1]?.at).toBeGreaterThanOrEqual(busyUntil);
+    expect(sim.requests("start")[1]?.at).toBeGreaterThanOrEqual(await released);
     expect(stderrText()).toContain(`fork ${id} is PAUSING; waiting to start`);
     expect(updated).toMatchObject({ paused: false, status: "READY" });
   });
@@ -91,15 +90,16 @@ describe("the busy rule on a fork: a 409 while it is busy is waited through, the
       contentType: "application/json",
     });
     sim.clearLog();
-    const busyUntil = Date.now() + BUSY_MS;
-    sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING", BUSY_MS);
+    // Busy until the request has met it (its 409), then released.
+    sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING");
+    const released = sim.releaseBusyOnceRefused(ids.projectId, id, "updatePassword");
     const started = Date.now();
     // Not waiting for READY first, so that updatePassword meets the fork busy.
     const { outs } = await created({ adoptServiceId: id, waitForReady: false, createTimeout: "20s" });
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(answered("updatePassword")).toEqual([409, 204]);
     const [first, second] = sim.requests("updatePassword");
-    expect(second?.at).toBeGreaterThanOrEqual(busyUntil);
+    expect(second?.at).toBeGreaterThanOrEqual(await released);
     // The same password both times, and it is the one recorded and set.
     expect(second?.body).toEqual(first?.body);
     expect(outs?.initialPassword).toBe((second?.body as { password: string }).password);

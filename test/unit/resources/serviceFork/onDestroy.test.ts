@@ -90,7 +90,8 @@ test("a paused fork is deleted too; a fork deleted elsewhere, or deleting, is su
 
 test("a fork busy with another operation: the DELETE's 409 is waited through, then sent again", async () => {
   const { id, props } = await created({ onDestroy: "delete" });
-  sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING", 300);
+  sim.outOfBand.holdBusy(ids.projectId, id, "CONFIGURING");
+  void sim.releaseBusyOnceRefused(ids.projectId, id, "deleteService");
   sim.clearLog();
   await fork.delete(id, props);
   expect(answered("deleteService")).toEqual([409, 202]);
