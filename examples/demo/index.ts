@@ -16,7 +16,8 @@ export = async () => {
     environmentTag: "DEV",
     // Before connectionUri exists: the customers' personal data masked, in the table and in the
     // compressed hypertable of page views (and so in the continuous aggregate over it), and
-    // production's TimescaleDB jobs paused on the fork.
+    // production's TimescaleDB jobs paused on the fork. These are the local Tiger Cloud's tables
+    // (docs/local-tiger-cloud.md): against your own service, name yours.
     prepare: {
       mask: [
         { table: "customers", column: "email", with: "email" },

@@ -315,3 +315,110 @@ test("what else the masking reaches: an empty table's statistics (which ANALYZE 
   const { message } = await refusedFork("pr-view-rule", { mask: [{ table: "v_people", column: "email", with: "null" }] });
   expect(message).toMatch(/public\.v_people is not a table \(a view\); name the table that holds the data/);
 });
+
+// Copies of masked data a red-team found that the first preparation missed, one production holding them all.
+const DERIVED_COPIES = `
+CREATE TABLE rt_pageviews (time timestamptz NOT NULL, customer_id int);
+SELECT create_hypertable('rt_pageviews', by_range('time', interval '1 day'));
+INSERT INTO rt_pageviews SELECT now() - interval '3 days' + g * interval '1 minute', 1 + g % 100 FROM generate_series(0, 2000) g;
+CREATE MATERIALIZED VIEW rt_views_by_email WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', p.time) AS day, c.email, count(*) AS n FROM rt_pageviews p JOIN customers c ON c.id = p.customer_id GROUP BY 1, 2 WITH NO DATA;
+CALL refresh_continuous_aggregate('rt_views_by_email', NULL, NULL);
+CREATE TABLE rt_cust2 (email text PRIMARY KEY);
+INSERT INTO rt_cust2 SELECT 'c2_' || g || '@prod-rt.example.com' FROM generate_series(1, 20) g;
+CREATE TABLE rt_ev2 (time timestamptz NOT NULL, email text REFERENCES rt_cust2 (email) ON UPDATE CASCADE);
+SELECT create_hypertable('rt_ev2', by_range('time', interval '1 day'));
+INSERT INTO rt_ev2 SELECT now() - interval '5 days' + g * interval '2 minutes', 'c2_' || (1 + g % 20) || '@prod-rt.example.com' FROM generate_series(0, 3000) g;
+ALTER TABLE rt_ev2 SET (timescaledb.compress, timescaledb.compress_segmentby = 'email');
+SELECT count(compress_chunk(c)) FROM show_chunks('rt_ev2', older_than => interval '1 day') c;
+CREATE MATERIALIZED VIEW rt_ev2_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS d, email, count(*) AS n FROM rt_ev2 GROUP BY 1, 2 WITH NO DATA;
+CALL refresh_continuous_aggregate('rt_ev2_daily', NULL, NULL);
+CREATE MATERIALIZED VIEW rt_ev2_report AS SELECT email, sum(n) AS total FROM rt_ev2_daily GROUP BY 1;
+ALTER MATERIALIZED VIEW rt_ev2_daily SET (timescaledb.compress = true);
+SELECT count(compress_chunk(c)) FROM show_chunks('rt_ev2_daily') c;
+CREATE FUNCTION rt_emails() RETURNS TABLE (email text) LANGUAGE sql STABLE AS 'SELECT email FROM rt_cust2';
+CREATE MATERIALIZED VIEW rt_mailing_list AS SELECT email FROM rt_emails();
+CREATE TABLE rt_visits (time timestamptz NOT NULL, email text);
+SELECT create_hypertable('rt_visits', by_range('time', interval '1 day'));
+INSERT INTO rt_visits SELECT now() - interval '40 days' + g * interval '1 minute', 'oldvisitor' || (g % 30) || '@prod-rt.example.com' FROM generate_series(0, 1000) g;
+INSERT INTO rt_visits SELECT now() - interval '5 days' + g * interval '1 minute', 'newvisitor' || (g % 30) || '@prod-rt.example.com' FROM generate_series(0, 1000) g;
+CREATE MATERIALIZED VIEW rt_visits_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS day, email, count(*) AS n FROM rt_visits GROUP BY 1, 2 WITH NO DATA;
+CALL refresh_continuous_aggregate('rt_visits_daily', NULL, NULL);
+SELECT count(*) FROM drop_chunks('rt_visits', older_than => interval '10 days');
+CREATE TABLE rt_orgs (email text PRIMARY KEY);
+CREATE TABLE rt_members (org_email text UNIQUE REFERENCES rt_orgs (email) ON UPDATE CASCADE);
+CREATE TABLE rt_badges (member_org_email text REFERENCES rt_members (org_email) ON UPDATE CASCADE);
+CREATE TABLE rt_audit (old_row text);
+CREATE FUNCTION rt_badges_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO rt_audit VALUES (OLD::text); RETURN NEW; END $$;
+CREATE TRIGGER rt_badges_audit AFTER UPDATE ON rt_badges FOR EACH ROW EXECUTE FUNCTION rt_badges_audit();
+INSERT INTO rt_orgs SELECT 'org' || g || '@prod-rt.example.com' FROM generate_series(1, 10) g;
+INSERT INTO rt_members SELECT email FROM rt_orgs;
+INSERT INTO rt_badges SELECT email FROM rt_orgs;
+CREATE MATERIALIZED VIEW rt_member_list AS SELECT org_email FROM rt_members;
+CREATE TABLE rt_accounts (region text, email text) PARTITION BY LIST (region);
+CREATE TABLE rt_accounts_eu PARTITION OF rt_accounts FOR VALUES IN ('eu');
+CREATE TABLE rt_accounts_us PARTITION OF rt_accounts FOR VALUES IN ('us');
+INSERT INTO rt_accounts SELECT 'eu', 'eu' || (g % 20) || '@prod-rt.example.com' FROM generate_series(1, 300) g;
+CREATE TABLE rt_leads (email text, email_lower text GENERATED ALWAYS AS (lower(email)) STORED);
+INSERT INTO rt_leads (email) SELECT 'lead' || (g % 10) || '@prod-rt.example.com' FROM generate_series(1, 200) g;
+ANALYZE rt_leads;
+DELETE FROM rt_leads;
+`;
+
+test("every copy of what the masking wrote is refreshed or gone: aggregates that join a masked table or read what a key cascaded to, views over aggregates or through functions, compressed and emptied aggregate chunks, cascades two keys down, a partitioned table's own statistics", async () => {
+  await inProduction(DERIVED_COPIES);
+  await asSuperuser("ANALYZE;");
+  // Production's copies are there, at the source.
+  expect(holdsProduction(await inProduction("SELECT string_agg(email, ',') FROM rt_views_by_email"))).toBe(true);
+  const fork = await preparedFork("pr-copies", {
+    mask: [
+      { table: "customers", column: "email", with: "email" },
+      { table: "rt_cust2", column: "email", with: "hash" },
+      { table: "rt_visits", column: "email", with: "hash" },
+      { table: "rt_orgs", column: "email", with: "hash" },
+      { table: "rt_accounts_eu", column: "email", with: "email" },
+    ],
+  });
+  const rtValues = async (sql: string) => (await read(fork.uri, sql)).includes("@prod-rt.example.com");
+  // An aggregate over an unmasked hypertable joining the masked customers: refreshed, and its statistics made again.
+  expect(holdsProduction(await read(fork.uri, "SELECT string_agg(email, ',') FROM rt_views_by_email"))).toBe(false);
+  const materialized = await read(
+    fork.uri,
+    "SELECT format('%I.%I', h.schema_name, h.table_name) FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable h ON h.id = ca.mat_hypertable_id WHERE ca.user_view_name = 'rt_views_by_email'",
+  );
+  expect(holdsProduction(await read(fork.uri, `SELECT string_agg(email, ',') FROM ${materialized}`))).toBe(false);
+  // Through a key's cascade into a compressed hypertable, its (compressed) aggregate, a view over that, a view through a function.
+  for (const view of [
+    "rt_ev2",
+    "rt_ev2_daily",
+    "rt_ev2_report",
+    "rt_mailing_list",
+    "rt_visits_daily",
+    "rt_member_list",
+    "rt_badges",
+    "rt_accounts",
+  ])
+    expect([view, await rtValues(`SELECT string_agg(t::text, ',') FROM ${view} t`)]).toEqual([view, false]);
+  // The second key's trigger did not run during the masking.
+  expect(await read(fork.uri, "SELECT count(*) FROM rt_audit")).toBe("0");
+  // No statistic anywhere holds one of these production values: cascaded tables, compressed chunks, emptied aggregate chunks, the partitioned table's own.
+  expect(
+    await read(
+      fork.uri,
+      "SELECT string_agg(schemaname || '.' || tablename || '.' || attname, ', ') FROM pg_stats WHERE most_common_vals::text || coalesce(histogram_bounds::text, '') LIKE '%@prod-rt.example.com%' AND tablename NOT LIKE 'rt_leads%'",
+    ),
+  ).toBe("");
+  for (const view of [
+    "public.rt_views_by_email",
+    "public.rt_ev2_daily",
+    "public.rt_ev2_report",
+    "public.rt_mailing_list",
+    "public.rt_visits_daily",
+    "public.rt_member_list",
+  ])
+    expect(fork.prepared.refreshed).toContain(view);
+
+  // An emptied table whose statistics cannot be dropped (a generated column holds its type): refused, naming it, quoting nothing.
+  const { message } = await refusedFork("pr-leads", { mask: [{ table: "rt_leads", column: "email", with: "null" }] });
+  expect(message).toMatch(/statistics still hold values from before the masking: public\.rt_leads \(email\)/);
+  expect(message.includes("@prod-rt.example.com")).toBe(false);
+});

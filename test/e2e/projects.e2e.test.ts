@@ -20,7 +20,10 @@ let work: string;
 let tarball: string;
 
 beforeAll(async () => {
-  sim = new Simulator({ delays: { ...NO_DELAYS, forkQueuedMs: 300, forkConfiguringMs: 300, stopMs: 300, setHAMs: 300 } });
+  sim = new Simulator({
+    delays: { ...NO_DELAYS, forkQueuedMs: 300, forkConfiguringMs: 300, stopMs: 300, setHAMs: 300 },
+    databases: "postgres",
+  });
   await sim.start();
   // Outside the repository, so that nothing resolves from its node_modules.
   work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-projects-"));

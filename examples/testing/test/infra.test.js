@@ -25,9 +25,9 @@ before(async () => {
   await sim.start();
   // Without PostgreSQL the simulator puts a stand-in behind each service, which takes a login but
   // holds no data: this test reads a fork's rows, so it says what is missing rather than fail later.
-  assert.equal(
+  assert.notEqual(
     sim.databases.kind,
-    "postgres",
+    "stand-in",
     "this test needs PostgreSQL's server programs (initdb, postgres, pg_basebackup), e.g. apt-get install postgresql",
   );
   const { serviceId, vpcId } = sim.defaults();

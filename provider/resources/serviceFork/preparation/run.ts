@@ -26,6 +26,7 @@ import { printable } from "../../../text";
 import { sleep } from "../../../time";
 import { describeFailure } from "./failures";
 import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
+import { type Aggregate, type Reader, type Refresh, toRefresh } from "./derived";
 import * as sql from "./statements";
 import { ident, shownName, type Table, tableName } from "./statements";
 
@@ -151,7 +152,7 @@ export async function prepareFork(
     let counts = new Map<number, number>();
     let samples: string[] = [];
     let switched: { table: string; kind: "trigger" | "rule"; name: string; mode: string }[] = [];
-    let views: Table[] = [];
+    let reach: Reach = { written: [], cascaded: [], ancestors: [], hypertables: [] };
     if (masking) {
       tables = await resolveRules(p.mask ?? [], q, (s) => (step = s), timescaledb);
       step = "prepare.mask (foreign servers)";
@@ -163,10 +164,9 @@ export async function prepareFork(
         ctx.progress(
           `fork ${serviceId}: dropped what leads to another database: ${removed.filter((r) => r.startsWith("foreign")).join(", ")}`,
         );
-      const treeOids = tables.flatMap((t) => t.tree.map((x) => x.oid));
-      step = "prepare.mask (triggers and rules of the masked tables)";
-      const referencing = await q<Table>(sql.REFERENCING, [treeOids]);
-      const held = new Map([...tables.flatMap((t) => t.tree), ...referencing].map((t) => [t.oid, tableName(t)]));
+      step = "prepare.mask (what the masking writes: the tables, what is under them, what their keys cascade to)";
+      reach = await reachOf(tables, q, timescaledb);
+      const held = new Map(reach.written.map((t) => [t.oid, tableName(t)]));
       const triggers = await q<{ oid: number; name: string; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
       const rules = await q<{ oid: number; name: string; mode: string }>(sql.RULES, [[...held.keys()]]);
       switched = [
@@ -192,12 +192,13 @@ export async function prepareFork(
         }
       samples = [...new Set(samples)];
       counts = await maskTables(tables, q, (s) => (step = s), timescaledb);
-      step = "prepare.mask (materialized views)";
-      views = await q<Table & { depth: number }>(sql.MATERIALIZED_VIEWS, [treeOids]);
-      for (const v of views) {
-        step = `prepare.mask (REFRESH MATERIALIZED VIEW ${tableName(v)})`;
-        await q(sql.refreshMaterializedView(tableName(v)));
-        refreshed.push(sql.shownName(v));
+      // A key's cascade rewrote rows out of other hypertables' compressed batches: compressed again.
+      for (const h of reach.hypertables) {
+        step = `prepare.mask (the chunks of ${shownName(h)} a key's cascade left partly compressed)`;
+        for (const { chunk } of await q<{ chunk: string }>(sql.PARTIAL_CHUNKS, [h.schema, h.name])) {
+          step = `prepare.mask (compress_chunk(${chunk}), rows a key's cascade rewrote)`;
+          await q(sql.compressChunk, [chunk]);
+        }
       }
     }
     await runTexts(p.sqlAfter, "sqlAfter");
@@ -205,11 +206,11 @@ export async function prepareFork(
       step = "prepare.mask (triggers and rules back as they were)";
       for (const s of switched)
         await q(s.kind === "trigger" ? sql.triggerSwitch(s.table, s.name, s.mode) : sql.ruleSwitch(s.table, s.name, s.mode));
-      await restatisticize(tables, views, q, (s) => (step = s));
+      await restatisticize(reach, q, (s) => (step = s), timescaledb);
       await checkMasked(
         tables,
         counts,
-        views,
+        reach,
         samples,
         q,
         (s) => (step = s),
@@ -224,37 +225,23 @@ export async function prepareFork(
       // The UPDATE left the old rows behind, dead (unreadable, but on disk: the fork would be
       // twice the size for them); compressed chunks were rewritten whole already. Each table's
       // space given back, one table at a time (VACUUM cannot run inside a transaction).
-      for (const t of tables.flatMap((x) => x.tree).filter((x) => x.kind === "r")) {
+      for (const t of reach.written.filter((x) => x.kind === "r")) {
         step = `prepare.mask (VACUUM FULL ${shownName(t)})`;
         await q(`VACUUM (FULL) ${tableName(t)}`);
       }
-    }
-    if (masking && timescaledb) {
-      const tableNames = tables.filter((t) => t.hypertable);
-      const aggregates = await q<{ view: string; mat_schema: string; mat_name: string }>(sql.CONTINUOUS_AGGREGATES, [
-        tableNames.map((t) => t.schema),
-        tableNames.map((t) => t.name),
-      ]);
-      for (const a of aggregates) {
-        step = `prepare.mask (refresh_continuous_aggregate(${a.view}), whole)`;
-        ctx.progress(`fork ${serviceId}: refreshing the continuous aggregate ${a.view} from the masked data`);
-        await q(sql.refreshContinuousAggregate(a.view));
-        // A whole refresh rewrote every materialized row: the old ones' space given back, then statistics of the new.
-        const materialized = `${ident(a.mat_schema)}.${ident(a.mat_name)}`;
-        const chunks = await q<Table>(sql.TREE, [
-          (await q<{ oid: number }>("SELECT $1::regclass::oid::int AS oid", [materialized]))[0]?.oid,
-        ]);
-        for (const c of chunks.filter((x) => x.kind === "r")) await q(`VACUUM (FULL) ${tableName(c)}`);
-        await q(`ANALYZE ${materialized}`);
-        refreshed.push(a.view);
-      }
-      if (aggregates.length) {
-        step = "prepare.mask (checking the continuous aggregates)";
-        for (const a of aggregates) {
-          const mat = (await q<Table>(sql.FIND_TABLE, [a.mat_schema, a.mat_name, a.mat_schema, a.mat_name]))[0];
-          const tree = mat ? await q<Table>(sql.TREE, [mat.oid]) : [];
-          await checkDerived(a.view, tree, samples, q, (m) => fail(new Refusal(m)));
-        }
+      // What keeps a copy of what the masking wrote, refreshed (outside a transaction, as a
+      // continuous aggregate's refresh must be) and checked, each after what it reads.
+      step = "prepare.mask (the materialized views and continuous aggregates that read what the masking wrote)";
+      const readers = await q<Reader>(sql.READS);
+      const aggregates = timescaledb ? await q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
+      const plan = toRefresh(new Set([...reach.written, ...reach.ancestors].map((t) => t.oid)), readers, aggregates);
+      for (const item of plan) {
+        const name = item.kind === "continuous aggregate" ? item.aggregate.view : shownName(item.table);
+        step = `prepare.mask (refreshing the ${item.kind} ${name})`;
+        ctx.progress(`fork ${serviceId}: refreshing the ${item.kind} ${name} from the masked data`);
+        const kept = await refreshDerived(item, q, timescaledb, (m) => fail(new Refusal(m)));
+        await checkDerived(name, kept, samples, q, (m) => fail(new Refusal(m)));
+        refreshed.push(name);
       }
     }
     const masked: Prepared["masked"] = tables
@@ -408,37 +395,76 @@ async function maskTables(tables: MaskedTable[], q: Query, at: (step: string) =>
   return rows;
 }
 
+/** What the masking writes and what holds statistics of it. */
+interface Reach {
+  /** The masked tables, what is under them (partitions, chunks), and what their keys cascade to. */
+  written: Table[];
+  /** Of those, the ones no rule names: written by a key's ON UPDATE action (and what is under them). */
+  cascaded: Table[];
+  /** The tables above the masked ones: a partitioned table's statistics of its whole. */
+  ancestors: Table[];
+  /** The hypertables among what is written. */
+  hypertables: Table[];
+}
+
+async function reachOf(tables: MaskedTable[], q: Query, timescaledb: boolean): Promise<Reach> {
+  const masked = new Set(tables.flatMap((t) => t.tree.map((x) => x.oid)));
+  const written = await q<Table>(sql.WRITTEN, [tables.map((t) => t.oid)]);
+  const foreign = written.find((t) => t.kind === "f");
+  if (foreign) throw new Refusal(`a key's cascade would write the foreign table ${shownName(foreign)}: another database's rows`);
+  const ancestors = await q<Table>(sql.ANCESTORS, [tables.map((t) => t.oid)]);
+  const hypertables = timescaledb ? await q<Table>(sql.HYPERTABLES, [written.map((t) => t.oid)]) : [];
+  return { written, cascaded: written.filter((t) => !masked.has(t.oid)), ancestors, hypertables };
+}
+
+/** A chunk of TimescaleDB's (of a hypertable, or the compressed rows of one): its statistics go with its hypertable's. */
+const isChunk = (t: Table) => t.schema === "_timescaledb_internal";
+
 /**
- * Statistics made again from the masked data: ANALYZE of each masked table (its chunks and
- * expression indexes and extended statistics with it) and refreshed view. An empty table keeps its
- * old statistics through ANALYZE: its masked columns' are dropped (a column's type set again does).
+ * Statistics made again from the masked data: ANALYZE of every table written (each chunk too, and
+ * the tables holding compressed rows, which a hypertable's ANALYZE leaves), and of the tables above
+ * the masked ones. An empty table keeps its old statistics through ANALYZE: its columns' are
+ * dropped (a column's type set again does), where PostgreSQL lets that be done; the check says
+ * where it did not.
  */
-async function restatisticize(tables: MaskedTable[], views: Table[], q: Query, at: (step: string) => void): Promise<void> {
-  for (const t of [...tables, ...views]) {
-    at(`prepare.mask (ANALYZE ${tableName(t)})`);
+async function restatisticize(reach: Reach, q: Query, at: (step: string) => void, timescaledb: boolean): Promise<void> {
+  const compressed = timescaledb ? await compressedTables(reach.hypertables, q) : [];
+  for (const t of [...reach.written.filter((x) => x.kind === "r" || x.kind === "p"), ...compressed, ...reach.ancestors]) {
+    at(`prepare.mask (ANALYZE ${shownName(t)})`);
     await q(`ANALYZE ${tableName(t)}`);
   }
-  for (const t of tables) {
-    if (t.hypertable || t.tree.length > 1) continue;
-    const empty = (await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${tableName(t)} LIMIT 1) x`))[0]?.n === 0;
-    if (!empty) continue;
-    for (const r of t.rules) {
-      at(`${ruleLabel(t, r)} (its statistics, of an empty table)`);
-      await q(`ALTER TABLE ONLY ${tableName(t)} ALTER COLUMN ${ident(r.column)} TYPE ${r.type}`);
+  for (const t of reach.written.filter((x) => x.kind === "r" && !isChunk(x))) {
+    at(`prepare.mask (whether ${shownName(t)} is empty, with statistics ANALYZE would keep)`);
+    if ((await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${tableName(t)} LIMIT 1) x`))[0]?.n !== 0) continue;
+    for (const c of await q<{ name: string; type: string }>(sql.COLUMNS_WITH_STATISTICS, [t.oid])) {
+      at(`prepare.mask (the statistics of ${shownName(t)}.${c.name}, an empty table)`);
+      await q("SAVEPOINT emptied");
+      await q(`ALTER TABLE ONLY ${tableName(t)} ALTER COLUMN ${ident(c.name)} TYPE ${c.type}`).then(
+        () => q("RELEASE SAVEPOINT emptied"),
+        () => q("ROLLBACK TO SAVEPOINT emptied"),
+      );
     }
   }
 }
 
+/** The tables holding these hypertables' compressed rows. */
+async function compressedTables(hypertables: Table[], q: Query): Promise<Table[]> {
+  const all: Table[] = [];
+  for (const h of hypertables) all.push(...(await q<Table>(sql.COMPRESSED_TABLES, [h.schema, h.name])));
+  return all;
+}
+
 /**
  * What the URL holder could read, checked: every masked column holds only what its rule writes
- * (a trigger or rule that undid the masking is caught here), and no statistic of the masked tables,
- * their chunks, compressed chunks and indexes, nor any refreshed materialized view, holds one of
- * production's sampled values.
+ * (a trigger or rule that undid the masking is caught here), and no statistic of what the masking
+ * wrote (the masked columns of the masked tables, their chunks and compressed rows, the tables
+ * above them; every column of what a key's cascade wrote; their indexes and extended statistics)
+ * holds one of production's sampled values.
  */
 async function checkMasked(
   tables: MaskedTable[],
   rows: Map<number, number>,
-  views: Table[],
+  reach: Reach,
   samples: string[],
   q: Query,
   at: (step: string) => void,
@@ -465,41 +491,88 @@ async function checkMasked(
     });
   }
   at("prepare.mask (checking statistics)");
-  const base = tables.flatMap((t) => t.tree);
-  if (timescaledb)
-    for (const t of tables.filter((x) => x.hypertable)) base.push(...(await q<Table>(sql.COMPRESSED_TABLES, [t.schema, t.name])));
-  const derived = [...(await q<Table>(sql.INDEXES, [base.map((t) => t.oid)])), ...views];
+  const cascaded = new Set(reach.cascaded.map((t) => t.oid));
+  const maskedHypertables = reach.hypertables.filter((h) => !cascaded.has(h.oid));
+  const cascadedHypertables = reach.hypertables.filter((h) => cascaded.has(h.oid));
+  const narrow = [
+    ...reach.written.filter((t) => !cascaded.has(t.oid)),
+    ...reach.ancestors,
+    ...(timescaledb ? await compressedTables(maskedHypertables, q) : []),
+  ];
+  const wide = [...reach.cascaded, ...(timescaledb ? await compressedTables(cascadedHypertables, q) : [])];
+  wide.push(...(await q<Table>(sql.INDEXES, [[...narrow, ...wide].map((t) => t.oid)])));
   const columns = [...new Set(tables.flatMap((t) => t.rules.map((r) => r.column)))];
-  const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [base.map((t) => t.oid), columns, samples, derived.map((t) => t.oid)]);
+  const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [narrow.map((t) => t.oid), columns, samples, wide.map((t) => t.oid)]);
   if (holding.length)
     refuse(
       `statistics still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}; ` +
-        `ANALYZE did not replace them`,
+        `ANALYZE did not replace them (PostgreSQL keeps an empty table's): give such a table a row, or drop its statistics, in prepare.sql`,
     );
-  for (const v of views) await checkDerived(tableName(v), [v], samples, q, refuse);
 }
 
-/** A view refreshed from the masked data (a materialized view, a continuous aggregate) and the statistics of `tree` hold no sampled production value. */
-async function checkDerived(view: string, tree: Table[], samples: string[], q: Query, refuse: (message: string) => never): Promise<void> {
+/**
+ * A refresh from the masked data: a materialized view (rewritten whole by PostgreSQL), or a
+ * continuous aggregate (refreshed whole; its chunks left empty dropped, as their statistics would
+ * stay production's; their space given back). Then its statistics made again. Returns the
+ * relations whose statistics hold what it keeps, and the view to read its rows through.
+ */
+async function refreshDerived(item: Refresh, q: Query, timescaledb: boolean, refuse: (message: string) => never): Promise<Derived> {
+  if (item.kind === "materialized view") {
+    const view = tableName(item.table);
+    await q(sql.refreshMaterializedView(view));
+    await q(`ANALYZE ${view}`);
+    const empty = (await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${view} LIMIT 1) x`))[0]?.n === 0;
+    if (empty && (await q(sql.COLUMNS_WITH_STATISTICS, [item.table.oid])).length)
+      refuse(
+        `${shownName(item.table)} is empty once refreshed from the masked data, and PostgreSQL keeps an empty table's old statistics ` +
+          `(production's values): drop it in prepare.sql, or give it rows in prepare.sqlAfter`,
+      );
+    return { view, relations: [item.table] };
+  }
+  const a = item.aggregate;
+  await q(sql.refreshContinuousAggregate(a.view));
+  for (const { chunk } of await q<{ chunk: string }>(sql.CHUNKS, [a.schema, a.name]))
+    if ((await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${chunk} LIMIT 1) x`))[0]?.n === 0)
+      await q(`DROP TABLE ${chunk}`);
+  const tree = await q<Table>(sql.TREE, [a.oid]);
+  for (const c of tree.filter((x) => x.kind === "r" && x.oid !== a.oid)) await q(`VACUUM (FULL) ${tableName(c)}`);
+  const compressed = timescaledb ? await compressedTables([a], q) : [];
+  for (const t of [a, ...tree.filter((x) => x.oid !== a.oid), ...compressed]) await q(`ANALYZE ${tableName(t)}`);
+  return { view: a.view, relations: [...tree, ...compressed] };
+}
+
+interface Derived {
+  view: string;
+  relations: Table[];
+}
+
+/** A refreshed view's rows, and the statistics of what holds them, hold no sampled production value. */
+async function checkDerived(
+  name: string,
+  derived: Derived,
+  samples: string[],
+  q: Query,
+  refuse: (message: string) => never,
+): Promise<void> {
   const columns = await q<{ name: string }>(
     `SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
-    [view],
+    [derived.view],
   );
   const rows = (
     await q<{ n: number }>(
       sql.rowsHolding(
-        view,
+        derived.view,
         columns.map((c) => c.name),
       ),
       [samples],
     )
   )[0]?.n;
-  if (rows) refuse(`${view} still holds ${rows} row(s) with values from before the masking, after its refresh`);
-  const oids = tree.map((t) => t.oid);
+  if (rows) refuse(`${name} still holds ${rows} row(s) with values from before the masking, after its refresh`);
+  const oids = derived.relations.map((t) => t.oid);
   const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [[], [], samples, oids]);
   if (holding.length)
     refuse(
-      `statistics of ${view} still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}`,
+      `statistics of ${name} still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}`,
     );
 }
 

@@ -90,10 +90,33 @@ export const TREE = `WITH RECURSIVE tree(oid) AS (SELECT $1::oid UNION SELECT i.
 SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
   FROM tree JOIN pg_class c ON c.oid = tree.oid JOIN pg_namespace n ON n.oid = c.relnamespace`;
 
-/** Tables whose foreign keys reference one of these ($1: oids): an ON UPDATE CASCADE writes them during the masking. */
-export const REFERENCING = `SELECT DISTINCT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
-  FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[]) AND NOT (k.conrelid = ANY($1::oid[]))`;
+/**
+ * Every table the masking writes, from these ($1: the masked tables' oids): each table under one
+ * (partitions, inheritance children, chunks) and each table whose foreign key's ON UPDATE action
+ * (CASCADE, SET NULL, SET DEFAULT) writes it when a key it references is masked, and so on down.
+ */
+export const WRITTEN = `WITH RECURSIVE edges(parent, child) AS (
+    SELECT inhparent, inhrelid FROM pg_inherits
+    UNION ALL
+    SELECT confrelid, conrelid FROM pg_constraint WHERE contype = 'f' AND confupdtype IN ('c', 'n', 'd')),
+  written(oid) AS (SELECT unnest($1::oid[]) UNION SELECT e.child FROM edges e JOIN written w ON e.parent = w.oid)
+SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
+  FROM written JOIN pg_class c ON c.oid = written.oid JOIN pg_namespace n ON n.oid = c.relnamespace`;
+
+/** The tables above these ($1: oids): a partitioned table's statistics of its whole (inherited) hold its partitions' values. */
+export const ANCESTORS = `WITH RECURSIVE up(oid) AS (SELECT unnest($1::oid[]) UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.oid)
+SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
+  FROM up JOIN pg_class c ON c.oid = up.oid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT (up.oid = ANY($1::oid[]))`;
+
+/** The hypertables among these ($1: oids). */
+export const HYPERTABLES = `SELECT c.oid::int AS oid, h.schema_name AS schema, h.table_name AS name, 'r' AS kind
+  FROM _timescaledb_catalog.hypertable h JOIN pg_class c ON c.oid = format('%I.%I', h.schema_name, h.table_name)::regclass
+ WHERE c.oid = ANY($1::oid[])`;
+
+/** A hypertable's chunks ($1 schema, $2 name) that hold rows outside their compressed batches (status bit 8): compressed again after the masking. */
+export const PARTIAL_CHUNKS = `SELECT format('%I.%I', ch.schema_name, ch.table_name) AS chunk
+  FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id
+ WHERE h.schema_name = $1 AND h.table_name = $2 AND ch.status & 8 <> 0`;
 
 /** User triggers of these tables ($1: oids) that run: not PostgreSQL's own (foreign keys) nor an extension's. */
 export const TRIGGERS = `SELECT t.tgrelid::int AS oid, t.tgname AS name, t.tgenabled::text AS mode
@@ -132,7 +155,7 @@ export const COMPRESSED_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_nam
 export const decompressChunk = `SELECT decompress_chunk($1::regclass)`;
 export const compressChunk = `SELECT compress_chunk($1::regclass)`;
 
-/** The tables holding a hypertable's compressed rows ($1 schema, $2 name): their statistics keep segmentby columns' values. */
+/** The tables holding a hypertable's compressed rows ($1 schema, $2 name): their statistics keep segmentby columns' values, and a hypertable's ANALYZE leaves them. */
 export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS schema, cc.table_name AS name, 'r' AS kind
   FROM _timescaledb_catalog.hypertable h
   JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
@@ -141,34 +164,31 @@ export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS sc
  WHERE h.schema_name = $1 AND h.table_name = $2`;
 
 /**
- * The continuous aggregates over these hypertables ($1 schemas, $2 names, pairwise), and those over
- * them (hierarchical), in the order they are refreshed; each with its materialization hypertable.
+ * What reads what among views, materialized views and continuous aggregates: for each view and
+ * materialized view, the relations its query reads and whether it calls a function of the
+ * database's own (not PostgreSQL's or an extension's: what it reads cannot be told). A
+ * continuous aggregate is its materialization hypertable, which reads what its query (its direct
+ * view) reads; `view` is what it is refreshed by.
  */
-export const CONTINUOUS_AGGREGATES = `WITH RECURSIVE over(mat_id, depth) AS (
-    SELECT ca.mat_hypertable_id, 1 FROM _timescaledb_catalog.continuous_agg ca
-      JOIN _timescaledb_catalog.hypertable h ON h.id = ca.raw_hypertable_id
-     WHERE (h.schema_name, h.table_name) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-    UNION
-    SELECT ca.mat_hypertable_id, o.depth + 1 FROM _timescaledb_catalog.continuous_agg ca JOIN over o ON ca.raw_hypertable_id = o.mat_id)
-SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view, m.schema_name AS mat_schema, m.table_name AS mat_name,
-       max(o.depth) AS depth
-  FROM over o JOIN _timescaledb_catalog.continuous_agg ca ON ca.mat_hypertable_id = o.mat_id
-  JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id
- GROUP BY 1, 2, 3 ORDER BY depth, view`;
+export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+       coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
+       coalesce(bool_or(d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384 AND NOT EXISTS (
+         SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')), false) AS opaque
+  FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+ WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ GROUP BY 1, 2, 3, 4`;
+export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
+       format('%I.%I', ca.direct_view_schema, ca.direct_view_name)::regclass::oid::int AS direct,
+       format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name
+  FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id`;
+/** The chunks of a hypertable ($1 schema, $2 name). */
+export const CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
+  FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2`;
 /** A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction. */
 export const refreshContinuousAggregate = (view: string) =>
   `CALL refresh_continuous_aggregate(${literal(view)}, NULL, NULL, force => true)`;
 
-/** The materialized views that read these tables ($1: oids), through views or other materialized views, in the order they are refreshed. */
-export const MATERIALIZED_VIEWS = `WITH RECURSIVE reads(oid, depth) AS (
-    SELECT DISTINCT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
-     WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass AND d.refobjid = ANY($1::oid[]) AND r.ev_class <> d.refobjid
-    UNION
-    SELECT DISTINCT r.ev_class, x.depth + 1 FROM reads x JOIN pg_depend d ON d.refobjid = x.oid AND d.refclassid = 'pg_class'::regclass
-      JOIN pg_rewrite r ON r.oid = d.objid AND d.classid = 'pg_rewrite'::regclass WHERE r.ev_class <> x.oid AND x.depth < 20)
-SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, 'm' AS kind, max(x.depth) AS depth
-  FROM reads x JOIN pg_class c ON c.oid = x.oid JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE c.relkind = 'm' GROUP BY 1, 2, 3 ORDER BY depth, name`;
 export const refreshMaterializedView = (view: string) => `REFRESH MATERIALIZED VIEW ${view}`;
 
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
@@ -181,6 +201,12 @@ SELECT v FROM pg_stats s, pg_class c, pg_namespace n,
  WHERE n.oid = c.relnamespace AND s.schemaname = n.nspname AND s.tablename = c.relname
    AND c.oid = ANY($1::oid[]) AND s.attname = $2`;
 }
+
+/** The columns of a table ($1) that have statistics, and their types: an empty table's are dropped by setting the type again. */
+export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
+   AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname)`;
 
 /** The indexes of these tables ($1: oids): their expression columns have statistics of their own. */
 export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.relname AS name, 'i' AS kind
@@ -199,11 +225,11 @@ export const STATISTICS_HOLDING = `SELECT format('%I.%I', s.schemaname, s.tablen
 UNION ALL
 SELECT format('%I.%I', e.statistics_schemaname, e.statistics_name) AS place
   FROM pg_stats_ext e JOIN pg_namespace n ON n.nspname = e.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = e.tablename
- WHERE c.oid = ANY($1::oid[]) AND EXISTS (SELECT 1 FROM unnest(coalesce(e.most_common_vals, '{}')) v WHERE v = ANY($3::text[]))
+ WHERE (c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[])) AND EXISTS (SELECT 1 FROM unnest(coalesce(e.most_common_vals, '{}')) v WHERE v = ANY($3::text[]))
 UNION ALL
 SELECT format('%I.%I', x.statistics_schemaname, x.statistics_name) || ' (' || x.expr || ')' AS place
   FROM pg_stats_ext_exprs x JOIN pg_namespace n ON n.nspname = x.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = x.tablename
- WHERE c.oid = ANY($1::oid[])
+ WHERE (c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[]))
    AND EXISTS (SELECT 1 FROM unnest(coalesce(x.most_common_vals::text::text[], '{}') || coalesce(x.histogram_bounds::text::text[], '{}')) v
                 WHERE v = ANY($3::text[]))`;
 

@@ -110,21 +110,27 @@ describe("the runner", () => {
     expect(sent.filter((s) => /^(BEGIN|COMMIT)/.test(s))).toEqual(["BEGIN"]);
   });
 
-  test("a masked table: triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; the aggregate refreshed after it", async () => {
-    const { sent, open } = recording((text) => {
+  test("a masked table: triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
+    const events = { oid: 10, schema: "public", name: "events", kind: "r" };
+    const materialized = { oid: 30, schema: "_timescaledb_internal", name: "_materialized_hypertable_2", kind: "r" };
+    const { sent, open } = recording((text, params) => {
       if (text.includes("pg_extension")) return [{ present: true }];
-      if (text.includes("FROM pg_class c JOIN pg_namespace n") && text.includes("as_read"))
-        return [{ oid: 10, schema: "public", name: "events", kind: "r", as_read: true }];
-      if (text.includes("WITH RECURSIVE tree")) return [{ oid: 10, schema: "public", name: "events", kind: "r" }];
+      if (text.includes("as_read")) return [{ ...events, as_read: true }];
+      if (text.includes("WITH RECURSIVE tree")) return [params?.[0] === 30 ? materialized : events];
+      if (text.includes("written(oid)")) return [events];
       if (text.includes("timescaledb_information.hypertables")) return [{ n: 1 }];
+      if (text.includes("FROM _timescaledb_catalog.hypertable h JOIN pg_class")) return [events];
       if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "customer_email", type: "text" }];
+      if (text.includes("attrelid = $1::regclass")) return [{ name: "customer_email" }];
       if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", mode: "O" }];
       if (text.includes('SELECT count("customer_email")::int AS n0')) return [{ n0: 5, bad0: 0 }];
       if (text.includes("is_compressed")) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
-      if (text.includes("count(*)::int AS n")) return [{ n: 0 }];
-      if (text.includes("_timescaledb_catalog.continuous_agg") && text.includes("WITH RECURSIVE over"))
-        return [{ view: "public.events_daily", mat_schema: "_timescaledb_internal", mat_name: "_materialized_hypertable_2" }];
+      if (text.includes("LIMIT 1) x")) return [{ n: 1 }];
+      if (text.includes("FROM pg_rewrite w JOIN pg_class"))
+        return [{ oid: 20, schema: "_timescaledb_internal", name: "_direct_view_2", kind: "v", reads: [10], opaque: false }];
+      if (text.includes("user_view_schema")) return [{ ...materialized, view: "public.events_daily", direct: 20 }];
       if (text.includes("txid_current")) return [{ id: "7" }];
+      if (text.includes("count(*)::int AS n")) return [{ n: 0 }];
       return [];
     });
     const prepared = await prepareFork(
@@ -146,12 +152,50 @@ describe("the runner", () => {
       'ANALYZE "public"."events"',
       `SELECT count("customer_email")::int AS n0, count(*) FILTER (WHERE NOT ("customer_email" IS NULL OR "customer_email"::text ~ '^user-[0-9a-f]{16}@example\\.invalid$'))::int AS bad0 FROM "public"."events"`,
       "COMMIT",
+      'VACUUM (FULL) "public"."events"',
       "CALL refresh_continuous_aggregate('public.events_daily', NULL, NULL, force => true)",
+      'ANALYZE "_timescaledb_internal"."_materialized_hypertable_2"',
     ];
     const positions = order.map((s) => sent.indexOf(s));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     // No statement carries a value: the hashing key went as a parameter.
     expect(sent.join("\n")).not.toMatch(/[0-9a-f]{32}/);
+  });
+});
+
+describe("what is refreshed after the masking", () => {
+  const { toRefresh } =
+    require("../../../../provider/resources/serviceFork/preparation/derived") as typeof import("../../../../provider/resources/serviceFork/preparation/derived");
+  const table = (oid: number, name: string) => ({ oid, schema: "public", name, kind: "r" });
+  const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false) => ({
+    ...table(oid, name),
+    kind,
+    reads,
+    opaque,
+  });
+  // 1 customers (masked), 2 pageviews (not), 3 metrics (not).
+  const readers = [
+    reader(10, "direct_views_by_email", "v", [2, 1]), // an aggregate's query joining the masked table
+    reader(11, "views_by_email", "v", [20]), // its user view, over its materialization
+    reader(12, "report", "m", [11]), // a materialized view over the aggregate
+    reader(13, "mailing_list", "m", [], true), // through a function of the database's own
+    reader(14, "direct_metrics", "v", [3]), // an aggregate over unmasked data only
+    reader(15, "metric_report", "m", [3]),
+  ];
+  const aggregates = [
+    { oid: 20, schema: "_timescaledb_internal", name: "_materialized_hypertable_1", kind: "r", view: "public.views_by_email", direct: 10 },
+    { oid: 21, schema: "_timescaledb_internal", name: "_materialized_hypertable_2", kind: "r", view: "public.metrics_daily", direct: 14 },
+  ];
+
+  test("what reads a written table, through views and aggregates or a function of the database's own, each after what it reads; nothing else", () => {
+    const plan = toRefresh(new Set([1]), readers, aggregates).map((r) =>
+      r.kind === "continuous aggregate" ? r.aggregate.view : `${r.table.schema}.${r.table.name}`,
+    );
+    expect(plan).toEqual(["public.mailing_list", "public.views_by_email", "public.report"]);
+  });
+
+  test("nothing written: only what cannot be told is refreshed", () => {
+    expect(toRefresh(new Set(), readers, aggregates).map((r) => r.kind)).toEqual(["materialized view"]);
   });
 });
