@@ -5,26 +5,21 @@
 // rules on a masked table, materialized views, a table named in the wrong letter case, an error
 // that quotes a row, foreign tables and servers, transactions prepared in production, a masked
 // column written back after the masking.
-import { execFile } from "child_process";
-import { promisify } from "util";
 import { customerRow, PERSONAL_ROWS } from "../../simulator/databases";
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { type EngineHarness, startEngine, tigercloud } from "../support/lab/harness";
+import type { EngineHarness } from "../support/lab/harness";
+import { preparedForkProgram, readThrough as read, startOnTimescaleDB } from "../support/lab/production";
 
 jest.setTimeout(300_000);
-const run = promisify(execFile);
 let h: EngineHarness;
 
 beforeAll(async () => {
-  h = await startEngine({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { databases: "postgres" });
-  expect(h.sim.databases.kind).toBe("timescaledb");
+  h = await startOnTimescaleDB({ forkQueuedMs: 100, forkConfiguringMs: 100 });
 });
 afterAll(async () => {
   await h?.close();
 });
 
-/** What the URL holder reads: psql with the published URL. */
-const read = async (uri: string, sql: string) => (await run("psql", [uri, "-X", "-A", "-t", "-c", sql], { timeout: 30_000 })).stdout.trim();
 /** Production, as its superuser; the objects a test makes there are tsdbadmin's, as a user's are. */
 const inProduction = async (sql: string) => (await h.sim.databases.query(h.ids.serviceId, `SET ROLE tsdbadmin; ${sql}`)).trim();
 const asSuperuser = async (sql: string) => (await h.sim.databases.query(h.ids.serviceId, sql)).trim();
@@ -33,18 +28,7 @@ const PRODUCTION_EMAILS = Array.from({ length: PERSONAL_ROWS }, (_, i) => custom
 /** Whether a text holds any production e-mail address (they all end so). */
 const holdsProduction = (text: string) => text.includes("@prod-customers.example.com");
 
-type Preparation = NonNullable<import("pulumi-tigercloud").ServiceForkArgs["prepare"]>;
-const forkProgram = (name: string, prepare: object) => async () => {
-  const { ServiceFork } = tigercloud();
-  const f = new ServiceFork("f", {
-    sourceServiceId: h.ids.serviceId,
-    forkStrategy: "NOW",
-    name,
-    onDestroy: "delete",
-    prepare: prepare as Preparation,
-  });
-  return { id: f.serviceId, uri: f.connectionUri, prepared: f.prepared };
-};
+const forkProgram = (name: string, prepare: object) => preparedForkProgram(h, name, prepare);
 
 /** A fork prepared with `prepare`: its URL and what `prepared` said; destroyed after the test. */
 async function preparedFork(name: string, prepare: object): Promise<{ uri: string; prepared: Record<string, unknown>; stdout: string }> {

@@ -4,26 +4,21 @@
 // masked column, and its jobs are paused while the source's run on; a failing rule leaves the fork
 // recorded and no URL, and the next `up` finishes it in place; a change to a prepared fork's rules
 // replaces it, as preview says.
-import { execFile } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { promisify } from "util";
 import { customerRow, PERSONAL_ROWS, PERSONAL_TABLE } from "../../simulator/databases";
-import { type EngineHarness, PASSPHRASE, startEngine, tigercloud, writes } from "../support/lab/harness";
+import { type EngineHarness, PASSPHRASE, tigercloud, writes } from "../support/lab/harness";
+import { preparedForkProgram, readThrough as psql, startOnTimescaleDB } from "../support/lab/production";
 
 jest.setTimeout(240_000);
-const run = promisify(execFile);
 let h: EngineHarness;
 
 beforeAll(async () => {
-  h = await startEngine({ forkQueuedMs: 200, forkConfiguringMs: 200 }, { databases: "postgres" });
-  expect(h.sim.databases.kind).toBe("timescaledb");
+  h = await startOnTimescaleDB({ forkQueuedMs: 200, forkConfiguringMs: 200 });
 });
 afterAll(async () => {
   await h?.close();
 });
-
-const psql = async (uri: string, sql: string) => (await run("psql", [uri, "-X", "-A", "-t", "-c", sql], { timeout: 20_000 })).stdout.trim();
 
 /** The source's own database, as its admin. */
 function sourceUri(): string {
@@ -41,20 +36,7 @@ const MASKING = [
   { table: PERSONAL_TABLE, column: "api_token", with: "hash" },
 ] as const;
 
-/** The preparation as a program declares it; the tests also declare wrong ones, as a YAML program could. */
-type Preparation = NonNullable<import("pulumi-tigercloud").ServiceForkArgs["prepare"]>;
-
-const forkProgram = (name: string, prepare: object) => async () => {
-  const { ServiceFork } = tigercloud();
-  const f = new ServiceFork("f", {
-    sourceServiceId: h.ids.serviceId,
-    forkStrategy: "NOW",
-    name,
-    onDestroy: "delete",
-    prepare: prepare as Preparation,
-  });
-  return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared, password: f.initialPassword };
-};
+const forkProgram = (name: string, prepare: object) => preparedForkProgram(h, name, prepare);
 
 /** Every value of the masked columns, as the fork's database shows them. */
 async function maskedValues(uri: string): Promise<string[]> {

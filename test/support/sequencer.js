@@ -14,6 +14,7 @@ const KNOWN_SLOW = [
   "plugin",
   "python",
   "refactor",
+  "masking",
   "busy",
   "go",
   "paused",
