@@ -6,7 +6,8 @@
 import * as path from "path";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
-import { PreparationSchema } from "../provider/resources/serviceFork/preparation";
+// The package's public entry pulumi-tigercloud/preparation: a rules file is checked by the provider's own rules.
+import { PreparationSchema } from "../provider/resources/serviceFork/preparation/schema";
 import { type GitHub, fileAt } from "./github";
 import { ActionError } from "./inputs";
 

@@ -78,6 +78,7 @@ function checkPrograms(sources: string[], extra: ts.CompilerOptions = {}): Check
     paths: {
       "pulumi-tigercloud": [path.join(out, "provider", "index.d.ts")],
       "pulumi-tigercloud/client": [path.join(out, "provider", "api", "client.d.ts")],
+      "pulumi-tigercloud/preparation": [path.join(out, "provider", "resources", "serviceFork", "preparation", "schema.d.ts")],
     },
     types: ["node"],
     typeRoots: [path.join(ROOT, "node_modules", "@types")],
@@ -145,6 +146,17 @@ test("every TypeScript example in the resources' documentation checks against th
   expect(TYPESCRIPT_EXAMPLES.map((e, i) => ({ example: e.name, errors: checked[i]?.errors }))).toEqual(
     TYPESCRIPT_EXAMPLES.map((e) => ({ example: e.name, errors: [] })),
   );
+});
+
+test("a preparation's rules, at pulumi-tigercloud/preparation (as the README shows): a rules file checked outside a program, typed", () => {
+  const program = `
+import { PreparationSchema, type Preparation } from "pulumi-tigercloud/preparation";
+const checked = PreparationSchema.safeParse({ mask: [{ table: "customers", column: "email", with: "email" }] });
+export const rules: Preparation | undefined = checked.success ? checked.data : undefined;
+export const wrong: string[] = checked.success ? [] : checked.error.issues.map((i) => i.path.join("."));
+`;
+  expect(checkProgram(program, { esModuleInterop: true }).errors).toEqual([]);
+  expect(checkProgram(program.replace("type Preparation", "type NotExported"), { esModuleInterop: true }).errors.length).toBeGreaterThan(0);
 });
 
 test("the API client, at pulumi-tigercloud/client: its types are zod's, whose declarations want esModuleInterop (as the README says)", () => {

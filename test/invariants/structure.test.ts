@@ -222,7 +222,12 @@ test("the fork janitor is a command of its own: it reaches the package through i
   expect(wrong).toEqual([]);
 });
 
-test("the PR database action's runner is a room of its own: it reaches the janitor by its command, and the package only through the shared modules and the preparation's rules it checks a rules file by", () => {
+test("the PR database action's runner is a room of its own: it reaches the janitor by its command, and the package only through the shared modules and the public entry of the preparation's rules it checks a rules file by", () => {
+  // That module is what the package exports as pulumi-tigercloud/preparation.
+  const exported = (
+    JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { exports: Record<string, { default?: string }> }
+  ).exports["./preparation"]?.default;
+  expect(exported).toBe("./dist/provider/resources/serviceFork/preparation/schema.js");
   const ACTION = path.join(ROOT, "prDatabase");
   const modules = modulesUnder(ACTION);
   expect(modules).toContain("main.ts");
@@ -233,7 +238,7 @@ test("the PR database action's runner is a room of its own: it reaches the janit
       if (!spec.startsWith("../")) continue;
       const allowed = [
         "../forks/cli",
-        "../provider/resources/serviceFork/preparation",
+        "../provider/resources/serviceFork/preparation/schema",
         ...SHARED.map((s) => `../provider/${s.replace(/\.ts$/, "")}`),
       ];
       if (!allowed.includes(spec)) wrong.push(`prDatabase/${file} -> ${spec}`);
