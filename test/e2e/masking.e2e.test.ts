@@ -257,7 +257,7 @@ test("a transaction prepared in production cannot be committed on the fork to wr
     expect(await read(fork.uri, "SELECT count(*) FROM pg_prepared_xacts")).toBe("0");
     await expect(read(fork.uri, "COMMIT PREPARED 'prod-batch-7'")).rejects.toThrow(/does not exist/);
     expect(holdsProduction(await read(fork.uri, "SELECT string_agg(email, ',') FROM t_2pc"))).toBe(false);
-    expect(fork.prepared.removed).toContain('prepared transaction "prod-batch-7"');
+    expect(fork.prepared.removed).toContain("transaction 1 prepared in production (by role tsdbadmin)");
   } finally {
     await asSuperuser("ROLLBACK PREPARED 'prod-batch-7';");
   }
@@ -405,4 +405,71 @@ test("every copy of what the masking wrote is refreshed or gone: aggregates that
   const { message } = await refusedFork("pr-leads", { mask: [{ table: "rt_leads", column: "email", with: "null" }] });
   expect(message).toMatch(/statistics still hold values from before the masking: public\.rt_leads \(email\)/);
   expect(message.includes("@prod-rt.example.com")).toBe(false);
+});
+
+// What a second red-team round found: views that run a query given as text, the second parent of a
+// table and a cascaded partition's table, chunk skipping's ranges, a prepared transaction's name,
+// statistics ANALYZE leaves alone.
+test("a view over a query given as text is refreshed; every table above what was written is analysed; chunk skipping forgets production's ranges; a prepared transaction is not named; statistics with a target of 0 are refused", async () => {
+  await inProduction(`
+    CREATE TABLE r2_clients (id int PRIMARY KEY, email text UNIQUE, email_up text GENERATED ALWAYS AS (upper(email)) STORED);
+    INSERT INTO r2_clients (id, email) SELECT g, 'cust' || g || '@prod-customers.example.com' FROM generate_series(1, 100) g;
+    CREATE MATERIALIZED VIEW r2_xml AS SELECT query_to_xml('select email from r2_clients', true, false, '') AS x;
+    CREATE TABLE r2_people (id int, email text);
+    CREATE TABLE r2_contacts (email text);
+    CREATE TABLE r2_people_child () INHERITS (r2_people, r2_contacts);
+    INSERT INTO r2_people_child SELECT g, 'person' || g || '@prod-customers.example.com' FROM generate_series(1, 100) g;
+    CREATE TABLE r2_orders (id int, cust_email text) PARTITION BY RANGE (id);
+    CREATE TABLE r2_orders_a PARTITION OF r2_orders FOR VALUES FROM (0) TO (1000000);
+    ALTER TABLE r2_orders_a ADD FOREIGN KEY (cust_email) REFERENCES r2_clients (email) ON UPDATE CASCADE;
+    INSERT INTO r2_orders SELECT g, 'cust' || (1 + g % 100) || '@prod-customers.example.com' FROM generate_series(1, 300) g;
+    SET timescaledb.enable_chunk_skipping = on;
+    CREATE TABLE r2_patients (time timestamptz NOT NULL, score int);
+    SELECT create_hypertable('r2_patients', by_range('time', interval '1 day'));
+    INSERT INTO r2_patients SELECT now() - interval '5 days' + g * interval '10 minutes', 1000 + g % 50 FROM generate_series(0, 600) g;
+    SELECT enable_chunk_skipping('r2_patients', 'score');
+    ALTER TABLE r2_patients SET (timescaledb.compress, timescaledb.compress_orderby = 'time');
+    SELECT count(compress_chunk(c)) FROM show_chunks('r2_patients', older_than => interval '1 day') c;`);
+  await asSuperuser("ANALYZE;");
+  await inProduction("BEGIN; INSERT INTO r2_people VALUES (0, NULL); PREPARE TRANSACTION 'refund for person7@prod-customers.example.com';");
+  try {
+    const s = await h.stack(
+      "pr-round2",
+      forkProgram("pr-round2", {
+        mask: [
+          { table: "r2_clients", column: "email", with: "hash" },
+          { table: "r2_people", column: "email", with: "hash" },
+          { table: "r2_patients", column: "score", with: "constant", value: "0" },
+        ],
+      }),
+    );
+    cleanups.push(() => s.destroy());
+    const up = await s.up();
+    const uri = up.outputs.uri?.value as string;
+    expect(holdsProduction(await read(uri, "SELECT x::text FROM r2_xml"))).toBe(false);
+    expect(
+      holdsProduction(
+        await read(
+          uri,
+          "SELECT string_agg(most_common_vals::text || coalesce(histogram_bounds::text, ''), ',') FROM pg_stats WHERE tablename LIKE 'r2_%'",
+        ),
+      ),
+    ).toBe(false);
+    expect(await read(uri, "SELECT count(*) FROM pg_stats WHERE tablename IN ('r2_contacts', 'r2_orders') AND inherited")).not.toBe("0");
+    // No range of the masked column is production's any more.
+    expect(
+      await read(uri, "SELECT count(*) FROM _timescaledb_catalog.chunk_column_stats WHERE column_name = 'score' AND range_start >= 1000"),
+    ).toBe("0");
+    // The prepared transaction is named by its place, and its name (an application's text) reaches neither the outputs nor the state.
+    expect((up.outputs.prepared?.value as { removed: string[] }).removed).toEqual([
+      "transaction 1 prepared in production (by role tsdbadmin)",
+    ]);
+    expect(holdsProduction(up.stdout) || holdsProduction(s.rawState())).toBe(false);
+  } finally {
+    await asSuperuser("ROLLBACK PREPARED 'refund for person7@prod-customers.example.com';").catch(() => undefined);
+  }
+
+  await inProduction("ALTER TABLE r2_clients ALTER COLUMN email_up SET STATISTICS 0;");
+  const { message } = await refusedFork("pr-frozen", { mask: [{ table: "r2_clients", column: "email", with: "hash" }] });
+  expect(message).toMatch(/statistics with a target of 0 keep what production's ANALYZE put there: public\.r2_clients \(email_up\)/);
 });

@@ -112,19 +112,20 @@ export async function prepareFork(
     stage = "before";
     if (masking) {
       step = "rolling back transactions prepared in production (pg_prepared_xacts)";
-      for (const { gid, owner } of await q<{ gid: string; owner: string }>(sql.PREPARED_TRANSACTIONS)) {
+      // Named by their place and role, never by their name: an application chooses it, and it may be data.
+      for (const [i, { gid, owner }] of (await q<{ gid: string; owner: string }>(sql.PREPARED_TRANSACTIONS)).entries()) {
+        const which = `transaction ${i + 1} prepared in production (by role ${printable(owner)})`;
         await session
           .query(sql.rollbackPrepared(gid))
           .catch(() =>
             fail(
               new Refusal(
-                `a transaction prepared in production ("${printable(gid).slice(0, 80)}", by role ${printable(owner)}) is on the fork: committed ` +
-                  `there it would write production's rows over the masking, and only its role can roll it back; commit or roll it back ` +
-                  `in production, then fork again`,
+                `a ${which} is on the fork: committed there it would write production's rows over the masking, and only its role ` +
+                  `can roll it back; commit or roll it back in production, then fork again`,
               ),
             ),
           );
-        removed.push(`prepared transaction "${printable(gid).slice(0, 80)}"`);
+        removed.push(which);
       }
     }
     stage = "transaction";
@@ -199,6 +200,17 @@ export async function prepareFork(
           step = `prepare.mask (compress_chunk(${chunk}), rows a key's cascade rewrote)`;
           await q(sql.compressChunk, [chunk]);
         }
+      }
+    }
+    if (masking && timescaledb) {
+      // Chunk skipping keeps each chunk's minimum and maximum of a column: production's, until set again.
+      step = "prepare.mask (chunk skipping's ranges of the written hypertables)";
+      const skipping = await q<{ hypertable: string; column: string }>(sql.SKIPPING_COLUMNS, [reach.hypertables.map((h) => h.oid)]);
+      // enable_chunk_skipping refuses unless the setting is on (it is off by default).
+      if (skipping.length) await q("SET LOCAL timescaledb.enable_chunk_skipping = on");
+      for (const c of skipping) {
+        await q(sql.disableChunkSkipping, [c.hypertable, c.column]);
+        await q(sql.enableChunkSkipping, [c.hypertable, c.column]);
       }
     }
     await runTexts(p.sqlAfter, "sqlAfter");
@@ -412,7 +424,8 @@ async function reachOf(tables: MaskedTable[], q: Query, timescaledb: boolean): P
   const written = await q<Table>(sql.WRITTEN, [tables.map((t) => t.oid)]);
   const foreign = written.find((t) => t.kind === "f");
   if (foreign) throw new Refusal(`a key's cascade would write the foreign table ${shownName(foreign)}: another database's rows`);
-  const ancestors = await q<Table>(sql.ANCESTORS, [tables.map((t) => t.oid)]);
+  // Above anything written (a second parent too, or a cascaded partition's table): their statistics of their whole.
+  const ancestors = await q<Table>(sql.ANCESTORS, [written.map((t) => t.oid)]);
   const hypertables = timescaledb ? await q<Table>(sql.HYPERTABLES, [written.map((t) => t.oid)]) : [];
   return { written, cascaded: written.filter((t) => !masked.has(t.oid)), ancestors, hypertables };
 }
@@ -496,12 +509,17 @@ async function checkMasked(
   const cascadedHypertables = reach.hypertables.filter((h) => cascaded.has(h.oid));
   const narrow = [
     ...reach.written.filter((t) => !cascaded.has(t.oid)),
-    ...reach.ancestors,
     ...(timescaledb ? await compressedTables(maskedHypertables, q) : []),
   ];
-  const wide = [...reach.cascaded, ...(timescaledb ? await compressedTables(cascadedHypertables, q) : [])];
+  // What a key cascaded to, and the tables above what was written, hold the masked values under other names: every column.
+  const wide = [...reach.cascaded, ...reach.ancestors, ...(timescaledb ? await compressedTables(cascadedHypertables, q) : [])];
   wide.push(...(await q<Table>(sql.INDEXES, [[...narrow, ...wide].map((t) => t.oid)])));
   const columns = [...new Set(tables.flatMap((t) => t.rules.map((r) => r.column)))];
+  await refuseFrozenStatistics(
+    [...narrow, ...wide].map((t) => t.oid),
+    q,
+    refuse,
+  );
   const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [narrow.map((t) => t.oid), columns, samples, wide.map((t) => t.oid)]);
   if (holding.length)
     refuse(
@@ -546,6 +564,20 @@ interface Derived {
   relations: Table[];
 }
 
+/**
+ * Statistics ANALYZE does not make again: a column, index column or extended statistics object
+ * with a statistics target of 0 keeps what it held, production's (whatever form it took: a value
+ * in upper case, a part of it), which no check of literal values can rule out. Refused, naming it.
+ */
+async function refuseFrozenStatistics(oids: number[], q: Query, refuse: (message: string) => never): Promise<void> {
+  const frozen = await q<{ place: string }>(sql.FROZEN_STATISTICS, [oids]);
+  if (frozen.length)
+    refuse(
+      `statistics with a target of 0 keep what production's ANALYZE put there: ${printable(frozen.map((f) => f.place).join(", ")).slice(0, 300)}; ` +
+        "set their target back in prepare.sql (ALTER TABLE … ALTER COLUMN … SET STATISTICS -1, ALTER STATISTICS … SET STATISTICS -1)",
+    );
+}
+
 /** A refreshed view's rows, and the statistics of what holds them, hold no sampled production value. */
 async function checkDerived(
   name: string,
@@ -569,6 +601,7 @@ async function checkDerived(
   )[0]?.n;
   if (rows) refuse(`${name} still holds ${rows} row(s) with values from before the masking, after its refresh`);
   const oids = derived.relations.map((t) => t.oid);
+  await refuseFrozenStatistics(oids, q, refuse);
   const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [[], [], samples, oids]);
   if (holding.length)
     refuse(

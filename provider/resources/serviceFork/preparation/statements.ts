@@ -173,11 +173,14 @@ export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS sc
 export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
        coalesce(bool_or(d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384 AND NOT EXISTS (
-         SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')), false) AS opaque
+         SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')), false)
+       -- A function that runs a query given as text (PostgreSQL's XML exports, ts_stat, dblink): PostgreSQL
+       -- records no dependency on its own functions, so its name is looked for in the definition.
+       OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|dblink[a-z_]*)\\s*\\(' AS opaque
   FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
  WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
- GROUP BY 1, 2, 3, 4`;
+ GROUP BY w.ev_class, n.nspname, c.relname, c.relkind`;
 export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
        format('%I.%I', ca.direct_view_schema, ca.direct_view_name)::regclass::oid::int AS direct,
        format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name
@@ -201,6 +204,27 @@ SELECT v FROM pg_stats s, pg_class c, pg_namespace n,
  WHERE n.oid = c.relnamespace AND s.schemaname = n.nspname AND s.tablename = c.relname
    AND c.oid = ANY($1::oid[]) AND s.attname = $2`;
 }
+
+/**
+ * Statistics that ANALYZE leaves as they are, among these relations ($1: oids) and their indexes: a
+ * column's or an index column's target of 0, an extended statistics object's, holding statistics.
+ */
+export const FROZEN_STATISTICS = `SELECT format('%I.%I', n.nspname, c.relname) || ' (' || a.attname || ')' AS place
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE (a.attrelid = ANY($1::oid[]) OR a.attrelid IN (SELECT indexrelid FROM pg_index WHERE indrelid = ANY($1::oid[])))
+   AND a.attnum > 0 AND NOT a.attisdropped AND a.attstattarget = 0
+   AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname)
+UNION ALL
+SELECT format('%I.%I', x.stxnamespace::regnamespace::text, x.stxname) AS place
+  FROM pg_statistic_ext x WHERE x.stxrelid = ANY($1::oid[]) AND x.stxstattarget = 0
+   AND EXISTS (SELECT 1 FROM pg_stats_ext e WHERE e.statistics_schemaname = x.stxnamespace::regnamespace::text AND e.statistics_name = x.stxname)`;
+
+/** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
+export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
+  FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
+ WHERE format('%I.%I', h.schema_name, h.table_name)::regclass::oid = ANY($1::oid[])`;
+export const disableChunkSkipping = `SELECT disable_chunk_skipping($1::regclass, $2::name)`;
+export const enableChunkSkipping = `SELECT enable_chunk_skipping($1::regclass, $2::name)`;
 
 /** The columns of a table ($1) that have statistics, and their types: an empty table's are dropped by setting the type again. */
 export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
