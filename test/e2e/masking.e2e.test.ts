@@ -235,18 +235,20 @@ test("foreign tables: a rule on one is refused; on the fork no foreign server or
     CREATE SERVER production FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '${source.endpoint.port}', dbname 'tsdb', sslmode 'require');
     CREATE USER MAPPING FOR tsdbadmin SERVER production OPTIONS (user 'tsdbadmin', password '${password}');
     CREATE FOREIGN TABLE production_customers (id int, email text) SERVER production OPTIONS (table_name 'customers');`);
-  // Reading production through it works, at the source.
-  expect(holdsProduction(await inProduction("SELECT email FROM production_customers WHERE id = 1"))).toBe(true);
-  const refused = await refusedFork("pr-foreign-rule", { mask: [{ table: "production_customers", column: "email", with: "null" }] });
-  expect(refused.message).toMatch(/public\.production_customers is a foreign table: writing it would change another database's rows/);
-  const fork = await preparedFork("pr-foreign", { mask: [{ table: "customers", column: "email", with: "email" }] });
-  expect(await read(fork.uri, "SELECT count(*) FROM pg_foreign_server")).toBe("0");
-  expect(await read(fork.uri, "SELECT count(*) FROM pg_user_mappings")).toBe("0");
-  await expect(read(fork.uri, "SELECT email FROM production_customers")).rejects.toThrow(/does not exist/);
-  expect(fork.prepared.removed).toEqual(["foreign server production"]);
-});
-afterAll(async () => {
-  await inProduction("DROP SERVER IF EXISTS production CASCADE;").catch(() => undefined);
+  try {
+    // Reading production through it works, at the source.
+    expect(holdsProduction(await inProduction("SELECT email FROM production_customers WHERE id = 1"))).toBe(true);
+    const refused = await refusedFork("pr-foreign-rule", { mask: [{ table: "production_customers", column: "email", with: "null" }] });
+    expect(refused.message).toMatch(/public\.production_customers is a foreign table: writing it would change another database's rows/);
+    const fork = await preparedFork("pr-foreign", { mask: [{ table: "customers", column: "email", with: "email" }] });
+    expect(await read(fork.uri, "SELECT count(*) FROM pg_foreign_server")).toBe("0");
+    expect(await read(fork.uri, "SELECT count(*) FROM pg_user_mappings")).toBe("0");
+    await expect(read(fork.uri, "SELECT email FROM production_customers")).rejects.toThrow(/does not exist/);
+    expect(fork.prepared.removed).toEqual(["foreign server production"]);
+  } finally {
+    // Later forks of this production must not meet it.
+    await inProduction("DROP SERVER IF EXISTS production CASCADE;");
+  }
 });
 
 test("a transaction prepared in production cannot be committed on the fork to write production's rows back", async () => {
@@ -472,4 +474,41 @@ test("a view over a query given as text is refreshed; every table above what was
   await inProduction("ALTER TABLE r2_clients ALTER COLUMN email_up SET STATISTICS 0;");
   const { message } = await refusedFork("pr-frozen", { mask: [{ table: "r2_clients", column: "email", with: "hash" }] });
   expect(message).toMatch(/statistics with a target of 0 keep what production's ANALYZE put there: public\.r2_clients \(email_up\)/);
+});
+
+// What a third red-team round found: a trigger or function made an extension's member by its owner,
+// a materialized view over an operator, a function running query text, or a catalog, and a table
+// partitioned by the masked column.
+test("every trigger of a written table is held off, an extension's too; every populated materialized view is refreshed, whatever it reads; a table partitioned by a masked column is refused", async () => {
+  await inProduction(`
+    CREATE TABLE r3_clients (id int PRIMARY KEY, email text);
+    INSERT INTO r3_clients SELECT g, 'cust' || g || '@prod-customers.example.com' FROM generate_series(1, 50) g;
+    CREATE TABLE r3_log (old_email text);
+    CREATE EXTENSION IF NOT EXISTS tablefunc;
+    CREATE FUNCTION r3_keep_old() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO r3_log VALUES (OLD.email); RETURN NEW; END $$;
+    CREATE TRIGGER r3_audit BEFORE UPDATE ON r3_clients FOR EACH ROW EXECUTE FUNCTION r3_keep_old();
+    ALTER EXTENSION tablefunc ADD FUNCTION r3_keep_old();
+    CREATE FUNCTION r3_all() RETURNS text LANGUAGE sql STABLE AS $$ SELECT string_agg(email, ',' ORDER BY id) FROM r3_clients $$;
+    ALTER EXTENSION tablefunc ADD FUNCTION r3_all();
+    CREATE MATERIALIZED VIEW r3_ext AS SELECT r3_all() AS x;
+    CREATE FUNCTION r3_op(int, int) RETURNS text LANGUAGE sql STABLE AS $$ SELECT string_agg(email, ',' ORDER BY id) FROM r3_clients $$;
+    CREATE OPERATOR ### (LEFTARG = int, RIGHTARG = int, FUNCTION = r3_op);
+    CREATE MATERIALIZED VIEW r3_operator AS SELECT 1 ### 2 AS x;
+    CREATE MATERIALIZED VIEW r3_crosstab AS SELECT * FROM crosstab('SELECT 1::text, email, email FROM r3_clients ORDER BY id') AS ct(r text, a text, b text);
+    CREATE MATERIALIZED VIEW r3_never AS SELECT email FROM r3_clients WITH NO DATA;
+    CREATE TABLE r3_by_mail (email text NOT NULL, v int) PARTITION BY LIST (email);
+    CREATE TABLE r3_by_mail_a PARTITION OF r3_by_mail FOR VALUES IN ('vip.alice@prod-customers.example.com');
+    CREATE TABLE r3_by_mail_rest PARTITION OF r3_by_mail DEFAULT;`);
+  await asSuperuser("ANALYZE;");
+  await inProduction(
+    "CREATE MATERIALIZED VIEW r3_stats AS SELECT attname, histogram_bounds::text AS hb FROM pg_stats WHERE tablename = 'r3_clients';",
+  );
+  const fork = await preparedFork("pr-round3", { mask: [{ table: "r3_clients", column: "email", with: "hash" }] });
+  expect(await read(fork.uri, "SELECT count(*) FROM r3_log")).toBe("0");
+  for (const view of ["r3_ext", "r3_operator", "r3_crosstab", "r3_stats"])
+    expect([view, holdsProduction(await read(fork.uri, `SELECT string_agg(t::text, ',') FROM ${view} t`))]).toEqual([view, false]);
+  // One made WITH NO DATA is left so.
+  expect(await read(fork.uri, "SELECT relispopulated FROM pg_class WHERE relname = 'r3_never'")).toBe("f");
+  const { message } = await refusedFork("pr-by-mail", { mask: [{ table: "r3_by_mail", column: "email", with: "email" }] });
+  expect(message).toMatch(/public\.r3_by_mail is partitioned by email: its partitions' bounds are production's values/);
 });

@@ -1,7 +1,8 @@
-// What keeps a copy of data the masking wrote, and so is refreshed after it: the materialized views
-// and continuous aggregates that read, through any number of views, a table the masking wrote (or
-// one above it), or another of them that is refreshed; and any that calls a function of the
-// database's own, whose reads cannot be told. Worked out from the catalog's rows (statements.ts:
+// What keeps a copy of data the masking wrote, and so is refreshed after it: every populated
+// materialized view (what one reads cannot always be told: a catalog such as pg_stats, an
+// operator's function, a query given as text), and the continuous aggregates that read, through
+// any number of views, a table the masking wrote (or one above it), or another of them that is
+// refreshed, or that call a function of the database's own. Worked out from the catalog's rows (statements.ts:
 // READS, CONTINUOUS_AGGREGATES), in the order they are refreshed: each after what it reads.
 import type { Table } from "./statements";
 
@@ -11,6 +12,8 @@ export interface Reader extends Table {
   reads: number[];
   /** It calls a function of the database's own: what that reads is not in the catalog. */
   opaque: boolean;
+  /** False for a materialized view made WITH NO DATA: it holds nothing. */
+  populated: boolean;
 }
 
 /** A continuous aggregate: its materialization hypertable (`oid`, `schema`, `name`), its query (`direct`, a view) and the view it is refreshed by. */
@@ -19,7 +22,15 @@ export interface Aggregate extends Table {
   direct: number;
 }
 
-export type Refresh = { kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate };
+/**
+ * One refresh. `checked`: it reads what the masking wrote (as the catalog tells, or through a
+ * function whose reads cannot be told), so it must then hold no production value of a masked
+ * column; a materialized view refreshed only because what it reads cannot always be told may
+ * rightly hold values of columns no rule masks.
+ */
+export type Refresh = { checked: boolean } & (
+  { kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate }
+);
 
 /** What to refresh, given the tables the masking wrote (and those above them): each once, after everything it reads. */
 export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggregates: Aggregate[]): Refresh[] {
@@ -51,19 +62,24 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
     return { relations, opaque };
   };
   const of = new Map([...refreshable].map((oid) => [oid, inputs(oid)]));
+  // One made WITH NO DATA holds nothing, and refreshing it would fill it: left as it is.
+  for (const r of readers) if (r.kind === "m" && !r.populated) of.delete(r.oid);
   // Tainted: what the masking wrote, and each refreshed object once chosen; to a fixed point.
   const tainted = new Set(written);
-  const chosen = new Set<number>();
+  const checked = new Set<number>();
   for (let changed = true; changed;) {
     changed = false;
     for (const [oid, { relations, opaque }] of of) {
-      if (chosen.has(oid)) continue;
+      if (checked.has(oid)) continue;
       if (!opaque && ![...relations].some((r) => tainted.has(r))) continue;
-      chosen.add(oid);
+      checked.add(oid);
       tainted.add(oid);
       changed = true;
     }
   }
+  // And every other populated materialized view: a dependency PostgreSQL records is not all it may
+  // read (a catalog such as pg_stats, an operator's function, a query given as text).
+  const chosen = new Set([...checked, ...[...of.keys()].filter((oid) => byOid.get(oid)?.kind === "m")]);
   // Each after the chosen ones it reads: by depth, then by name (a cycle cannot be: PostgreSQL refuses one).
   const depth = new Map<number, number>();
   const depthOf = (oid: number, path: Set<number>): number => {
@@ -79,8 +95,8 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
     .sort((a, b) => depthOf(a, new Set([a])) - depthOf(b, new Set([b])) || label(a).localeCompare(label(b)))
     .map((oid): Refresh => {
       const aggregate = aggregateOf.get(oid);
-      if (aggregate) return { kind: "continuous aggregate", aggregate };
+      if (aggregate) return { kind: "continuous aggregate", aggregate, checked: checked.has(oid) };
       const r = byOid.get(oid) as Reader;
-      return { kind: "materialized view", table: { oid: r.oid, schema: r.schema, name: r.name, kind: "m" } };
+      return { kind: "materialized view", table: { oid: r.oid, schema: r.schema, name: r.name, kind: "m" }, checked: checked.has(oid) };
     });
 }

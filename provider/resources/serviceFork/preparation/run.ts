@@ -252,7 +252,7 @@ export async function prepareFork(
         step = `prepare.mask (refreshing the ${item.kind} ${name})`;
         ctx.progress(`fork ${serviceId}: refreshing the ${item.kind} ${name} from the masked data`);
         const kept = await refreshDerived(item, q, timescaledb, (m) => fail(new Refusal(m)));
-        await checkDerived(name, kept, samples, q, (m) => fail(new Refusal(m)));
+        if (item.checked) await checkDerived(name, kept, samples, q, (m) => fail(new Refusal(m)));
         refreshed.push(name);
       }
     }
@@ -356,6 +356,14 @@ async function resolveRules(rules: MaskRule[], q: Query, at: (step: string) => v
           : `${label} has no column ${rule.column.toLowerCase()}`,
       );
     }
+    const partitions = (await q<{ declared: boolean }>(sql.PARTITIONS_BY, [read.oid, column.name]))[0]?.declared === true;
+    const dimension =
+      table.hypertable && (await q<{ dimension: boolean }>(sql.HYPERTABLE_DIMENSION, [read.oid, column.name]))[0]?.dimension === true;
+    if (partitions || dimension)
+      throw new Refusal(
+        `${label} is partitioned by ${column.name}: its ${dimension ? "chunks' ranges" : "partitions' bounds"} are production's values, ` +
+          "which masking its rows cannot change; leave it out, or mask it another way in prepare.sql",
+      );
     if (table.rules.some((r) => r.column === column.name))
       throw new Refusal(`${label}.${column.name} is masked by two rules: one rule per column`);
     table.rules.push({ rule, index, column: column.name, type: column.type });
@@ -540,7 +548,7 @@ async function refreshDerived(item: Refresh, q: Query, timescaledb: boolean, ref
     await q(sql.refreshMaterializedView(view));
     await q(`ANALYZE ${view}`);
     const empty = (await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${view} LIMIT 1) x`))[0]?.n === 0;
-    if (empty && (await q(sql.COLUMNS_WITH_STATISTICS, [item.table.oid])).length)
+    if (item.checked && empty && (await q(sql.COLUMNS_WITH_STATISTICS, [item.table.oid])).length)
       refuse(
         `${shownName(item.table)} is empty once refreshed from the masked data, and PostgreSQL keeps an empty table's old statistics ` +
           `(production's values): drop it in prepare.sql, or give it rows in prepare.sqlAfter`,

@@ -81,6 +81,17 @@ export const FIND_TABLE = `SELECT c.oid::int AS oid, n.nspname AS schema, c.reln
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE (n.nspname = $1 AND c.relname = $2) OR (n.nspname = $3 AND c.relname = $4)`;
 
+/**
+ * Whether a column ($2) of a table ($1) partitions it or a table above it: the partitions' bounds
+ * (or a hypertable's chunks' ranges) are then its values, production's, which no UPDATE changes.
+ */
+export const PARTITIONS_BY = `SELECT EXISTS (
+    SELECT 1 FROM pg_partitioned_table p JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = ANY (p.partattrs::int2[])
+     WHERE p.partrelid IN (SELECT relid FROM pg_partition_ancestors($1)) AND a.attname = $2) AS declared`;
+export const HYPERTABLE_DIMENSION = `SELECT EXISTS (
+    SELECT 1 FROM _timescaledb_catalog.dimension d JOIN _timescaledb_catalog.hypertable h ON h.id = d.hypertable_id
+     WHERE format('%I.%I', h.schema_name, h.table_name)::regclass = $1::oid::regclass AND d.column_name = $2) AS dimension`;
+
 /** The table's columns and their types. */
 export const COLUMNS = `SELECT attname AS name, format_type(atttypid, atttypmod) AS type
   FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped`;
@@ -118,11 +129,12 @@ export const PARTIAL_CHUNKS = `SELECT format('%I.%I', ch.schema_name, ch.table_n
   FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id
  WHERE h.schema_name = $1 AND h.table_name = $2 AND ch.status & 8 <> 0`;
 
-/** User triggers of these tables ($1: oids) that run: not PostgreSQL's own (foreign keys) nor an extension's. */
+/**
+ * The triggers of these tables ($1: oids) that run, but PostgreSQL's own (foreign keys): an
+ * extension's too, as a function can be made an extension's member by whoever owns it.
+ */
 export const TRIGGERS = `SELECT t.tgrelid::int AS oid, t.tgname AS name, t.tgenabled::text AS mode
-  FROM pg_trigger t
- WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND t.tgenabled <> 'D'
-   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = t.tgfoid AND d.deptype = 'e')`;
+  FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND t.tgenabled <> 'D'`;
 
 /** Rules of these tables ($1: oids) that rewrite a write (not a view's own _RETURN), enabled. */
 export const RULES = `SELECT r.ev_class::int AS oid, r.rulename AS name, r.ev_enabled::text AS mode
@@ -172,15 +184,18 @@ export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS sc
  */
 export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
-       coalesce(bool_or(d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384 AND NOT EXISTS (
-         SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')), false)
-       -- A function that runs a query given as text (PostgreSQL's XML exports, ts_stat, dblink): PostgreSQL
-       -- records no dependency on its own functions, so its name is looked for in the definition.
-       OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|dblink[a-z_]*)\\s*\\(' AS opaque
+       coalesce(bool_or(d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384 AND (
+         NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')
+         -- A function made an extension's member by a role that is not a superuser is the database's own.
+         OR NOT (SELECT r.rolsuper FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner WHERE f.oid = d.refobjid))), false)
+       -- A function that runs a query given as text (PostgreSQL's XML exports, ts_stat, ts_rewrite, crosstab, connectby,
+       -- dblink): PostgreSQL records no dependency on its own functions, so its name is looked for in the definition.
+       OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink[a-z_]*)\\s*\\(' AS opaque,
+       c.relkind <> 'm' OR c.relispopulated AS populated
   FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
  WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
- GROUP BY w.ev_class, n.nspname, c.relname, c.relkind`;
+ GROUP BY w.ev_class, n.nspname, c.relname, c.relkind, c.relispopulated`;
 export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
        format('%I.%I', ca.direct_view_schema, ca.direct_view_name)::regclass::oid::int AS direct,
        format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name

@@ -127,7 +127,9 @@ describe("the runner", () => {
       if (text.includes("is_compressed")) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
       if (text.includes("LIMIT 1) x")) return [{ n: 1 }];
       if (text.includes("FROM pg_rewrite w JOIN pg_class"))
-        return [{ oid: 20, schema: "_timescaledb_internal", name: "_direct_view_2", kind: "v", reads: [10], opaque: false }];
+        return [
+          { oid: 20, schema: "_timescaledb_internal", name: "_direct_view_2", kind: "v", reads: [10], opaque: false, populated: true },
+        ];
       if (text.includes("user_view_schema")) return [{ ...materialized, view: "public.events_daily", direct: 20 }];
       if (text.includes("txid_current")) return [{ id: "7" }];
       if (text.includes("count(*)::int AS n")) return [{ n: 0 }];
@@ -168,11 +170,12 @@ describe("what is refreshed after the masking", () => {
   const { toRefresh } =
     require("../../../../provider/resources/serviceFork/preparation/derived") as typeof import("../../../../provider/resources/serviceFork/preparation/derived");
   const table = (oid: number, name: string) => ({ oid, schema: "public", name, kind: "r" });
-  const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false) => ({
+  const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false, populated = true) => ({
     ...table(oid, name),
     kind,
     reads,
     opaque,
+    populated,
   });
   // 1 customers (masked), 2 pageviews (not), 3 metrics (not).
   const readers = [
@@ -181,21 +184,28 @@ describe("what is refreshed after the masking", () => {
     reader(12, "report", "m", [11]), // a materialized view over the aggregate
     reader(13, "mailing_list", "m", [], true), // through a function of the database's own
     reader(14, "direct_metrics", "v", [3]), // an aggregate over unmasked data only
-    reader(15, "metric_report", "m", [3]),
+    reader(15, "metric_report", "m", [3]), // a materialized view over unmasked data: refreshed all the same
+    reader(16, "never_filled", "m", [1], false, false), // made WITH NO DATA: nothing to refresh
   ];
   const aggregates = [
     { oid: 20, schema: "_timescaledb_internal", name: "_materialized_hypertable_1", kind: "r", view: "public.views_by_email", direct: 10 },
     { oid: 21, schema: "_timescaledb_internal", name: "_materialized_hypertable_2", kind: "r", view: "public.metrics_daily", direct: 14 },
   ];
 
-  test("what reads a written table, through views and aggregates or a function of the database's own, each after what it reads; nothing else", () => {
+  test("every populated materialized view, and the aggregates that read a written table (through views, a join, a function of the database's own), each after what it reads", () => {
     const plan = toRefresh(new Set([1]), readers, aggregates).map((r) =>
       r.kind === "continuous aggregate" ? r.aggregate.view : `${r.table.schema}.${r.table.name}`,
     );
-    expect(plan).toEqual(["public.mailing_list", "public.views_by_email", "public.report"]);
+    expect(plan).toEqual(["public.mailing_list", "public.metric_report", "public.views_by_email", "public.report"]);
+    // Checked afterwards for production's values: those that read what was written (or cannot be told), not the one over unmasked data.
+    expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.checked)).toEqual([true, false, true, true]);
   });
 
-  test("nothing written: only what cannot be told is refreshed", () => {
-    expect(toRefresh(new Set(), readers, aggregates).map((r) => r.kind)).toEqual(["materialized view"]);
+  test("nothing written: the materialized views all the same (what one reads cannot always be told), no aggregate", () => {
+    expect(toRefresh(new Set(), readers, aggregates).map((r) => r.kind)).toEqual([
+      "materialized view",
+      "materialized view",
+      "materialized view",
+    ]);
   });
 });
