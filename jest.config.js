@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 const common = {
-  testEnvironment: "node",
+  // Jest's node environment, failing a suite that leaves a handle open (test/support/environment.js).
+  testEnvironment: "<rootDir>/test/support/environment.js",
   // Transpile only: each file on its own, no type information (npm test type-checks first, with tsc).
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json", diagnostics: false }] },
 };

@@ -1,0 +1,66 @@
+// The test environment: jest's node environment, plus a check at a suite's end that it left
+// nothing keeping its worker alive (a child process, a socket, a server, a timer). A worker holding
+// one cannot exit when the run ends and jest kills it ("A worker process has failed to exit
+// gracefully"), hiding which suite leaked. Here the suite waits for what is still closing (a server
+// finishing its shutdown on a loaded machine), and fails naming what did not close.
+const { TestEnvironment } = require("jest-environment-node");
+
+const DRAIN_MS = Number(process.env.PULUMI_TIGERCLOUD_DRAIN_MS || 15_000);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What keeps this process alive, by kind ("ProcessWrap", "TCPSocketWrap", "Timeout", ...), counted. */
+function alive() {
+  const counts = new Map();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/** The kinds present now beyond `before`. */
+function beyond(before) {
+  const extra = [];
+  for (const [kind, n] of alive()) if (n > (before.get(kind) ?? 0)) extra.push(`${n - (before.get(kind) ?? 0)} ${kind}`);
+  return extra;
+}
+
+/** The open handles, described enough to find the code that made them (no arguments: they may hold a test's secret). */
+function describeHandles() {
+  return process
+    ._getActiveHandles()
+    .map((h) => {
+      const kind = h?.constructor?.name ?? typeof h;
+      if (kind === "ChildProcess") return `child process ${h.spawnfile} (pid ${h.pid})`;
+      if (kind === "Server") return `server ${JSON.stringify(h.address())}`;
+      if (kind === "Socket" && h.remotePort) return `socket to ${h.remoteAddress}:${h.remotePort}`;
+      return undefined;
+    })
+    .filter(Boolean);
+}
+
+class LeakCheckingEnvironment extends TestEnvironment {
+  async setup() {
+    await super.setup();
+    // The standard streams open their pipes on first use (stdin only when read from, by some SDKs):
+    // opened now, they are not taken for a suite's.
+    void process.stdin;
+    void process.stdout;
+    void process.stderr;
+    this.before = alive();
+  }
+
+  async teardown() {
+    await super.teardown();
+    const deadline = Date.now() + DRAIN_MS;
+    let extra = beyond(this.before);
+    while (extra.length && Date.now() < deadline) {
+      await sleep(100);
+      extra = beyond(this.before);
+    }
+    if (extra.length)
+      throw new Error(
+        `the suite left ${extra.join(", ")} open ${DRAIN_MS / 1000} s after its end, which would keep its jest worker from exiting: ` +
+          `${describeHandles().join("; ") || "no child process, server or socket (a timer?)"}. Close it in the suite's afterAll.`,
+      );
+  }
+}
+
+module.exports = LeakCheckingEnvironment;
