@@ -6,7 +6,7 @@
 const { TestEnvironment } = require("jest-environment-node");
 
 const DRAIN_MS = Number(process.env.PULUMI_TIGERCLOUD_DRAIN_MS || 15_000);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const { setTimeout: sleep } = require("timers/promises");
 
 /** What keeps this process alive, by kind ("ProcessWrap", "TCPSocketWrap", "Timeout", ...), counted. */
 function alive() {
