@@ -30,6 +30,7 @@ const InputsSchema = z
     expires: z.string(),
     "require-masking": z.enum(["true", "false"], { error: 'require-masking must be "true" or "false"' }),
     "older-than": z.string(),
+    golden: z.enum(["true", "false"], { error: 'golden must be "true" or "false"' }),
     "tiger-public-key": secret("tiger-public-key", "TIGER_PUBLIC_KEY"),
     "tiger-secret-key": secret("tiger-secret-key", "TIGER_SECRET_KEY"),
     "tiger-project-id": z.string(),
@@ -63,6 +64,7 @@ const DEFAULTS: Record<string, string> = {
   expires: "7d",
   "require-masking": "true",
   "older-than": "2d",
+  golden: "false",
   "plugin-download-url": "github://api.github.com/tigercloud/pulumi-tigercloud",
 };
 

@@ -10,11 +10,13 @@
 // project, pr-database; one stack, and one fork, per pull request: pr-<number>.<owner>.<repo>).
 import * as fs from "fs";
 import * as path from "path";
+import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { main as forks } from "../forks/cli";
 import { type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
-import { EngineFailure, locked, programText, prNumbers, pulumi, pulumiOk } from "./pulumi";
+import { currentGolden, goldenStackName, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
+import { EngineFailure, locked, programText, prNumbers, pulumiOk, stackNames, stackOutputs } from "./pulumi";
 import { OutputsSchema, preparationFailure, readyReport, rulesChangedNote, summarize } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 
@@ -28,6 +30,22 @@ function append(file: string | undefined, name: string, value: string): void {
 
 /** A workflow command's message: one line, as GitHub reads it (`%`, CR and LF escaped). */
 const command = (text: string) => text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+
+/** What a PR's database is forked from. */
+interface Source {
+  serviceId: string;
+  /** A golden fork: its data masked already. */
+  golden: boolean;
+  /** When the golden fork's data was taken from production ("" for production itself). */
+  dataTakenAt: string;
+}
+
+/** What a PR's stack recorded of its source (outputs; older stacks have only sourceServiceId). */
+const RecordedSchema = z.looseObject({
+  sourceServiceId: z.string().optional(),
+  goldenSource: z.union([z.boolean(), z.string()]).optional(),
+  dataTakenAt: z.string().optional(),
+});
 
 export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
@@ -60,19 +78,42 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
   const started = Date.now();
 
   /** The config of a stack, set in this job (each job is a fresh runner; nothing is read from an earlier job's files). */
-  const configure = async (stack: string, pr: number, paused: boolean, source: string) => {
+  const configure = async (stack: string, pr: number, paused: boolean, source: Source) => {
     const values = [
-      `sourceServiceId=${source}`,
+      `sourceServiceId=${source.serviceId}`,
       `forkName=pr-${pr}.${suffix}`,
       `paused=${paused}`,
+      `goldenSource=${source.golden}`,
+      `dataTakenAt=${source.dataTakenAt}`,
       `tigercloud:requireMasking=${inputs["require-masking"]}`,
     ];
     await pulumiOk(["config", "set-all", "--stack", stack, ...values.flatMap((v) => ["--plaintext", v])], dir, runEnv, true);
   };
-  /** The source a stack was made with (its output), so that a pause never forks anew from a changed source. */
-  const sourceOf = async (stack: string) => {
-    const ran = await pulumi(["stack", "output", "--stack", stack, "sourceServiceId"], dir, runEnv, true);
-    return ran.status === 0 && ran.output.trim() !== "" ? ran.output.trim() : inputs["source-service-id"];
+  /**
+   * The source a PR's stack was made with (its outputs), so that neither a push nor a pause forks
+   * anew from a changed source (a refreshed golden fork, another source-service-id); for a new
+   * stack, the golden fork serving now (golden: true), or production.
+   */
+  const sourceOf = async (stack: string): Promise<Source> => {
+    if ((await stackNames(dir, runEnv)).includes(stack)) {
+      const recorded = RecordedSchema.safeParse(await stackOutputs(stack, dir, runEnv));
+      if (recorded.success && recorded.data.sourceServiceId)
+        return {
+          serviceId: recorded.data.sourceServiceId,
+          golden: recorded.data.goldenSource === true || recorded.data.goldenSource === "true",
+          dataTakenAt: recorded.data.dataTakenAt ?? "",
+        };
+    }
+    const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "" };
+    if (inputs.golden !== "true") return production;
+    const golden = await currentGolden(goldenStackName(inputs["source-service-id"], suffix), dir, runEnv);
+    if (golden) return { serviceId: golden.serviceId, golden: true, dataTakenAt: golden.dataTakenAt };
+    say(
+      `::notice title=No golden fork yet::${command(
+        "golden: true, but no golden fork has been made yet (the nightly run makes it): this database is forked from production and masked in this job",
+      )}`,
+    );
+    return production;
   };
 
   if (todo.command === "up") {
@@ -95,15 +136,22 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       rulesChanged = await changedAt(github, rules, rulesFrom === "base" ? commits.head.sha : commits.base.sha);
       if (rulesChanged) say(`::notice title=The rules file changes::${command(rulesChangedNote(rules.file, rulesFrom))}`);
     }
+    // The project's file first: the CLI finds the stacks of the project it names.
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, false));
+    const source = await sourceOf(stack);
+    // From a golden fork, the data is masked already: the PR's database runs only the rules' sqlAfter.
+    const preparation = source.golden ? prPreparationFromGolden(rules) : rules?.preparation;
     say(
       printable(
-        `pull request #${pr}: stack ${stack}, a fork of ${inputs["source-service-id"]}` +
-          (rules ? `, prepared as ${rules.file} says at ${rules.sha.slice(0, 7)}` : ""),
+        `pull request #${pr}: stack ${stack}, a fork of ` +
+          (source.golden
+            ? `golden fork ${source.serviceId} (production ${inputs["source-service-id"]} masked, its data as of ${source.dataTakenAt}): nothing to mask here`
+            : `${source.serviceId}${rules ? `, prepared as ${rules.file} says at ${rules.sha.slice(0, 7)}` : ""}`),
       ),
     );
-    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, rules?.preparation, false));
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, preparation, false));
     await pulumiOk(["stack", "select", "--create", stack], dir, runEnv, true);
-    await configure(stack, pr, false, inputs["source-service-id"]);
+    await configure(stack, pr, false, source);
     try {
       await locked(stack, ["preview", "--stack", stack], dir, runEnv);
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
@@ -131,7 +179,8 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     const report = readyReport({
       pr,
       stack,
-      source: inputs["source-service-id"],
+      source,
+      production: inputs["source-service-id"],
       outputs,
       rules,
       rulesFrom,
@@ -172,15 +221,40 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       );
     return 0;
   }
-  // Nightly: every PR's fork paused (kept, data and all; the PR's next push starts it), then the sweep.
+  // Nightly: the golden fork refreshed (golden: true), every PR's fork paused (kept, data and all;
+  // the PR's next push starts it), then the sweep.
   let failed = 0;
+  if (inputs.golden === "true") {
+    if (inputs.prepare === "") throw new ActionError("golden: true needs prepare: the rules file that masks the golden fork");
+    if (!github.token) throw new ActionError("github-token is empty: the rules file is read from the default branch through GitHub's API");
+    const sha = env.GITHUB_SHA ?? "";
+    const rules = await rulesAt(github, inputs.prepare, sha, `the default branch (${sha.slice(0, 7)})`);
+    const stack = goldenStackName(inputs["source-service-id"], suffix);
+    say(
+      `== stack ${stack}: a new golden fork of ${printable(inputs["source-service-id"])}, masked as ${printable(rules.file)} says at ${sha.slice(0, 7)}`,
+    );
+    const refreshed = await refreshGolden(inputs, rules, stack, path.join(dir, "golden"), runEnv);
+    summarize(env, refreshReport(refreshed, rules));
+    if (refreshed.failure) {
+      failed++;
+      say(
+        `::error title=Golden fork not refreshed::${command(
+          `${refreshed.failure}. ${refreshed.before ? `The golden fork ${refreshed.before.serviceId} (data as of ${refreshed.before.dataTakenAt}) keeps serving.` : "There is no golden fork yet."}`,
+        )}`,
+      );
+    } else say(`golden fork ${printable(refreshed.after?.serviceId ?? "")} serves from now on (${refreshed.seconds.toFixed(1)} s)`);
+  }
   const paused: string[] = [];
+  // Every source a PR's fork was made from (production, golden forks): each one's forks are swept.
+  const sources = new Set([inputs["source-service-id"]]);
   for (const pr of await prNumbers(suffix, dir, runEnv)) {
     const stack = `pr-${pr}.${suffix}`;
     say(`== stack ${stack}: pause`);
     try {
       await pulumiOk(["stack", "select", stack], dir, runEnv, true);
-      await configure(stack, pr, true, await sourceOf(stack));
+      const source = await sourceOf(stack);
+      sources.add(source.serviceId);
+      await configure(stack, pr, true, source);
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
       paused.push(`| \`${stack}\` | paused |`);
     } catch (err) {
@@ -195,9 +269,11 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
   );
   Object.assign(process.env, settings);
   if (!settings.GITHUB_TOKEN) say("github-token is empty: the sweep cannot ask GitHub which pull requests are closed");
-  const common = ["--source", inputs["source-service-id"], "--project-dir", dir];
-  if ((await forks(["list", ...common])) !== 0) failed++;
   const summary = env.GITHUB_STEP_SUMMARY ? ["--summary", env.GITHUB_STEP_SUMMARY] : [];
-  if ((await forks(["sweep", ...common, "--older-than", inputs["older-than"], "--apply", ...summary])) !== 0) failed++;
+  for (const source of sources) {
+    const common = ["--source", source, "--project-dir", dir];
+    if ((await forks(["list", ...common])) !== 0) failed++;
+    if ((await forks(["sweep", ...common, "--older-than", inputs["older-than"], "--apply", ...summary])) !== 0) failed++;
+  }
   return failed === 0 ? 0 : 1;
 }

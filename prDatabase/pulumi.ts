@@ -19,9 +19,22 @@ const escapedForYaml = (v: unknown): unknown =>
         ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, escapedForYaml(x)]))
         : v;
 
+/** The plugin, at the action's version, from the project's release: every program's resource options. */
+const pluginOptions = (inputs: Inputs) => ({ version: inputs.version, pluginDownloadURL: inputs["plugin-download-url"] });
+
+/** A program's text. JSON is YAML: the engine reads it as the program. */
+const asProgram = (
+  description: string,
+  config: Record<string, unknown>,
+  resources: Record<string, unknown>,
+  outputs: Record<string, string>,
+) => `${JSON.stringify({ name: "pr-database", description, runtime: "yaml", config, resources, outputs }, null, 2)}\n`;
+
 /**
- * The program: one fork, prepared as `preparation` says, deleted with its stack. At night there is
- * no preparation to give (the night changes only `paused`): the one each fork recorded is kept.
+ * A pull request's program: one fork, prepared as `preparation` says, deleted with its stack. At
+ * night there is no preparation to give (the night changes only `paused`): the one each fork
+ * recorded is kept. What its source is (production, or a golden fork and when its data was taken)
+ * is config, handed back as outputs: each job is a fresh runner, and reads it from there.
  */
 export function programText(inputs: Inputs, preparation: Record<string, unknown> | undefined, nightly: boolean): string {
   const properties = {
@@ -34,37 +47,69 @@ export function programText(inputs: Inputs, preparation: Record<string, unknown>
     expires: escapedForYaml(inputs.expires),
     ...(preparation && !nightly ? { prepare: escapedForYaml(preparation) } : {}),
   };
-  const program = {
-    name: "pr-database",
-    description: "A pull request's database: a fork of the source, prepared before anyone gets its URL (actions/pr-database).",
-    runtime: "yaml",
-    config: {
+  return asProgram(
+    "A pull request's database: a fork of the source, prepared before anyone gets its URL (actions/pr-database).",
+    {
       sourceServiceId: { type: "string" },
       forkName: { type: "string" },
       paused: { type: "boolean", default: false },
+      goldenSource: { type: "boolean", default: false },
+      dataTakenAt: { type: "string", default: "" },
     },
-    resources: {
+    {
       database: {
         type: "tigercloud:index:ServiceFork",
-        options: {
-          version: inputs.version,
-          pluginDownloadURL: inputs["plugin-download-url"],
-          ...(nightly ? { ignoreChanges: ["prepare"] } : {}),
-        },
+        options: { ...pluginOptions(inputs), ...(nightly ? { ignoreChanges: ["prepare"] } : {}) },
         properties,
       },
     },
-    outputs: {
+    {
       serviceId: "${database.serviceId}",
       sourceServiceId: "${sourceServiceId}",
+      goldenSource: "${goldenSource}",
+      dataTakenAt: "${dataTakenAt}",
       databaseUrl: "${database.connectionUri}",
       created: "${database.created}",
       expiresAt: "${database.expiresAt}",
       prepared: "${database.prepared}",
     },
-  };
-  // JSON is YAML: the engine reads it as the program.
-  return `${JSON.stringify(program, null, 2)}\n`;
+  );
+}
+
+/**
+ * The golden fork's program: one fork of production, prepared by the default branch's rules, then
+ * stopped until something forks it. Its resource is named by its generation (when it was made):
+ * a refresh declares a new one, which the engine creates, prepares and checks before it deletes
+ * the old one at the update's end; when the new one fails, the update stops there, and the old
+ * one, still in state and in the stack's outputs, keeps serving.
+ */
+export function goldenProgramText(inputs: Inputs, preparation: Record<string, unknown>, generation: string): string {
+  return asProgram(
+    "A golden fork: production masked once, the source of pull requests' databases (actions/pr-database, golden: true).",
+    { sourceServiceId: { type: "string" }, forkName: { type: "string" } },
+    {
+      [`golden-${generation}`]: {
+        type: "tigercloud:index:ServiceFork",
+        options: pluginOptions(inputs),
+        properties: {
+          sourceServiceId: "${sourceServiceId}",
+          forkStrategy: "NOW",
+          name: "${forkName}",
+          paused: true,
+          environmentTag: "DEV",
+          onDestroy: "delete",
+          prepare: escapedForYaml(preparation),
+        },
+      },
+    },
+    {
+      serviceId: `\${golden-${generation}.serviceId}`,
+      sourceServiceId: "${sourceServiceId}",
+      generation,
+      created: `\${golden-${generation}.created}`,
+      prepared: `\${golden-${generation}.prepared}`,
+    },
+  );
 }
 
 export interface Ran {
@@ -131,11 +176,21 @@ export async function locked(stack: string, args: string[], cwd: string, env: No
   }
 }
 
+/** This project's stacks in the backend, by name (another project's are named with a "/"). */
+export async function stackNames(cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const listed = JSON.parse(await pulumiOk(["stack", "ls", "--json"], cwd, env, true)) as { name: string }[];
+  return listed.map((s) => s.name);
+}
+
+/** A stack's outputs (quiet: they may hold a URL). */
+export async function stackOutputs(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<unknown> {
+  return JSON.parse(await pulumiOk(["stack", "output", "--stack", stack, "--json", "--show-secrets"], cwd, env, true));
+}
+
 /** This repository's PR stacks in the backend: their numbers (another repository's, of the same backend, are not ours). */
 export async function prNumbers(suffix: string, cwd: string, env: NodeJS.ProcessEnv): Promise<number[]> {
-  const listed = JSON.parse(await pulumiOk(["stack", "ls", "--json"], cwd, env, true)) as { name: string }[];
   const numbers: number[] = [];
-  for (const { name } of listed) {
+  for (const name of await stackNames(cwd, env)) {
     const m = /^pr-([0-9]+)\.(.+)$/.exec(name.replace(/^.*\//, ""));
     // Only this project's stacks are named without a "/".
     if (m && m[2] === suffix && !name.includes("/")) numbers.push(Number(m[1]));

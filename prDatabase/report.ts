@@ -34,7 +34,9 @@ export type Outputs = z.output<typeof OutputsSchema>;
 export interface Ready {
   pr: number;
   stack: string;
-  source: string;
+  /** What it is forked from: production, or a golden fork (masked already) and when its data was taken. */
+  source: { serviceId: string; golden: boolean; dataTakenAt: string };
+  production: string;
   outputs: Outputs;
   /** The rules the fork was prepared by, and which commit they were read at. */
   rules: Rules | undefined;
@@ -48,6 +50,12 @@ export interface Ready {
 
 const short = (sha: string) => sha.slice(0, 7);
 
+/** How long ago `at` was, in hours and minutes. */
+function age(at: string, now = Date.now()): string {
+  const minutes = Math.max(0, Math.round((now - Date.parse(at)) / 60_000));
+  return Number.isFinite(minutes) ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : "an unknown time";
+}
+
 /** The pull request's database, as the summary and the comment say it. */
 export function readyReport(r: Ready): string {
   const o = r.outputs;
@@ -57,13 +65,15 @@ export function readyReport(r: Ready): string {
     "",
     "| | |",
     "|---|---|",
-    `| Fork | \`${cell(o.serviceId)}\` of \`${cell(r.source)}\`, its data as of ${cell(o.created ?? "its creation")} |`,
+    r.source.golden
+      ? `| Fork | \`${cell(o.serviceId)}\` of golden fork \`${cell(r.source.serviceId)}\` (production \`${cell(r.production)}\`, masked once), its data as of ${cell(r.source.dataTakenAt)} (${age(r.source.dataTakenAt)} old) |`
+      : `| Fork | \`${cell(o.serviceId)}\` of \`${cell(r.source.serviceId)}\`, its data as of ${cell(o.created ?? "its creation")} |`,
     `| Rules | ${
       r.rules
         ? `\`${cell(r.rules.file)}\` as on ${r.rulesFrom === "base" ? `the base, ${cell(r.baseRef)}` : "this pull request's head (rules-from: head)"} (${short(r.rules.sha)})`
         : "none (no rules file): nothing masked"
     } |`,
-    `| Masked | ${masked.length ? masked.map((m) => `\`${cell(m.rule)}\` (${cell(m.with)}): ${m.rows} rows`).join("<br>") : "nothing"} |`,
+    `| Masked | ${r.source.golden ? "in the golden fork, by the rules as the default branch held them when it was made; nothing masked in this job" : masked.length ? masked.map((m) => `\`${cell(m.rule)}\` (${cell(m.with)}): ${m.rows} rows`).join("<br>") : "nothing"} |`,
     `| Jobs paused | ${o.prepared?.jobsPaused?.length ? o.prepared.jobsPaused.join(", ") : "none"} |`,
     `| SQL texts run | ${o.prepared?.statements ?? 0} |`,
     `| Expires | ${cell(o.expiresAt ?? "never")} (the nightly sweep then destroys it; the next push makes a new one) |`,

@@ -396,3 +396,84 @@ test("the PR's comment: made once, found again by its marker and updated on the 
     "Looks good; <!-- tigercloud-pr-database --> quoted",
   );
 });
+
+describe("golden: true, production masked once a night and every PR's database forked from it", () => {
+  const repo = "acme/golden";
+  const goldenForks = () => sim.services(ids.projectId).filter((s) => /^golden-[0-9-]+\.acme\.golden$/.test(s.name));
+  const serving = () => goldenForks().filter((s) => !/^DELET/.test(s.status));
+  const night = (status = 0) => trigger(repo, { name: "schedule", cron: "0 20 * * 1-5" }, status);
+  let golden: string;
+  let prFork: string;
+  let prUrl: string;
+
+  test("the night makes a golden fork of production, masked, checked and stopped; a PR's database is forked from it, masks nothing itself and shows no production value", async () => {
+    WITH[repo] = ["golden: true"];
+    runnerOf(repo);
+    const nightly = await night();
+    const [made] = serving();
+    expect(made?.forked_from?.service_id).toBe(ids.serviceId);
+    expect(made?.status).toMatch(/^PAUS/);
+    golden = made!.service_id;
+    expect(nightly.summary).toContain("### The golden fork: refreshed");
+    expect(nightly.summary).toContain(`| Serving now | \`${golden}\``);
+
+    const opened = await trigger(repo, pullRequest(repo, 31, "opened"));
+    const [fork] = forksNamed("pr-31.acme.golden");
+    expect(fork?.forked_from?.service_id).toBe(golden);
+    expect(fork?.status).toBe("READY");
+    prFork = fork!.service_id;
+    prUrl = opened.exported.DATABASE_URL ?? "";
+    expect(opened.log).toContain(`a fork of golden fork ${golden}`);
+    expect(opened.summary).toContain(`of golden fork \`${golden}\``);
+    expect(opened.summary).toContain("nothing masked in this job");
+    expect(opened.summary).toMatch(/its data as of \d{4}-\d\d-\d\dT[^|]+\(0 h \d+ min old\)/);
+    const values = (await psql(prUrl, `SELECT concat_ws('|', email, full_name, api_token) FROM ${PERSONAL_TABLE}`)).split(/[\n|]/);
+    expect(values.length).toBe(PERSONAL_ROWS * 3);
+    for (const value of PRODUCTION) expect(values).not.toContain(value);
+    // The golden fork's jobs were paused when it was made: its copies are.
+    expect(await psql(prUrl, "SELECT count(*) FROM timescaledb_information.jobs WHERE scheduled AND job_id >= 1000")).toBe("0");
+  });
+
+  test("the next night's refresh replaces the golden fork (the old one deleted) while the open PR's database keeps working: its next push starts the same fork", async () => {
+    const nightly = await night();
+    const [fresh] = serving();
+    expect(serving()).toHaveLength(1);
+    expect(fresh!.service_id).not.toBe(golden);
+    expect(sim.service(ids.projectId, golden)?.status).toMatch(/^DELET/);
+    expect(nightly.summary).toMatch(new RegExp(`\\| Replaced \\| \`${golden}\`.*deleted`));
+    golden = fresh!.service_id;
+    const pushed = await trigger(repo, pullRequest(repo, 31, "synchronize"));
+    expect(forksNamed("pr-31.acme.golden").map((s) => [s.service_id, s.status])).toEqual([[prFork, "READY"]]);
+    expect(pushed.exported.DATABASE_URL).toBe(prUrl);
+    expect(await psql(prUrl, `SELECT count(*) FROM ${PERSONAL_TABLE}`)).toBe(String(PERSONAL_ROWS));
+    const next = await trigger(repo, pullRequest(repo, 32, "opened"));
+    expect(forksNamed("pr-32.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
+    expect(next.summary).toContain(`of golden fork \`${golden}\``);
+  });
+
+  test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running", async () => {
+    const dir = repositories.get(repo) as string;
+    const good = fs.readFileSync(path.join(dir, RULES), "utf8");
+    changeRules(
+      repo,
+      "main",
+      (rules) => rules.replace(/^(mask:\n)/m, '$1  - { table: customers, column: phone, with: "null" }\n'),
+      "phone",
+    );
+    const failed = await night(1);
+    expect(failed.summary).toContain("### The golden fork: refresh FAILED");
+    expect(failed.summary).toContain(`Yesterday's golden fork \`${golden}\``);
+    expect(failed.annotations).toContainEqual(expect.objectContaining({ level: "error", title: "Golden fork not refreshed" }));
+    expect(sim.service(ids.projectId, golden)?.status).toMatch(/^PAUS/);
+    // The new one that failed its preparation is stopped, not running; the next good night deletes it.
+    const others = serving().filter((s) => s.service_id !== golden);
+    expect(others.map((s) => s.status)).toEqual([expect.stringMatching(/^PAUS/)]);
+    await trigger(repo, pullRequest(repo, 33, "opened"));
+    expect(forksNamed("pr-33.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
+    changeRules(repo, "main", () => good, "phone is not a column");
+    await night();
+    expect(serving()).toHaveLength(1);
+    expect(serving()[0]!.service_id).not.toBe(golden);
+    for (const s of others) expect(sim.service(ids.projectId, s.service_id)?.status).toMatch(/^DELET/);
+  });
+});

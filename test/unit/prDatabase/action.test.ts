@@ -88,3 +88,63 @@ test("a failed preparation's annotation names the rule in the rules file (a SQL 
 test("text from outside cannot break out of a Markdown cell or code span, nor move a terminal's cursor", () => {
   expect(cell("a|b`c<!--d\x1b[2J")).toBe("a'b'c'!--d\\x1b[2J");
 });
+
+describe("golden: true", () => {
+  const { goldenPreparation, prPreparationFromGolden, refreshReport } =
+    require("../../../prDatabase/golden") as typeof import("../../../prDatabase/golden");
+  const { goldenProgramText } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
+  const rulesOf = (preparation: Record<string, unknown>): Rules => ({
+    file: ".github/pr-database.yml",
+    sha: "c".repeat(40),
+    preparation,
+    inlineSql: 0,
+    sqlFiles: [],
+    texts: [],
+  });
+  const mask = [{ table: "customers", column: "email", with: "email" }];
+
+  test("the golden fork is prepared by every rule but sqlAfter, which each PR's database runs itself; no masking rule, no golden fork", () => {
+    const rules = rulesOf({ mask, sql: ["CREATE TABLE t ()"], pauseJobs: true, sqlAfter: ["INSERT INTO t DEFAULT VALUES"] });
+    expect(goldenPreparation(rules)).toEqual({ mask, sql: ["CREATE TABLE t ()"], pauseJobs: true });
+    expect(prPreparationFromGolden(rules)).toEqual({ sqlAfter: ["INSERT INTO t DEFAULT VALUES"] });
+    expect(prPreparationFromGolden(rulesOf({ mask }))).toBeUndefined();
+    expect(() => goldenPreparation(rulesOf({ sql: ["SELECT 1"] }))).toThrow(
+      /golden: true needs masking rules: \.github\/pr-database\.yml declares none/,
+    );
+  });
+
+  test("its program declares one fork named by its generation, stopped once prepared, its outputs read from that one", () => {
+    const inputs = { version: "0.1.0", "plugin-download-url": "github://api.github.com/x/y" } as Parameters<typeof goldenProgramText>[0];
+    const program = JSON.parse(goldenProgramText(inputs, { mask, sql: ["SELECT '$1'"] }, "20261126-221500")) as {
+      resources: Record<string, { properties: Record<string, unknown> }>;
+      outputs: Record<string, string>;
+    };
+    expect(Object.keys(program.resources)).toEqual(["golden-20261126-221500"]);
+    expect(program.resources["golden-20261126-221500"]!.properties).toMatchObject({
+      paused: true,
+      onDestroy: "delete",
+      prepare: { sql: ["SELECT '$$1'"] },
+    });
+    expect(program.resources["golden-20261126-221500"]!.properties).not.toHaveProperty("expires");
+    expect(program.outputs).toMatchObject({ serviceId: "${golden-20261126-221500.serviceId}", generation: "20261126-221500" });
+  });
+
+  test("the night's summary names the golden fork serving: the new one, or after a failure yesterday's (or none, or unknown)", () => {
+    const rules = rulesOf({ mask });
+    const old = { stack: "s", serviceId: "svc-old", dataTakenAt: "2026-11-25T20:00:00Z", generation: "1" };
+    const fresh = { ...old, serviceId: "svc-new", generation: "2" };
+    expect(refreshReport({ before: old, after: fresh, known: true, seconds: 12.3 }, rules)).toMatch(
+      /Serving now \| `svc-new`.*\n.*\n\| Replaced \| `svc-old`, its data as of 2026-11-25T20:00:00Z: deleted/,
+    );
+    const failed = refreshReport({ before: old, after: old, known: true, failure: "boom | `x`", seconds: 3 }, rules);
+    expect(failed).toContain("refresh FAILED");
+    expect(failed).toContain("boom ' 'x'");
+    expect(failed).toContain("Yesterday's golden fork `svc-old`, its data as of 2026-11-25T20:00:00Z, keeps serving");
+    expect(refreshReport({ before: undefined, after: undefined, known: true, failure: "x", seconds: 1 }, rules)).toContain(
+      "There is no golden fork yet",
+    );
+    expect(refreshReport({ before: undefined, after: undefined, known: false, failure: "x", seconds: 1 }, rules)).toContain(
+      "could not be read",
+    );
+  });
+});
