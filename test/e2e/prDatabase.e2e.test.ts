@@ -416,6 +416,8 @@ describe("golden: true, production masked once a night and every PR's database f
     golden = made!.service_id;
     expect(nightly.summary).toContain("### The golden fork: refreshed");
     expect(nightly.summary).toContain(`| Serving now | \`${golden}\``);
+    // The sweep lists it, held by its stack: never swept.
+    expect(nightly.log).toContain(`keep fork ${golden} "${made!.name}": held by stack golden-${ids.serviceId}.acme.golden`);
 
     const opened = await trigger(repo, pullRequest(repo, 31, "opened"));
     const [fork] = forksNamed("pr-31.acme.golden");
