@@ -170,3 +170,26 @@ test("forks of unmasked forks of production, with no masking rule: refused at up
   }
   expect(s.rawState()).not.toMatch(/postgresql:\/\//);
 });
+
+test("a refused fork that cannot be stopped still publishes no URL or password, and says it still runs", async () => {
+  const s = await h.stack(
+    "unstoppable",
+    async () => {
+      const { ServiceFork } = tigercloud();
+      new ServiceFork("f", { sourceServiceId: made.unmasked, forkStrategy: "NOW", name: "of-unmasked-again" });
+      return {};
+    },
+    policy,
+  );
+  h.sim.injectFault("stop", { kind: "status", status: 500 }, 20);
+  const message = await s.up().then(
+    () => "",
+    (err: Error) => err.message,
+  );
+  h.sim.clearFaults();
+  expect(message).toMatch(/holds no mark of service .* could not be stopped .*: it still runs, unprepared\./s);
+  const [fork] = (await s.exportState()).resources?.filter((r) => r.type.endsWith("tigercloud:ServiceFork")) ?? [];
+  expect(fork?.outputs?.connectionUri).toBeUndefined();
+  expect(fork?.outputs?.initialPassword).toBeUndefined();
+  expect(s.rawState()).not.toMatch(/postgresql:\/\//);
+});

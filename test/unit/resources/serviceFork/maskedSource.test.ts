@@ -21,6 +21,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await lab.sim.stop();
 });
+afterEach(() => lab.sim.clearFaults());
 
 const DIGEST = "a".repeat(64);
 /** A chain made in the simulator: production, a fork of it, a fork of that. */
