@@ -169,6 +169,31 @@ test("forks of unmasked forks of production, with no masking rule: refused at up
     expect(h.sim.service(h.ids.projectId, f.id as string)?.status).toBe("PAUSED");
   }
   expect(s.rawState()).not.toMatch(/postgresql:\/\//);
+
+  // The next up: the fork that now says why it may be unmasked is started and published; the other is checked again, and refused again.
+  s.setProgram(async () => {
+    const { ServiceFork } = tigercloud();
+    new ServiceFork("of-unmasked", {
+      sourceServiceId: made.unmasked,
+      forkStrategy: "NOW",
+      name: "of-unmasked",
+      unmaskedReason: "a DBA's copy, reviewed",
+    });
+    new ServiceFork("of-forged", { sourceServiceId: made.forged, forkStrategy: "NOW", name: "of-forged" });
+    return {};
+  });
+  const again = await s.up().then(
+    () => "",
+    (err: Error) => err.message,
+  );
+  expect(again).toMatch(new RegExp(`holds no mark of service ${made.forged}`));
+  expect(again).not.toMatch(new RegExp(`holds no mark of service ${made.unmasked}`));
+  const after = (await s.exportState()).resources?.filter((r) => r.type.endsWith("tigercloud:ServiceFork")) ?? [];
+  const byName = (name: string) => after.find((r) => r.outputs?.name === name);
+  expect(JSON.stringify(byName("of-unmasked")?.outputs?.connectionUri)).toMatch(/postgresql:\/\/tsdbadmin:/);
+  expect(h.sim.service(h.ids.projectId, byName("of-unmasked")?.id as string)?.status).toBe("READY");
+  expect(byName("of-forged")?.outputs?.connectionUri).toBeUndefined();
+  expect(h.sim.service(h.ids.projectId, byName("of-forged")?.id as string)?.status).toBe("PAUSED");
 });
 
 test("a refused fork that cannot be stopped still publishes no URL or password, and says it still runs", async () => {
