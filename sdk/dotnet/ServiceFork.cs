@@ -207,6 +207,12 @@ namespace TigerData.TigerCloud
         public Output<string?> InitialPassword { get; private set; } = null!;
 
         /// <summary>
+        /// When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+        /// </summary>
+        [Output("maskedSource")]
+        public Output<Outputs.ServiceForkMaskedSource?> MaskedSource { get; private set; } = null!;
+
+        /// <summary>
         /// The declared memory, in gigabytes, or "shared".
         /// </summary>
         [Output("memoryGbs")]
@@ -664,6 +670,12 @@ namespace TigerData.TigerCloud
                 _initialPassword = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
             }
         }
+
+        /// <summary>
+        /// When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+        /// </summary>
+        [Input("maskedSource")]
+        public Input<Inputs.ServiceForkMaskedSourceGetArgs>? MaskedSource { get; set; }
 
         /// <summary>
         /// The declared memory, in gigabytes, or "shared".

@@ -12,11 +12,12 @@ import { makeUsable } from "./usable";
 
 export async function createFork(ctx: CallContext, inputs: ForkInputs): Promise<Created<ServiceForkState>> {
   const limit = createLimit(ctx, inputs);
-  await refuseUnmaskedProduction(ctx, inputs, limit.deadline);
+  // A fork of a fork descended from PROD: its source's mark, read once the new fork takes logins.
+  const mark = await refuseUnmaskedProduction(ctx, inputs, limit.deadline);
   const obtained = await obtainFork(ctx, inputs, limit);
   const id = obtained.fork.service_id;
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
   claimFork(ctx, inputs.projectId, id, ctx.resource);
-  return { id, state: await makeUsable(ctx, inputs, obtained, limit) };
+  return { id, state: await makeUsable(ctx, inputs, obtained, limit, mark) };
 }

@@ -10,7 +10,7 @@ import type { Key } from "../../rules/diff";
 import { isKnownText, isUnknown, type Pending } from "../../rules/inputs";
 import { type Judgement, type Reference, VERIFY_LIMITS } from "../../policies/verify";
 import { adoptionProblem, hasIdentity } from "./identity";
-import { maskingRefusal } from "./masking";
+import { maskingNote, maskingRefusal } from "./masking";
 import { type ForkInputs, sameSize, WHOLE } from "./inputs";
 import type { ServiceForkState } from "./state";
 
@@ -36,7 +36,10 @@ export function forkReferences(inputs: Pending<ForkInputs>, ctx: CallContext): R
     judge: (service) => {
       const judged = judgeSource(service);
       const refusal = judged.failure ? undefined : maskingRefusal(ctx, inputs, service);
-      return refusal ? { ...judged, failure: refusal } : judged;
+      if (refusal) return { ...judged, failure: refusal };
+      // Preview cannot read a database: it says what `up` will check.
+      const note = judged.failure ? undefined : maskingNote(ctx, inputs, service);
+      return note ? { ...judged, warning: [judged.warning, note].filter(Boolean).join(" ") } : judged;
     },
   };
   if (inputs.adoptServiceId === undefined) return [source];

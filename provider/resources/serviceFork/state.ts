@@ -9,7 +9,7 @@ import { connectionUri, DATABASE, USERNAME } from "../../policies/connection";
 import { type Partly, reported, toPlainJson } from "../../rules/state";
 import { FORK_DIFF_RULES, FORK_SETTING_DEFAULTS, sameSize } from "./inputs";
 import { expiresAt } from "./expiry";
-import { PreparationSchema, PreparedSchema } from "./preparation";
+import { MaskedSourceSchema, PreparationSchema, PreparedSchema } from "./preparation";
 
 /** A host and port, as the API reports a service's endpoints. */
 export const EndpointSchema = z
@@ -166,6 +166,11 @@ export const ServiceForkStateSchema = z.object({
     "The same through the connection pooler, when the fork has one. Always secret. Empty until the fork is prepared, when prepare is declared.",
   ),
   prepared: reported(PreparedSchema).describe("What the fork's preparation did (see prepare): counts and a digest, never data."),
+  maskedSource: reported(MaskedSourceSchema).describe(
+    "When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was " +
+      "checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as " +
+      "the mark in this fork's database says (read before the connection strings were published). Never data.",
+  ),
   // Steps a create still owes (see stepsOwed): an adopted fork's password reset, a login to await,
   // the preparation (until it is done, no connection string is published).
   passwordPending: z.literal(true).optional(),

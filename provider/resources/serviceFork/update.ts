@@ -13,7 +13,7 @@ import { MIN_ATTEMPT_TIMEOUT_MS } from "../../api/request";
 import { createLimit, deleteLimit, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize, updateLimit } from "./inputs";
 import { sendToFork, stopFork, waitReady } from "./operations";
 import { liveSize, passwordOf, type ServiceForkState, stateFromService } from "./state";
-import { finishPendingCreate, stepsOwed } from "./usable";
+import { finishPendingCreate } from "./usable";
 
 /** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
 async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
@@ -155,8 +155,9 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
       .client()
       .getService(inputs.projectId, id, { deadline: Math.max(limit.deadline, Date.now() + MIN_ATTEMPT_TIMEOUT_MS) });
     const updated = stateFromService(withDeclared(before, inputs, FORK_DIFF_RULES), now, password);
-    // A preparation still owed (it failed before) is taken now, as an update with nothing else would.
-    return stepsOwed(updated, inputs, "recorded").includes("prepare") ? await finishPendingCreate(ctx, id, updated, inputs) : updated;
+    // A preparation still owed (it failed before, or its source's mark was missing) is taken now, as an
+    // update with nothing else would: finishPendingCreate judges what is owed, requireMasking included.
+    return updated.preparePending ? await finishPendingCreate(ctx, id, updated, inputs) : updated;
   } catch (err) {
     throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), err);
   }

@@ -13,8 +13,8 @@ import { createLimit, deleteLimit, type ForkInputs } from "./inputs";
 import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
 import { expiresAt } from "./expiry";
-import { prepareFork } from "./preparation";
-import { refuseUnmaskedProduction } from "./masking";
+import { type MaskedSource, prepareFork } from "./preparation";
+import { checkSourceMark, refuseUnmaskedProduction, type SourceMark } from "./masking";
 import { liveInputs, passwordOf, type ServiceForkState, stateFromService } from "./state";
 
 /** What a fork owes before it is usable, in the order a create does it. */
@@ -24,19 +24,21 @@ const FLAG_OF = { password: "passwordPending", login: "loginPending", prepare: "
 const flagOf = (step: UsableStep | "pause") => (step === "ready" || step === "pause" ? undefined : FLAG_OF[step]);
 
 /**
- * The steps a fork owes, from what state records: READY when it is not (and the program waits);
+ * The steps a fork owes, from what state records (and `marked`: whether requireMasking asks for
+ * its source's mark, read as part of the preparation step): READY when it is not (and the program waits);
  * a new password for an adopted fork that has not had one yet (passwordOnAdopt "reset"); a login
  * when the program waits for one and any step before it was owed, or the login itself was; the
  * preparation, declared, for a new fork or one whose preparation has not finished (always after a
  * login: it logs in). A new fork is made usable even when declared paused (it is stopped after); a
  * recorded fork that stays stopped owes no wait.
  */
-export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "new" | "recorded"): UsableStep[] {
+export function stepsOwed(state: ServiceForkState, inputs: ForkInputs, fork: "new" | "recorded", marked = false): UsableStep[] {
   const waits = inputs.waitForReady && (fork === "new" || !inputs.paused);
   const ready = waits && state.status !== READY;
   const password = state.passwordPending === true && inputs.passwordOnAdopt === "reset";
   // A recorded fork that stays stopped is prepared when it runs again: it takes no login before.
-  const prepare = inputs.prepare !== undefined && (fork === "new" || (state.preparePending === true && !(inputs.paused && state.paused)));
+  const prepare =
+    (inputs.prepare !== undefined || marked) && (fork === "new" || (state.preparePending === true && !(inputs.paused && state.paused)));
   const login = prepare || (waits && inputs.readyWhen === "login" && (fork === "new" || ready || password || state.loginPending === true));
   return (["ready", "password", "login", "prepare"] as const).filter((step) => ({ ready, password, login, prepare })[step]);
 }
@@ -51,13 +53,14 @@ export async function makeUsable(
   inputs: ForkInputs,
   { fork, adopted }: Obtained,
   limit: Limit,
+  mark?: SourceMark,
 ): Promise<ServiceForkState> {
   const recorded: ServiceForkState = {
     ...stateFromService(inputs, fork, undefined),
     ...(adopted ? { adopted, ...liveInputs(inputs, fork), ...(inputs.passwordOnAdopt === "reset" ? { passwordPending: true } : {}) } : {}),
   };
-  const steps = [...stepsOwed(recorded, inputs, "new"), ...(inputs.paused ? (["pause"] as const) : [])];
-  return takeSteps(ctx, fork.service_id, recorded, inputs, steps, limit);
+  const steps = [...stepsOwed(recorded, inputs, "new", mark !== undefined), ...(inputs.paused ? (["pause"] as const) : [])];
+  return takeSteps(ctx, fork.service_id, recorded, inputs, steps, limit, mark);
 }
 
 /** A create recorded before its fork was usable (a partial failure) is finished here, by the same steps. */
@@ -67,21 +70,24 @@ export async function finishPendingCreate(
   recorded: ServiceForkState,
   inputs: ForkInputs,
 ): Promise<ServiceForkState> {
-  const steps = stepsOwed(recorded, inputs, "recorded");
+  // A preparation owed and no longer declared (or declared without masking): the policy is judged
+  // again, as for a new fork, before the connection strings are published.
+  const mark =
+    recorded.preparePending && !inputs.prepare?.mask?.length
+      ? await refuseUnmaskedProduction(ctx, inputs, createLimit(ctx, inputs).deadline)
+      : undefined;
+  const steps = stepsOwed(recorded, inputs, "recorded", mark !== undefined);
   // A login no longer awaited (waitForReady or readyWhen changed) goes; a password reset owed stays
   // recorded under passwordOnAdopt "keep", so that going back to "reset" still resets it.
   const { loginPending: _owed, ...current } = recorded;
   let from = steps.includes("login") ? recorded : current;
-  // A preparation owed and no longer declared (or declared without masking): the policy is judged
-  // again, as for a new fork, before the connection strings are published.
-  if (from.preparePending && !inputs.prepare?.mask?.length) await refuseUnmaskedProduction(ctx, inputs, createLimit(ctx, inputs).deadline);
-  if (from.preparePending && !inputs.prepare) {
+  if (from.preparePending && !inputs.prepare && !mark) {
     const { preparePending: _dropped, ...rest } = from;
     from = withConnectionStrings(rest);
   }
   // An expiry changed in state alone: the time follows it.
   from = { ...from, expiresAt: expiresAt(from.expires, from.created) };
-  return steps.length === 0 ? from : takeSteps(ctx, id, from, inputs, steps, createLimit(ctx, inputs));
+  return steps.length === 0 ? from : takeSteps(ctx, id, from, inputs, steps, createLimit(ctx, inputs), mark);
 }
 
 /**
@@ -96,6 +102,7 @@ async function takeSteps(
   inputs: ForkInputs,
   steps: readonly (UsableStep | "pause")[],
   limit: Limit,
+  mark?: SourceMark,
 ): Promise<ServiceForkState> {
   let state: ServiceForkState = { ...from };
   for (const step of steps) {
@@ -135,11 +142,26 @@ async function takeSteps(
           break;
         }
         case "prepare": {
-          if (!inputs.prepare) break;
           const target = { serviceId: id, host: state.host, port: state.port, password: password || undefined };
-          const prepared = await prepareFork(ctx, target, inputs.prepare, limit);
-          // Prepared: now, and only now, the connection strings.
-          state = withConnectionStrings({ ...state, prepared });
+          // requireMasking's look at the source's mark comes first: it is cheap, and it decides.
+          let maskedSource: MaskedSource | undefined;
+          if (mark) {
+            if (target.host === undefined || target.port === undefined)
+              throw new TigerCloudError(`Service ${id}: the API gives no endpoint to read its source's mark through (requireMasking).`);
+            maskedSource = await checkSourceMark({ ...target, host: target.host, port: target.port }, mark, limit);
+            ctx.progress(`fork ${id}: its source ${mark.serviceId} is a masked fork whose preparation was checked (its mark read)`);
+          }
+          const prepared = inputs.prepare
+            ? await prepareFork(
+                ctx,
+                { ...target, sourceServiceId: inputs.sourceServiceId, dataTakenAt: dataTakenAt(inputs, state) },
+                inputs.prepare,
+                limit,
+              )
+            : undefined;
+          if (!prepared && !mark) break;
+          // Prepared (and its source's mark read): now, and only now, the connection strings.
+          state = withConnectionStrings({ ...state, ...(prepared ? { prepared } : {}), ...(maskedSource ? { maskedSource } : {}) });
           break;
         }
         case "pause":
@@ -181,6 +203,11 @@ async function stopUnprepared(
     const why = err instanceof Error ? err.message : String(err);
     return [state, new TigerCloudError(`${said} Fork ${id} could not be stopped (${why}): it still runs, unprepared.`, { cause: failure })];
   }
+}
+
+/** When the fork's data was taken from its source: a PITR fork's targetTime, else its creation (a snapshot may be older). */
+function dataTakenAt(inputs: ForkInputs, state: ServiceForkState): string | undefined {
+  return inputs.forkStrategy === "PITR" && inputs.targetTime !== undefined ? inputs.targetTime : state.created;
 }
 
 /** The state with its password and connection strings published, from its endpoints and password. */

@@ -84,7 +84,7 @@ namespace TigerData.TigerCloud
 
         private static readonly __Value<bool?> _requireMasking = new __Value<bool?>(() => __config.GetBoolean("requireMasking"));
         /// <summary>
-        /// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        /// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
         /// </summary>
         public static bool? RequireMasking
         {

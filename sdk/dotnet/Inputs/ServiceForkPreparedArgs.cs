@@ -23,6 +23,12 @@ namespace TigerData.TigerCloud.Inputs
         public Input<string>? At { get; set; }
 
         /// <summary>
+        /// When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+        /// </summary>
+        [Input("dataTakenAt")]
+        public Input<string>? DataTakenAt { get; set; }
+
+        /// <summary>
         /// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         /// </summary>
         [Input("digest")]

@@ -22,6 +22,10 @@ namespace TigerData.TigerCloud.Outputs
         /// </summary>
         public readonly string? At;
         /// <summary>
+        /// When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+        /// </summary>
+        public readonly string? DataTakenAt;
+        /// <summary>
         /// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         /// </summary>
         public readonly string? Digest;
@@ -50,6 +54,8 @@ namespace TigerData.TigerCloud.Outputs
         private ServiceForkPrepared(
             string? at,
 
+            string? dataTakenAt,
+
             string? digest,
 
             ImmutableArray<int> jobsPaused,
@@ -63,6 +69,7 @@ namespace TigerData.TigerCloud.Outputs
             int? statements)
         {
             At = at;
+            DataTakenAt = dataTakenAt;
             Digest = digest;
             JobsPaused = jobsPaused;
             Masked = masked;

@@ -65,7 +65,7 @@ type providerArgs struct {
 	ProjectId *string `pulumi:"projectId"`
 	// The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
 	PublicKey *string `pulumi:"publicKey"`
-	// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+	// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
 	RequireMasking *bool `pulumi:"requireMasking"`
 	// The key pair's secret half. Default: TIGER_SECRET_KEY.
 	SecretKey *string `pulumi:"secretKey"`
@@ -85,7 +85,7 @@ type ProviderArgs struct {
 	ProjectId pulumi.StringPtrInput
 	// The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
 	PublicKey pulumi.StringPtrInput
-	// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+	// true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
 	RequireMasking pulumi.BoolPtrInput
 	// The key pair's secret half. Default: TIGER_SECRET_KEY.
 	SecretKey pulumi.StringPtrInput

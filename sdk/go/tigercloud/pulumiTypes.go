@@ -1062,6 +1062,378 @@ func (o ServiceForkMaskedArrayOutput) Index(i pulumi.IntInput) ServiceForkMasked
 	}).(ServiceForkMaskedOutput)
 }
 
+// A column a preparation masked: where, and with what; never a value.
+type ServiceForkMaskedColumn struct {
+	// The column.
+	Column *string `pulumi:"column"`
+	// The table, "schema.table".
+	Table *string `pulumi:"table"`
+	// The masking function that replaced its values.
+	With *string `pulumi:"with"`
+}
+
+// ServiceForkMaskedColumnInput is an input type that accepts ServiceForkMaskedColumnArgs and ServiceForkMaskedColumnOutput values.
+// You can construct a concrete instance of `ServiceForkMaskedColumnInput` via:
+//
+//	ServiceForkMaskedColumnArgs{...}
+type ServiceForkMaskedColumnInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskedColumnOutput() ServiceForkMaskedColumnOutput
+	ToServiceForkMaskedColumnOutputWithContext(context.Context) ServiceForkMaskedColumnOutput
+}
+
+// A column a preparation masked: where, and with what; never a value.
+type ServiceForkMaskedColumnArgs struct {
+	// The column.
+	Column pulumi.StringPtrInput `pulumi:"column"`
+	// The table, "schema.table".
+	Table pulumi.StringPtrInput `pulumi:"table"`
+	// The masking function that replaced its values.
+	With pulumi.StringPtrInput `pulumi:"with"`
+}
+
+func (ServiceForkMaskedColumnArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMaskedColumn)(nil)).Elem()
+}
+
+func (i ServiceForkMaskedColumnArgs) ToServiceForkMaskedColumnOutput() ServiceForkMaskedColumnOutput {
+	return i.ToServiceForkMaskedColumnOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskedColumnArgs) ToServiceForkMaskedColumnOutputWithContext(ctx context.Context) ServiceForkMaskedColumnOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedColumnOutput)
+}
+
+// ServiceForkMaskedColumnArrayInput is an input type that accepts ServiceForkMaskedColumnArray and ServiceForkMaskedColumnArrayOutput values.
+// You can construct a concrete instance of `ServiceForkMaskedColumnArrayInput` via:
+//
+//	ServiceForkMaskedColumnArray{ ServiceForkMaskedColumnArgs{...} }
+type ServiceForkMaskedColumnArrayInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskedColumnArrayOutput() ServiceForkMaskedColumnArrayOutput
+	ToServiceForkMaskedColumnArrayOutputWithContext(context.Context) ServiceForkMaskedColumnArrayOutput
+}
+
+type ServiceForkMaskedColumnArray []ServiceForkMaskedColumnInput
+
+func (ServiceForkMaskedColumnArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkMaskedColumn)(nil)).Elem()
+}
+
+func (i ServiceForkMaskedColumnArray) ToServiceForkMaskedColumnArrayOutput() ServiceForkMaskedColumnArrayOutput {
+	return i.ToServiceForkMaskedColumnArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskedColumnArray) ToServiceForkMaskedColumnArrayOutputWithContext(ctx context.Context) ServiceForkMaskedColumnArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedColumnArrayOutput)
+}
+
+// A column a preparation masked: where, and with what; never a value.
+type ServiceForkMaskedColumnOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskedColumnOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMaskedColumn)(nil)).Elem()
+}
+
+func (o ServiceForkMaskedColumnOutput) ToServiceForkMaskedColumnOutput() ServiceForkMaskedColumnOutput {
+	return o
+}
+
+func (o ServiceForkMaskedColumnOutput) ToServiceForkMaskedColumnOutputWithContext(ctx context.Context) ServiceForkMaskedColumnOutput {
+	return o
+}
+
+// The column.
+func (o ServiceForkMaskedColumnOutput) Column() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedColumn) *string { return v.Column }).(pulumi.StringPtrOutput)
+}
+
+// The table, "schema.table".
+func (o ServiceForkMaskedColumnOutput) Table() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedColumn) *string { return v.Table }).(pulumi.StringPtrOutput)
+}
+
+// The masking function that replaced its values.
+func (o ServiceForkMaskedColumnOutput) With() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedColumn) *string { return v.With }).(pulumi.StringPtrOutput)
+}
+
+type ServiceForkMaskedColumnArrayOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskedColumnArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceForkMaskedColumn)(nil)).Elem()
+}
+
+func (o ServiceForkMaskedColumnArrayOutput) ToServiceForkMaskedColumnArrayOutput() ServiceForkMaskedColumnArrayOutput {
+	return o
+}
+
+func (o ServiceForkMaskedColumnArrayOutput) ToServiceForkMaskedColumnArrayOutputWithContext(ctx context.Context) ServiceForkMaskedColumnArrayOutput {
+	return o
+}
+
+func (o ServiceForkMaskedColumnArrayOutput) Index(i pulumi.IntInput) ServiceForkMaskedColumnOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ServiceForkMaskedColumn {
+		return vs[0].([]ServiceForkMaskedColumn)[vs[1].(int)]
+	}).(ServiceForkMaskedColumnOutput)
+}
+
+// The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+type ServiceForkMaskedSource struct {
+	// When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+	DataTakenAt *string `pulumi:"dataTakenAt"`
+	// The digest of the masked fork's preparation, as its outputs say it (prepared).
+	Digest *string `pulumi:"digest"`
+	// The columns the masked fork's preparation masked.
+	Masked []ServiceForkMaskedColumn `pulumi:"masked"`
+	// The service tagged PROD its data descends from, as the API reports the chain of forks.
+	ProductionServiceId *string `pulumi:"productionServiceId"`
+	// The source: the masked fork this fork was made from.
+	ServiceId *string `pulumi:"serviceId"`
+	// The service the masked fork was made from, as its mark says and the API confirms.
+	SourceServiceId *string `pulumi:"sourceServiceId"`
+	// When the masked fork's preparation was checked (RFC 3339).
+	VerifiedAt *string `pulumi:"verifiedAt"`
+}
+
+// ServiceForkMaskedSourceInput is an input type that accepts ServiceForkMaskedSourceArgs and ServiceForkMaskedSourceOutput values.
+// You can construct a concrete instance of `ServiceForkMaskedSourceInput` via:
+//
+//	ServiceForkMaskedSourceArgs{...}
+type ServiceForkMaskedSourceInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskedSourceOutput() ServiceForkMaskedSourceOutput
+	ToServiceForkMaskedSourceOutputWithContext(context.Context) ServiceForkMaskedSourceOutput
+}
+
+// The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+type ServiceForkMaskedSourceArgs struct {
+	// When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+	DataTakenAt pulumi.StringPtrInput `pulumi:"dataTakenAt"`
+	// The digest of the masked fork's preparation, as its outputs say it (prepared).
+	Digest pulumi.StringPtrInput `pulumi:"digest"`
+	// The columns the masked fork's preparation masked.
+	Masked ServiceForkMaskedColumnArrayInput `pulumi:"masked"`
+	// The service tagged PROD its data descends from, as the API reports the chain of forks.
+	ProductionServiceId pulumi.StringPtrInput `pulumi:"productionServiceId"`
+	// The source: the masked fork this fork was made from.
+	ServiceId pulumi.StringPtrInput `pulumi:"serviceId"`
+	// The service the masked fork was made from, as its mark says and the API confirms.
+	SourceServiceId pulumi.StringPtrInput `pulumi:"sourceServiceId"`
+	// When the masked fork's preparation was checked (RFC 3339).
+	VerifiedAt pulumi.StringPtrInput `pulumi:"verifiedAt"`
+}
+
+func (ServiceForkMaskedSourceArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMaskedSource)(nil)).Elem()
+}
+
+func (i ServiceForkMaskedSourceArgs) ToServiceForkMaskedSourceOutput() ServiceForkMaskedSourceOutput {
+	return i.ToServiceForkMaskedSourceOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskedSourceArgs) ToServiceForkMaskedSourceOutputWithContext(ctx context.Context) ServiceForkMaskedSourceOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedSourceOutput)
+}
+
+func (i ServiceForkMaskedSourceArgs) ToServiceForkMaskedSourcePtrOutput() ServiceForkMaskedSourcePtrOutput {
+	return i.ToServiceForkMaskedSourcePtrOutputWithContext(context.Background())
+}
+
+func (i ServiceForkMaskedSourceArgs) ToServiceForkMaskedSourcePtrOutputWithContext(ctx context.Context) ServiceForkMaskedSourcePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedSourceOutput).ToServiceForkMaskedSourcePtrOutputWithContext(ctx)
+}
+
+// ServiceForkMaskedSourcePtrInput is an input type that accepts ServiceForkMaskedSourceArgs, ServiceForkMaskedSourcePtr and ServiceForkMaskedSourcePtrOutput values.
+// You can construct a concrete instance of `ServiceForkMaskedSourcePtrInput` via:
+//
+//	        ServiceForkMaskedSourceArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServiceForkMaskedSourcePtrInput interface {
+	pulumi.Input
+
+	ToServiceForkMaskedSourcePtrOutput() ServiceForkMaskedSourcePtrOutput
+	ToServiceForkMaskedSourcePtrOutputWithContext(context.Context) ServiceForkMaskedSourcePtrOutput
+}
+
+type serviceForkMaskedSourcePtrType ServiceForkMaskedSourceArgs
+
+func ServiceForkMaskedSourcePtr(v *ServiceForkMaskedSourceArgs) ServiceForkMaskedSourcePtrInput {
+	return (*serviceForkMaskedSourcePtrType)(v)
+}
+
+func (*serviceForkMaskedSourcePtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkMaskedSource)(nil)).Elem()
+}
+
+func (i *serviceForkMaskedSourcePtrType) ToServiceForkMaskedSourcePtrOutput() ServiceForkMaskedSourcePtrOutput {
+	return i.ToServiceForkMaskedSourcePtrOutputWithContext(context.Background())
+}
+
+func (i *serviceForkMaskedSourcePtrType) ToServiceForkMaskedSourcePtrOutputWithContext(ctx context.Context) ServiceForkMaskedSourcePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceForkMaskedSourcePtrOutput)
+}
+
+// The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+type ServiceForkMaskedSourceOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskedSourceOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceForkMaskedSource)(nil)).Elem()
+}
+
+func (o ServiceForkMaskedSourceOutput) ToServiceForkMaskedSourceOutput() ServiceForkMaskedSourceOutput {
+	return o
+}
+
+func (o ServiceForkMaskedSourceOutput) ToServiceForkMaskedSourceOutputWithContext(ctx context.Context) ServiceForkMaskedSourceOutput {
+	return o
+}
+
+func (o ServiceForkMaskedSourceOutput) ToServiceForkMaskedSourcePtrOutput() ServiceForkMaskedSourcePtrOutput {
+	return o.ToServiceForkMaskedSourcePtrOutputWithContext(context.Background())
+}
+
+func (o ServiceForkMaskedSourceOutput) ToServiceForkMaskedSourcePtrOutputWithContext(ctx context.Context) ServiceForkMaskedSourcePtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServiceForkMaskedSource) *ServiceForkMaskedSource {
+		return &v
+	}).(ServiceForkMaskedSourcePtrOutput)
+}
+
+// When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+func (o ServiceForkMaskedSourceOutput) DataTakenAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) *string { return v.DataTakenAt }).(pulumi.StringPtrOutput)
+}
+
+// The digest of the masked fork's preparation, as its outputs say it (prepared).
+func (o ServiceForkMaskedSourceOutput) Digest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) *string { return v.Digest }).(pulumi.StringPtrOutput)
+}
+
+// The columns the masked fork's preparation masked.
+func (o ServiceForkMaskedSourceOutput) Masked() ServiceForkMaskedColumnArrayOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) []ServiceForkMaskedColumn { return v.Masked }).(ServiceForkMaskedColumnArrayOutput)
+}
+
+// The service tagged PROD its data descends from, as the API reports the chain of forks.
+func (o ServiceForkMaskedSourceOutput) ProductionServiceId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) *string { return v.ProductionServiceId }).(pulumi.StringPtrOutput)
+}
+
+// The source: the masked fork this fork was made from.
+func (o ServiceForkMaskedSourceOutput) ServiceId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) *string { return v.ServiceId }).(pulumi.StringPtrOutput)
+}
+
+// The service the masked fork was made from, as its mark says and the API confirms.
+func (o ServiceForkMaskedSourceOutput) SourceServiceId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) *string { return v.SourceServiceId }).(pulumi.StringPtrOutput)
+}
+
+// When the masked fork's preparation was checked (RFC 3339).
+func (o ServiceForkMaskedSourceOutput) VerifiedAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkMaskedSource) *string { return v.VerifiedAt }).(pulumi.StringPtrOutput)
+}
+
+type ServiceForkMaskedSourcePtrOutput struct{ *pulumi.OutputState }
+
+func (ServiceForkMaskedSourcePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServiceForkMaskedSource)(nil)).Elem()
+}
+
+func (o ServiceForkMaskedSourcePtrOutput) ToServiceForkMaskedSourcePtrOutput() ServiceForkMaskedSourcePtrOutput {
+	return o
+}
+
+func (o ServiceForkMaskedSourcePtrOutput) ToServiceForkMaskedSourcePtrOutputWithContext(ctx context.Context) ServiceForkMaskedSourcePtrOutput {
+	return o
+}
+
+func (o ServiceForkMaskedSourcePtrOutput) Elem() ServiceForkMaskedSourceOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) ServiceForkMaskedSource {
+		if v != nil {
+			return *v
+		}
+		var ret ServiceForkMaskedSource
+		return ret
+	}).(ServiceForkMaskedSourceOutput)
+}
+
+// When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+func (o ServiceForkMaskedSourcePtrOutput) DataTakenAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) *string {
+		if v == nil {
+			return nil
+		}
+		return v.DataTakenAt
+	}).(pulumi.StringPtrOutput)
+}
+
+// The digest of the masked fork's preparation, as its outputs say it (prepared).
+func (o ServiceForkMaskedSourcePtrOutput) Digest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Digest
+	}).(pulumi.StringPtrOutput)
+}
+
+// The columns the masked fork's preparation masked.
+func (o ServiceForkMaskedSourcePtrOutput) Masked() ServiceForkMaskedColumnArrayOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) []ServiceForkMaskedColumn {
+		if v == nil {
+			return nil
+		}
+		return v.Masked
+	}).(ServiceForkMaskedColumnArrayOutput)
+}
+
+// The service tagged PROD its data descends from, as the API reports the chain of forks.
+func (o ServiceForkMaskedSourcePtrOutput) ProductionServiceId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ProductionServiceId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The source: the masked fork this fork was made from.
+func (o ServiceForkMaskedSourcePtrOutput) ServiceId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ServiceId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The service the masked fork was made from, as its mark says and the API confirms.
+func (o ServiceForkMaskedSourcePtrOutput) SourceServiceId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SourceServiceId
+	}).(pulumi.StringPtrOutput)
+}
+
+// When the masked fork's preparation was checked (RFC 3339).
+func (o ServiceForkMaskedSourcePtrOutput) VerifiedAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkMaskedSource) *string {
+		if v == nil {
+			return nil
+		}
+		return v.VerifiedAt
+	}).(pulumi.StringPtrOutput)
+}
+
 // What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
 type ServiceForkPreparation struct {
 	// Masking rules, run after the SQL in the same transaction: each replaces every value of one column (in every chunk, compressed or not), with the table's triggers and rules held off; then what is kept from those columns (statistics, materialized views, continuous aggregates) is brought up to date and checked before the connection strings are published.
@@ -1263,6 +1635,8 @@ func (o ServiceForkPreparationPtrOutput) SqlAfter() pulumi.StringArrayOutput {
 type ServiceForkPrepared struct {
 	// When it finished (RFC 3339).
 	At *string `pulumi:"at"`
+	// When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+	DataTakenAt *string `pulumi:"dataTakenAt"`
 	// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 	Digest *string `pulumi:"digest"`
 	// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
@@ -1292,6 +1666,8 @@ type ServiceForkPreparedInput interface {
 type ServiceForkPreparedArgs struct {
 	// When it finished (RFC 3339).
 	At pulumi.StringPtrInput `pulumi:"at"`
+	// When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+	DataTakenAt pulumi.StringPtrInput `pulumi:"dataTakenAt"`
 	// sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 	Digest pulumi.StringPtrInput `pulumi:"digest"`
 	// The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
@@ -1389,6 +1765,11 @@ func (o ServiceForkPreparedOutput) At() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.At }).(pulumi.StringPtrOutput)
 }
 
+// When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+func (o ServiceForkPreparedOutput) DataTakenAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.DataTakenAt }).(pulumi.StringPtrOutput)
+}
+
 // sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
 func (o ServiceForkPreparedOutput) Digest() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceForkPrepared) *string { return v.Digest }).(pulumi.StringPtrOutput)
@@ -1450,6 +1831,16 @@ func (o ServiceForkPreparedPtrOutput) At() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.At
+	}).(pulumi.StringPtrOutput)
+}
+
+// When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+func (o ServiceForkPreparedPtrOutput) DataTakenAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServiceForkPrepared) *string {
+		if v == nil {
+			return nil
+		}
+		return v.DataTakenAt
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -1655,6 +2046,10 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskRuleArrayInput)(nil)).Elem(), ServiceForkMaskRuleArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedInput)(nil)).Elem(), ServiceForkMaskedArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedArrayInput)(nil)).Elem(), ServiceForkMaskedArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedColumnInput)(nil)).Elem(), ServiceForkMaskedColumnArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedColumnArrayInput)(nil)).Elem(), ServiceForkMaskedColumnArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedSourceInput)(nil)).Elem(), ServiceForkMaskedSourceArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkMaskedSourcePtrInput)(nil)).Elem(), ServiceForkMaskedSourceArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparationInput)(nil)).Elem(), ServiceForkPreparationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparationPtrInput)(nil)).Elem(), ServiceForkPreparationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceForkPreparedInput)(nil)).Elem(), ServiceForkPreparedArgs{})
@@ -1675,6 +2070,10 @@ func init() {
 	pulumi.RegisterOutputType(ServiceForkMaskRuleArrayOutput{})
 	pulumi.RegisterOutputType(ServiceForkMaskedOutput{})
 	pulumi.RegisterOutputType(ServiceForkMaskedArrayOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskedColumnOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskedColumnArrayOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskedSourceOutput{})
+	pulumi.RegisterOutputType(ServiceForkMaskedSourcePtrOutput{})
 	pulumi.RegisterOutputType(ServiceForkPreparationOutput{})
 	pulumi.RegisterOutputType(ServiceForkPreparationPtrOutput{})
 	pulumi.RegisterOutputType(ServiceForkPreparedOutput{})

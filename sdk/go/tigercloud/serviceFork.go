@@ -138,6 +138,8 @@ type ServiceFork struct {
 	Host pulumi.StringPtrOutput `pulumi:"host"`
 	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
 	InitialPassword pulumi.StringPtrOutput `pulumi:"initialPassword"`
+	// When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+	MaskedSource ServiceForkMaskedSourcePtrOutput `pulumi:"maskedSource"`
 	// The declared memory, in gigabytes, or "shared".
 	MemoryGbs pulumi.StringPtrOutput `pulumi:"memoryGbs"`
 	// The fork's name, as the API reports it.
@@ -266,6 +268,8 @@ type serviceForkState struct {
 	Host *string `pulumi:"host"`
 	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
 	InitialPassword *string `pulumi:"initialPassword"`
+	// When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+	MaskedSource *ServiceForkMaskedSource `pulumi:"maskedSource"`
 	// The declared memory, in gigabytes, or "shared".
 	MemoryGbs *string `pulumi:"memoryGbs"`
 	// The fork's name, as the API reports it.
@@ -353,6 +357,8 @@ type ServiceForkState struct {
 	Host pulumi.StringPtrInput
 	// The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
 	InitialPassword pulumi.StringPtrInput
+	// When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+	MaskedSource ServiceForkMaskedSourcePtrInput
 	// The declared memory, in gigabytes, or "shared".
 	MemoryGbs pulumi.StringPtrInput
 	// The fork's name, as the API reports it.
@@ -635,6 +641,11 @@ func (o ServiceForkOutput) Host() pulumi.StringPtrOutput {
 // The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (PasswordOnAdopt). Always secret.
 func (o ServiceForkOutput) InitialPassword() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServiceFork) pulumi.StringPtrOutput { return v.InitialPassword }).(pulumi.StringPtrOutput)
+}
+
+// When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+func (o ServiceForkOutput) MaskedSource() ServiceForkMaskedSourcePtrOutput {
+	return o.ApplyT(func(v *ServiceFork) ServiceForkMaskedSourcePtrOutput { return v.MaskedSource }).(ServiceForkMaskedSourcePtrOutput)
 }
 
 // The declared memory, in gigabytes, or "shared".

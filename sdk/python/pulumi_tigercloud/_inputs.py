@@ -30,6 +30,10 @@ __all__ = [
     'ServiceForkMaskRuleArgsDict',
     'ServiceForkMaskedArgs',
     'ServiceForkMaskedArgsDict',
+    'ServiceForkMaskedColumnArgs',
+    'ServiceForkMaskedColumnArgsDict',
+    'ServiceForkMaskedSourceArgs',
+    'ServiceForkMaskedSourceArgsDict',
     'ServiceForkPreparationArgs',
     'ServiceForkPreparationArgsDict',
     'ServiceForkPreparedArgs',
@@ -496,6 +500,234 @@ class ServiceForkMaskedArgs:
         pulumi.set(self, "with_", value)
 
 
+class ServiceForkMaskedColumnArgsDict(TypedDict):
+    """
+    A column a preparation masked: where, and with what; never a value.
+    """
+    column: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The column.
+    """
+    table: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The table, "schema.table".
+    """
+    with_: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The masking function that replaced its values.
+    """
+
+@pulumi.input_type
+class ServiceForkMaskedColumnArgs:
+    def __init__(__self__, *,
+                 column: pulumi.Input[Optional[_builtins.str]] = None,
+                 table: pulumi.Input[Optional[_builtins.str]] = None,
+                 with_: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        A column a preparation masked: where, and with what; never a value.
+
+        :param pulumi.Input[_builtins.str] column: The column.
+        :param pulumi.Input[_builtins.str] table: The table, "schema.table".
+        :param pulumi.Input[_builtins.str] with_: The masking function that replaced its values.
+        """
+        if column is not None:
+            pulumi.set(__self__, "column", column)
+        if table is not None:
+            pulumi.set(__self__, "table", table)
+        if with_ is not None:
+            pulumi.set(__self__, "with_", with_)
+
+    @_builtins.property
+    @pulumi.getter
+    def column(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The column.
+        """
+        return pulumi.get(self, "column")
+
+    @column.setter
+    def column(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "column", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def table(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The table, "schema.table".
+        """
+        return pulumi.get(self, "table")
+
+    @table.setter
+    def table(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "table", value)
+
+    @_builtins.property
+    @pulumi.getter(name="with")
+    def with_(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The masking function that replaced its values.
+        """
+        return pulumi.get(self, "with_")
+
+    @with_.setter
+    def with_(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "with_", value)
+
+
+class ServiceForkMaskedSourceArgsDict(TypedDict):
+    """
+    The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+    """
+    data_taken_at: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+    """
+    digest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The digest of the masked fork's preparation, as its outputs say it (prepared).
+    """
+    masked: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedColumnArgsDict']]]]]
+    """
+    The columns the masked fork's preparation masked.
+    """
+    production_service_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The service tagged PROD its data descends from, as the API reports the chain of forks.
+    """
+    service_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The source: the masked fork this fork was made from.
+    """
+    source_service_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The service the masked fork was made from, as its mark says and the API confirms.
+    """
+    verified_at: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    When the masked fork's preparation was checked (RFC 3339).
+    """
+
+@pulumi.input_type
+class ServiceForkMaskedSourceArgs:
+    def __init__(__self__, *,
+                 data_taken_at: pulumi.Input[Optional[_builtins.str]] = None,
+                 digest: pulumi.Input[Optional[_builtins.str]] = None,
+                 masked: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedColumnArgs']]]] = None,
+                 production_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 source_service_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 verified_at: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+
+        :param pulumi.Input[_builtins.str] data_taken_at: When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+        :param pulumi.Input[_builtins.str] digest: The digest of the masked fork's preparation, as its outputs say it (prepared).
+        :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskedColumnArgs']]] masked: The columns the masked fork's preparation masked.
+        :param pulumi.Input[_builtins.str] production_service_id: The service tagged PROD its data descends from, as the API reports the chain of forks.
+        :param pulumi.Input[_builtins.str] service_id: The source: the masked fork this fork was made from.
+        :param pulumi.Input[_builtins.str] source_service_id: The service the masked fork was made from, as its mark says and the API confirms.
+        :param pulumi.Input[_builtins.str] verified_at: When the masked fork's preparation was checked (RFC 3339).
+        """
+        if data_taken_at is not None:
+            pulumi.set(__self__, "data_taken_at", data_taken_at)
+        if digest is not None:
+            pulumi.set(__self__, "digest", digest)
+        if masked is not None:
+            pulumi.set(__self__, "masked", masked)
+        if production_service_id is not None:
+            pulumi.set(__self__, "production_service_id", production_service_id)
+        if service_id is not None:
+            pulumi.set(__self__, "service_id", service_id)
+        if source_service_id is not None:
+            pulumi.set(__self__, "source_service_id", source_service_id)
+        if verified_at is not None:
+            pulumi.set(__self__, "verified_at", verified_at)
+
+    @_builtins.property
+    @pulumi.getter(name="dataTakenAt")
+    def data_taken_at(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+        """
+        return pulumi.get(self, "data_taken_at")
+
+    @data_taken_at.setter
+    def data_taken_at(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "data_taken_at", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def digest(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The digest of the masked fork's preparation, as its outputs say it (prepared).
+        """
+        return pulumi.get(self, "digest")
+
+    @digest.setter
+    def digest(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "digest", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def masked(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedColumnArgs']]]]:
+        """
+        The columns the masked fork's preparation masked.
+        """
+        return pulumi.get(self, "masked")
+
+    @masked.setter
+    def masked(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedColumnArgs']]]]):
+        pulumi.set(self, "masked", value)
+
+    @_builtins.property
+    @pulumi.getter(name="productionServiceId")
+    def production_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service tagged PROD its data descends from, as the API reports the chain of forks.
+        """
+        return pulumi.get(self, "production_service_id")
+
+    @production_service_id.setter
+    def production_service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "production_service_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serviceId")
+    def service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The source: the masked fork this fork was made from.
+        """
+        return pulumi.get(self, "service_id")
+
+    @service_id.setter
+    def service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "service_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sourceServiceId")
+    def source_service_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The service the masked fork was made from, as its mark says and the API confirms.
+        """
+        return pulumi.get(self, "source_service_id")
+
+    @source_service_id.setter
+    def source_service_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "source_service_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="verifiedAt")
+    def verified_at(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When the masked fork's preparation was checked (RFC 3339).
+        """
+        return pulumi.get(self, "verified_at")
+
+    @verified_at.setter
+    def verified_at(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "verified_at", value)
+
+
 class ServiceForkPreparationArgsDict(TypedDict):
     """
     What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
@@ -598,6 +830,10 @@ class ServiceForkPreparedArgsDict(TypedDict):
     """
     When it finished (RFC 3339).
     """
+    data_taken_at: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+    """
     digest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
@@ -627,6 +863,7 @@ class ServiceForkPreparedArgsDict(TypedDict):
 class ServiceForkPreparedArgs:
     def __init__(__self__, *,
                  at: pulumi.Input[Optional[_builtins.str]] = None,
+                 data_taken_at: pulumi.Input[Optional[_builtins.str]] = None,
                  digest: pulumi.Input[Optional[_builtins.str]] = None,
                  jobs_paused: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]] = None,
                  masked: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceForkMaskedArgs']]]] = None,
@@ -637,6 +874,7 @@ class ServiceForkPreparedArgs:
         What a fork's preparation did: counts and a digest, never data.
 
         :param pulumi.Input[_builtins.str] at: When it finished (RFC 3339).
+        :param pulumi.Input[_builtins.str] data_taken_at: When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
         :param pulumi.Input[_builtins.str] digest: sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.int]]] jobs_paused: The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
         :param pulumi.Input[Sequence[pulumi.Input['ServiceForkMaskedArgs']]] masked: Per masking rule, in order: the rows changed.
@@ -646,6 +884,8 @@ class ServiceForkPreparedArgs:
         """
         if at is not None:
             pulumi.set(__self__, "at", at)
+        if data_taken_at is not None:
+            pulumi.set(__self__, "data_taken_at", data_taken_at)
         if digest is not None:
             pulumi.set(__self__, "digest", digest)
         if jobs_paused is not None:
@@ -670,6 +910,18 @@ class ServiceForkPreparedArgs:
     @at.setter
     def at(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "at", value)
+
+    @_builtins.property
+    @pulumi.getter(name="dataTakenAt")
+    def data_taken_at(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+        """
+        return pulumi.get(self, "data_taken_at")
+
+    @data_taken_at.setter
+    def data_taken_at(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "data_taken_at", value)
 
     @_builtins.property
     @pulumi.getter

@@ -24,6 +24,8 @@ __all__ = [
     'ServiceForkHaReplicas',
     'ServiceForkMaskRule',
     'ServiceForkMasked',
+    'ServiceForkMaskedColumn',
+    'ServiceForkMaskedSource',
     'ServiceForkPreparation',
     'ServiceForkPrepared',
     'ServiceForkResource',
@@ -404,6 +406,192 @@ class ServiceForkMasked(dict):
 
 
 @pulumi.output_type
+class ServiceForkMaskedColumn(dict):
+    """
+    A column a preparation masked: where, and with what; never a value.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "with":
+            suggest = "with_"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServiceForkMaskedColumn. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServiceForkMaskedColumn.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServiceForkMaskedColumn.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 column: Optional[_builtins.str] = None,
+                 table: Optional[_builtins.str] = None,
+                 with_: Optional[_builtins.str] = None):
+        """
+        A column a preparation masked: where, and with what; never a value.
+
+        :param _builtins.str column: The column.
+        :param _builtins.str table: The table, "schema.table".
+        :param _builtins.str with_: The masking function that replaced its values.
+        """
+        if column is not None:
+            pulumi.set(__self__, "column", column)
+        if table is not None:
+            pulumi.set(__self__, "table", table)
+        if with_ is not None:
+            pulumi.set(__self__, "with_", with_)
+
+    @_builtins.property
+    @pulumi.getter
+    def column(self) -> Optional[_builtins.str]:
+        """
+        The column.
+        """
+        return pulumi.get(self, "column")
+
+    @_builtins.property
+    @pulumi.getter
+    def table(self) -> Optional[_builtins.str]:
+        """
+        The table, "schema.table".
+        """
+        return pulumi.get(self, "table")
+
+    @_builtins.property
+    @pulumi.getter(name="with")
+    def with_(self) -> Optional[_builtins.str]:
+        """
+        The masking function that replaced its values.
+        """
+        return pulumi.get(self, "with_")
+
+
+@pulumi.output_type
+class ServiceForkMaskedSource(dict):
+    """
+    The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "dataTakenAt":
+            suggest = "data_taken_at"
+        elif key == "productionServiceId":
+            suggest = "production_service_id"
+        elif key == "serviceId":
+            suggest = "service_id"
+        elif key == "sourceServiceId":
+            suggest = "source_service_id"
+        elif key == "verifiedAt":
+            suggest = "verified_at"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServiceForkMaskedSource. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServiceForkMaskedSource.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServiceForkMaskedSource.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 data_taken_at: Optional[_builtins.str] = None,
+                 digest: Optional[_builtins.str] = None,
+                 masked: Optional[Sequence['outputs.ServiceForkMaskedColumn']] = None,
+                 production_service_id: Optional[_builtins.str] = None,
+                 service_id: Optional[_builtins.str] = None,
+                 source_service_id: Optional[_builtins.str] = None,
+                 verified_at: Optional[_builtins.str] = None):
+        """
+        The verified masked fork a fork was made from, as its mark in the fork's database says: never data.
+
+        :param _builtins.str data_taken_at: When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+        :param _builtins.str digest: The digest of the masked fork's preparation, as its outputs say it (prepared).
+        :param Sequence['ServiceForkMaskedColumn'] masked: The columns the masked fork's preparation masked.
+        :param _builtins.str production_service_id: The service tagged PROD its data descends from, as the API reports the chain of forks.
+        :param _builtins.str service_id: The source: the masked fork this fork was made from.
+        :param _builtins.str source_service_id: The service the masked fork was made from, as its mark says and the API confirms.
+        :param _builtins.str verified_at: When the masked fork's preparation was checked (RFC 3339).
+        """
+        if data_taken_at is not None:
+            pulumi.set(__self__, "data_taken_at", data_taken_at)
+        if digest is not None:
+            pulumi.set(__self__, "digest", digest)
+        if masked is not None:
+            pulumi.set(__self__, "masked", masked)
+        if production_service_id is not None:
+            pulumi.set(__self__, "production_service_id", production_service_id)
+        if service_id is not None:
+            pulumi.set(__self__, "service_id", service_id)
+        if source_service_id is not None:
+            pulumi.set(__self__, "source_service_id", source_service_id)
+        if verified_at is not None:
+            pulumi.set(__self__, "verified_at", verified_at)
+
+    @_builtins.property
+    @pulumi.getter(name="dataTakenAt")
+    def data_taken_at(self) -> Optional[_builtins.str]:
+        """
+        When its data was taken from its source (RFC 3339), as the masked fork's preparation recorded it.
+        """
+        return pulumi.get(self, "data_taken_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def digest(self) -> Optional[_builtins.str]:
+        """
+        The digest of the masked fork's preparation, as its outputs say it (prepared).
+        """
+        return pulumi.get(self, "digest")
+
+    @_builtins.property
+    @pulumi.getter
+    def masked(self) -> Optional[Sequence['outputs.ServiceForkMaskedColumn']]:
+        """
+        The columns the masked fork's preparation masked.
+        """
+        return pulumi.get(self, "masked")
+
+    @_builtins.property
+    @pulumi.getter(name="productionServiceId")
+    def production_service_id(self) -> Optional[_builtins.str]:
+        """
+        The service tagged PROD its data descends from, as the API reports the chain of forks.
+        """
+        return pulumi.get(self, "production_service_id")
+
+    @_builtins.property
+    @pulumi.getter(name="serviceId")
+    def service_id(self) -> Optional[_builtins.str]:
+        """
+        The source: the masked fork this fork was made from.
+        """
+        return pulumi.get(self, "service_id")
+
+    @_builtins.property
+    @pulumi.getter(name="sourceServiceId")
+    def source_service_id(self) -> Optional[_builtins.str]:
+        """
+        The service the masked fork was made from, as its mark says and the API confirms.
+        """
+        return pulumi.get(self, "source_service_id")
+
+    @_builtins.property
+    @pulumi.getter(name="verifiedAt")
+    def verified_at(self) -> Optional[_builtins.str]:
+        """
+        When the masked fork's preparation was checked (RFC 3339).
+        """
+        return pulumi.get(self, "verified_at")
+
+
+@pulumi.output_type
 class ServiceForkPreparation(dict):
     """
     What is done to a fork before its connection strings are published: SQL, masking rules, and its jobs paused.
@@ -490,7 +678,9 @@ class ServiceForkPrepared(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
-        if key == "jobsPaused":
+        if key == "dataTakenAt":
+            suggest = "data_taken_at"
+        elif key == "jobsPaused":
             suggest = "jobs_paused"
 
         if suggest:
@@ -506,6 +696,7 @@ class ServiceForkPrepared(dict):
 
     def __init__(__self__, *,
                  at: Optional[_builtins.str] = None,
+                 data_taken_at: Optional[_builtins.str] = None,
                  digest: Optional[_builtins.str] = None,
                  jobs_paused: Optional[Sequence[_builtins.int]] = None,
                  masked: Optional[Sequence['outputs.ServiceForkMasked']] = None,
@@ -516,6 +707,7 @@ class ServiceForkPrepared(dict):
         What a fork's preparation did: counts and a digest, never data.
 
         :param _builtins.str at: When it finished (RFC 3339).
+        :param _builtins.str data_taken_at: When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
         :param _builtins.str digest: sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs).
         :param Sequence[_builtins.int] jobs_paused: The TimescaleDB jobs paused (job_id), when pauseJobs was declared.
         :param Sequence['ServiceForkMasked'] masked: Per masking rule, in order: the rows changed.
@@ -525,6 +717,8 @@ class ServiceForkPrepared(dict):
         """
         if at is not None:
             pulumi.set(__self__, "at", at)
+        if data_taken_at is not None:
+            pulumi.set(__self__, "data_taken_at", data_taken_at)
         if digest is not None:
             pulumi.set(__self__, "digest", digest)
         if jobs_paused is not None:
@@ -545,6 +739,14 @@ class ServiceForkPrepared(dict):
         When it finished (RFC 3339).
         """
         return pulumi.get(self, "at")
+
+    @_builtins.property
+    @pulumi.getter(name="dataTakenAt")
+    def data_taken_at(self) -> Optional[_builtins.str]:
+        """
+        When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the snapshot may be older), the target time for PITR.
+        """
+        return pulumi.get(self, "data_taken_at")
 
     @_builtins.property
     @pulumi.getter

@@ -35,7 +35,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] api_url: The API's URL. Default: TIGER_API_URL, then https://console.cloud.tigerdata.com/public/api/v1.
         :param pulumi.Input[_builtins.str] project_id: The project of every resource that sets none. Default: TIGER_PROJECT_ID, then the project the key belongs to.
         :param pulumi.Input[_builtins.str] public_key: The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
-        :param pulumi.Input[_builtins.bool] require_masking: true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        :param pulumi.Input[_builtins.bool] require_masking: true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
         :param pulumi.Input[_builtins.str] secret_key: The key pair's secret half. Default: TIGER_SECRET_KEY.
         :param pulumi.Input[_builtins.bool] verify_references: false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.
         """
@@ -120,7 +120,7 @@ class ProviderArgs:
     @pulumi.getter(name="requireMasking")
     def require_masking(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
         """
         return pulumi.get(self, "require_masking")
 
@@ -178,7 +178,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] api_url: The API's URL. Default: TIGER_API_URL, then https://console.cloud.tigerdata.com/public/api/v1.
         :param pulumi.Input[_builtins.str] project_id: The project of every resource that sets none. Default: TIGER_PROJECT_ID, then the project the key belongs to.
         :param pulumi.Input[_builtins.str] public_key: The key pair's public half (the long-lived credential the console makes; use it in pipelines). Default: TIGER_PUBLIC_KEY.
-        :param pulumi.Input[_builtins.bool] require_masking: true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        :param pulumi.Input[_builtins.bool] require_masking: true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
         :param pulumi.Input[_builtins.str] secret_key: The key pair's secret half. Default: TIGER_SECRET_KEY.
         :param pulumi.Input[_builtins.bool] verify_references: false stops preview from reading the objects resources refer to. Default: TIGER_VERIFY_REFERENCES, then true.
         """

@@ -385,6 +385,7 @@ class _ServiceForkState:
                  ha_replicas: pulumi.Input[Optional['ServiceForkHaReplicasArgs']] = None,
                  host: pulumi.Input[Optional[_builtins.str]] = None,
                  initial_password: pulumi.Input[Optional[_builtins.str]] = None,
+                 masked_source: pulumi.Input[Optional['ServiceForkMaskedSourceArgs']] = None,
                  memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
                  on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
@@ -430,6 +431,7 @@ class _ServiceForkState:
         :param pulumi.Input['ServiceForkHaReplicasArgs'] ha_replicas: The fork's HA replica counts, as the API reports them.
         :param pulumi.Input[_builtins.str] host: The endpoint's host.
         :param pulumi.Input[_builtins.str] initial_password: The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (ServiceForkArgs.password_on_adopt). Always secret.
+        :param pulumi.Input['ServiceForkMaskedSourceArgs'] masked_source: When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
         :param pulumi.Input[_builtins.str] memory_gbs: The declared memory, in gigabytes, or "shared".
         :param pulumi.Input[_builtins.str] name: The fork's name, as the API reports it.
         :param pulumi.Input['OnDestroy'] on_destroy: What destroy does to the fork: "stop" or "delete".
@@ -493,6 +495,8 @@ class _ServiceForkState:
             pulumi.set(__self__, "host", host)
         if initial_password is not None:
             pulumi.set(__self__, "initial_password", initial_password)
+        if masked_source is not None:
+            pulumi.set(__self__, "masked_source", masked_source)
         if memory_gbs is not None:
             pulumi.set(__self__, "memory_gbs", memory_gbs)
         if name is not None:
@@ -777,6 +781,18 @@ class _ServiceForkState:
     @initial_password.setter
     def initial_password(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "initial_password", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maskedSource")
+    def masked_source(self) -> pulumi.Input[Optional['ServiceForkMaskedSourceArgs']]:
+        """
+        When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+        """
+        return pulumi.get(self, "masked_source")
+
+    @masked_source.setter
+    def masked_source(self, value: pulumi.Input[Optional['ServiceForkMaskedSourceArgs']]):
+        pulumi.set(self, "masked_source", value)
 
     @_builtins.property
     @pulumi.getter(name="memoryGbs")
@@ -1285,6 +1301,7 @@ class ServiceFork(pulumi.CustomResource):
             __props__.__dict__["ha_replicas"] = None
             __props__.__dict__["host"] = None
             __props__.__dict__["initial_password"] = None
+            __props__.__dict__["masked_source"] = None
             __props__.__dict__["pooler_connection_uri"] = None
             __props__.__dict__["port"] = None
             __props__.__dict__["prepared"] = None
@@ -1326,6 +1343,7 @@ class ServiceFork(pulumi.CustomResource):
             ha_replicas: pulumi.Input[Optional[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']]] = None,
             host: pulumi.Input[Optional[_builtins.str]] = None,
             initial_password: pulumi.Input[Optional[_builtins.str]] = None,
+            masked_source: pulumi.Input[Optional[Union['ServiceForkMaskedSourceArgs', 'ServiceForkMaskedSourceArgsDict', 'outputs.ServiceForkMaskedSource']]] = None,
             memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
             name: pulumi.Input[Optional[_builtins.str]] = None,
             on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
@@ -1375,6 +1393,7 @@ class ServiceFork(pulumi.CustomResource):
         :param pulumi.Input[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']] ha_replicas: The fork's HA replica counts, as the API reports them.
         :param pulumi.Input[_builtins.str] host: The endpoint's host.
         :param pulumi.Input[_builtins.str] initial_password: The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (password_on_adopt). Always secret.
+        :param pulumi.Input[Union['ServiceForkMaskedSourceArgs', 'ServiceForkMaskedSourceArgsDict', 'outputs.ServiceForkMaskedSource']] masked_source: When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
         :param pulumi.Input[_builtins.str] memory_gbs: The declared memory, in gigabytes, or "shared".
         :param pulumi.Input[_builtins.str] name: The fork's name, as the API reports it.
         :param pulumi.Input['OnDestroy'] on_destroy: What destroy does to the fork: "stop" or "delete".
@@ -1422,6 +1441,7 @@ class ServiceFork(pulumi.CustomResource):
         __props__.__dict__["ha_replicas"] = ha_replicas
         __props__.__dict__["host"] = host
         __props__.__dict__["initial_password"] = initial_password
+        __props__.__dict__["masked_source"] = masked_source
         __props__.__dict__["memory_gbs"] = memory_gbs
         __props__.__dict__["name"] = name
         __props__.__dict__["on_destroy"] = on_destroy
@@ -1469,6 +1489,7 @@ class ServiceFork(pulumi.CustomResource):
             ha_replicas: pulumi.Input[Optional[Union['ServiceForkHaReplicasArgs', 'ServiceForkHaReplicasArgsDict', 'outputs.ServiceForkHaReplicas']]] = None,
             host: pulumi.Input[Optional[_builtins.str]] = None,
             initial_password: pulumi.Input[Optional[_builtins.str]] = None,
+            masked_source: pulumi.Input[Optional[Union['ServiceForkMaskedSourceArgs', 'ServiceForkMaskedSourceArgsDict', 'outputs.ServiceForkMaskedSource']]] = None,
             memory_gbs: pulumi.Input[Optional[_builtins.str]] = None,
             name: pulumi.Input[Optional[_builtins.str]] = None,
             on_destroy: pulumi.Input[Optional['OnDestroy']] = None,
@@ -1512,6 +1533,7 @@ class ServiceFork(pulumi.CustomResource):
         __props__["haReplicas"] = ha_replicas
         __props__["host"] = host
         __props__["initialPassword"] = initial_password
+        __props__["maskedSource"] = masked_source
         __props__["memoryGbs"] = memory_gbs
         __props__["name"] = name
         __props__["onDestroy"] = on_destroy
@@ -1695,6 +1717,14 @@ class ServiceFork(pulumi.CustomResource):
         The password of tsdbadmin: the fork's initial one, or the one set when it was adopted (ServiceForkArgs.password_on_adopt). Always secret.
         """
         return pulumi.get(self, "initial_password")
+
+    @_builtins.property
+    @pulumi.getter(name="maskedSource")
+    def masked_source(self) -> pulumi.Output[Optional['outputs.ServiceForkMaskedSource']]:
+        """
+        When requireMasking accepted this fork (no masking rule of its own) because its source is a fork whose preparation masked and was checked: that source, its preparation's digest, the columns it masked, when its data was taken and when it was checked, as the mark in this fork's database says (read before the connection strings were published). Never data.
+        """
+        return pulumi.get(self, "masked_source")
 
     @_builtins.property
     @pulumi.getter(name="memoryGbs")

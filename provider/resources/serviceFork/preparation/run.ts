@@ -27,6 +27,7 @@ import { sleep } from "../../../time";
 import { describeFailure } from "./failures";
 import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
 import { type Aggregate, type Reader, type Refresh, toRefresh } from "./derived";
+import { markParameters, markStatements } from "./mark";
 import * as sql from "./statements";
 import { ident, shownName, type Table, tableName } from "./statements";
 
@@ -38,6 +39,10 @@ export interface PrepareTarget {
   host: string | undefined;
   port: number | undefined;
   password: string | undefined;
+  /** The service the fork was made from: named in the mark a masking preparation leaves (mark.ts). */
+  sourceServiceId?: string;
+  /** When the fork's data was taken from its source (RFC 3339): its creation, or a PITR fork's targetTime. */
+  dataTakenAt?: string | undefined;
 }
 
 /** A refusal of ours: its message is said as it is (it names objects, never values). */
@@ -267,6 +272,21 @@ export async function prepareFork(
       )
       .sort((a, b) => a.index - b.index)
       .map(({ index: _i, ...m }) => m);
+    const digest = preparationDigest(p);
+    if (masking && target.sourceServiceId !== undefined) {
+      // Last, once everything above is committed and checked, so that no failed preparation leaves
+      // it: the mark a fork of this fork finds in its copy (requireMasking reads it there).
+      step = "marking the fork as prepared (_tigercloud.prepared_forks)";
+      const params = markParameters(
+        serviceId,
+        target.sourceServiceId,
+        { digest, masked },
+        target.dataTakenAt ?? new Date(started).toISOString(),
+      );
+      await q("BEGIN");
+      for (const [text, values] of markStatements(params)) await q(text, values);
+      await q("COMMIT");
+    }
     const summary = masked.map((m) => `${m.rule} ${m.rows}`).join(", ");
     ctx.progress(
       `fork ${serviceId}: prepared and checked in ${((Date.now() - started) / 1000).toFixed(1)} s` +
@@ -275,8 +295,9 @@ export async function prepareFork(
         (p.pauseJobs ? `; jobs paused: ${jobsPaused.length ? jobsPaused.join(", ") : "none was scheduled"}` : ""),
     );
     return {
-      digest: preparationDigest(p),
+      digest,
       at: new Date().toISOString(),
+      ...(target.dataTakenAt ? { dataTakenAt: target.dataTakenAt } : {}),
       statements: (p.sql?.length ?? 0) + (p.sqlAfter?.length ?? 0),
       masked,
       jobsPaused,

@@ -120,6 +120,14 @@ export const PreparedSchema = z
   .object({
     digest: z.string().describe("sha256 of the preparation as declared (its SQL, rules, sqlAfter and pauseJobs)."),
     at: z.string().describe("When it finished (RFC 3339)."),
+    // States written before it was recorded lack it.
+    dataTakenAt: z
+      .string()
+      .optional()
+      .describe(
+        "When the fork's data was taken from its source (RFC 3339): the fork's creation for NOW and LAST_SNAPSHOT (for LAST_SNAPSHOT the " +
+          "snapshot may be older), the target time for PITR.",
+      ),
     statements: z.number().int().describe("How many SQL texts ran (sql and sqlAfter)."),
     masked: z
       .array(

@@ -58,7 +58,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def require_masking(self) -> Optional[bool]:
         """
-        true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. Default: TIGER_REQUIRE_MASKING, then false.
+        true refuses a fork of a service tagged PROD that declares neither masking rules nor a reason to stay unmasked: preview fails naming the fork, and so does `up`. A fork of a fork descended from PROD is held to the same, unless its source is a masked fork whose mark `up` reads in the new fork before publishing it. Default: TIGER_REQUIRE_MASKING, then false.
         """
         return __config__.get_bool('requireMasking')
 
