@@ -72,6 +72,7 @@ export function programText(inputs: Inputs, preparation: Record<string, unknown>
       created: "${database.created}",
       expiresAt: "${database.expiresAt}",
       prepared: "${database.prepared}",
+      maskedSource: "${database.maskedSource}",
     },
   );
 }

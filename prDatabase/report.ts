@@ -28,6 +28,14 @@ export const OutputsSchema = z.object({
       jobsPaused: z.array(z.number()).optional(),
     })
     .nullish(),
+  /** A fork of a golden fork: what the golden fork's mark, checked by the provider before the URL was published, says it masked. */
+  maskedSource: z
+    .object({
+      serviceId: z.string(),
+      masked: z.array(z.object({ table: z.string(), column: z.string(), with: z.string() })),
+      dataTakenAt: z.string().nullish(),
+    })
+    .nullish(),
 });
 export type Outputs = z.output<typeof OutputsSchema>;
 
@@ -73,7 +81,7 @@ export function readyReport(r: Ready): string {
         ? `\`${cell(r.rules.file)}\` as on ${r.rulesFrom === "base" ? `the base, ${cell(r.baseRef)}` : "this pull request's head (rules-from: head)"} (${short(r.rules.sha)})`
         : "none (no rules file): nothing masked"
     } |`,
-    `| Masked | ${r.source.golden ? "in the golden fork, by the rules as the default branch held them when it was made; nothing masked in this job" : masked.length ? masked.map((m) => `\`${cell(m.rule)}\` (${cell(m.with)}): ${m.rows} rows`).join("<br>") : "nothing"} |`,
+    `| Masked | ${r.source.golden ? goldenMasked(o) : masked.length ? masked.map((m) => `\`${cell(m.rule)}\` (${cell(m.with)}): ${m.rows} rows`).join("<br>") : "nothing"} |`,
     `| Jobs paused | ${o.prepared?.jobsPaused?.length ? o.prepared.jobsPaused.join(", ") : "none"} |`,
     `| SQL texts run | ${o.prepared?.statements ?? 0} |`,
     `| Expires | ${cell(o.expiresAt ?? "never")} (the nightly sweep then destroys it; the next push makes a new one) |`,
@@ -83,6 +91,12 @@ export function readyReport(r: Ready): string {
   ];
   if (r.rulesChanged) lines.push("", rulesChangedNote(r.rules?.file ?? "the rules file", r.rulesFrom));
   return lines.join("\n");
+}
+
+/** What a fork of a golden fork says it has masked: the golden fork's mark, as the provider checked it. */
+function goldenMasked(o: Outputs): string {
+  const columns = o.maskedSource?.masked.map((m) => `\`${cell(m.table)}.${cell(m.column)}\` (${cell(m.with)})`) ?? [];
+  return `in the golden fork, by the default branch's rules when it was made${columns.length ? `: ${columns.join("<br>")}` : ""}; nothing masked in this job`;
 }
 
 /** What a pull request that changes the rules file is told. */
