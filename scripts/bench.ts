@@ -854,6 +854,77 @@ async function typeCheck(root: string, body: string, imports = ""): Promise<Type
 
 // ---- main ----------------------------------------------------------------------------------
 
+// ---- parts C and D: production's page views, in TimescaleDB ---------------------------------------
+
+type Psql = (serviceId: string, ...statements: string[]) => Promise<Ran>;
+
+/** A simulator whose services are PostgreSQL servers with TimescaleDB, started. */
+async function timescaleSimulator(part: string): Promise<Simulator> {
+  const sim = new Simulator({ databases: "postgres" });
+  await sim.start().catch(async (err: unknown) => {
+    await sim.stop().catch(() => undefined);
+    throw err;
+  });
+  if (sim.databases.kind !== "timescaledb") {
+    const runs = sim.databases.describe();
+    await sim.stop();
+    throw new Error(`part ${part} needs TimescaleDB behind the simulator (scripts/ensure-timescaledb); it runs ${runs}`);
+  }
+  return sim;
+}
+
+/** psql through a service's URL (TLS, tsdbadmin and its password), as a user of the fork reaches it. */
+function psqlThroughUrl(sim: Simulator, cwd: string): Psql {
+  const { projectId } = sim.defaults();
+  const uriOf = (id: string) => {
+    const s = sim.service(projectId, id);
+    const password = sim.databases.password(id);
+    if (!s || !password) throw new Error(`service ${id} has no database`);
+    return `postgresql://tsdbadmin:${encodeURIComponent(password)}@${s.endpoint.host}:${s.endpoint.port}/tsdb?sslmode=require`;
+  };
+  return (id, ...statements) =>
+    run("psql", [uriOf(id), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((c) => ["-c", c])], { cwd });
+}
+
+/**
+ * Production for parts C and D: N page views over 30 days in the hypertable bench_views, personal
+ * data in two columns (an e-mail address at @prod.example.com and a name), its chunks older than two
+ * days compressed, a continuous aggregate bench_daily over the e-mail column, analysed. psql's run
+ * is returned: its wall time is the seeding's.
+ */
+function seedPageViews(psql: Psql, serviceId: string, n: number): Promise<Ran> {
+  return psql(
+    serviceId,
+    "CREATE TABLE bench_views (time timestamptz NOT NULL, email text, full_name text, path text, ms integer)",
+    "SELECT create_hypertable('bench_views', by_range('time', interval '1 day'))",
+    `INSERT INTO bench_views SELECT now() - interval '30 days' + g * (interval '30 days' / ${n}), 'person' || (g % 5000) || '@prod.example.com', ` +
+      `'Person ' || (g % 5000) || ' Surname', '/page/' || (g % 50), g % 997 FROM generate_series(0, ${n - 1}) g`,
+    "ALTER TABLE bench_views SET (timescaledb.compress, timescaledb.compress_segmentby = 'path', timescaledb.compress_orderby = 'time DESC')",
+    "SELECT count(compress_chunk(c)) FROM show_chunks('bench_views', older_than => interval '2 days') c",
+    "CREATE MATERIALIZED VIEW bench_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS day, email, count(*) AS views FROM bench_views GROUP BY 1, 2 WITH NO DATA",
+    "CALL refresh_continuous_aggregate('bench_daily', NULL, NULL)",
+    "ANALYZE bench_views",
+  );
+}
+
+/** The hypertable's size and the whole database's, in bytes. */
+async function pageViewSizes(psql: Psql, id: string): Promise<{ table: number; database: number }> {
+  const [table, database] = (await psql(id, "SELECT hypertable_size('bench_views') || ' ' || pg_database_size('tsdb')")).stdout
+    .trim()
+    .split(" ")
+    .map(Number);
+  return { table: table ?? NaN, database: database ?? NaN };
+}
+
+/** "c of n": the hypertable's chunks compressed, of all. */
+async function compressedPageViewChunks(psql: Psql, id: string): Promise<string> {
+  const sql =
+    "SELECT count(*) FILTER (WHERE is_compressed) || ' of ' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'bench_views'";
+  return (await psql(id, sql)).stdout.trim();
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
 /**
  * Part C: what a fork's preparation costs, through the engine, against TimescaleDB: the source
  * holds N page views in a hypertable (personal data in two columns: an e-mail address and a name),
@@ -863,49 +934,16 @@ async function typeCheck(root: string, body: string, imports = ""): Promise<Type
  * again. Then each fork's size beside the source's.
  */
 async function partC(options: Options, root: string): Promise<void> {
-  const sim = new Simulator({ databases: "postgres" });
+  const sim = await timescaleSimulator("C");
   try {
-    await sim.start();
-    if (sim.databases.kind !== "timescaledb")
-      throw new Error(`part C needs TimescaleDB behind the simulator (scripts/ensure-timescaledb); it runs ${sim.databases.describe()}`);
     const engine = new Engine(path.join(root, "c"), sim);
     const { projectId, serviceId } = sim.defaults();
-    const uriOf = (id: string) => {
-      const s = sim.service(projectId, id);
-      const password = sim.databases.password(id);
-      if (!s || !password) throw new Error(`service ${id} has no database`);
-      return `postgresql://tsdbadmin:${encodeURIComponent(password)}@${s.endpoint.host}:${s.endpoint.port}/tsdb?sslmode=require`;
-    };
-    const psql = (id: string, ...statements: string[]) =>
-      run("psql", [uriOf(id), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((c) => ["-c", c])], { cwd: root });
+    const psql = psqlThroughUrl(sim, root);
+    const sizeOf = (id: string) => pageViewSizes(psql, id);
+    const compressedChunks = (id: string) => compressedPageViewChunks(psql, id);
     const n = options.prepareRows;
     log(`C: ${n} rows into the source's hypertable bench_views, compressed, with a continuous aggregate`);
-    const seeded = await psql(
-      serviceId,
-      "CREATE TABLE bench_views (time timestamptz NOT NULL, email text, full_name text, path text, ms integer)",
-      "SELECT create_hypertable('bench_views', by_range('time', interval '1 day'))",
-      `INSERT INTO bench_views SELECT now() - interval '30 days' + g * (interval '30 days' / ${n}), 'person' || (g % 5000) || '@prod.example.com', ` +
-        `'Person ' || (g % 5000) || ' Surname', '/page/' || (g % 50), g % 997 FROM generate_series(0, ${n - 1}) g`,
-      "ALTER TABLE bench_views SET (timescaledb.compress, timescaledb.compress_segmentby = 'path', timescaledb.compress_orderby = 'time DESC')",
-      "SELECT count(compress_chunk(c)) FROM show_chunks('bench_views', older_than => interval '2 days') c",
-      "CREATE MATERIALIZED VIEW bench_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS day, email, count(*) AS views FROM bench_views GROUP BY 1, 2 WITH NO DATA",
-      "CALL refresh_continuous_aggregate('bench_daily', NULL, NULL)",
-      "ANALYZE bench_views",
-    );
-    const sizeOf = async (id: string) => {
-      const [table, database] = (await psql(id, "SELECT hypertable_size('bench_views') || ' ' || pg_database_size('tsdb')")).stdout
-        .trim()
-        .split(" ")
-        .map(Number);
-      return { table: table ?? NaN, database: database ?? NaN };
-    };
-    const compressedChunks = async (id: string) =>
-      (
-        await psql(
-          id,
-          "SELECT count(*) FILTER (WHERE is_compressed) || ' of ' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'bench_views'",
-        )
-      ).stdout.trim();
+    const seeded = await seedPageViews(psql, serviceId, n);
     const source = { size: await sizeOf(serviceId), chunks: await compressedChunks(serviceId) };
 
     log("C: up of a fork with two masking rules on the hypertable");
@@ -951,7 +989,6 @@ async function partC(options: Options, root: string): Promise<void> {
     );
     const plainSize = await sizeOf(plain.service_id);
     const plainMs = update.ms + recompress.ms;
-    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
     const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
     table(
