@@ -1,5 +1,7 @@
-// `npm run bench`: what a program pays per resource (part A) and what forks cost through
-// the real engine (part B), each figure printed beside its goal with PASS or MISS. A
+// `npm run bench`: what a program pays per resource (part A), what forks cost through the real
+// engine (part B), what a fork's preparation costs against TimescaleDB (part C) and a pull
+// request's fork of a golden fork beside today's masked fork of production (part D, by --part d
+// or --smoke only), each figure printed beside its goal with PASS or MISS. A
 // script, not a test: a MISS is reported, not failed on; the exit code is non-zero only when the
 // benchmark itself could not run. Run it through scripts/with-pulumi.js (npm run bench), which
 // puts the Pulumi CLI, the language host and the dynamic-provider plugin on PATH and builds dist/.
@@ -19,6 +21,9 @@ const FIRST_VPC_ID = 7_000_000;
 
 // ---- options -------------------------------------------------------------------------------
 
+const PARTS = ["a", "b", "c", "d"] as const;
+type Part = (typeof PARTS)[number];
+
 interface Options {
   sizes: number[];
   runs: number;
@@ -26,9 +31,11 @@ interface Options {
   engineRuns: number;
   forks: number;
   readyMs: number;
-  parts: Set<"a" | "b" | "c">;
+  parts: Set<Part>;
   /** Part C: rows of the hypertable the fork's preparation masks. */
   prepareRows: number;
+  /** Part D: the production sizes (rows of the same hypertable) the golden fork is measured at. */
+  goldenRows: number[];
   keep: boolean;
   /** B.4 also without the type check (doubles its runs; --smoke leaves it out). */
   uncheckedOverhead: boolean;
@@ -43,8 +50,10 @@ const DEFAULTS: Options = {
   engineRuns: 3,
   forks: 50,
   readyMs: 5000,
+  // Part D seeds and masks 10,000,000 rows twice (about half an hour on 2 cores): asked for by name.
   parts: new Set(["a", "b", "c"]),
   prepareRows: 1_000_000,
+  goldenRows: [1_000_000, 10_000_000],
   keep: false,
   uncheckedOverhead: true,
   checkRuns: 5,
@@ -60,6 +69,9 @@ const SMOKE: Partial<Options> = {
   uncheckedOverhead: false,
   checkRuns: 1,
   prepareRows: 10_000,
+  // Two sizes, so that part D's ratio between them is computed (and its code run) in CI too.
+  goldenRows: [10_000, 20_000],
+  parts: new Set(PARTS),
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -70,14 +82,15 @@ const HELP = `Usage: npm run bench -- [options]
   --forks 50           part B: N forks deployed at once
   --ready-ms 5000      part B: T, how long the simulator takes to make a fork READY
   --prepare-rows 1000000  part C: rows of the hypertable a fork's preparation masks (two columns)
-  --part a|b|c         only one part (default: all three)
-  --smoke              tiny sizes (${JSON.stringify(SMOKE).replace(/"/g, "")}); other flags still apply
+  --golden-rows 1000000,10000000  part D: production sizes a golden fork (masked once, paused) is forked at
+  --part a|b|c|d       only one part (default: a, b and c; --smoke: all four)
+  --smoke              tiny sizes (${JSON.stringify({ ...SMOKE, parts: PARTS }).replace(/"/g, "")}); other flags still apply
   --keep               keep the temporary directory under .tmp/ (for debugging)
 A MISS is reported, not failed on: the exit code is non-zero only when the benchmark could not run.`;
 
 function parseOptions(argv: string[]): Options {
   const options: Options = { ...DEFAULTS, parts: new Set(DEFAULTS.parts) };
-  if (argv.includes("--smoke")) Object.assign(options, SMOKE);
+  if (argv.includes("--smoke")) Object.assign(options, SMOKE, { parts: new Set(SMOKE.parts) });
   const count = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} wants a whole number >= 1, not ${v ?? "nothing"}`);
@@ -113,10 +126,14 @@ function parseOptions(argv: string[]): Options {
       case "--prepare-rows":
         options.prepareRows = count(flag, value());
         break;
+      case "--golden-rows":
+        options.goldenRows = (value() ?? "").split(",").map((s) => count(flag, s));
+        break;
       case "--part": {
         const part = (value() ?? "").toLowerCase();
-        if (part !== "a" && part !== "b" && part !== "c") throw new Error(`--part wants a, b or c, not ${part}`);
-        options.parts = new Set([part]);
+        const known = PARTS.find((p) => p === part);
+        if (!known) throw new Error(`--part wants ${PARTS.join(", ")}, not ${part}`);
+        options.parts = new Set([known]);
         break;
       }
       case "--help":
@@ -228,6 +245,12 @@ const TSCONFIG = {
   files: ["index.ts"],
 };
 
+// The personal data of parts C and D's source, masked: both programs declare these two rules.
+const MASK_RULES = `[
+  { table: "bench_views", column: "email", with: "email" },
+  { table: "bench_views", column: "full_name", with: "hash" },
+]`;
+
 const PROGRAMS = {
   empty: `export {};\n`,
   trivial: `import * as pulumi from "@pulumi/pulumi";
@@ -270,15 +293,27 @@ new ServiceFork("masked", {
   onDestroy: "delete",
   ...(prepare
     ? {
-        prepare: {
-          mask: [
-            { table: "bench_views", column: "email", with: "email" },
-            { table: "bench_views", column: "full_name", with: "hash" },
-          ],
-        },
+        prepare: { mask: ${MASK_RULES} },
       }
     : {}),
 });
+`,
+  // One fork as the PR database action declares it (actions/pr-database: forkStrategy NOW, tagged
+  // DEV, deleted with its stack), masked or not, paused or not, as the stack's config says.
+  prDatabase: `import * as pulumi from "@pulumi/pulumi";
+import { ServiceFork } from "pulumi-tigercloud";
+
+const config = new pulumi.Config();
+const database = new ServiceFork("database", {
+  sourceServiceId: config.require("sourceServiceId"),
+  forkStrategy: "NOW",
+  name: config.require("forkName"),
+  paused: config.getBoolean("paused") ?? false,
+  environmentTag: "DEV",
+  onDestroy: "delete",
+  ...((config.getBoolean("mask") ?? true) ? { prepare: { mask: ${MASK_RULES} } } : {}),
+});
+export const databaseUrl = database.connectionUri;
 `,
 };
 type Program = keyof typeof PROGRAMS;
@@ -361,6 +396,15 @@ class Engine {
   async upRan(stack: StackRef, parallel?: number, env: NodeJS.ProcessEnv = {}): Promise<Ran> {
     const args = ["up", "--yes", "--skip-preview", ...(parallel ? ["--parallel", String(parallel)] : [])];
     return this.pulumi(stack, args, { env });
+  }
+
+  async destroy(stack: StackRef): Promise<number> {
+    return (await this.pulumi(stack, ["destroy", "--yes", "--skip-preview"])).ms;
+  }
+
+  /** A stack output, secrets shown. */
+  async output(stack: StackRef, name: string): Promise<string> {
+    return (await this.pulumi(stack, ["stack", "output", name, "--show-secrets"])).stdout.trim();
   }
 
   async exportState(stack: StackRef): Promise<{ resources?: StateResource[] }> {
@@ -1027,6 +1071,223 @@ async function partC(options: Options, root: string): Promise<void> {
   }
 }
 
+/** Part D's figures at one production size. */
+interface GoldenFigures {
+  rows: number;
+  seededMs: number;
+  source: { table: number; database: number; disk: number; chunks: string };
+  today: StepFigures;
+  refresh: StepFigures;
+  /** After the refresh's `up` (which ends at PAUSED): until the simulator's server had shut down. */
+  atRestMs: number;
+  golden: StepFigures;
+  goldenDisk: number;
+  /** A `cp -a` of the paused golden fork's data alone: how the simulator copies a stopped service. */
+  copyMs: number;
+  /** Through the golden way's URL: the hypertable's rows, and production's values found in either table. */
+  rowsSeen: number;
+  leaked: number;
+}
+
+/** One `pulumi up`, and the provider's progress lines within it. */
+interface StepFigures {
+  upMs: number;
+  /** READY to tsdbadmin's first login: in the simulator, its copy of the source and the server's start. */
+  loginAfterReadyMs: number;
+  /** The preparation, from its login to its last check (NaN: none). */
+  preparedMs: number;
+}
+
+function stepFigures(up: Ran): StepFigures {
+  const seconds = (re: RegExp) => Number(re.exec(up.stdout)?.[1] ?? NaN) * 1000;
+  return {
+    upMs: up.ms,
+    loginAfterReadyMs: seconds(/logged in and ran SELECT 1 \(([0-9.]+) s after READY\)/),
+    preparedMs: seconds(/prepared and checked in ([0-9.]+) s/),
+  };
+}
+
+/** Bytes on disk under `dir`. */
+async function diskBytes(dir: string): Promise<number> {
+  return Number((await run("du", ["-sb", dir], { cwd: dir })).stdout.split(/\s/)[0]);
+}
+
+/**
+ * Part D: "mask once, fork many". At each production size (part C's source): today's way, a pull
+ * request's fork of production masked by its own preparation; the golden fork's nightly refresh, a
+ * fork of production masked the same way, then stopped; and the golden way, a pull request's fork of
+ * the paused golden fork with no masking of its own, read through its URL. Each a `pulumi up` of
+ * one ServiceFork as the PR database action declares it. A simulator per size, so that one size's
+ * servers and data are gone before the next is seeded.
+ */
+async function partD(options: Options, root: string): Promise<void> {
+  const sizes = [...new Set(options.goldenRows)].sort((a, b) => a - b);
+  const figures: GoldenFigures[] = [];
+  for (const n of sizes) figures.push(await goldenAt(n, path.join(root, `d-${n}`)));
+
+  const count = (n: number) => n.toLocaleString("en-US");
+  const each = (f: (g: GoldenFigures) => string) => figures.map(f);
+  table(
+    `D.1  Mask once, fork many: a PR's database today (a masked fork of production) beside a fork of a golden fork (masked once, paused), through the engine`,
+    ["measure", ...sizes.map((n) => `${count(n)} rows`)],
+    [
+      ["seeding production (insert, compress, aggregate, analyse)", ...each((g) => sec(g.seededMs))],
+      ["production: hypertable / database", ...each((g) => `${mb(g.source.table)} / ${mb(g.source.database)}`)],
+      ["production: its server's data on disk / chunks compressed", ...each((g) => `${mb(g.source.disk)} / ${g.source.chunks}`)],
+      ["1. today's way: a PR's fork of production, two masking rules (pulumi up, to its URL)", ...each((g) => sec(g.today.upMs))],
+      [
+        "   of which: READY to the first login (the simulator's pg_basebackup of production, start)",
+        ...each((g) => sec(g.today.loginAfterReadyMs)),
+      ],
+      ["   of which: the preparation (decompress, UPDATE, compress, refresh, analyse, check)", ...each((g) => sec(g.today.preparedMs))],
+      ["2. the golden fork's refresh: forked, masked, checked, stopped (pulumi up)", ...each((g) => sec(g.refresh.upMs))],
+      ["   of which: the preparation", ...each((g) => sec(g.refresh.preparedMs))],
+      ["   after its up: until the simulator's server had shut down (in no figure)", ...each((g) => sec(g.atRestMs))],
+      ["3. the golden way: a PR's fork of the paused golden fork, no masking (pulumi up, to its URL)", ...each((g) => sec(g.golden.upMs))],
+      [
+        "   of which: READY to the first login (the simulator's cp -a of the golden fork, start)",
+        ...each((g) => sec(g.golden.loginAfterReadyMs)),
+      ],
+      ["   the golden way less that wait", ...each((g) => sec(g.golden.upMs - g.golden.loginAfterReadyMs))],
+      ["   the golden fork's data on disk / a cp -a of it alone", ...each((g) => `${mb(g.goldenDisk)} / ${sec(g.copyMs)}`)],
+      ["   through its URL: rows / production's values found", ...each((g) => `${count(g.rowsSeen)} / ${g.leaked}`)],
+    ],
+  );
+
+  const [small, large] = [figures[0], figures[figures.length - 1]] as [GoldenFigures, GoldenFigures];
+  const growth = large.golden.upMs / small.golden.upMs;
+  const growthLessCopy = (large.golden.upMs - large.golden.loginAfterReadyMs) / (small.golden.upMs - small.golden.loginAfterReadyMs);
+  const versus = small.golden.upMs / small.today.upMs;
+  table(
+    "D.2  Mask once, fork many: the goals",
+    ["measure", "value", "goal", "result"],
+    [
+      [`the golden way at ${count(large.rows)} rows / at ${count(small.rows)}`, ratio(growth), "<= 1.20x", verdict(growth <= 1.2)],
+      [
+        `the golden way / today's way, at ${count(small.rows)} rows`,
+        `${sec(small.golden.upMs)} / ${sec(small.today.upMs)} = ${ratio(versus)}`,
+        "faster",
+        verdict(versus < 1),
+      ],
+      [
+        `  (not judged) the golden way less the READY-to-login wait, ${count(large.rows)} / ${count(small.rows)}`,
+        ratio(growthLessCopy),
+        "",
+        "",
+      ],
+    ],
+    [
+      "Each figure: one `pulumi up --skip-preview` of a TypeScript program (ts-node's type check, the engine, the dynamic provider), from its",
+      "  start to its end, the fork's outputs (its URL) written. The PR database action runs the same ServiceFork as a YAML program on the",
+      "  provider plugin; its job also installs that plugin (the engine fetches it from the release) before the `up`: not in these figures.",
+      "The simulator's statuses take no time here (QUEUED, CONFIGURING, the login lag after READY: 0): a figure is the engine's, the provider's,",
+      "  the simulator's copy of the source's server (a base backup of a running one, a cp -a of a stopped one) and the preparation's.",
+      "  Tiger Cloud's own time to fork is not modelled; neither is how its storage copies a service (the READY-to-login rows are the simulator's).",
+      "READY to the first login: the provider's progress line, in whole seconds. It tries a login at once, then 0.5, 1, 2 and 4 s later, then",
+      "  every 5 s: the wait is the first try after the simulator's copy and start, so it grows by steps as the copy grows.",
+      "Assumed: the golden fork is refreshed hours before a PR forks it, so its server's shutdown was waited for before the golden way;",
+      "  the refresh is measured as a first `up` (a new fork; the night's would also replace yesterday's). The golden fork is tagged DEV,",
+      "  and requireMasking is off for the golden way. Today's fork was deleted before the refresh, so no server of it ran meanwhile.",
+      "  The golden fork's files were just written, so its copy reads them from the page cache, as a copy the next day may not.",
+      "Through its URL: the URL the golden way's stack published (psql); production's values: @prod.example.com addresses in bench_views",
+      "  or bench_daily, and 'Person ...' names in bench_views. A value other than 0 stops the part.",
+    ],
+  );
+}
+
+async function goldenAt(n: number, root: string): Promise<GoldenFigures> {
+  const sim = await timescaleSimulator("D");
+  try {
+    const engine = new Engine(root, sim);
+    const { projectId, serviceId } = sim.defaults();
+    const psql = psqlThroughUrl(sim, root);
+    const named = (name: string) => {
+      const found = sim.services(projectId).find((s) => s.name === name);
+      if (!found) throw new Error(`fork ${name} is not there`);
+      return found;
+    };
+    const dataOf = (id: string) => path.join(sim.databases.directory, id);
+    const stack = (name: string, config: Record<string, string>) =>
+      engine.stack("prDatabase", `d-${name}`, { forkName: `d-${n}-${name}`, ...config });
+
+    log(`D, ${n} rows: seeding production`);
+    const seeded = await seedPageViews(psql, serviceId, n);
+    const source = {
+      ...(await pageViewSizes(psql, serviceId)),
+      disk: await diskBytes(dataOf(serviceId)),
+      chunks: await compressedPageViewChunks(psql, serviceId),
+    };
+
+    log(`D, ${n} rows: 1. today's way: a PR's fork of production, masked`);
+    const todayStack = await stack("today", { sourceServiceId: serviceId });
+    const today = stepFigures(await engine.upRan(todayStack));
+    const todayId = named(`d-${n}-today`).service_id;
+    // Gone before the next measurement: its server and its jobs would share the machine with it.
+    await engine.destroy(todayStack);
+    await sim.databases.settled(todayId);
+
+    log(`D, ${n} rows: 2. the golden fork's refresh: a fork of production, masked, paused`);
+    const refresh = stepFigures(await engine.upRan(await stack("golden", { sourceServiceId: serviceId, paused: "true" })));
+    const golden = named(`d-${n}-golden`);
+    if (golden.status !== "PAUSED") throw new Error(`the golden fork is ${golden.status}, not PAUSED`);
+    const restStarted = performance.now();
+    await sim.databases.settled(golden.service_id);
+    const atRestMs = performance.now() - restStarted;
+
+    log(`D, ${n} rows: 3. the golden way: a PR's fork of the paused golden fork, no masking`);
+    const prStack = await stack("pr", { sourceServiceId: golden.service_id, mask: "false", "tigercloud:requireMasking": "false" });
+    const goldenWay = stepFigures(await engine.upRan(prStack));
+    const url = await engine.output(prStack, "databaseUrl");
+    if (!url.startsWith("postgresql://")) throw new Error("the golden way's stack published no URL");
+    const [rowsSeen, leaked] = (
+      await run(
+        "psql",
+        [
+          url,
+          "-X",
+          "-q",
+          "-A",
+          "-t",
+          "-v",
+          "ON_ERROR_STOP=1",
+          "-c",
+          "SELECT (SELECT count(*) FROM bench_views) || ' ' || (" +
+            "(SELECT count(*) FROM bench_views WHERE email LIKE '%@prod.example.com' OR full_name LIKE 'Person %') + " +
+            "(SELECT count(*) FROM bench_daily WHERE email LIKE '%@prod.example.com'))",
+        ],
+        { cwd: root },
+      )
+    ).stdout
+      .trim()
+      .split(" ")
+      .map(Number) as [number, number];
+    if (rowsSeen !== n || leaked !== 0)
+      throw new Error(`through the golden way's URL: ${rowsSeen} rows (not ${n}), ${leaked} of production's values (not 0)`);
+
+    // The simulator's copy of a stopped service, alone: what the READY-to-login wait above is made of.
+    const goldenDisk = await diskBytes(dataOf(golden.service_id));
+    const probe = path.join(sim.databases.directory, "copy-probe");
+    const copied = await run("cp", ["-a", dataOf(golden.service_id), probe], { cwd: root });
+    fs.rmSync(probe, { recursive: true, force: true });
+
+    return {
+      rows: n,
+      seededMs: seeded.ms,
+      source,
+      today,
+      refresh,
+      atRestMs,
+      golden: goldenWay,
+      goldenDisk,
+      copyMs: copied.ms,
+      rowsSeen,
+      leaked,
+    };
+  } finally {
+    await sim.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const started = performance.now();
@@ -1078,6 +1339,7 @@ async function main(): Promise<void> {
     if (options.parts.has("a")) parts.push(["A", () => partA(options, root, engine as Engine)]);
     if (options.parts.has("b")) parts.push(["B", () => partB(options, engine as Engine, sim)]);
     if (options.parts.has("c")) parts.push(["C", () => partC(options, root)]);
+    if (options.parts.has("d")) parts.push(["D", () => partD(options, root)]);
     for (const [name, part] of parts) {
       const partStarted = performance.now();
       try {
