@@ -195,6 +195,8 @@ function run(command: string, args: string[], options: { cwd: string; env?: Node
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    // A command that reads no input (du, cp) may be gone before its stdin is closed: its exit code tells.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(options.input ?? "");
     child.on("error", (err) => {
       running.delete(child);
@@ -1075,7 +1077,7 @@ async function partC(options: Options, root: string): Promise<void> {
 interface GoldenFigures {
   rows: number;
   seededMs: number;
-  source: { table: number; database: number; disk: number; chunks: string };
+  source: { table: number; database: number; disk: { all: number; wal: number }; chunks: string };
   today: StepFigures;
   refresh: StepFigures;
   /** After the refresh's `up` (which ends at PAUSED): until the simulator's server had shut down. */
@@ -1084,7 +1086,7 @@ interface GoldenFigures {
   golden: StepFigures;
   /** Each run's `pulumi up`, in order. */
   goldenUps: number[];
-  goldenDisk: number;
+  goldenDisk: { all: number; wal: number };
   /** A `cp -a` of the paused golden fork's data alone: how the simulator copies a stopped service. */
   copyMs: number;
   /** Through the golden way's URL: the hypertable's rows, and production's values found in either table. */
@@ -1099,20 +1101,35 @@ interface StepFigures {
   loginAfterReadyMs: number;
   /** The preparation, from its login to its last check (NaN: none). */
   preparedMs: number;
+  /** From the fork's creation until its server was ready (its log): the simulator's copy of the source, and the start. */
+  serverReadyMs: number;
 }
 
-function stepFigures(up: Ran): StepFigures {
+function stepFigures(up: Ran, sim: Simulator, forkName: string): StepFigures {
   const seconds = (re: RegExp) => Number(re.exec(up.stdout)?.[1] ?? NaN) * 1000;
+  const fork = forkNamed(sim, forkName);
   return {
     upMs: up.ms,
     loginAfterReadyMs: seconds(/logged in and ran SELECT 1 \(([0-9.]+) s after READY\)/),
     preparedMs: seconds(/prepared and checked in ([0-9.]+) s/),
+    serverReadyMs: serverReadyAt(sim, fork.service_id) - Date.parse(fork.created ?? ""),
   };
 }
 
-/** Bytes on disk under `dir`. */
-async function diskBytes(dir: string): Promise<number> {
-  return Number((await run("du", ["-sb", dir], { cwd: dir })).stdout.split(/\s/)[0]);
+/** When the service's server last said it was ready, from its log (log_line_prefix '%m', in UTC); NaN if it cannot be told. */
+function serverReadyAt(sim: Simulator, serviceId: string): number {
+  const file = path.join(sim.databases.directory, `${serviceId}.log`);
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  const ready = [
+    ...text.matchAll(/^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) UTC .*database system is ready to accept connections/gm),
+  ].pop();
+  return ready ? Date.parse(`${ready[1]}T${ready[2]}Z`) : NaN;
+}
+
+/** Bytes on disk under a server's data directory, and of them its write-ahead log's (pg_wal). */
+async function diskBytes(dir: string): Promise<{ all: number; wal: number }> {
+  const bytes = async (d: string) => Number((await run("du", ["-sb", d], { cwd: dir })).stdout.split(/\s/)[0]);
+  return { all: await bytes(dir), wal: await bytes(path.join(dir, "pg_wal")) };
 }
 
 /**
@@ -1138,7 +1155,12 @@ async function partD(options: Options, root: string): Promise<void> {
       const mid = (f: (w: StepFigures) => number) => median(ways.map(f));
       figures.push({
         ...g.figures,
-        golden: { upMs: mid((w) => w.upMs), loginAfterReadyMs: mid((w) => w.loginAfterReadyMs), preparedMs: NaN },
+        golden: {
+          upMs: mid((w) => w.upMs),
+          loginAfterReadyMs: mid((w) => w.loginAfterReadyMs),
+          preparedMs: NaN,
+          serverReadyMs: mid((w) => w.serverReadyMs),
+        },
         goldenUps: ways.map((w) => w.upMs),
         goldenDisk: copy.disk,
         copyMs: copy.ms,
@@ -1152,20 +1174,29 @@ async function partD(options: Options, root: string): Promise<void> {
 
   const count = (n: number) => n.toLocaleString("en-US");
   const each = (f: (g: GoldenFigures) => string) => figures.map(f);
+  const disk = (d: { all: number; wal: number }) => `${mb(d.all)} (${mb(d.wal)})`;
   table(
     `D.1  Mask once, fork many: a PR's database today (a masked fork of production) beside a fork of a golden fork (masked once, paused), through the engine`,
     ["measure", ...sizes.map((n) => `${count(n)} rows`)],
     [
       ["seeding production (insert, compress, aggregate, analyse)", ...each((g) => sec(g.seededMs))],
       ["production: hypertable / database", ...each((g) => `${mb(g.source.table)} / ${mb(g.source.database)}`)],
-      ["production: its server's data on disk / chunks compressed", ...each((g) => `${mb(g.source.disk)} / ${g.source.chunks}`)],
+      [
+        "production: its server's data on disk (of it pg_wal) / chunks compressed",
+        ...each((g) => `${disk(g.source.disk)} / ${g.source.chunks}`),
+      ],
       ["1. today's way: a PR's fork of production, two masking rules (pulumi up, to its URL)", ...each((g) => sec(g.today.upMs))],
       [
-        "   of which: READY to the first login (the simulator's pg_basebackup of production, start)",
-        ...each((g) => sec(g.today.loginAfterReadyMs)),
+        "   the simulator: the fork's creation to its server ready (pg_basebackup of production, start)",
+        ...each((g) => sec(g.today.serverReadyMs)),
       ],
+      ["   of which: READY to the first login (whole seconds: the provider's tries)", ...each((g) => sec(g.today.loginAfterReadyMs))],
       ["   of which: the preparation (decompress, UPDATE, compress, refresh, analyse, check)", ...each((g) => sec(g.today.preparedMs))],
       ["2. the golden fork's refresh: forked, masked, checked, stopped (pulumi up)", ...each((g) => sec(g.refresh.upMs))],
+      [
+        "   the simulator: the fork's creation to its server ready (pg_basebackup of production, start)",
+        ...each((g) => sec(g.refresh.serverReadyMs)),
+      ],
       ["   of which: the preparation", ...each((g) => sec(g.refresh.preparedMs))],
       ["   after its up: until the simulator's server had shut down (in no figure)", ...each((g) => sec(g.atRestMs))],
       [
@@ -1174,11 +1205,15 @@ async function partD(options: Options, root: string): Promise<void> {
       ],
       ["   each run", ...each((g) => g.goldenUps.map((x) => (x / 1000).toFixed(2)).join(", "))],
       [
-        "   of which: READY to the first login (the simulator's cp -a of the golden fork, start)",
-        ...each((g) => sec(g.golden.loginAfterReadyMs)),
+        "   the simulator: the fork's creation to its server ready (cp -a of the golden fork, start)",
+        ...each((g) => sec(g.golden.serverReadyMs)),
       ],
+      ["   of which: READY to the first login (whole seconds: the provider's tries)", ...each((g) => sec(g.golden.loginAfterReadyMs))],
       ["   the golden way less that wait", ...each((g) => sec(g.golden.upMs - g.golden.loginAfterReadyMs))],
-      ["   the golden fork's data on disk / a cp -a of it alone", ...each((g) => `${mb(g.goldenDisk)} / ${sec(g.copyMs)}`)],
+      [
+        "   the golden fork's data on disk (of it pg_wal) / a cp -a of it alone",
+        ...each((g) => `${disk(g.goldenDisk)} / ${sec(g.copyMs)}`),
+      ],
       ["   through its URL: rows / production's values found", ...each((g) => `${count(g.rowsSeen)} / ${g.leaked}`)],
     ],
   );
@@ -1212,8 +1247,9 @@ async function partD(options: Options, root: string): Promise<void> {
       "The simulator's statuses take no time here (QUEUED, CONFIGURING, the login lag after READY: 0): a figure is the engine's, the provider's,",
       "  the simulator's copy of the source's server (a base backup of a running one, a cp -a of a stopped one) and the preparation's.",
       "  Tiger Cloud's own time to fork is not modelled; neither is how its storage copies a service (the READY-to-login rows are the simulator's).",
-      "READY to the first login: the provider's progress line, in whole seconds. It tries a login at once, then 0.5, 1, 2 and 4 s later, then",
-      "  every 5 s: the wait is the first try after the simulator's copy and start, so it grows by steps as the copy grows.",
+      "The fork's creation to its server ready: from the fork's creation (the API's answer) to its PostgreSQL server's \"ready to accept connections\"",
+      "  (its log). READY to the first login: the provider's progress line, in whole seconds; it tries a login at once, then 0.5, 1, 2 and 4 s",
+      "  later, then every 5 s, so the wait is the first try after the server is ready, and grows by steps as the copy grows.",
       `The golden way: ${options.engineRuns} run(s) at each size, the sizes in turn (its fork deleted after each), each read through its URL.`,
       "Assumed: the golden fork is refreshed hours before a PR forks it, so its server's shutdown was waited for before the golden way;",
       "  the refresh is measured as a first `up` (a new fork; the night's would also replace yesterday's). The golden fork is tagged DEV,",
@@ -1254,14 +1290,15 @@ async function goldenSource(n: number, root: string): Promise<GoldenSource> {
 
     log(`D, ${n} rows: 1. today's way: a PR's fork of production, masked`);
     const todayStack = await stack("today", { sourceServiceId: serviceId });
-    const today = stepFigures(await engine.upRan(todayStack));
+    const today = stepFigures(await engine.upRan(todayStack), sim, `d-${n}-today`);
     const todayId = forkNamed(sim, `d-${n}-today`).service_id;
     // Gone before the next measurement: its server and its jobs would share the machine with it.
     await engine.destroy(todayStack);
     await sim.databases.settled(todayId);
 
     log(`D, ${n} rows: 2. the golden fork's refresh: a fork of production, masked, paused`);
-    const refresh = stepFigures(await engine.upRan(await stack("golden", { sourceServiceId: serviceId, paused: "true" })));
+    const refreshed = await engine.upRan(await stack("golden", { sourceServiceId: serviceId, paused: "true" }));
+    const refresh = stepFigures(refreshed, sim, `d-${n}-golden`);
     const golden = forkNamed(sim, `d-${n}-golden`);
     if (golden.status !== "PAUSED") throw new Error(`the golden fork is ${golden.status}, not PAUSED`);
     const restStarted = performance.now();
@@ -1284,7 +1321,7 @@ async function goldenWay(g: GoldenSource, attempt: number): Promise<StepFigures 
     mask: "false",
     "tigercloud:requireMasking": "false",
   });
-  const figures = stepFigures(await g.engine.upRan(stack));
+  const figures = stepFigures(await g.engine.upRan(stack), g.sim, `d-${n}-pr-${attempt}`);
   const url = await g.engine.output(stack, "databaseUrl");
   if (!url.startsWith("postgresql://")) throw new Error("the golden way's stack published no URL");
   const seen =
@@ -1302,7 +1339,7 @@ async function goldenWay(g: GoldenSource, attempt: number): Promise<StepFigures 
 }
 
 /** The simulator's copy of a stopped service, alone (a cp -a of its data): what the golden way's wait for a login is made of. */
-async function stoppedCopy(g: GoldenSource): Promise<{ disk: number; ms: number }> {
+async function stoppedCopy(g: GoldenSource): Promise<{ disk: { all: number; wal: number }; ms: number }> {
   const data = dataOf(g.sim, g.goldenId);
   const probe = path.join(g.sim.databases.directory, "copy-probe");
   const copied = await run("cp", ["-a", data, probe], { cwd: g.root });
