@@ -1,5 +1,7 @@
-// `npm run bench`: what a program pays per resource (part A) and what forks cost through
-// the real engine (part B), each figure printed beside its goal with PASS or MISS. A
+// `npm run bench`: what a program pays per resource (part A), what forks cost through the real
+// engine (part B), what a fork's preparation costs against TimescaleDB (part C) and a pull
+// request's fork of a golden fork beside today's masked fork of production (part D, by --part d
+// or --smoke only), each figure printed beside its goal with PASS or MISS. A
 // script, not a test: a MISS is reported, not failed on; the exit code is non-zero only when the
 // benchmark itself could not run. Run it through scripts/with-pulumi.js (npm run bench), which
 // puts the Pulumi CLI, the language host and the dynamic-provider plugin on PATH and builds dist/.
@@ -19,6 +21,9 @@ const FIRST_VPC_ID = 7_000_000;
 
 // ---- options -------------------------------------------------------------------------------
 
+const PARTS = ["a", "b", "c", "d"] as const;
+type Part = (typeof PARTS)[number];
+
 interface Options {
   sizes: number[];
   runs: number;
@@ -26,9 +31,11 @@ interface Options {
   engineRuns: number;
   forks: number;
   readyMs: number;
-  parts: Set<"a" | "b" | "c">;
+  parts: Set<Part>;
   /** Part C: rows of the hypertable the fork's preparation masks. */
   prepareRows: number;
+  /** Part D: the production sizes (rows of the same hypertable) the golden fork is measured at. */
+  goldenRows: number[];
   keep: boolean;
   /** B.4 also without the type check (doubles its runs; --smoke leaves it out). */
   uncheckedOverhead: boolean;
@@ -43,8 +50,10 @@ const DEFAULTS: Options = {
   engineRuns: 3,
   forks: 50,
   readyMs: 5000,
+  // Part D seeds 10,000,000 rows and masks them twice (about 7 minutes on 2 cores, 1.3 GB per server): asked for by name.
   parts: new Set(["a", "b", "c"]),
   prepareRows: 1_000_000,
+  goldenRows: [1_000_000, 10_000_000],
   keep: false,
   uncheckedOverhead: true,
   checkRuns: 5,
@@ -60,6 +69,9 @@ const SMOKE: Partial<Options> = {
   uncheckedOverhead: false,
   checkRuns: 1,
   prepareRows: 10_000,
+  // Two sizes, so that part D's ratio between them is computed (and its code run) in CI too.
+  goldenRows: [10_000, 20_000],
+  parts: new Set(PARTS),
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -70,14 +82,15 @@ const HELP = `Usage: npm run bench -- [options]
   --forks 50           part B: N forks deployed at once
   --ready-ms 5000      part B: T, how long the simulator takes to make a fork READY
   --prepare-rows 1000000  part C: rows of the hypertable a fork's preparation masks (two columns)
-  --part a|b|c         only one part (default: all three)
-  --smoke              tiny sizes (${JSON.stringify(SMOKE).replace(/"/g, "")}); other flags still apply
+  --golden-rows 1000000,10000000  part D: production sizes a golden fork (masked once, paused) is forked at
+  --part a|b|c|d       only one part (default: a, b and c; --smoke: all four)
+  --smoke              tiny sizes (${JSON.stringify({ ...SMOKE, parts: PARTS }).replace(/"/g, "")}); other flags still apply
   --keep               keep the temporary directory under .tmp/ (for debugging)
 A MISS is reported, not failed on: the exit code is non-zero only when the benchmark could not run.`;
 
 function parseOptions(argv: string[]): Options {
   const options: Options = { ...DEFAULTS, parts: new Set(DEFAULTS.parts) };
-  if (argv.includes("--smoke")) Object.assign(options, SMOKE);
+  if (argv.includes("--smoke")) Object.assign(options, SMOKE, { parts: new Set(SMOKE.parts) });
   const count = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} wants a whole number >= 1, not ${v ?? "nothing"}`);
@@ -113,10 +126,14 @@ function parseOptions(argv: string[]): Options {
       case "--prepare-rows":
         options.prepareRows = count(flag, value());
         break;
+      case "--golden-rows":
+        options.goldenRows = (value() ?? "").split(",").map((s) => count(flag, s));
+        break;
       case "--part": {
         const part = (value() ?? "").toLowerCase();
-        if (part !== "a" && part !== "b" && part !== "c") throw new Error(`--part wants a, b or c, not ${part}`);
-        options.parts = new Set([part]);
+        const known = PARTS.find((p) => p === part);
+        if (!known) throw new Error(`--part wants ${PARTS.join(", ")}, not ${part}`);
+        options.parts = new Set([known]);
         break;
       }
       case "--help":
@@ -178,6 +195,8 @@ function run(command: string, args: string[], options: { cwd: string; env?: Node
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    // A command that reads no input (du, cp) may be gone before its stdin is closed: its exit code tells.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(options.input ?? "");
     child.on("error", (err) => {
       running.delete(child);
@@ -228,6 +247,12 @@ const TSCONFIG = {
   files: ["index.ts"],
 };
 
+// The personal data of parts C and D's source, masked: both programs declare these two rules.
+const MASK_RULES = `[
+  { table: "bench_views", column: "email", with: "email" },
+  { table: "bench_views", column: "full_name", with: "hash" },
+]`;
+
 const PROGRAMS = {
   empty: `export {};\n`,
   trivial: `import * as pulumi from "@pulumi/pulumi";
@@ -270,15 +295,27 @@ new ServiceFork("masked", {
   onDestroy: "delete",
   ...(prepare
     ? {
-        prepare: {
-          mask: [
-            { table: "bench_views", column: "email", with: "email" },
-            { table: "bench_views", column: "full_name", with: "hash" },
-          ],
-        },
+        prepare: { mask: ${MASK_RULES} },
       }
     : {}),
 });
+`,
+  // One fork as the PR database action declares it (actions/pr-database: forkStrategy NOW, tagged
+  // DEV, deleted with its stack), masked or not, paused or not, as the stack's config says.
+  prDatabase: `import * as pulumi from "@pulumi/pulumi";
+import { ServiceFork } from "pulumi-tigercloud";
+
+const config = new pulumi.Config();
+const database = new ServiceFork("database", {
+  sourceServiceId: config.require("sourceServiceId"),
+  forkStrategy: "NOW",
+  name: config.require("forkName"),
+  paused: config.getBoolean("paused") ?? false,
+  environmentTag: "DEV",
+  onDestroy: "delete",
+  ...((config.getBoolean("mask") ?? true) ? { prepare: { mask: ${MASK_RULES} } } : {}),
+});
+export const databaseUrl = database.connectionUri;
 `,
 };
 type Program = keyof typeof PROGRAMS;
@@ -361,6 +398,15 @@ class Engine {
   async upRan(stack: StackRef, parallel?: number, env: NodeJS.ProcessEnv = {}): Promise<Ran> {
     const args = ["up", "--yes", "--skip-preview", ...(parallel ? ["--parallel", String(parallel)] : [])];
     return this.pulumi(stack, args, { env });
+  }
+
+  async destroy(stack: StackRef): Promise<number> {
+    return (await this.pulumi(stack, ["destroy", "--yes", "--skip-preview"])).ms;
+  }
+
+  /** A stack output, secrets shown. */
+  async output(stack: StackRef, name: string): Promise<string> {
+    return (await this.pulumi(stack, ["stack", "output", name, "--show-secrets"])).stdout.trim();
   }
 
   async exportState(stack: StackRef): Promise<{ resources?: StateResource[] }> {
@@ -854,6 +900,77 @@ async function typeCheck(root: string, body: string, imports = ""): Promise<Type
 
 // ---- main ----------------------------------------------------------------------------------
 
+// ---- parts C and D: production's page views, in TimescaleDB ---------------------------------------
+
+type Psql = (serviceId: string, ...statements: string[]) => Promise<Ran>;
+
+/** A simulator whose services are PostgreSQL servers with TimescaleDB, started. */
+async function timescaleSimulator(part: string): Promise<Simulator> {
+  const sim = new Simulator({ databases: "postgres" });
+  await sim.start().catch(async (err: unknown) => {
+    await sim.stop().catch(() => undefined);
+    throw err;
+  });
+  if (sim.databases.kind !== "timescaledb") {
+    const runs = sim.databases.describe();
+    await sim.stop();
+    throw new Error(`part ${part} needs TimescaleDB behind the simulator (scripts/ensure-timescaledb); it runs ${runs}`);
+  }
+  return sim;
+}
+
+/** psql through a service's URL (TLS, tsdbadmin and its password), as a user of the fork reaches it. */
+function psqlThroughUrl(sim: Simulator, cwd: string): Psql {
+  const { projectId } = sim.defaults();
+  const uriOf = (id: string) => {
+    const s = sim.service(projectId, id);
+    const password = sim.databases.password(id);
+    if (!s || !password) throw new Error(`service ${id} has no database`);
+    return `postgresql://tsdbadmin:${encodeURIComponent(password)}@${s.endpoint.host}:${s.endpoint.port}/tsdb?sslmode=require`;
+  };
+  return (id, ...statements) =>
+    run("psql", [uriOf(id), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((c) => ["-c", c])], { cwd });
+}
+
+/**
+ * Production for parts C and D: N page views over 30 days in the hypertable bench_views, personal
+ * data in two columns (an e-mail address at @prod.example.com and a name), its chunks older than two
+ * days compressed, a continuous aggregate bench_daily over the e-mail column, analysed. psql's run
+ * is returned: its wall time is the seeding's.
+ */
+function seedPageViews(psql: Psql, serviceId: string, n: number): Promise<Ran> {
+  return psql(
+    serviceId,
+    "CREATE TABLE bench_views (time timestamptz NOT NULL, email text, full_name text, path text, ms integer)",
+    "SELECT create_hypertable('bench_views', by_range('time', interval '1 day'))",
+    `INSERT INTO bench_views SELECT now() - interval '30 days' + g * (interval '30 days' / ${n}), 'person' || (g % 5000) || '@prod.example.com', ` +
+      `'Person ' || (g % 5000) || ' Surname', '/page/' || (g % 50), g % 997 FROM generate_series(0, ${n - 1}) g`,
+    "ALTER TABLE bench_views SET (timescaledb.compress, timescaledb.compress_segmentby = 'path', timescaledb.compress_orderby = 'time DESC')",
+    "SELECT count(compress_chunk(c)) FROM show_chunks('bench_views', older_than => interval '2 days') c",
+    "CREATE MATERIALIZED VIEW bench_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS day, email, count(*) AS views FROM bench_views GROUP BY 1, 2 WITH NO DATA",
+    "CALL refresh_continuous_aggregate('bench_daily', NULL, NULL)",
+    "ANALYZE bench_views",
+  );
+}
+
+/** The hypertable's size and the whole database's, in bytes. */
+async function pageViewSizes(psql: Psql, id: string): Promise<{ table: number; database: number }> {
+  const [table, database] = (await psql(id, "SELECT hypertable_size('bench_views') || ' ' || pg_database_size('tsdb')")).stdout
+    .trim()
+    .split(" ")
+    .map(Number);
+  return { table: table ?? NaN, database: database ?? NaN };
+}
+
+/** "c of n": the hypertable's chunks compressed, of all. */
+async function compressedPageViewChunks(psql: Psql, id: string): Promise<string> {
+  const sql =
+    "SELECT count(*) FILTER (WHERE is_compressed) || ' of ' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'bench_views'";
+  return (await psql(id, sql)).stdout.trim();
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
 /**
  * Part C: what a fork's preparation costs, through the engine, against TimescaleDB: the source
  * holds N page views in a hypertable (personal data in two columns: an e-mail address and a name),
@@ -863,49 +980,16 @@ async function typeCheck(root: string, body: string, imports = ""): Promise<Type
  * again. Then each fork's size beside the source's.
  */
 async function partC(options: Options, root: string): Promise<void> {
-  const sim = new Simulator({ databases: "postgres" });
+  const sim = await timescaleSimulator("C");
   try {
-    await sim.start();
-    if (sim.databases.kind !== "timescaledb")
-      throw new Error(`part C needs TimescaleDB behind the simulator (scripts/ensure-timescaledb); it runs ${sim.databases.describe()}`);
     const engine = new Engine(path.join(root, "c"), sim);
     const { projectId, serviceId } = sim.defaults();
-    const uriOf = (id: string) => {
-      const s = sim.service(projectId, id);
-      const password = sim.databases.password(id);
-      if (!s || !password) throw new Error(`service ${id} has no database`);
-      return `postgresql://tsdbadmin:${encodeURIComponent(password)}@${s.endpoint.host}:${s.endpoint.port}/tsdb?sslmode=require`;
-    };
-    const psql = (id: string, ...statements: string[]) =>
-      run("psql", [uriOf(id), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((c) => ["-c", c])], { cwd: root });
+    const psql = psqlThroughUrl(sim, root);
+    const sizeOf = (id: string) => pageViewSizes(psql, id);
+    const compressedChunks = (id: string) => compressedPageViewChunks(psql, id);
     const n = options.prepareRows;
     log(`C: ${n} rows into the source's hypertable bench_views, compressed, with a continuous aggregate`);
-    const seeded = await psql(
-      serviceId,
-      "CREATE TABLE bench_views (time timestamptz NOT NULL, email text, full_name text, path text, ms integer)",
-      "SELECT create_hypertable('bench_views', by_range('time', interval '1 day'))",
-      `INSERT INTO bench_views SELECT now() - interval '30 days' + g * (interval '30 days' / ${n}), 'person' || (g % 5000) || '@prod.example.com', ` +
-        `'Person ' || (g % 5000) || ' Surname', '/page/' || (g % 50), g % 997 FROM generate_series(0, ${n - 1}) g`,
-      "ALTER TABLE bench_views SET (timescaledb.compress, timescaledb.compress_segmentby = 'path', timescaledb.compress_orderby = 'time DESC')",
-      "SELECT count(compress_chunk(c)) FROM show_chunks('bench_views', older_than => interval '2 days') c",
-      "CREATE MATERIALIZED VIEW bench_daily WITH (timescaledb.continuous) AS SELECT time_bucket('1 day', time) AS day, email, count(*) AS views FROM bench_views GROUP BY 1, 2 WITH NO DATA",
-      "CALL refresh_continuous_aggregate('bench_daily', NULL, NULL)",
-      "ANALYZE bench_views",
-    );
-    const sizeOf = async (id: string) => {
-      const [table, database] = (await psql(id, "SELECT hypertable_size('bench_views') || ' ' || pg_database_size('tsdb')")).stdout
-        .trim()
-        .split(" ")
-        .map(Number);
-      return { table: table ?? NaN, database: database ?? NaN };
-    };
-    const compressedChunks = async (id: string) =>
-      (
-        await psql(
-          id,
-          "SELECT count(*) FILTER (WHERE is_compressed) || ' of ' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'bench_views'",
-        )
-      ).stdout.trim();
+    const seeded = await seedPageViews(psql, serviceId, n);
     const source = { size: await sizeOf(serviceId), chunks: await compressedChunks(serviceId) };
 
     log("C: up of a fork with two masking rules on the hypertable");
@@ -951,7 +1035,6 @@ async function partC(options: Options, root: string): Promise<void> {
     );
     const plainSize = await sizeOf(plain.service_id);
     const plainMs = update.ms + recompress.ms;
-    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
     const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
     table(
@@ -988,6 +1071,288 @@ async function partC(options: Options, root: string): Promise<void> {
   } finally {
     await sim.stop();
   }
+}
+
+/** Part D's figures at one production size. */
+interface GoldenFigures {
+  rows: number;
+  seededMs: number;
+  source: { table: number; database: number; disk: { all: number; wal: number }; chunks: string };
+  today: StepFigures;
+  refresh: StepFigures;
+  /** After the refresh's `up` (which ends at PAUSED): until the simulator's server had shut down. */
+  atRestMs: number;
+  /** The golden way: the median of its runs (each figure's own median). */
+  golden: StepFigures;
+  /** Each run's `pulumi up`, in order. */
+  goldenUps: number[];
+  goldenDisk: { all: number; wal: number };
+  /** A `cp -a` of the paused golden fork's data alone: how the simulator copies a stopped service. */
+  copyMs: number;
+  /** Through the golden way's URL: the hypertable's rows, and production's values found in either table. */
+  rowsSeen: number;
+  leaked: number;
+}
+
+/** One `pulumi up`, and the provider's progress lines within it. */
+interface StepFigures {
+  upMs: number;
+  /** READY to tsdbadmin's first login: in the simulator, its copy of the source and the server's start. */
+  loginAfterReadyMs: number;
+  /** The preparation, from its login to its last check (NaN: none). */
+  preparedMs: number;
+  /** From the fork's creation until its server was ready (its log): the simulator's copy of the source, and the start. */
+  serverReadyMs: number;
+}
+
+function stepFigures(up: Ran, sim: Simulator, forkName: string): StepFigures {
+  const seconds = (re: RegExp) => Number(re.exec(up.stdout)?.[1] ?? NaN) * 1000;
+  const fork = forkNamed(sim, forkName);
+  return {
+    upMs: up.ms,
+    loginAfterReadyMs: seconds(/logged in and ran SELECT 1 \(([0-9.]+) s after READY\)/),
+    preparedMs: seconds(/prepared and checked in ([0-9.]+) s/),
+    serverReadyMs: serverReadyAt(sim, fork.service_id) - Date.parse(fork.created ?? ""),
+  };
+}
+
+/** When the service's server last said it was ready, from its log (log_line_prefix '%m', in UTC); NaN if it cannot be told. */
+function serverReadyAt(sim: Simulator, serviceId: string): number {
+  const file = path.join(sim.databases.directory, `${serviceId}.log`);
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  const ready = [
+    ...text.matchAll(/^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) UTC .*database system is ready to accept connections/gm),
+  ].pop();
+  return ready ? Date.parse(`${ready[1]}T${ready[2]}Z`) : NaN;
+}
+
+/** Bytes on disk under a server's data directory, and of them its write-ahead log's (pg_wal). */
+async function diskBytes(dir: string): Promise<{ all: number; wal: number }> {
+  const bytes = async (d: string) => Number((await run("du", ["-sb", d], { cwd: dir })).stdout.split(/\s/)[0]);
+  return { all: await bytes(dir), wal: await bytes(path.join(dir, "pg_wal")) };
+}
+
+/**
+ * Part D: "mask once, fork many". At each production size (part C's source): today's way, a pull
+ * request's fork of production masked by its own preparation; the golden fork's nightly refresh, a
+ * fork of production masked the same way, then stopped; and the golden way, a pull request's fork of
+ * the paused golden fork with no masking of its own, read through its URL. Each a `pulumi up` of
+ * one ServiceFork as the PR database action declares it. A simulator per size, so that one size's
+ * servers and data are gone before the next is seeded.
+ */
+async function partD(options: Options, root: string): Promise<void> {
+  const sizes = [...new Set(options.goldenRows)].sort((a, b) => a - b);
+  const sources: GoldenSource[] = [];
+  const figures: GoldenFigures[] = [];
+  try {
+    for (const n of sizes) sources.push(await goldenSource(n, path.join(root, `d-${n}`)));
+    // The golden way at every size in turn, run after run: a busy spell of the machine weighs on each size alike.
+    const runs = sources.map(() => [] as Awaited<ReturnType<typeof goldenWay>>[]);
+    for (let r = 1; r <= options.engineRuns; r++) for (const [i, g] of sources.entries()) runs[i]?.push(await goldenWay(g, r));
+    for (const [i, g] of sources.entries()) {
+      const ways = runs[i] ?? [];
+      const copy = await stoppedCopy(g);
+      const mid = (f: (w: StepFigures) => number) => median(ways.map(f));
+      figures.push({
+        ...g.figures,
+        golden: {
+          upMs: mid((w) => w.upMs),
+          loginAfterReadyMs: mid((w) => w.loginAfterReadyMs),
+          preparedMs: NaN,
+          serverReadyMs: mid((w) => w.serverReadyMs),
+        },
+        goldenUps: ways.map((w) => w.upMs),
+        goldenDisk: copy.disk,
+        copyMs: copy.ms,
+        rowsSeen: Math.min(...ways.map((w) => w.rowsSeen)),
+        leaked: Math.max(...ways.map((w) => w.leaked)),
+      });
+    }
+  } finally {
+    for (const g of sources) await g.sim.stop();
+  }
+
+  const count = (n: number) => n.toLocaleString("en-US");
+  const each = (f: (g: GoldenFigures) => string) => figures.map(f);
+  const disk = (d: { all: number; wal: number }) => `${mb(d.all)} (${mb(d.wal)})`;
+  table(
+    `D.1  Mask once, fork many: a PR's database today (a masked fork of production) beside a fork of a golden fork (masked once, paused), through the engine`,
+    ["measure", ...sizes.map((n) => `${count(n)} rows`)],
+    [
+      ["seeding production (insert, compress, aggregate, analyse)", ...each((g) => sec(g.seededMs))],
+      ["production: hypertable / database", ...each((g) => `${mb(g.source.table)} / ${mb(g.source.database)}`)],
+      [
+        "production: its server's data on disk (of it pg_wal) / chunks compressed",
+        ...each((g) => `${disk(g.source.disk)} / ${g.source.chunks}`),
+      ],
+      ["1. today's way: a PR's fork of production, two masking rules (pulumi up, to its URL)", ...each((g) => sec(g.today.upMs))],
+      [
+        "   the simulator: the fork's creation to its server ready (pg_basebackup of production, start)",
+        ...each((g) => sec(g.today.serverReadyMs)),
+      ],
+      ["   of which: READY to the first login (whole seconds: the provider's tries)", ...each((g) => sec(g.today.loginAfterReadyMs))],
+      ["   of which: the preparation (decompress, UPDATE, compress, refresh, analyse, check)", ...each((g) => sec(g.today.preparedMs))],
+      ["2. the golden fork's refresh: forked, masked, checked, stopped (pulumi up)", ...each((g) => sec(g.refresh.upMs))],
+      [
+        "   the simulator: the fork's creation to its server ready (pg_basebackup of production, start)",
+        ...each((g) => sec(g.refresh.serverReadyMs)),
+      ],
+      ["   of which: the preparation", ...each((g) => sec(g.refresh.preparedMs))],
+      ["   after its up: until the simulator's server had shut down (in no figure)", ...each((g) => sec(g.atRestMs))],
+      [
+        `3. the golden way: a PR's fork of the paused golden fork, no masking (pulumi up, to its URL; median of ${options.engineRuns})`,
+        ...each((g) => sec(g.golden.upMs)),
+      ],
+      ["   each run", ...each((g) => g.goldenUps.map((x) => (x / 1000).toFixed(2)).join(", "))],
+      [
+        "   the simulator: the fork's creation to its server ready (cp -a of the golden fork, start)",
+        ...each((g) => sec(g.golden.serverReadyMs)),
+      ],
+      ["   of which: READY to the first login (whole seconds: the provider's tries)", ...each((g) => sec(g.golden.loginAfterReadyMs))],
+      ["   the golden way less that wait", ...each((g) => sec(g.golden.upMs - g.golden.loginAfterReadyMs))],
+      [
+        "   the golden fork's data on disk (of it pg_wal) / a cp -a of it alone",
+        ...each((g) => `${disk(g.goldenDisk)} / ${sec(g.copyMs)}`),
+      ],
+      ["   through its URL: rows / production's values found", ...each((g) => `${count(g.rowsSeen)} / ${g.leaked}`)],
+    ],
+  );
+
+  const [small, large] = [figures[0], figures[figures.length - 1]] as [GoldenFigures, GoldenFigures];
+  const growth = large.golden.upMs / small.golden.upMs;
+  const growthLessCopy = (large.golden.upMs - large.golden.loginAfterReadyMs) / (small.golden.upMs - small.golden.loginAfterReadyMs);
+  const versus = small.golden.upMs / small.today.upMs;
+  table(
+    "D.2  Mask once, fork many: the goals",
+    ["measure", "value", "goal", "result"],
+    [
+      [`the golden way at ${count(large.rows)} rows / at ${count(small.rows)}`, ratio(growth), "<= 1.20x", verdict(growth <= 1.2)],
+      [
+        `the golden way / today's way, at ${count(small.rows)} rows`,
+        `${sec(small.golden.upMs)} / ${sec(small.today.upMs)} = ${ratio(versus)}`,
+        "faster",
+        verdict(versus < 1),
+      ],
+      [
+        `  (not judged) the golden way less the READY-to-login wait, ${count(large.rows)} / ${count(small.rows)}`,
+        ratio(growthLessCopy),
+        "",
+        "",
+      ],
+    ],
+    [
+      "Each figure: one `pulumi up --skip-preview` of a TypeScript program (ts-node's type check, the engine, the dynamic provider), from its",
+      "  start to its end, the fork's outputs (its URL) written. The PR database action runs the same ServiceFork as a YAML program on the",
+      "  provider plugin; its job also installs that plugin (the engine fetches it from the release) before the `up`: not in these figures.",
+      "The simulator's statuses take no time here (QUEUED, CONFIGURING, the login lag after READY: 0): a figure is the engine's, the provider's,",
+      "  the simulator's copy of the source's server (a base backup of a running one, a cp -a of a stopped one) and the preparation's.",
+      "  Tiger Cloud's own time to fork is not modelled; neither is how its storage copies a service (the READY-to-login rows are the simulator's).",
+      "The fork's creation to its server ready: from the fork's creation (the API's answer) to its PostgreSQL server's \"ready to accept connections\"",
+      "  (its log). READY to the first login: the provider's progress line, in whole seconds; it tries a login at once, then 0.5, 1, 2 and 4 s",
+      "  later, then every 5 s, so the wait is the first try after the server is ready, and grows by steps as the copy grows.",
+      `The golden way: ${options.engineRuns} run(s) at each size, the sizes in turn (its fork deleted after each), each read through its URL.`,
+      "Assumed: the golden fork is refreshed hours before a PR forks it, so its server's shutdown was waited for before the golden way;",
+      "  the refresh is measured as a first `up` (a new fork; the night's would also replace yesterday's). The golden fork is tagged DEV,",
+      "  and requireMasking is off for the golden way. Today's fork was deleted before the refresh, so no server of it ran meanwhile.",
+      "  The golden fork's files were just written, so its copy reads them from the page cache, as a copy the next day may not.",
+      "Through its URL: the URL the golden way's stack published (psql); production's values: @prod.example.com addresses in bench_views",
+      "  or bench_daily, and 'Person ...' names in bench_views. A value other than 0 stops the part.",
+    ],
+  );
+}
+
+/** A size whose production and golden fork are made, in a simulator of its own (left running). */
+interface GoldenSource {
+  figures: Omit<GoldenFigures, "golden" | "goldenUps" | "goldenDisk" | "copyMs" | "rowsSeen" | "leaked">;
+  sim: Simulator;
+  engine: Engine;
+  root: string;
+  goldenId: string;
+}
+
+/** Production seeded with `n` rows; today's way measured (its fork then deleted); the golden fork refreshed. */
+async function goldenSource(n: number, root: string): Promise<GoldenSource> {
+  const sim = await timescaleSimulator("D");
+  try {
+    const engine = new Engine(root, sim);
+    const { serviceId } = sim.defaults();
+    const psql = psqlThroughUrl(sim, root);
+    const stack = (name: string, config: Record<string, string>) =>
+      engine.stack("prDatabase", `d-${name}`, { forkName: `d-${n}-${name}`, ...config });
+
+    log(`D, ${n} rows: seeding production`);
+    const seeded = await seedPageViews(psql, serviceId, n);
+    const source = {
+      ...(await pageViewSizes(psql, serviceId)),
+      disk: await diskBytes(dataOf(sim, serviceId)),
+      chunks: await compressedPageViewChunks(psql, serviceId),
+    };
+
+    log(`D, ${n} rows: 1. today's way: a PR's fork of production, masked`);
+    const todayStack = await stack("today", { sourceServiceId: serviceId });
+    const today = stepFigures(await engine.upRan(todayStack), sim, `d-${n}-today`);
+    const todayId = forkNamed(sim, `d-${n}-today`).service_id;
+    // Gone before the next measurement: its server and its jobs would share the machine with it.
+    await engine.destroy(todayStack);
+    await sim.databases.settled(todayId);
+
+    log(`D, ${n} rows: 2. the golden fork's refresh: a fork of production, masked, paused`);
+    const refreshed = await engine.upRan(await stack("golden", { sourceServiceId: serviceId, paused: "true" }));
+    const refresh = stepFigures(refreshed, sim, `d-${n}-golden`);
+    const golden = forkNamed(sim, `d-${n}-golden`);
+    if (golden.status !== "PAUSED") throw new Error(`the golden fork is ${golden.status}, not PAUSED`);
+    const restStarted = performance.now();
+    await sim.databases.settled(golden.service_id);
+    const atRestMs = performance.now() - restStarted;
+    return { figures: { rows: n, seededMs: seeded.ms, source, today, refresh, atRestMs }, sim, engine, root, goldenId: golden.service_id };
+  } catch (err) {
+    await sim.stop();
+    throw err;
+  }
+}
+
+/** 3. The golden way, once: a PR's fork of the paused golden fork, read through the URL its stack published, then deleted. */
+async function goldenWay(g: GoldenSource, attempt: number): Promise<StepFigures & { rowsSeen: number; leaked: number }> {
+  const n = g.figures.rows;
+  log(`D, ${n} rows: 3. the golden way, run ${attempt}: a PR's fork of the paused golden fork, no masking`);
+  const stack = await g.engine.stack("prDatabase", `d-pr-${attempt}`, {
+    forkName: `d-${n}-pr-${attempt}`,
+    sourceServiceId: g.goldenId,
+    mask: "false",
+    "tigercloud:requireMasking": "false",
+  });
+  const figures = stepFigures(await g.engine.upRan(stack), g.sim, `d-${n}-pr-${attempt}`);
+  const url = await g.engine.output(stack, "databaseUrl");
+  if (!url.startsWith("postgresql://")) throw new Error("the golden way's stack published no URL");
+  const seen =
+    "SELECT (SELECT count(*) FROM bench_views) || ' ' || (" +
+    "(SELECT count(*) FROM bench_views WHERE email LIKE '%@prod.example.com' OR full_name LIKE 'Person %') + " +
+    "(SELECT count(*) FROM bench_daily WHERE email LIKE '%@prod.example.com'))";
+  const out = await run("psql", [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", seen], { cwd: g.root });
+  const [rowsSeen, leaked] = out.stdout.trim().split(" ").map(Number) as [number, number];
+  if (rowsSeen !== n || leaked !== 0)
+    throw new Error(`through the golden way's URL: ${rowsSeen} rows (not ${n}), ${leaked} of production's values (not 0)`);
+  const id = forkNamed(g.sim, `d-${n}-pr-${attempt}`).service_id;
+  await g.engine.destroy(stack);
+  await g.sim.databases.settled(id);
+  return { ...figures, rowsSeen, leaked };
+}
+
+/** The simulator's copy of a stopped service, alone (a cp -a of its data): what the golden way's wait for a login is made of. */
+async function stoppedCopy(g: GoldenSource): Promise<{ disk: { all: number; wal: number }; ms: number }> {
+  const data = dataOf(g.sim, g.goldenId);
+  const probe = path.join(g.sim.databases.directory, "copy-probe");
+  const copied = await run("cp", ["-a", data, probe], { cwd: g.root });
+  fs.rmSync(probe, { recursive: true, force: true });
+  return { disk: await diskBytes(data), ms: copied.ms };
+}
+
+const dataOf = (sim: Simulator, serviceId: string) => path.join(sim.databases.directory, serviceId);
+
+function forkNamed(sim: Simulator, name: string): ReturnType<Simulator["services"]>[number] {
+  const found = sim.services(sim.defaults().projectId).find((s) => s.name === name);
+  if (!found) throw new Error(`fork ${name} is not there`);
+  return found;
 }
 
 async function main(): Promise<void> {
@@ -1041,6 +1406,7 @@ async function main(): Promise<void> {
     if (options.parts.has("a")) parts.push(["A", () => partA(options, root, engine as Engine)]);
     if (options.parts.has("b")) parts.push(["B", () => partB(options, engine as Engine, sim)]);
     if (options.parts.has("c")) parts.push(["C", () => partC(options, root)]);
+    if (options.parts.has("d")) parts.push(["D", () => partD(options, root)]);
     for (const [name, part] of parts) {
       const partStarted = performance.now();
       try {
