@@ -60,8 +60,8 @@ describe("the login probe", () => {
   const base = { serviceId: "svc-1", host: "127.0.0.1", port: 5432, timeoutInput: "createTimeout" };
   const failing = (reason: string, code?: string): Attempt => ({ ok: false, code, reason });
 
-  test("backs off 0.5 s, 1 s, 2 s, 4 s, then every 5 s", () => {
-    expect([0, 1, 2, 3, 4, 5, 30].map((n) => nextLoginDelay(n))).toEqual([500, 1000, 2000, 4000, 5000, 5000, 5000]);
+  test("backs off 0.25 s, 0.5 s, then every 1 s", () => {
+    expect([0, 1, 2, 3, 4, 30].map((n) => nextLoginDelay(n))).toEqual([250, 500, 1000, 1000, 1000, 1000]);
   });
 
   test("a service the API gives no endpoint for is not tried: the error says how to wait for READY only", async () => {
@@ -78,8 +78,14 @@ describe("the login probe", () => {
     expect(attempts).toBe(0);
   });
 
-  test("tries until a login works, pausing as the backoff says, and says why it still waits (once per reason)", async () => {
-    const results = [failing("connect ECONNREFUSED"), failing("connect ECONNREFUSED"), failing("Connection terminated unexpectedly")];
+  test("tries until a login works, pausing as the backoff says (as the README says: at once, then after 0.25 s, 0.5 s, then every 1 s), and says why it still waits (once per reason)", async () => {
+    const results = [
+      failing("connect ECONNREFUSED"),
+      failing("connect ECONNREFUSED"),
+      failing("Connection terminated unexpectedly"),
+      failing("connect ECONNREFUSED"),
+      failing("connect ECONNREFUSED"),
+    ];
     const sleeps: number[] = [];
     const { text, result } = await stderrOf(() =>
       waitForLogin({
@@ -92,7 +98,9 @@ describe("the login probe", () => {
       }),
     );
     expect(result).toBe("logged-in");
-    expect(sleeps).toEqual([500, 1000, 2000]);
+    expect(sleeps).toEqual([250, 500, 1000, 1000, 1000]);
+    const readme = require("fs").readFileSync(require("path").join(__dirname, "..", "..", "..", "README.md"), "utf8") as string;
+    expect(readme.replace(/\s+/g, " ")).toContain("`SELECT 1`: at once, then after 0.25 s, 0.5 s, then every 1 s (`LOGIN_DEFAULTS`");
     // A database not up yet is said as such, not as an error; once, for the two ways it says so.
     expect(text.match(/its database is still starting, not taking logins yet/g)).toHaveLength(1);
     expect(text).not.toMatch(/Connection terminated|ECONNREFUSED/);
