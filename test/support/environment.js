@@ -3,6 +3,7 @@
 // one cannot exit when the run ends and jest kills it ("A worker process has failed to exit
 // gracefully"), hiding which suite leaked. Here the suite waits for what is still closing (a server
 // finishing its shutdown on a loaded machine), and fails naming what did not close.
+const fs = require("fs");
 const { TestEnvironment } = require("jest-environment-node");
 
 const DRAIN_MS = Number(process.env.PULUMI_TIGERCLOUD_DRAIN_MS || 15_000);
@@ -20,6 +21,34 @@ function beyond(before) {
   const extra = [];
   for (const [kind, n] of alive()) if (n > (before.get(kind) ?? 0)) extra.push(`${n - (before.get(kind) ?? 0)} ${kind}`);
   return extra;
+}
+
+/**
+ * The worker's child processes still running, as "name (pid N)" (Linux's /proc; none where it is
+ * not). A simulator's PostgreSQL servers are detached from the event loop (unref), so they keep no
+ * worker alive, but one left running is stopped by the worker's exit hook, which then takes longer
+ * than jest waits for on a loaded machine: a leak all the same.
+ */
+function children() {
+  let pids;
+  try {
+    pids = fs.readdirSync("/proc").filter((p) => /^[0-9]+$/.test(p));
+  } catch {
+    return [];
+  }
+  const found = [];
+  for (const pid of pids) {
+    try {
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read from its last ")".
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const [state, ppid] = stat.slice(close + 2).split(" ");
+      if (Number(ppid) === process.pid && state !== "Z") found.push(`${stat.slice(stat.indexOf("(") + 1, close)} (pid ${pid})`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 /** The open handles, described enough to find the code that made them (no arguments: they may hold a test's secret). */
@@ -45,20 +74,22 @@ class LeakCheckingEnvironment extends TestEnvironment {
     void process.stdout;
     void process.stderr;
     this.before = alive();
+    this.childrenBefore = new Set(children());
   }
 
   async teardown() {
     await super.teardown();
     const deadline = Date.now() + DRAIN_MS;
-    let extra = beyond(this.before);
+    const left = () => [...beyond(this.before), ...children().filter((c) => !this.childrenBefore.has(c)).map((c) => `process ${c}`)];
+    let extra = left();
     while (extra.length && Date.now() < deadline) {
       await sleep(100);
-      extra = beyond(this.before);
+      extra = left();
     }
     if (extra.length)
       throw new Error(
         `the suite left ${extra.join(", ")} open ${DRAIN_MS / 1000} s after its end, which would keep its jest worker from exiting: ` +
-          `${describeHandles().join("; ") || "no child process, server or socket (a timer?)"}. Close it in the suite's afterAll.`,
+          `${describeHandles().join("; ") || "no child process, server or socket of this process's loop"}. Close it in the suite's afterAll.`,
       );
   }
 }
