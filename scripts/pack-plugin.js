@@ -81,7 +81,10 @@ function packPlugins(platforms = PLATFORMS) {
   const stage = fs.mkdtempSync(path.join(outDir, ".stage-"));
   try {
     // One file: the plugin and what it loads, the same for every platform. pg's optional native
-    // binding is not used.
+    // binding is not used. Without worker threads, buildSync runs esbuild as a child that ends with
+    // the call; with them (the default) an esbuild service outlives the build, and the process that
+    // packed (a test's jest worker) is left with a child it never stops. Read when esbuild loads.
+    process.env.ESBUILD_WORKER_THREADS = "0";
     require("esbuild").buildSync({
       // The plugin's program and its commands (pr-database, forks, simulator), typed: scripts/pluginEntry.ts.
       entryPoints: [path.join(root, "scripts", "pluginEntry.ts")],

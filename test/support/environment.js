@@ -80,7 +80,12 @@ class LeakCheckingEnvironment extends TestEnvironment {
   async teardown() {
     await super.teardown();
     const deadline = Date.now() + DRAIN_MS;
-    const left = () => [...beyond(this.before), ...children().filter((c) => !this.childrenBefore.has(c)).map((c) => `process ${c}`)];
+    const left = () => [
+      ...beyond(this.before),
+      ...children()
+        .filter((c) => !this.childrenBefore.has(c))
+        .map((c) => `process ${c}`),
+    ];
     let extra = left();
     while (extra.length && Date.now() < deadline) {
       await sleep(100);
