@@ -152,6 +152,45 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
   await s.destroy();
 });
 
+test("a fork owed its preparation whose login never comes: up fails at the login wait, the fork stopped with no URL; the next up starts and prepares the same fork", async () => {
+  h.sim.delays = { ...h.sim.delays, loginLagMs: 60 * 60_000 };
+  const s = await h.stack("no-login", async () => {
+    const { ServiceFork } = tigercloud();
+    const f = new ServiceFork("f", {
+      sourceServiceId: h.ids.serviceId,
+      forkStrategy: "NOW",
+      name: "pr-no-login",
+      onDestroy: "delete",
+      createTimeout: "4s",
+      prepare: { mask: [...MASKING] },
+    });
+    return { id: f.serviceId, uri: f.connectionUri };
+  });
+  let message = "";
+  try {
+    message = await s.up().then(
+      () => "",
+      (err: Error) => err.message,
+    );
+  } finally {
+    h.sim.delays = { ...h.sim.delays, loginLagMs: 0 };
+  }
+  expect(message).toMatch(
+    /Timed out after \d+ s waiting for a login to service (svc-\w+).* Fork \1 was stopped meanwhile \(its data is not masked\)/s,
+  );
+  const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
+  expect(fork?.outputs?.connectionUri).toBeUndefined();
+  expect(fork?.outputs?.preparePending).toBe(true);
+  expect(h.sim.service(h.ids.projectId, fork!.id!)?.status).toMatch(/^PAUS/);
+
+  const up = await s.up();
+  expect(writes(up.requests)).toEqual(["start"]);
+  expect(up.outputs.id?.value).toBe(fork!.id);
+  const values = (await maskedValues(up.outputs.uri?.value as string)).join("|").split("|");
+  for (const row of PRODUCTION) for (const value of [row.email, row.full_name, row.api_token]) expect(values).not.toContain(value);
+  await s.destroy();
+});
+
 test("requireMasking holds for a fork whose preparation failed: its masking rules dropped, up refuses to publish it", async () => {
   const s = await h.stack(
     "policy-pending",
