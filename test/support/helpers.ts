@@ -7,6 +7,7 @@ import { setHostOptions } from "../../provider/hosts/dynamic/provider";
 import { inspect } from "util";
 import { createClient, type ClientOptions, type TigerCloudClient } from "../../provider/api/client";
 import { Simulator, type SimulatorOptions } from "../../simulator";
+import type { DatabaseFailure, Session } from "../../provider/database/session";
 
 const serviceForkProvider = providers.ServiceFork;
 
@@ -179,4 +180,22 @@ export function testContext(options: HostOptions = {}): CallContext {
     { config: () => undefined, configWord: "stack config", memory: new Map(), options, reporter },
     { resource: { urn: "urn:pulumi:test::test::test:index:Test::test", name: "test" } },
   );
+}
+
+/**
+ * A PostgreSQL session that answers as `answer` says (rows, or a failure to throw), recording each
+ * statement it was sent (whitespace folded): the SQL a runner sends, without a server.
+ */
+export function recordingSession(answer: (text: string, params?: readonly unknown[]) => object[] | DatabaseFailure) {
+  const sent: string[] = [];
+  const session: Session = {
+    query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
+      sent.push(text.replace(/\s+/g, " ").trim());
+      const result = answer(text, params);
+      if (!Array.isArray(result)) throw Object.assign(new Error(result.message ?? "failed"), result);
+      return result as Row[];
+    },
+    end: async () => undefined,
+  };
+  return { sent, open: async () => session };
 }

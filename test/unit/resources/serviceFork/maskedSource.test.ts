@@ -5,14 +5,14 @@
 // masked-source e2e suite's.
 import type { Service } from "../../../../provider/api/schemas";
 import { makeContext } from "../../../../provider/context/context";
-import type { DatabaseFailure, Session } from "../../../../provider/database/session";
+import type { Session } from "../../../../provider/database/session";
 import { serviceUnlessGone } from "../../../../provider/policies/gone";
 import type { ForkInputs } from "../../../../provider/resources/serviceFork/inputs";
 import { checkSourceMark, productionAncestry, refuseUnmaskedProduction } from "../../../../provider/resources/serviceFork/masking";
 import { prepareFork } from "../../../../provider/resources/serviceFork/preparation";
 import { type MarkRow, markOf } from "../../../../provider/resources/serviceFork/preparation/mark";
 import { SETTING_SOURCES } from "../../../../provider/settings";
-import { rejectionOf, type SimAndClient, startSimulator, testContext } from "../../../support/helpers";
+import { recordingSession, rejectionOf, type SimAndClient, startSimulator, testContext } from "../../../support/helpers";
 
 let lab: SimAndClient;
 beforeAll(async () => {
@@ -177,20 +177,7 @@ describe("a mark, read in the new fork", () => {
     expect(problem([row({ digest: "not-a-digest" })])).toMatch(/not one the provider writes \(digest\)/);
   });
 
-  /** A session that answers as `answer` says, recording what it was sent. */
-  function session(answer: (text: string, params?: readonly unknown[]) => object[] | DatabaseFailure) {
-    const sent: string[] = [];
-    const s: Session = {
-      query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
-        sent.push(text.replace(/\s+/g, " ").trim());
-        const result = answer(text, params);
-        if (!Array.isArray(result)) throw Object.assign(new Error(result.message ?? "failed"), result);
-        return result as Row[];
-      },
-      end: async () => undefined,
-    };
-    return { sent, open: async () => s };
-  }
+  const session = recordingSession;
   const target = { serviceId: "svc-pr", host: "127.0.0.1", port: 5432, password: "pw-123456789" };
   const limit = { deadline: Date.now() + 60_000, setBy: "createTimeout" };
 

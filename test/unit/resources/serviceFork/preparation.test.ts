@@ -1,12 +1,12 @@
 // The SQL a fork's preparation sends, read without a database: the masking expressions and checks
 // (identifiers quoted, every value a parameter), how a failure is said (never PostgreSQL's text),
 // and the runner's order and what its failures say were kept, against a session that records.
-import type { DatabaseFailure, Session } from "../../../../provider/database/session";
+import type { DatabaseFailure } from "../../../../provider/database/session";
 import { prepareFork } from "../../../../provider/resources/serviceFork/preparation";
 import { describeFailure } from "../../../../provider/resources/serviceFork/preparation/failures";
 import type { MaskRule } from "../../../../provider/resources/serviceFork/preparation/schema";
 import * as sql from "../../../../provider/resources/serviceFork/preparation/statements";
-import { testContext } from "../../../support/helpers";
+import { recordingSession, testContext } from "../../../support/helpers";
 
 describe("statements", () => {
   test("every rule's value is a parameter, the hashing key too; the column is what the caller quoted", () => {
@@ -79,20 +79,7 @@ describe("a failure's words", () => {
 });
 
 describe("the runner", () => {
-  /** A session that records each statement and answers as `answer` says (rows, or a failure to throw). */
-  function recording(answer: (text: string, params?: readonly unknown[]) => object[] | DatabaseFailure) {
-    const sent: string[] = [];
-    const session: Session = {
-      query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
-        sent.push(text.replace(/\s+/g, " ").trim());
-        const result = answer(text, params);
-        if (!Array.isArray(result)) throw Object.assign(new Error(result.message ?? "failed"), result);
-        return result as Row[];
-      },
-      end: async () => undefined,
-    };
-    return { sent, open: async () => session };
-  }
+  const recording = recordingSession;
   const target = { serviceId: "svc-1", host: "127.0.0.1", port: 5432, password: "pw-123456789" };
   const limit = { deadline: Date.now() + 60_000, setBy: "createTimeout" };
 
