@@ -1,6 +1,6 @@
 // What the PR database action asks of GitHub's REST API, with the token the workflow hands it
-// (`github-token`, by default the job's own): a file as it is at a commit (contents: read), and the
-// pull request's one comment, found by its marker and kept up to date (pull-requests: write).
+// (`github-token`, by default the job's own): a file as it is at a commit and the default branch's
+// head (contents: read), and the pull request's one comment, found by its marker and kept up to date (pull-requests: write).
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { ActionError } from "./inputs";
@@ -57,6 +57,34 @@ export async function fileAt(github: GitHub, file: string, ref: string): Promise
     throw new ActionError(`GitHub answered ${answer.status} for ${printable(file)} at ${printable(ref)}${hint}`);
   }
   return answer.text;
+}
+
+const RepositorySchema = z.looseObject({ default_branch: z.string().min(1) });
+
+/**
+ * The repository's default branch and the commit at its head: what the golden fork's rules are read
+ * at, whatever branch the run was started on (a workflow_dispatch names any).
+ */
+export async function defaultBranchHead(github: GitHub): Promise<{ branch: string; sha: string }> {
+  const ask = async (route: string, accept?: string) => {
+    let answer;
+    try {
+      answer = await call(github, "GET", route, accept ? { accept } : {});
+    } catch (err) {
+      throw new ActionError(`GitHub could not be asked for the default branch: ${printable(messageOf(err))}`);
+    }
+    if (answer.status !== 200) {
+      const hint = answer.status === 401 || answer.status === 403 ? " (does the workflow grant contents: read to github-token?)" : "";
+      throw new ActionError(`GitHub answered ${answer.status} when asked for the default branch${hint}`);
+    }
+    return answer.text;
+  };
+  const repository = RepositorySchema.safeParse(JSON.parse(await ask("")));
+  if (!repository.success) throw new ActionError("GitHub's answer for the repository names no default_branch");
+  const branch = repository.data.default_branch;
+  const sha = (await ask(`/commits/${encodeURIComponent(branch)}`, "application/vnd.github.sha")).trim();
+  if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new ActionError(`GitHub named no commit at the head of ${printable(branch)}`);
+  return { branch, sha };
 }
 
 const CommentsSchema = z.array(

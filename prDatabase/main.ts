@@ -13,7 +13,7 @@ import * as path from "path";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { main as forks } from "../forks/cli";
-import { type GitHub, upsertComment } from "./github";
+import { defaultBranchHead, type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
 import { currentGolden, goldenStackName, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
 import { EngineFailure, locked, programText, prNumbers, pulumiOk, stackNames, stackOutputs } from "./pulumi";
@@ -227,11 +227,18 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
   if (inputs.golden === "true") {
     if (inputs.prepare === "") throw new ActionError("golden: true needs prepare: the rules file that masks the golden fork");
     if (!github.token) throw new ActionError("github-token is empty: the rules file is read from the default branch through GitHub's API");
-    const sha = env.GITHUB_SHA ?? "";
-    const rules = await rulesAt(github, inputs.prepare, sha, `the default branch (${sha.slice(0, 7)})`);
+    // The default branch's rules, at its head: never those of the branch a manual run was started on.
+    const { branch, sha } = await defaultBranchHead(github);
+    const rules = await rulesAt(github, inputs.prepare, sha, `the default branch, ${printable(branch)} (${sha.slice(0, 7)})`);
+    if (env.GITHUB_REF && env.GITHUB_REF !== `refs/heads/${branch}`)
+      say(
+        `::notice title=The golden fork takes the default branch's rules::${command(
+          `This run is on ${printable(env.GITHUB_REF)}: the golden fork is masked as ${printable(rules.file)} says on ${printable(branch)} (${sha.slice(0, 7)}), as every pull request's database is`,
+        )}`,
+      );
     const stack = goldenStackName(inputs["source-service-id"], suffix);
     say(
-      `== stack ${stack}: a new golden fork of ${printable(inputs["source-service-id"])}, masked as ${printable(rules.file)} says at ${sha.slice(0, 7)}`,
+      `== stack ${stack}: a new golden fork of ${printable(inputs["source-service-id"])}, masked as ${printable(rules.file)} says on ${printable(branch)} at ${sha.slice(0, 7)}`,
     );
     const refreshed = await refreshGolden(inputs, rules, stack, path.join(dir, "golden"), runEnv);
     summarize(env, refreshReport(refreshed, rules));

@@ -436,8 +436,22 @@ describe("golden: true, production masked once a night and every PR's database f
     expect(await psql(prUrl, "SELECT count(*) FROM timescaledb_information.jobs WHERE scheduled AND job_id >= 1000")).toBe("0");
   });
 
-  test("the next night's refresh replaces the golden fork (the old one deleted) while the open PR's database keeps working: its next push starts the same fork", async () => {
-    const nightly = await night();
+  test("a refresh started by hand on a branch whose rules mask less replaces the golden fork by main's rules (the old one deleted) while the open PR's database keeps working: its next push starts the same fork", async () => {
+    const dir = repositories.get(repo) as string;
+    const main = sh(dir, "rev-parse", "main").trim();
+    sh(dir, "checkout", "--quiet", "-b", "weaker");
+    const edit = (file: string, change: (text: string) => string) =>
+      fs.writeFileSync(path.join(dir, file), change(fs.readFileSync(path.join(dir, file), "utf8")));
+    edit(WORKFLOW, (text) => text.replace(/^on:\n/m, "on:\n  workflow_dispatch: {}\n"));
+    edit(RULES, (text) => text.replace(/^ {2}- \{ table: customers, column: email,.*\n/m, ""));
+    expect(fs.readFileSync(path.join(dir, RULES), "utf8")).not.toContain("column: email");
+    sh(dir, "commit", "--quiet", "-am", "a manual refresh; email unmasked");
+    sh(dir, "checkout", "--quiet", "main");
+    const nightly = await trigger(repo, { name: "workflow_dispatch", workflow: path.basename(WORKFLOW), branch: "weaker" });
+    expect(nightly.annotations).toContainEqual(
+      expect.objectContaining({ level: "notice", title: "The golden fork takes the default branch's rules" }),
+    );
+    expect(nightly.summary).toContain(`at ${main.slice(0, 7)} |`);
     const [fresh] = serving();
     expect(serving()).toHaveLength(1);
     expect(fresh!.service_id).not.toBe(golden);
@@ -451,6 +465,10 @@ describe("golden: true, production masked once a night and every PR's database f
     const next = await trigger(repo, pullRequest(repo, 32, "opened"));
     expect(forksNamed("pr-32.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
     expect(next.summary).toContain(`of golden fork \`${golden}\``);
+    const url = next.exported.DATABASE_URL ?? "";
+    const values = (await psql(url, `SELECT concat_ws('|', email, full_name, api_token) FROM ${PERSONAL_TABLE}`)).split(/[\n|]/);
+    expect(values.length).toBe(PERSONAL_ROWS * 3);
+    for (const value of PRODUCTION) expect(values).not.toContain(value);
   });
 
   test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running", async () => {

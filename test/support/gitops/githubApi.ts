@@ -1,6 +1,7 @@
 // A local stand-in for the part of GitHub's REST API the workflows call: a pull request's comments
-// (list, a page at a time, create, update), a pull request's state (open or closed), and a file
-// as it is at a commit (the contents route, read from the repository's git). Each job's
+// (list, a page at a time, create, update), a pull request's state (open or closed), a file as it
+// is at a commit (the contents route), the repository's default branch and a ref's commit (each read
+// from the repository's git). Each job's
 // GITHUB_TOKEN carries the job's `permissions:`, and, as on GitHub, writing a comment needs
 // `pull-requests: write` (or `issues: write`), reading a private repository's pull request
 // `pull-requests: read`, and its files `contents: read`: a job that did not ask for it gets
@@ -113,6 +114,29 @@ export class GitHubApi {
       // The raw media type answers the file itself; the default, its content in base64.
       if ((req.headers.accept ?? "").includes("raw")) return [200, { raw: text }];
       return [200, { type: "file", path: file, encoding: "base64", content: Buffer.from(text).toString("base64") }];
+    }
+    // The repository (metadata, which every token reads) and a commit's sha (contents: read), from its git.
+    const repository = /^\/repos\/([^/]+\/[^/]+)$/.exec(url.pathname);
+    const commit = /^\/repos\/([^/]+\/[^/]+)\/commits\/([^/]+)$/.exec(url.pathname);
+    if ((repository || commit) && req.method === "GET") {
+      const name = (repository ?? commit)?.[1] as string;
+      const dir = this.repositories.get(name);
+      if (!dir) return [404, { message: "Not Found" }];
+      const git = (...args: string[]) =>
+        execFileSync("git", args, { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+      if (repository) return [200, { full_name: name, default_branch: git("symbolic-ref", "--short", "HEAD") }];
+      if (!permissions.contents) return [403, { message: "Resource not accessible by integration" }];
+      const ref = decodeURIComponent(commit?.[2] as string);
+      if (!/^[0-9a-zA-Z._/-]+$/.test(ref)) return [404, { message: "Not Found" }];
+      let sha: string;
+      try {
+        sha = git("rev-parse", "--verify", `${ref}^{commit}`);
+      } catch {
+        return [404, { message: "Not Found" }];
+      }
+      // The sha media type answers the commit's sha alone.
+      if ((req.headers.accept ?? "").includes("sha")) return [200, { raw: sha }];
+      return [200, { sha }];
     }
     if (list && req.method === "GET") {
       const perPage = Number(url.searchParams.get("per_page") ?? 30);

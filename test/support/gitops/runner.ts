@@ -48,12 +48,12 @@ interface Workflow {
   jobs: Record<string, Job>;
 }
 
-/** An event as the test triggers it. `workflow` names the file a workflow_dispatch runs. */
+/** An event as the test triggers it. `workflow` names the file a workflow_dispatch runs, `branch` the branch it runs on (main when none). */
 export type GitHubEvent =
   | { name: "pull_request"; payload: { action: string; number: number; pull_request: Record<string, unknown> } }
   | { name: "push"; ref: string }
   | { name: "schedule"; cron: string }
-  | { name: "workflow_dispatch"; workflow: string; inputs?: Record<string, string> };
+  | { name: "workflow_dispatch"; workflow: string; inputs?: Record<string, string>; branch?: string };
 
 export interface Annotation {
   level: "notice" | "warning" | "error";
@@ -177,9 +177,9 @@ export class WorkflowRunner {
     const head = path.join(this.options.work, `event-${++this.runs}`);
     await git(this.options.work, ["clone", "--quiet", this.options.repository, head]);
     // A pull request's run reads its workflows, and checks out, the PR's head (GitHub's merge
-    // commit, which is the head when the branch is up to date with its base).
-    const prHead = prHeadOf(event);
-    if (prHead) await git(head, ["checkout", "--quiet", prHead]);
+    // commit, which is the head when the branch is up to date with its base); a manual run, its branch.
+    const at = checkedOutAt(event);
+    if (at) await git(head, ["checkout", "--quiet", at]);
     const sha = await git(head, ["rev-parse", "HEAD"]);
     const dir = path.join(head, ".github", "workflows");
     // Every job the event starts runs at once, each on a runner of its own, as on GitHub.
@@ -248,13 +248,14 @@ export class WorkflowRunner {
     const [owner, name] = this.options.repositoryName.split("/") as [string, string];
     // The repository, as GitHub's payload of these events carries it.
     const repository = { full_name: this.options.repositoryName, name, owner: { login: owner } };
+    const branch = event.name === "workflow_dispatch" ? (event.branch ?? "main") : "main";
     const payload =
       event.name === "pull_request"
         ? { repository, ...event.payload }
         : event.name === "schedule"
           ? { schedule: event.cron }
           : event.name === "workflow_dispatch"
-            ? { repository, inputs: event.inputs ?? {} }
+            ? { repository, ref: `refs/heads/${event.branch ?? "main"}`, inputs: event.inputs ?? {} }
             : { repository, ref: event.ref };
     return {
       event_name: event.name,
@@ -263,8 +264,12 @@ export class WorkflowRunner {
       repository_owner: owner,
       sha,
       ref:
-        event.name === "push" ? event.ref : event.name === "pull_request" ? `refs/pull/${event.payload.number}/merge` : "refs/heads/main",
-      ref_name: event.name === "push" ? event.ref.replace(/^refs\/(heads|tags)\//, "") : "main",
+        event.name === "push"
+          ? event.ref
+          : event.name === "pull_request"
+            ? `refs/pull/${event.payload.number}/merge`
+            : `refs/heads/${branch}`,
+      ref_name: event.name === "push" ? event.ref.replace(/^refs\/(heads|tags)\//, "") : branch,
       ref_type: event.name === "push" && event.ref.startsWith("refs/tags/") ? "tag" : "branch",
       workflow: file,
       api_url: this.options.githubApiUrl,
@@ -381,7 +386,8 @@ export class WorkflowRunner {
           const action = step.uses.replace(/@.*/, "");
           if (action === "actions/checkout") {
             await git(workspace, ["clone", "--quiet", this.options.repository, "."]);
-            if (prHeadOf(event)) await git(workspace, ["checkout", "--quiet", prHeadOf(event) as string]);
+            // The run's commit (GITHUB_SHA), as actions/checkout takes it.
+            await git(workspace, ["checkout", "--quiet", sha]);
           } else if (action === "actions/setup-node") {
             const wanted = String(step.with?.["node-version"] ?? "");
             if (wanted.split(".")[0] !== process.versions.node.split(".")[0])
@@ -486,7 +492,9 @@ export class WorkflowRunner {
 }
 
 /** The commit a pull request's run checks out: its head, when the event names it. */
-function prHeadOf(event: GitHubEvent): string | undefined {
+function checkedOutAt(event: GitHubEvent): string | undefined {
+  // A manual run reads its workflows, and checks out, the branch it was started on.
+  if (event.name === "workflow_dispatch") return event.branch ? `origin/${event.branch}` : undefined;
   if (event.name !== "pull_request") return undefined;
   const head = event.payload.pull_request.head as { sha?: unknown } | undefined;
   return typeof head?.sha === "string" ? head.sha : undefined;
