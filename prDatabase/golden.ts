@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
+import { PreparationSchema, preparationDigest } from "../provider/resources/serviceFork/preparation/schema";
 import { ActionError, type Inputs } from "./inputs";
 import { EngineFailure, goldenProgramText, locked, pulumiOk, stackNames, stackOutputs } from "./pulumi";
 import { cell } from "./report";
@@ -19,12 +20,15 @@ export interface Golden {
   /** When its data was taken from production (its creation: it forks NOW). */
   dataTakenAt: string;
   generation: string;
+  /** The digest of the preparation it was made with (prepared.digest). */
+  digest: string;
 }
 
 const GoldenOutputsSchema = z.object({
   serviceId: z.string().min(1),
   created: z.string().min(1),
   generation: z.string().min(1),
+  prepared: z.looseObject({ digest: z.string().min(1) }),
 });
 
 export const goldenStackName = (source: string, suffix: string) => `golden-${source}.${suffix}`;
@@ -39,7 +43,21 @@ export async function currentGolden(stack: string, cwd: string, env: NodeJS.Proc
     throw new ActionError(
       `stack ${stack}'s outputs are not a golden fork's (${parsed.error.issues.map((i) => i.path.join(".")).join(", ")})`,
     );
-  return { stack, serviceId: parsed.data.serviceId, dataTakenAt: parsed.data.created, generation: parsed.data.generation };
+  return {
+    stack,
+    serviceId: parsed.data.serviceId,
+    dataTakenAt: parsed.data.created,
+    generation: parsed.data.generation,
+    digest: parsed.data.prepared.digest,
+  };
+}
+
+/**
+ * Whether `golden` was made by `rules` as they read now (the digest the provider recorded of its
+ * preparation): a rule added since the night must not wait for the next one to mask a PR's database.
+ */
+export function madeBy(golden: Golden, rules: Rules): boolean {
+  return golden.digest === preparationDigest(PreparationSchema.parse(goldenPreparation(rules)));
 }
 
 /** What the golden fork's preparation is: every rule of the file but sqlAfter, which each pull request's database runs itself. */

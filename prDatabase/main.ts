@@ -15,8 +15,8 @@ import { messageOf, printable } from "../provider/text";
 import { main as forks } from "../forks/cli";
 import { defaultBranchHead, type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
-import { currentGolden, goldenStackName, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
-import { EngineFailure, locked, programText, prNumbers, pulumiOk, stackNames, stackOutputs } from "./pulumi";
+import { currentGolden, goldenStackName, madeBy, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
+import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedForkSource, stackNames, stackOutputs } from "./pulumi";
 import { OutputsSchema, preparationFailure, readyReport, rulesChangedNote, summarize } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 
@@ -90,11 +90,13 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     await pulumiOk(["config", "set-all", "--stack", stack, ...values.flatMap((v) => ["--plaintext", v])], dir, runEnv, true);
   };
   /**
-   * The source a PR's stack was made with (its outputs), so that neither a push nor a pause forks
-   * anew from a changed source (a refreshed golden fork, another source-service-id); for a new
-   * stack, the golden fork serving now (golden: true), or production.
+   * The source a PR's stack was made with (its outputs; or, where its first up failed before any,
+   * the fork its state records), so that neither a push nor a pause forks anew from a changed
+   * source (a refreshed golden fork, another source-service-id); for a new stack, the golden fork
+   * serving now (golden: true) if it was made by the base's `rules`, or production.
    */
-  const sourceOf = async (stack: string): Promise<Source> => {
+  const sourceOf = async (stack: string, rules?: Rules): Promise<Source> => {
+    const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "" };
     if ((await stackNames(dir, runEnv)).includes(stack)) {
       const recorded = RecordedSchema.safeParse(await stackOutputs(stack, dir, runEnv));
       if (recorded.success && recorded.data.sourceServiceId)
@@ -103,10 +105,20 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
           golden: recorded.data.goldenSource === true || recorded.data.goldenSource === "true",
           dataTakenAt: recorded.data.dataTakenAt ?? "",
         };
+      const forked = await recordedForkSource(stack, dir, runEnv);
+      if (forked !== undefined) return forked === production.serviceId ? production : { serviceId: forked, golden: true, dataTakenAt: "" };
     }
-    const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "" };
     if (inputs.golden !== "true") return production;
     const golden = await currentGolden(goldenStackName(inputs["source-service-id"], suffix), dir, runEnv);
+    if (golden && rules && !madeBy(golden, rules)) {
+      say(
+        `::notice title=The rules changed since the golden fork was made::${command(
+          `golden fork ${golden.serviceId} (its data as of ${golden.dataTakenAt}) was masked by other rules than ${rules.file} holds at ${rules.sha.slice(0, 7)}: ` +
+            "this database is forked from production and masked in this job; the next night's refresh takes the rules as they are",
+        )}`,
+      );
+      return production;
+    }
     if (golden) return { serviceId: golden.serviceId, golden: true, dataTakenAt: golden.dataTakenAt };
     say(
       `::notice title=No golden fork yet::${command(
@@ -138,7 +150,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     }
     // The project's file first: the CLI finds the stacks of the project it names.
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, false));
-    const source = await sourceOf(stack);
+    const source = await sourceOf(stack, rules);
     // From a golden fork, the data is masked already: the PR's database runs only the rules' sqlAfter.
     const preparation = source.golden ? prPreparationFromGolden(rules) : rules?.preparation;
     say(

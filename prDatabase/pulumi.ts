@@ -1,6 +1,7 @@
 // The action's Pulumi side: the YAML program it writes for each run (one ServiceFork on the plugin of
 // the action's version), and the CLI runs that drive it, a stack's lock waited through.
 import { spawn } from "child_process";
+import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { ActionError, type Inputs } from "./inputs";
 
@@ -186,6 +187,22 @@ export async function stackNames(cwd: string, env: NodeJS.ProcessEnv): Promise<s
 /** A stack's outputs (quiet: they may hold a URL). */
 export async function stackOutputs(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<unknown> {
   return JSON.parse(await pulumiOk(["stack", "output", "--stack", stack, "--json", "--show-secrets"], cwd, env, true));
+}
+
+const ExportSchema = z.looseObject({
+  deployment: z.looseObject({
+    resources: z
+      .array(z.looseObject({ type: z.string(), inputs: z.looseObject({ sourceServiceId: z.unknown().optional() }).optional() }))
+      .optional(),
+  }),
+});
+
+/** The source of the fork a stack's state records (its inputs), when its outputs were never written; undefined when it holds none. */
+export async function recordedForkSource(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const exported = ExportSchema.parse(JSON.parse(await pulumiOk(["stack", "export", "--stack", stack], cwd, env, true)));
+  const fork = exported.deployment.resources?.find((r) => r.type === "tigercloud:index:ServiceFork");
+  const source = fork?.inputs?.sourceServiceId;
+  return typeof source === "string" && source !== "" ? source : undefined;
 }
 
 /** This repository's PR stacks in the backend: their numbers (another repository's, of the same backend, are not ours). */

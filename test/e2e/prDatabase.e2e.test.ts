@@ -471,7 +471,7 @@ describe("golden: true, production masked once a night and every PR's database f
     for (const value of PRODUCTION) expect(values).not.toContain(value);
   });
 
-  test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running", async () => {
+  test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running; a PR whose base's rules changed since is forked from production and masked by them", async () => {
     const dir = repositories.get(repo) as string;
     const good = fs.readFileSync(path.join(dir, RULES), "utf8");
     changeRules(
@@ -488,12 +488,31 @@ describe("golden: true, production masked once a night and every PR's database f
     // The new one that failed its preparation is stopped, not running; the next good night deletes it.
     const others = serving().filter((s) => s.service_id !== golden);
     expect(others.map((s) => s.status)).toEqual([expect.stringMatching(/^PAUS/)]);
-    await trigger(repo, pullRequest(repo, 33, "opened"));
-    expect(forksNamed("pr-33.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
+    // Yesterday's golden fork lacks today's rule: a new PR's database is production's, masked by the
+    // base's rules in its job (which name no column here: it fails, and is stopped).
+    const refused = await trigger(repo, pullRequest(repo, 33, "opened"), 1);
+    expect(refused.annotations).toContainEqual(
+      expect.objectContaining({ level: "notice", title: "The rules changed since the golden fork was made" }),
+    );
+    expect(refused.annotations).toContainEqual(expect.objectContaining({ level: "error", message: expect.stringContaining("mask[0] of") }));
+    expect(forksNamed("pr-33.acme.golden").map((s) => [s.forked_from?.service_id, s.status])).toEqual([
+      [ids.serviceId, expect.stringMatching(/^PAUS/)],
+    ]);
+
+    // The rules as they were, and a refresh the API refuses: yesterday's still serves new PRs.
     changeRules(repo, "main", () => good, "phone is not a column");
+    sim.injectFault("forkService", { kind: "status", status: 400 });
+    const refusedNight = await night(1);
+    sim.clearFaults();
+    expect(refusedNight.summary).toContain(`Yesterday's golden fork \`${golden}\``);
+    await trigger(repo, pullRequest(repo, 34, "opened"));
+    expect(forksNamed("pr-34.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
+
     await night();
     expect(serving()).toHaveLength(1);
     expect(serving()[0]!.service_id).not.toBe(golden);
     for (const s of others) expect(sim.service(ids.projectId, s.service_id)?.status).toMatch(/^DELET/);
+    // PR 33's stack, whose first up failed, kept its source (production) through the night: no new fork.
+    expect(forksNamed("pr-33.acme.golden").map((s) => s.forked_from?.service_id)).toEqual([ids.serviceId]);
   });
 });

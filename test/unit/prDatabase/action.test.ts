@@ -90,7 +90,7 @@ test("text from outside cannot break out of a Markdown cell or code span, nor mo
 });
 
 describe("golden: true", () => {
-  const { goldenPreparation, prPreparationFromGolden, refreshReport } =
+  const { goldenPreparation, madeBy, prPreparationFromGolden, refreshReport } =
     require("../../../prDatabase/golden") as typeof import("../../../prDatabase/golden");
   const { goldenProgramText } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
   const rulesOf = (preparation: Record<string, unknown>): Rules => ({
@@ -129,9 +129,28 @@ describe("golden: true", () => {
     expect(program.outputs).toMatchObject({ serviceId: "${golden-20261126-221500.serviceId}", generation: "20261126-221500" });
   });
 
+  test("a golden fork serves a PR only if made by the base's rules as they read now (sqlAfter aside): a rule added since, or a changed SQL, forks production", () => {
+    const { PreparationSchema, preparationDigest } =
+      require("../../../provider/resources/serviceFork/preparation/schema") as typeof import("../../../provider/resources/serviceFork/preparation/schema");
+    const night = rulesOf({ mask, sql: ["CREATE TABLE t ()"], sqlAfter: ["SELECT 1"] });
+    const golden = {
+      stack: "s",
+      serviceId: "svc-g",
+      dataTakenAt: "x",
+      generation: "1",
+      digest: preparationDigest(PreparationSchema.parse(goldenPreparation(night))),
+    };
+    expect(madeBy(golden, night)).toBe(true);
+    expect(madeBy(golden, rulesOf({ mask, sql: ["CREATE TABLE t ()"], sqlAfter: ["SELECT 2"] }))).toBe(true);
+    expect(
+      madeBy(golden, rulesOf({ mask: [...mask, { table: "customers", column: "phone", with: "null" }], sql: ["CREATE TABLE t ()"] })),
+    ).toBe(false);
+    expect(madeBy(golden, rulesOf({ mask, sql: ["CREATE TABLE u ()"] }))).toBe(false);
+  });
+
   test("the night's summary names the golden fork serving: the new one, or after a failure yesterday's (or none, or unknown)", () => {
     const rules = rulesOf({ mask });
-    const old = { stack: "s", serviceId: "svc-old", dataTakenAt: "2026-11-25T20:00:00Z", generation: "1" };
+    const old = { stack: "s", serviceId: "svc-old", dataTakenAt: "2026-11-25T20:00:00Z", generation: "1", digest: "d" };
     const fresh = { ...old, serviceId: "svc-new", generation: "2" };
     expect(refreshReport({ before: old, after: fresh, known: true, seconds: 12.3 }, rules)).toMatch(
       /Serving now \| `svc-new`.*\n.*\n\| Replaced \| `svc-old`, its data as of 2026-11-25T20:00:00Z: deleted/,
