@@ -166,15 +166,15 @@ test("a fork owed its preparation whose login never comes: up fails at the login
     });
     return { id: f.serviceId, uri: f.connectionUri };
   });
-  let message = "";
-  try {
-    message = await s.up().then(
+  const message = await s
+    .up()
+    .then(
       () => "",
       (err: Error) => err.message,
-    );
-  } finally {
-    h.sim.delays = { ...h.sim.delays, loginLagMs: 0 };
-  }
+    )
+    .finally(() => {
+      h.sim.delays = { ...h.sim.delays, loginLagMs: 0 };
+    });
   expect(message).toMatch(
     /Timed out after \d+ s waiting for a login to service (svc-\w+).* Fork \1 was stopped meanwhile \(its data is not masked\)/s,
   );
