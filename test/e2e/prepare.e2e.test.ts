@@ -152,7 +152,7 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
   await s.destroy();
 });
 
-test("a fork owed its preparation whose login never comes: up fails at the login wait, the fork stopped with no URL; the next up starts and prepares the same fork", async () => {
+test("a fork owed its preparation whose login never comes: up fails at the login wait, the fork stopped with no URL; a start whose answer is lost stops it again; the next up starts and prepares the same fork", async () => {
   h.sim.delays = { ...h.sim.delays, loginLagMs: 60 * 60_000 };
   const s = await h.stack("no-login", async () => {
     const { ServiceFork } = tigercloud();
@@ -182,6 +182,17 @@ test("a fork owed its preparation whose login never comes: up fails at the login
   expect(fork?.outputs?.connectionUri).toBeUndefined();
   expect(fork?.outputs?.preparePending).toBe(true);
   expect(h.sim.service(h.ids.projectId, fork!.id!)?.status).toMatch(/^PAUS/);
+
+  // The next up's start is carried out but its answer lost: the fork, running unprepared, is stopped again.
+  h.sim.injectFault("start", { kind: "afterApplying", status: 403 });
+  const lost = await s.up().then(
+    () => "",
+    (err: Error) => err.message,
+  );
+  h.sim.clearFaults();
+  expect(lost).toMatch(/Fork svc-\w+ was stopped meanwhile \(its data is not masked\)/);
+  expect(h.sim.service(h.ids.projectId, fork!.id!)?.status).toMatch(/^PAUS/);
+  expect((await s.exportState()).resources?.find((r) => r.id === fork!.id)?.outputs?.connectionUri).toBeUndefined();
 
   const up = await s.up();
   expect(writes(up.requests)).toEqual(["start"]);

@@ -13,7 +13,7 @@ import { MIN_ATTEMPT_TIMEOUT_MS } from "../../api/request";
 import { createLimit, deleteLimit, FORK_DIFF_RULES, type ForkInputs, resizeDigits, sameSize, updateLimit } from "./inputs";
 import { sendToFork, stopFork, waitReady } from "./operations";
 import { liveSize, passwordOf, type ServiceForkState, stateFromService } from "./state";
-import { finishPendingCreate } from "./usable";
+import { finishPendingCreate, stopUnprepared } from "./usable";
 
 /** Starts a stopped fork and, unless told not to wait, waits for READY. A running fork is success. */
 async function startFork(ctx: CallContext, id: string, inputs: ForkInputs, password: string | undefined): Promise<Service> {
@@ -127,8 +127,11 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
   const wasPaused = before.paused === true;
   // One limit for the changes made while it runs (rename, resize, environment) and the last read.
   const limit = updateLimit(ctx, inputs);
+  // Whether a start was asked for (its answer may be lost), and whether the owed steps were reached.
+  const starting = wasPaused && !inputs.paused;
+  let finishing = false;
   try {
-    if (wasPaused && !inputs.paused) applied(["paused"], await startFork(ctx, id, inputs, password));
+    if (starting) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
     const changes: [(keyof ForkInputs)[], () => Promise<Service | undefined>][] = [];
     const name = inputs.name;
@@ -156,9 +159,25 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
       .getService(inputs.projectId, id, { deadline: Math.max(limit.deadline, Date.now() + MIN_ATTEMPT_TIMEOUT_MS) });
     const updated = stateFromService(withDeclared(before, inputs, FORK_DIFF_RULES), now, password);
     // A preparation still owed (it failed before, or its source's mark was missing) is taken now, as an
-    // update with nothing else would: finishPendingCreate judges what is owed, requireMasking included.
-    return updated.preparePending ? await finishPendingCreate(ctx, id, updated, inputs) : updated;
+    // update with nothing else would: finishPendingCreate judges what is owed, requireMasking included
+    // (and stops the fork if that fails).
+    if (!updated.preparePending) return updated;
+    finishing = true;
+    return await finishPendingCreate(ctx, id, updated, inputs);
   } catch (err) {
-    throw partialFailure(id, lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar), err);
+    const state = lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar);
+    // Started here while owed its preparation, it holds the source's data unmasked: stopped again.
+    if (starting && !finishing && before.preparePending) {
+      const [stopped, said] = await stopUnprepared(
+        ctx,
+        id,
+        state,
+        inputs,
+        "it was started, and the update failed before its preparation",
+        err,
+      );
+      throw partialFailure(id, stopped, said);
+    }
+    throw partialFailure(id, state, err);
   }
 }

@@ -176,34 +176,34 @@ async function takeSteps(
     // Owed a preparation, a fork that failed on the way to it (READY, its login) holds the source's
     // data as much as one whose preparation failed: both are stopped.
     if (taking === undefined || taking === "pause" || !state.preparePending) throw partialFailure(id, state, err);
-    const [stopped, said] = await stopUnprepared(ctx, id, state, inputs, taking, err);
+    const why =
+      taking === "prepare"
+        ? "its preparation failed"
+        : `it failed before its preparation (${taking === "ready" ? "waiting for READY" : `its ${taking}`})`;
+    const [stopped, said] = await stopUnprepared(ctx, id, state, inputs, why, err);
     throw partialFailure(id, stopped, said);
   }
   return state;
 }
 
 /**
- * A fork not prepared (its preparation failed, or a step before it did) holds the source's data
- * unmasked and is billed while it runs: it is stopped (not deleted: the next `up` starts it and
+ * A fork not prepared (its preparation failed, or a step before it did, `why`) holds the source's
+ * data unmasked and is billed while it runs: it is stopped (not deleted: the next `up` starts it and
  * prepares it, with no second fork), its password still kept aside. A stop that fails is said
  * beside the step's own failure.
  */
-async function stopUnprepared(
+export async function stopUnprepared(
   ctx: CallContext,
   id: string,
   state: ServiceForkState,
   inputs: ForkInputs,
-  failedAt: UsableStep,
+  why: string,
   failure: unknown,
 ): Promise<[ServiceForkState, unknown]> {
   const said = failure instanceof Error ? failure.message : String(failure);
   try {
     const stopped = await stopFork(ctx, id, inputs.projectId, inputs.waitForReady, deleteLimit(ctx, inputs));
     if (!stopped) return [state, failure];
-    const why =
-      failedAt === "prepare"
-        ? "its preparation failed"
-        : `it failed before its preparation (${failedAt === "ready" ? "waiting for READY" : `its ${failedAt}`})`;
     ctx.progress(`fork ${id} was stopped: ${why}, and it holds the source's data unmasked`);
     const note = ` Fork ${id} was stopped meanwhile (its data is not masked); the next \`up\` starts it and prepares it.`;
     return [stateFromService(state, stopped, passwordOf(state)), new TigerCloudError(`${said}${note}`, { cause: failure })];
