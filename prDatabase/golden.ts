@@ -57,8 +57,11 @@ export async function currentGolden(stack: string, cwd: string, env: NodeJS.Proc
  * preparation): a rule added since the night must not wait for the next one to mask a PR's database.
  */
 export function madeBy(golden: Golden, rules: Rules): boolean {
-  return golden.digest === preparationDigest(PreparationSchema.parse(goldenPreparation(rules)));
+  return golden.digest === goldenDigestOf(rules);
 }
+
+/** The digest the provider records of a golden fork's preparation made by `rules`. */
+export const goldenDigestOf = (rules: Rules): string => preparationDigest(PreparationSchema.parse(goldenPreparation(rules)));
 
 /** What the golden fork's preparation is: every rule of the file but sqlAfter, which each pull request's database runs itself. */
 export function goldenPreparation(rules: Rules): Record<string, unknown> {

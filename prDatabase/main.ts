@@ -15,8 +15,8 @@ import { messageOf, printable } from "../provider/text";
 import { main as forks } from "../forks/cli";
 import { defaultBranchHead, type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
-import { currentGolden, goldenStackName, madeBy, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
-import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedForkSource, stackNames, stackOutputs } from "./pulumi";
+import { currentGolden, goldenDigestOf, goldenStackName, madeBy, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
+import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, stackNames, stackOutputs } from "./pulumi";
 import { OutputsSchema, preparationFailure, readyReport, rulesChangedNote, summarize } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 
@@ -40,11 +40,15 @@ interface Source {
   dataTakenAt: string;
 }
 
+/** A PR stack's source as recorded, with the digest of the golden fork's preparation (its maskedSource output) where it has one. */
+type Recorded = Source & { goldenDigest?: string | undefined };
+
 /** What a PR's stack recorded of its source (outputs; older stacks have only sourceServiceId). */
 const RecordedSchema = z.looseObject({
   sourceServiceId: z.string().optional(),
   goldenSource: z.union([z.boolean(), z.string()]).optional(),
   dataTakenAt: z.string().optional(),
+  maskedSource: z.looseObject({ digest: z.string().optional() }).nullish(),
 });
 
 export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -89,25 +93,29 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     ];
     await pulumiOk(["config", "set-all", "--stack", stack, ...values.flatMap((v) => ["--plaintext", v])], dir, runEnv, true);
   };
+  const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "" };
   /**
    * The source a PR's stack was made with (its outputs; or, where its first up failed before any,
    * the fork its state records), so that neither a push nor a pause forks anew from a changed
-   * source (a refreshed golden fork, another source-service-id); for a new stack, the golden fork
-   * serving now (golden: true) if it was made by the base's `rules`, or production.
+   * source (a refreshed golden fork, another source-service-id); undefined when it holds no fork.
    */
-  const sourceOf = async (stack: string, rules?: Rules): Promise<Source> => {
-    const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "" };
-    if ((await stackNames(dir, runEnv)).includes(stack)) {
-      const recorded = RecordedSchema.safeParse(await stackOutputs(stack, dir, runEnv));
-      if (recorded.success && recorded.data.sourceServiceId)
-        return {
-          serviceId: recorded.data.sourceServiceId,
-          golden: recorded.data.goldenSource === true || recorded.data.goldenSource === "true",
-          dataTakenAt: recorded.data.dataTakenAt ?? "",
-        };
-      const forked = await recordedForkSource(stack, dir, runEnv);
-      if (forked !== undefined) return forked === production.serviceId ? production : { serviceId: forked, golden: true, dataTakenAt: "" };
-    }
+  const recordedSource = async (stack: string): Promise<Recorded | undefined> => {
+    if (!(await stackNames(dir, runEnv)).includes(stack)) return undefined;
+    const recorded = RecordedSchema.safeParse(await stackOutputs(stack, dir, runEnv));
+    if (recorded.success && recorded.data.sourceServiceId)
+      return {
+        serviceId: recorded.data.sourceServiceId,
+        golden: recorded.data.goldenSource === true || recorded.data.goldenSource === "true",
+        dataTakenAt: recorded.data.dataTakenAt ?? "",
+        goldenDigest: recorded.data.maskedSource?.digest,
+      };
+    const forked = await recordedFork(stack, dir, runEnv);
+    if (!forked) return undefined;
+    // Forked from production (this one or an earlier source-service-id), it declared masking rules.
+    return { serviceId: forked.sourceServiceId, golden: forked.sourceServiceId !== production.serviceId && !forked.masks, dataTakenAt: "" };
+  };
+  /** A new PR database's source: the golden fork serving now (golden: true) if it was made by the base's `rules`, or production. */
+  const freshSource = async (rules?: Rules): Promise<Source> => {
     if (inputs.golden !== "true") return production;
     const golden = await currentGolden(goldenStackName(inputs["source-service-id"], suffix), dir, runEnv);
     if (golden && rules && !madeBy(golden, rules)) {
@@ -150,7 +158,18 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     }
     // The project's file first: the CLI finds the stacks of the project it names.
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, false));
-    const source = await sourceOf(stack, rules);
+    let source: Recorded | undefined = await recordedSource(stack);
+    // A database forked from a golden fork made by other rules than the base's now (a rule added
+    // since) is forked anew, as a changed prepare replaces a fork of production.
+    if (source?.golden && rules && source.goldenDigest !== goldenDigestOf(rules)) {
+      say(
+        `::notice title=The rules changed since this database was made::${command(
+          `It was forked from golden fork ${source.serviceId}, masked by other rules than ${rules.file} holds at ${rules.sha.slice(0, 7)}: it is replaced by a new one`,
+        )}`,
+      );
+      source = undefined;
+    }
+    source ??= await freshSource(rules);
     // From a golden fork, the data is masked already: the PR's database runs only the rules' sqlAfter.
     const preparation = source.golden ? prPreparationFromGolden(rules) : rules?.preparation;
     say(
@@ -214,7 +233,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       return 0;
     }
     await pulumiOk(["stack", "select", stack], dir, runEnv, true);
-    await configure(stack, todo.pr, false, await sourceOf(stack));
+    await configure(stack, todo.pr, false, (await recordedSource(stack)) ?? production);
     // The program's onDestroy: "delete": the fork and its data go; then the stack.
     await locked(stack, ["destroy", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
     await pulumiOk(["stack", "rm", stack, "--yes"], dir, runEnv, true);
@@ -271,7 +290,13 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     say(`== stack ${stack}: pause`);
     try {
       await pulumiOk(["stack", "select", stack], dir, runEnv, true);
-      const source = await sourceOf(stack);
+      // The night only pauses: a stack that holds no fork (its first up failed before forking) gets none.
+      const source = await recordedSource(stack);
+      if (!source) {
+        say(`stack ${stack} holds no fork: nothing to pause`);
+        paused.push(`| \`${stack}\` | no fork: nothing to pause |`);
+        continue;
+      }
       sources.add(source.serviceId);
       await configure(stack, pr, true, source);
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);

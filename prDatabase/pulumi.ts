@@ -192,17 +192,35 @@ export async function stackOutputs(stack: string, cwd: string, env: NodeJS.Proce
 const ExportSchema = z.looseObject({
   deployment: z.looseObject({
     resources: z
-      .array(z.looseObject({ type: z.string(), inputs: z.looseObject({ sourceServiceId: z.unknown().optional() }).optional() }))
+      .array(
+        z.looseObject({
+          type: z.string(),
+          inputs: z
+            .looseObject({
+              sourceServiceId: z.unknown().optional(),
+              prepare: z.looseObject({ mask: z.array(z.unknown()).optional() }).nullish(),
+            })
+            .optional(),
+        }),
+      )
       .optional(),
   }),
 });
 
-/** The source of the fork a stack's state records (its inputs), when its outputs were never written; undefined when it holds none. */
-export async function recordedForkSource(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+/**
+ * The fork a stack's state records (its source, and whether it declared masking rules), when its
+ * outputs were never written (its first up failed); undefined when it holds none.
+ */
+export async function recordedFork(
+  stack: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ sourceServiceId: string; masks: boolean } | undefined> {
   const exported = ExportSchema.parse(JSON.parse(await pulumiOk(["stack", "export", "--stack", stack], cwd, env, true)));
   const fork = exported.deployment.resources?.find((r) => r.type === "tigercloud:index:ServiceFork");
   const source = fork?.inputs?.sourceServiceId;
-  return typeof source === "string" && source !== "" ? source : undefined;
+  if (typeof source !== "string" || source === "") return undefined;
+  return { sourceServiceId: source, masks: (fork?.inputs?.prepare?.mask?.length ?? 0) > 0 };
 }
 
 /** This repository's PR stacks in the backend: their numbers (another repository's, of the same backend, are not ours). */

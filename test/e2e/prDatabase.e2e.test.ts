@@ -471,7 +471,7 @@ describe("golden: true, production masked once a night and every PR's database f
     for (const value of PRODUCTION) expect(values).not.toContain(value);
   });
 
-  test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running; a PR whose base's rules changed since is forked from production and masked by them", async () => {
+  test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running; a PR whose base's rules changed since is forked from production and masked by them, and one whose first up forked nothing gets nothing at night", async () => {
     const dir = repositories.get(repo) as string;
     const good = fs.readFileSync(path.join(dir, RULES), "utf8");
     changeRules(
@@ -506,9 +506,33 @@ describe("golden: true, production masked once a night and every PR's database f
     sim.clearFaults();
     expect(refusedNight.summary).toContain(`Yesterday's golden fork \`${golden}\``);
     await trigger(repo, pullRequest(repo, 34, "opened"));
-    expect(forksNamed("pr-34.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
+    const [fromGolden] = forksNamed("pr-34.acme.golden");
+    expect(fromGolden?.forked_from?.service_id).toBe(golden);
 
-    await night();
+    // A rule changed on main: the next push replaces PR 34's database, forked from production and
+    // masked by the new rules (the golden fork has the old ones), as a changed prepare would.
+    changeRules(repo, "main", (rules) => rules.replace("with: keepFirst, chars: 8", "with: keepFirst, chars: 4"), "shorter names");
+    const replaced = await trigger(repo, pullRequest(repo, 34, "synchronize"));
+    expect(replaced.annotations).toContainEqual(
+      expect.objectContaining({ level: "notice", title: "The rules changed since this database was made" }),
+    );
+    expect(sim.service(ids.projectId, fromGolden!.service_id)?.status).toMatch(/^DELET/);
+    const live = forksNamed("pr-34.acme.golden").filter((f) => f.status === "READY");
+    expect(live.map((f) => f.forked_from?.service_id)).toEqual([ids.serviceId]);
+    const names = (await psql(replaced.exported.DATABASE_URL ?? "", `SELECT DISTINCT length(full_name) FROM ${PERSONAL_TABLE}`)).split(
+      "\n",
+    );
+    expect(names).toEqual(["4"]);
+
+    // A PR whose first up failed before forking holds no fork: the night pauses nothing there, and forks nothing.
+    sim.injectFault("forkService", { kind: "status", status: 400 });
+    await trigger(repo, pullRequest(repo, 35, "opened"), 1);
+    sim.clearFaults();
+    expect(forksNamed("pr-35.acme.golden")).toEqual([]);
+
+    const goodNight = await night();
+    expect(goodNight.log).toContain("stack pr-35.acme.golden holds no fork: nothing to pause");
+    expect(forksNamed("pr-35.acme.golden")).toEqual([]);
     expect(serving()).toHaveLength(1);
     expect(serving()[0]!.service_id).not.toBe(golden);
     for (const s of others) expect(sim.service(ids.projectId, s.service_id)?.status).toMatch(/^DELET/);
