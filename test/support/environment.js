@@ -65,7 +65,21 @@ function describeHandles() {
     .filter(Boolean);
 }
 
+// Where CI asks (PULUMI_TIGERCLOUD_WORKER_RECORD, a folder): each worker writes, at each suite's
+// end, that suite and everything then keeping it alive, and a mark when it exits by itself; a worker
+// jest had to kill has no mark, and its last record says what held it.
+const RECORD = process.env.PULUMI_TIGERCLOUD_WORKER_RECORD;
+if (RECORD) {
+  fs.mkdirSync(RECORD, { recursive: true });
+  process.once("exit", () => fs.writeFileSync(`${RECORD}/${process.pid}.exited`, ""));
+}
+
 class LeakCheckingEnvironment extends TestEnvironment {
+  constructor(config, context) {
+    super(config, context);
+    this.suite = context.testPath;
+  }
+
   async setup() {
     await super.setup();
     // The standard streams open their pipes on first use (stdin only when read from, by some SDKs):
@@ -91,6 +105,11 @@ class LeakCheckingEnvironment extends TestEnvironment {
       await sleep(100);
       extra = left();
     }
+    if (RECORD)
+      fs.writeFileSync(
+        `${RECORD}/${process.pid}.json`,
+        JSON.stringify({ suite: this.suite, alive: Object.fromEntries(alive()), handles: describeHandles(), children: children() }),
+      );
     if (extra.length)
       throw new Error(
         `the suite left ${extra.join(", ")} open ${DRAIN_MS / 1000} s after its end, which would keep its jest worker from exiting: ` +
