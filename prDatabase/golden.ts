@@ -102,7 +102,8 @@ export async function refreshGolden(
   const started = Date.now();
   let before: Golden | undefined;
   let known = false;
-  // A generation to the second: two refreshes never declare the same one (the stack's lock makes them take turns).
+  // A generation to the second. Two refreshes at once take turns (the stack's lock); one of the same
+  // second declares the golden fork the first made, and its up changes nothing.
   const generation = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   const suffix = stack.slice(stack.indexOf(".") + 1);
   try {

@@ -406,14 +406,19 @@ describe("golden: true, production masked once a night and every PR's database f
   let prFork: string;
   let prUrl: string;
 
-  test("the night makes a golden fork of production, masked, checked and stopped; a PR's database is forked from it, masks nothing itself and shows no production value", async () => {
+  test("the night makes a golden fork of production, masked, checked and stopped (two nights at once take turns); a PR's database is forked from it, masks nothing itself and shows no production value", async () => {
     WITH[repo] = ["golden: true"];
     runnerOf(repo);
-    const nightly = await night();
+    // Two nights at once (a manual run beside the schedule): the stack's lock makes one wait; one golden fork serves after.
+    const both = await Promise.all([night(), night()]);
+    expect(both.map((n) => n.log).join("\n")).toContain(`another run holds stack golden-${ids.serviceId}.acme.golden`);
     const [made] = serving();
+    expect(serving()).toHaveLength(1);
     expect(made?.forked_from?.service_id).toBe(ids.serviceId);
     expect(made?.status).toMatch(/^PAUS/);
     golden = made!.service_id;
+    for (const g of goldenForks()) if (g.service_id !== golden) expect(g.status).toMatch(/^DELET/);
+    const nightly = both.find((n) => n.summary.includes(`| Serving now | \`${golden}\``)) ?? both[0]!;
     expect(nightly.summary).toContain("### The golden fork: refreshed");
     expect(nightly.summary).toContain(`| Serving now | \`${golden}\``);
     // The sweep lists it, held by its stack: never swept.

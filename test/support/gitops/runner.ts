@@ -174,7 +174,9 @@ export class WorkflowRunner {
 
   /** Runs every job the event starts, one after another, and says what each left. */
   async trigger(event: GitHubEvent): Promise<JobRun[]> {
-    const head = path.join(this.options.work, `event-${++this.runs}`);
+    // Each event's number, its own: events may run at once (two nights, say).
+    const run = ++this.runs;
+    const head = path.join(this.options.work, `event-${run}`);
     await git(this.options.work, ["clone", "--quiet", this.options.repository, head]);
     // A pull request's run reads its workflows, and checks out, the PR's head (GitHub's merge
     // commit, which is the head when the branch is up to date with its base); a manual run, its branch.
@@ -187,7 +189,7 @@ export class WorkflowRunner {
     for (const file of fs.readdirSync(dir).sort()) {
       const workflow = parse(fs.readFileSync(path.join(dir, file), "utf8")) as Workflow;
       if (!this.starts(workflow, file, event)) continue;
-      for (const [id, job] of Object.entries(workflow.jobs)) started.push(this.runJob(file, workflow, id, job, event, sha));
+      for (const [id, job] of Object.entries(workflow.jobs)) started.push(this.runJob(run, file, workflow, id, job, event, sha));
     }
     const results = await Promise.all(started);
     fs.rmSync(head, { recursive: true, force: true });
@@ -276,9 +278,17 @@ export class WorkflowRunner {
     };
   }
 
-  private async runJob(file: string, workflow: Workflow, id: string, job: Job, event: GitHubEvent, sha: string): Promise<JobRun> {
+  private async runJob(
+    run: number,
+    file: string,
+    workflow: Workflow,
+    id: string,
+    job: Job,
+    event: GitHubEvent,
+    sha: string,
+  ): Promise<JobRun> {
     const github = this.github(event, file, sha);
-    const root = path.join(this.options.work, `job-${this.runs}-${file.replace(/\.ya?ml$/, "")}-${id}`);
+    const root = path.join(this.options.work, `job-${run}-${file.replace(/\.ya?ml$/, "")}-${id}`);
     const workspace = path.join(root, "workspace");
     github.workspace = workspace;
     const inputs = event.name === "workflow_dispatch" ? (event.inputs ?? {}) : {};
