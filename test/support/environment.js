@@ -71,7 +71,16 @@ function describeHandles() {
 const RECORD = process.env.PULUMI_TIGERCLOUD_WORKER_RECORD;
 if (RECORD) {
   fs.mkdirSync(RECORD, { recursive: true });
-  process.once("exit", () => fs.writeFileSync(`${RECORD}/${process.pid}.exited`, ""));
+  // When jest's end message came (jest-worker's CHILD_MESSAGE_END, 2), and when the process exited:
+  // the listener goes with that message, so it keeps no IPC channel open after jest's own.
+  let endedAt = 0;
+  const onMessage = (m) => {
+    if (!Array.isArray(m) || m[0] !== 2) return;
+    endedAt = Date.now();
+    process.removeListener("message", onMessage);
+  };
+  if (process.send) process.prependListener("message", onMessage);
+  process.once("exit", () => fs.writeFileSync(`${RECORD}/${process.pid}.exited`, JSON.stringify({ endedAt, exitedAt: Date.now() })));
 }
 
 class LeakCheckingEnvironment extends TestEnvironment {
@@ -108,7 +117,13 @@ class LeakCheckingEnvironment extends TestEnvironment {
     if (RECORD)
       fs.writeFileSync(
         `${RECORD}/${process.pid}.json`,
-        JSON.stringify({ suite: this.suite, alive: Object.fromEntries(alive()), handles: describeHandles(), children: children() }),
+        JSON.stringify({
+          suite: this.suite,
+          at: Date.now(),
+          alive: Object.fromEntries(alive()),
+          handles: describeHandles(),
+          children: children(),
+        }),
       );
     if (extra.length)
       throw new Error(
