@@ -202,7 +202,7 @@ test("a fork owed its preparation whose login never comes: up fails at the login
   await s.destroy();
 });
 
-test("requireMasking holds for a fork whose preparation failed: its masking rules dropped, up refuses to publish it", async () => {
+test("requireMasking holds for a fork whose preparation failed: its masking rules dropped, up refuses to publish it and stops it again", async () => {
   const s = await h.stack(
     "policy-pending",
     forkProgram("pr-pending", { mask: [{ table: PERSONAL_TABLE, column: "phone", with: "null" }] }),
@@ -216,6 +216,9 @@ test("requireMasking holds for a fork whose preparation failed: its masking rule
   const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
   expect(fork?.outputs?.connectionUri).toBeUndefined();
   expect(fork?.outputs?.preparePending).toBe(true);
+  // The up started it (paused: false) before the policy refused: stopped again, and recorded so.
+  expect(h.sim.service(h.ids.projectId, fork!.id!)?.status).toMatch(/^PAUS/);
+  expect(fork?.outputs?.paused).toBe(true);
   await s.destroy();
 });
 

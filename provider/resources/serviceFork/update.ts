@@ -3,7 +3,7 @@
 import type { Service } from "../../api/schemas";
 import { PAUSED, READY, STOPPED_OR_GONE, isStopped } from "../../api/statuses";
 import type { CallContext } from "../../context/context";
-import { BadRequestError, TigerCloudError } from "../../errors";
+import { BadRequestError, PartialFailureError, TigerCloudError } from "../../errors";
 import { withDeclared } from "../../rules/diff";
 import { partialFailure, toPlainJson } from "../../rules/state";
 import { waitForLogin } from "../../policies/connection";
@@ -127,9 +127,8 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
   const wasPaused = before.paused === true;
   // One limit for the changes made while it runs (rename, resize, environment) and the last read.
   const limit = updateLimit(ctx, inputs);
-  // Whether a start was asked for (its answer may be lost), and whether the owed steps were reached.
+  // Whether a start was asked for (its answer may be lost).
   const starting = wasPaused && !inputs.paused;
-  let finishing = false;
   try {
     if (starting) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
@@ -161,13 +160,13 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
     // A preparation still owed (it failed before, or its source's mark was missing) is taken now, as an
     // update with nothing else would: finishPendingCreate judges what is owed, requireMasking included
     // (and stops the fork if that fails).
-    if (!updated.preparePending) return updated;
-    finishing = true;
-    return await finishPendingCreate(ctx, id, updated, inputs);
+    return updated.preparePending ? await finishPendingCreate(ctx, id, updated, inputs) : updated;
   } catch (err) {
+    // The owed steps' own failure carries the newest state (the fork they stopped, say).
+    if (err instanceof PartialFailureError) throw err;
     const state = lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar);
     // Started here while owed its preparation, it holds the source's data unmasked: stopped again.
-    if (starting && !finishing && before.preparePending) {
+    if (starting && before.preparePending) {
       const [stopped, said] = await stopUnprepared(
         ctx,
         id,
