@@ -154,18 +154,7 @@ test("a failing rule: up fails naming the rule and PostgreSQL's error, the fork 
 
 test("a fork owed its preparation whose login never comes: up fails at the login wait, the fork stopped with no URL; a start whose answer is lost stops it again; the next up starts and prepares the same fork", async () => {
   h.sim.delays = { ...h.sim.delays, loginLagMs: 60 * 60_000 };
-  const s = await h.stack("no-login", async () => {
-    const { ServiceFork } = tigercloud();
-    const f = new ServiceFork("f", {
-      sourceServiceId: h.ids.serviceId,
-      forkStrategy: "NOW",
-      name: "pr-no-login",
-      onDestroy: "delete",
-      createTimeout: "4s",
-      prepare: { mask: [...MASKING] },
-    });
-    return { id: f.serviceId, uri: f.connectionUri };
-  });
+  const s = await h.stack("no-login", preparedForkProgram(h, "pr-no-login", { mask: MASKING }, { createTimeout: "4s" }));
   const message = await s
     .up()
     .then(

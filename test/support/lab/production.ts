@@ -23,15 +23,18 @@ export async function readThrough(uri: string, sql: string): Promise<string> {
 /** The preparation as a program declares it; tests also declare wrong ones, as a YAML program could. */
 type Preparation = NonNullable<import("pulumi-tigercloud").ServiceForkArgs["prepare"]>;
 
-/** A program forking the harness's source, prepared with `prepare` and deleted on destroy. */
-export const preparedForkProgram = (h: EngineHarness, name: string, prepare: object) => async () => {
-  const { ServiceFork } = tigercloud();
-  const f = new ServiceFork("f", {
-    sourceServiceId: h.ids.serviceId,
-    forkStrategy: "NOW",
-    name,
-    onDestroy: "delete",
-    prepare: prepare as Preparation,
-  });
-  return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared, password: f.initialPassword };
-};
+/** A program forking the harness's source, prepared with `prepare` and deleted on destroy (and `more` of its properties). */
+export const preparedForkProgram =
+  (h: EngineHarness, name: string, prepare: object, more: Partial<import("pulumi-tigercloud").ServiceForkArgs> = {}) =>
+  async () => {
+    const { ServiceFork } = tigercloud();
+    const f = new ServiceFork("f", {
+      sourceServiceId: h.ids.serviceId,
+      forkStrategy: "NOW",
+      name,
+      onDestroy: "delete",
+      prepare: prepare as Preparation,
+      ...more,
+    });
+    return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared, password: f.initialPassword };
+  };
