@@ -9,7 +9,7 @@ import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { PreparationSchema, preparationDigest } from "../provider/resources/serviceFork/preparation/schema";
 import { ActionError, type Inputs } from "./inputs";
-import { EngineFailure, goldenProgramText, locked, pulumiOk, stackNames, stackOutputs } from "./pulumi";
+import { EngineFailure, goldenProgramText, locked, pulumiOk, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
 import { cell } from "./report";
 import type { Rules } from "./rules";
 
@@ -112,7 +112,7 @@ export async function refreshGolden(
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), goldenProgramText(inputs, preparation, generation));
     before = await currentGolden(stack, dir, env);
     known = true;
-    await pulumiOk(["stack", "select", "--create", stack], dir, env, true);
+    await selectOrCreate(stack, dir, env);
     const values = [
       `sourceServiceId=${inputs["source-service-id"]}`,
       `forkName=golden-${generation}.${suffix}`,

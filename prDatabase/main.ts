@@ -16,7 +16,7 @@ import { main as forks } from "../forks/cli";
 import { defaultBranchHead, type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
 import { currentGolden, goldenDigestOf, goldenStackName, madeBy, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
-import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, stackNames, stackOutputs } from "./pulumi";
+import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
 import { OutputsSchema, preparationFailure, readyReport, rulesChangedNote, summarize } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 
@@ -38,17 +38,16 @@ interface Source {
   golden: boolean;
   /** When the golden fork's data was taken from production ("" for production itself). */
   dataTakenAt: string;
+  /** The digest of the golden fork's preparation, as the action recorded it ("" for production, or unknown). */
+  goldenDigest: string;
 }
-
-/** A PR stack's source as recorded, with the digest of the golden fork's preparation (its maskedSource output) where it has one. */
-type Recorded = Source & { goldenDigest?: string | undefined };
 
 /** What a PR's stack recorded of its source (outputs; older stacks have only sourceServiceId). */
 const RecordedSchema = z.looseObject({
   sourceServiceId: z.string().optional(),
   goldenSource: z.union([z.boolean(), z.string()]).optional(),
   dataTakenAt: z.string().optional(),
-  maskedSource: z.looseObject({ digest: z.string().optional() }).nullish(),
+  goldenDigest: z.string().optional(),
 });
 
 export async function runPrDatabase(env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -89,36 +88,41 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       `paused=${paused}`,
       `goldenSource=${source.golden}`,
       `dataTakenAt=${source.dataTakenAt}`,
+      `goldenDigest=${source.goldenDigest}`,
       `tigercloud:requireMasking=${inputs["require-masking"]}`,
     ];
     await pulumiOk(["config", "set-all", "--stack", stack, ...values.flatMap((v) => ["--plaintext", v])], dir, runEnv, true);
   };
-  const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "" };
+  const production: Source = { serviceId: inputs["source-service-id"], golden: false, dataTakenAt: "", goldenDigest: "" };
   /**
-   * The source a PR's stack was made with (its outputs; or, where its first up failed before any,
-   * the fork its state records), so that neither a push nor a pause forks anew from a changed
-   * source (a refreshed golden fork, another source-service-id); undefined when it holds no fork.
+   * The source of the fork a PR's stack holds (its state; its outputs add what the action recorded,
+   * where they speak of that fork's source: a replacement that failed leaves them stale), so that
+   * neither a push nor a pause forks anew from a changed source (a refreshed golden fork, another
+   * source-service-id); undefined when it holds no fork.
    */
-  const recordedSource = async (stack: string): Promise<Recorded | undefined> => {
+  const recordedSource = async (stack: string): Promise<Source | undefined> => {
     if (!(await stackNames(dir, runEnv)).includes(stack)) return undefined;
-    const recorded = RecordedSchema.safeParse(await stackOutputs(stack, dir, runEnv));
-    if (recorded.success && recorded.data.sourceServiceId)
-      return {
-        serviceId: recorded.data.sourceServiceId,
-        golden: recorded.data.goldenSource === true || recorded.data.goldenSource === "true",
-        dataTakenAt: recorded.data.dataTakenAt ?? "",
-        goldenDigest: recorded.data.maskedSource?.digest,
-      };
     const forked = await recordedFork(stack, dir, runEnv);
     if (!forked) return undefined;
+    const recorded = RecordedSchema.safeParse(await stackOutputs(stack, dir, runEnv));
+    if (recorded.success && recorded.data.sourceServiceId === forked.sourceServiceId)
+      return {
+        serviceId: forked.sourceServiceId,
+        golden: recorded.data.goldenSource === true || recorded.data.goldenSource === "true",
+        dataTakenAt: recorded.data.dataTakenAt ?? "",
+        goldenDigest: recorded.data.goldenDigest ?? "",
+      };
     // Forked from production (this one or an earlier source-service-id), it declared masking rules.
-    return { serviceId: forked.sourceServiceId, golden: forked.sourceServiceId !== production.serviceId && !forked.masks, dataTakenAt: "" };
+    const golden = forked.sourceServiceId !== production.serviceId && !forked.masks;
+    return { serviceId: forked.sourceServiceId, golden, dataTakenAt: "", goldenDigest: "" };
   };
   /** A new PR database's source: the golden fork serving now (golden: true) if it was made by the base's `rules`, or production. */
-  const freshSource = async (rules?: Rules): Promise<Source> => {
+  const freshSource = async (rules?: Rules, fromDefaultBranch = false): Promise<Source> => {
     if (inputs.golden !== "true") return production;
     const golden = await currentGolden(goldenStackName(inputs["source-service-id"], suffix), dir, runEnv);
-    if (golden && rules && !madeBy(golden, rules)) {
+    // Only the default branch's rules outrank the golden fork's: a PR into another branch (whose
+    // rules anyone who can push it may weaken) gets the golden fork, masked by the default branch's.
+    if (golden && rules && fromDefaultBranch && !madeBy(golden, rules)) {
       say(
         `::notice title=The rules changed since the golden fork was made::${command(
           `golden fork ${golden.serviceId} (its data as of ${golden.dataTakenAt}) was masked by other rules than ${rules.file} holds at ${rules.sha.slice(0, 7)}: ` +
@@ -127,7 +131,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       );
       return production;
     }
-    if (golden) return { serviceId: golden.serviceId, golden: true, dataTakenAt: golden.dataTakenAt };
+    if (golden) return { serviceId: golden.serviceId, golden: true, dataTakenAt: golden.dataTakenAt, goldenDigest: golden.digest };
     say(
       `::notice title=No golden fork yet::${command(
         "golden: true, but no golden fork has been made yet (the nightly run makes it): this database is forked from production and masked in this job",
@@ -158,10 +162,12 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     }
     // The project's file first: the CLI finds the stacks of the project it names.
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, false));
-    let source: Recorded | undefined = await recordedSource(stack);
-    // A database forked from a golden fork made by other rules than the base's now (a rule added
-    // since) is forked anew, as a changed prepare replaces a fork of production.
-    if (source?.golden && rules && source.goldenDigest !== goldenDigestOf(rules)) {
+    let source: Source | undefined = await recordedSource(stack);
+    // Into the default branch, a database forked from a golden fork made by other rules than the
+    // base's now (a rule added since) is forked anew, as a changed prepare replaces a fork of production.
+    const fromDefaultBranch =
+      inputs.golden === "true" && rules !== undefined && commits.base.ref === (await defaultBranchHead(github)).branch;
+    if (source?.golden && rules && fromDefaultBranch && source.goldenDigest !== goldenDigestOf(rules)) {
       say(
         `::notice title=The rules changed since this database was made::${command(
           `It was forked from golden fork ${source.serviceId}, masked by other rules than ${rules.file} holds at ${rules.sha.slice(0, 7)}: it is replaced by a new one`,
@@ -169,7 +175,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       );
       source = undefined;
     }
-    source ??= await freshSource(rules);
+    source ??= await freshSource(rules, fromDefaultBranch);
     // From a golden fork, the data is masked already: the PR's database runs only the rules' sqlAfter.
     const preparation = source.golden ? prPreparationFromGolden(rules) : rules?.preparation;
     say(
@@ -181,7 +187,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       ),
     );
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, preparation, false));
-    await pulumiOk(["stack", "select", "--create", stack], dir, runEnv, true);
+    await selectOrCreate(stack, dir, runEnv);
     await configure(stack, pr, false, source);
     try {
       await locked(stack, ["preview", "--stack", stack], dir, runEnv);

@@ -56,6 +56,7 @@ export function programText(inputs: Inputs, preparation: Record<string, unknown>
       paused: { type: "boolean", default: false },
       goldenSource: { type: "boolean", default: false },
       dataTakenAt: { type: "string", default: "" },
+      goldenDigest: { type: "string", default: "" },
     },
     {
       database: {
@@ -69,6 +70,7 @@ export function programText(inputs: Inputs, preparation: Record<string, unknown>
       sourceServiceId: "${sourceServiceId}",
       goldenSource: "${goldenSource}",
       dataTakenAt: "${dataTakenAt}",
+      goldenDigest: "${goldenDigest}",
       databaseUrl: "${database.connectionUri}",
       created: "${database.created}",
       expiresAt: "${database.expiresAt}",
@@ -178,6 +180,18 @@ export async function locked(stack: string, args: string[], cwd: string, env: No
   }
 }
 
+/** Selects `stack`, made first if new; two runs making it at once both end with it selected. */
+export async function selectOrCreate(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const made = await pulumi(["stack", "select", "--create", stack], cwd, env, true);
+  if (made.status === 0) return;
+  // Made meanwhile by another run: selected as it is.
+  if (!/already exists/.test(made.output))
+    throw new ActionError(
+      `pulumi stack select failed (exit ${made.status}): ${printable(made.output.trim().split("\n").slice(-5).join(" / "))}`,
+    );
+  await pulumiOk(["stack", "select", stack], cwd, env, true);
+}
+
 /** This project's stacks in the backend, by name (another project's are named with a "/"). */
 export async function stackNames(cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   const listed = JSON.parse(await pulumiOk(["stack", "ls", "--json"], cwd, env, true)) as { name: string }[];
@@ -195,6 +209,7 @@ const ExportSchema = z.looseObject({
       .array(
         z.looseObject({
           type: z.string(),
+          delete: z.boolean().optional(),
           inputs: z
             .looseObject({
               sourceServiceId: z.unknown().optional(),
@@ -208,8 +223,9 @@ const ExportSchema = z.looseObject({
 });
 
 /**
- * The fork a stack's state records (its source, and whether it declared masking rules), when its
- * outputs were never written (its first up failed); undefined when it holds none.
+ * The fork a stack's state records (its source, and whether it declared masking rules): the truth
+ * where outputs were never written (a first up that failed) or are stale (a replacement that
+ * failed); undefined when it holds none.
  */
 export async function recordedFork(
   stack: string,
@@ -217,7 +233,8 @@ export async function recordedFork(
   env: NodeJS.ProcessEnv,
 ): Promise<{ sourceServiceId: string; masks: boolean } | undefined> {
   const exported = ExportSchema.parse(JSON.parse(await pulumiOk(["stack", "export", "--stack", stack], cwd, env, true)));
-  const fork = exported.deployment.resources?.find((r) => r.type === "tigercloud:index:ServiceFork");
+  // The live one: after a replacement that failed, the one it was to replace waits marked for deletion.
+  const fork = exported.deployment.resources?.find((r) => r.type === "tigercloud:index:ServiceFork" && r.delete !== true);
   const source = fork?.inputs?.sourceServiceId;
   if (typeof source !== "string" || source === "") return undefined;
   return { sourceServiceId: source, masks: (fork?.inputs?.prepare?.mask?.length ?? 0) > 0 };

@@ -123,14 +123,19 @@ function runnerOf(repository: string, bare = false): WorkflowRunner {
  * A pull request's event: its base is main as it is now, its head the branch `branch` (main itself
  * when none is named: a pull request that changes nothing of the two files).
  */
-function pullRequest(repository: string, number: number, action: string, { fromFork = false, branch = "main" } = {}): GitHubEvent {
+function pullRequest(
+  repository: string,
+  number: number,
+  action: string,
+  { fromFork = false, branch = "main", base = "main" } = {},
+): GitHubEvent {
   if (!repositories.has(repository)) runnerOf(repository);
   const dir = repositories.get(repository);
   const shaOf = (ref: string) => (dir ? sh(dir, "rev-parse", ref).trim() : "0000000");
   const head = { ref: `feature-${number}`, sha: shaOf(branch), repo: { full_name: fromFork ? "someone/fork" : repository } };
   return {
     name: "pull_request",
-    payload: { action, number, pull_request: { number, head, base: { ref: "main", sha: shaOf("main"), repo: { full_name: repository } } } },
+    payload: { action, number, pull_request: { number, head, base: { ref: base, sha: shaOf(base), repo: { full_name: repository } } } },
   };
 }
 
@@ -534,6 +539,14 @@ describe("golden: true, production masked once a night and every PR's database f
     await trigger(repo, pullRequest(repo, 35, "opened"), 1);
     sim.clearFaults();
     expect(forksNamed("pr-35.acme.golden")).toEqual([]);
+
+    // A PR into another branch, whose rules anyone who can push it may weaken: the golden fork, masked by main's rules.
+    changeRules(repo, "weaker-base", (rules) => rules.replace(/^ {2}- \{ table: customers, column: email,.*\n/m, ""), "email unmasked");
+    const intoBranch = await trigger(repo, pullRequest(repo, 36, "opened", { branch: "weaker-base", base: "weaker-base" }));
+    expect(forksNamed("pr-36.acme.golden").map((f) => f.forked_from?.service_id)).toEqual([golden]);
+    const shown = (await psql(intoBranch.exported.DATABASE_URL ?? "", `SELECT email FROM ${PERSONAL_TABLE}`)).split("\n");
+    expect(shown).toHaveLength(PERSONAL_ROWS);
+    for (const value of PRODUCTION) expect(shown).not.toContain(value);
 
     const goodNight = await night();
     expect(goodNight.log).toContain("stack pr-35.acme.golden holds no fork: nothing to pause");

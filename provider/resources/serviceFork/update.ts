@@ -127,10 +127,8 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
   const wasPaused = before.paused === true;
   // One limit for the changes made while it runs (rename, resize, environment) and the last read.
   const limit = updateLimit(ctx, inputs);
-  // Whether a start was asked for (its answer may be lost).
-  const starting = wasPaused && !inputs.paused;
   try {
-    if (starting) applied(["paused"], await startFork(ctx, id, inputs, password));
+    if (wasPaused && !inputs.paused) applied(["paused"], await startFork(ctx, id, inputs, password));
     // Independent of each other: one refused does not keep the others from being made.
     const changes: [(keyof ForkInputs)[], () => Promise<Service | undefined>][] = [];
     const name = inputs.name;
@@ -165,16 +163,10 @@ export async function updateFork(ctx: CallContext, id: string, before: ServiceFo
     // The owed steps' own failure carries the newest state (the fork they stopped, say).
     if (err instanceof PartialFailureError) throw err;
     const state = lastRead ? stateFromService(stateSoFar, lastRead, password) : toPlainJson(stateSoFar);
-    // Started here while owed its preparation, it holds the source's data unmasked: stopped again.
-    if (starting && before.preparePending) {
-      const [stopped, said] = await stopUnprepared(
-        ctx,
-        id,
-        state,
-        inputs,
-        "it was started, and the update failed before its preparation",
-        err,
-      );
+    // Running (started here, or left running by a stop that failed) while owed its preparation, it
+    // holds the source's data unmasked: stopped.
+    if (before.preparePending && !inputs.paused) {
+      const [stopped, said] = await stopUnprepared(ctx, id, state, inputs, "the update failed before its preparation", err);
       throw partialFailure(id, stopped, said);
     }
     throw partialFailure(id, state, err);
