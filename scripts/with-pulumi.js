@@ -12,7 +12,7 @@ const { execFileSync, spawn } = require("child_process");
 const fs = require("fs");
 const path = require("path");
 const toolchain = require("./toolchain");
-const { cacheRoot, ensureNode } = require("./ensure-node");
+const { ensureNode } = require("./ensure-node");
 
 const root = path.join(__dirname, "..");
 const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
@@ -140,10 +140,6 @@ function main() {
     PATH: [laneNodeDir(), ...toolDirs, pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(path.delimiter),
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    // V8's compile cache (Node.js 22.1 and later; older ones ignore it), kept outside the clone: every
-    // program, provider and jest worker loads @pulumi/pulumi whole, and compiling it was about a
-    // third of the 0.45 s of CPU that takes. Nothing a program does changes with it.
-    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE || path.join(cacheRoot, "node-compile-cache"),
   };
   const version = execFileSync(path.join(pulumiBin, "pulumi"), ["version"], { env, encoding: "utf8" }).trim();
   const sdkVersion = require(require.resolve("@pulumi/pulumi/package.json", { paths: [root] })).version;
