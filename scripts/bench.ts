@@ -1065,7 +1065,8 @@ async function partC(options: Options, root: string): Promise<void> {
       [
         "READY: when the simulator made the fork READY (its timeline); the URL: when `pulumi up` ended, the fork's outputs written.",
         "The preparation's time is its own progress line (from its login to its last check); the plain way's, psql's wall time for each statement.",
-        "The masked values (a hash, an address made of one) compress less well than production's repeated ones: part of the size is that.",
+        "The preparation writes pseudonyms (a tag and a number, as short as production's values); the plain way writes md5 hashes, which compress",
+        "  less well than production's repeated values, and its dead rows are not given back (no VACUUM): both show in its size.",
       ],
     );
   } finally {

@@ -107,11 +107,11 @@ namespace TigerData.TigerCloud
         /// </summary>
         public static Mask Constant { get; } = new Mask("constant");
         /// <summary>
-        /// A keyed hash of the value (text columns): equal values stay equal, so joins and uniqueness hold; the key is new for each fork.
+        /// A pseudonym, h&lt;tag&gt;-&lt;n&gt; (text columns): n numbers the distinct values in the order of a keyed hash, so equal values stay equal and distinct ones distinct (joins and uniqueness hold); key and tag are new for each fork.
         /// </summary>
         public static Mask Hash { get; } = new Mask("hash");
         /// <summary>
-        /// A fake e-mail address made from the same keyed hash (text columns): unique where the values were, at example.invalid.
+        /// A fake e-mail address, user-&lt;tag&gt;-&lt;n&gt;@example.invalid, with the same numbering as hash (text columns): unique where the values were.
         /// </summary>
         public static Mask Email { get; } = new Mask("email");
         /// <summary>

@@ -357,9 +357,9 @@ const (
 	MaskNull = Mask("null")
 	// The rule's value, the same in every row.
 	MaskConstant = Mask("constant")
-	// A keyed hash of the value (text columns): equal values stay equal, so joins and uniqueness hold; the key is new for each fork.
+	// A pseudonym, h<tag>-<n> (text columns): n numbers the distinct values in the order of a keyed hash, so equal values stay equal and distinct ones distinct (joins and uniqueness hold); key and tag are new for each fork.
 	MaskHash = Mask("hash")
-	// A fake e-mail address made from the same keyed hash (text columns): unique where the values were, at example.invalid.
+	// A fake e-mail address, user-<tag>-<n>@example.invalid, with the same numbering as hash (text columns): unique where the values were.
 	MaskEmail = Mask("email")
 	// The value's first `chars` characters (text columns).
 	MaskKeepfirst = Mask("keepFirst")

@@ -157,6 +157,7 @@ export async function prepareFork(
     let tables: MaskedTable[] = [];
     let counts = new Map<number, number>();
     let samples: string[] = [];
+    const pseudonyms: sql.Pseudonyms = { key: crypto.randomBytes(16).toString("hex"), tag: crypto.randomBytes(4).toString("hex") };
     let switched: { table: string; kind: "trigger" | "rule"; name: string; mode: string }[] = [];
     let reach: Reach = { written: [], cascaded: [], ancestors: [], hypertables: [] };
     if (masking) {
@@ -197,7 +198,7 @@ export async function prepareFork(
           samples.push(...values.map((v) => v.v).filter((v) => stillProduction(r.rule, v)));
         }
       samples = [...new Set(samples)];
-      counts = await maskTables(tables, q, (s) => (step = s), timescaledb);
+      counts = await maskTables(tables, pseudonyms, q, (s) => (step = s), timescaledb);
       // A key's cascade rewrote rows out of other hypertables' compressed batches: compressed again.
       for (const h of reach.hypertables) {
         step = `prepare.mask (the chunks of ${shownName(h)} a key's cascade left partly compressed)`;
@@ -227,6 +228,7 @@ export async function prepareFork(
       await checkMasked(
         tables,
         counts,
+        pseudonyms,
         reach,
         samples,
         q,
@@ -406,9 +408,23 @@ function stillProduction(rule: MaskRule, value: string): boolean {
  * first and compressed again after (one rewrite each, and no limit on rows decompressed). Returns
  * the rows each rule changed (its column's values that were not NULL), by rule index.
  */
-async function maskTables(tables: MaskedTable[], q: Query, at: (step: string) => void, timescaledb: boolean): Promise<Map<number, number>> {
-  const key = crypto.randomBytes(16).toString("hex");
+async function maskTables(
+  tables: MaskedTable[],
+  pseudonyms: sql.Pseudonyms,
+  q: Query,
+  at: (step: string) => void,
+  timescaledb: boolean,
+): Promise<Map<number, number>> {
   const rows = new Map<number, number>();
+  const numbered = tables
+    .map((t) => ({ table: tableName(t), columns: t.rules.filter((r) => sql.pseudonymous(r.rule)).map((r) => ident(r.column)) }))
+    .filter((t) => t.columns.length);
+  if (numbered.length) {
+    at("prepare.mask (numbering the distinct values that hash and email rules mask)");
+    const { values, param } = sql.parameters(pseudonyms);
+    await q(sql.pseudonymTable(numbered, param), values);
+    await q(sql.PSEUDONYMS_INDEX);
+  }
   for (const t of tables) {
     const labels = t.rules.map((r) => ruleLabel(t, r));
     at(labels.join(", "));
@@ -427,12 +443,14 @@ async function maskTables(tables: MaskedTable[], q: Query, at: (step: string) =>
     const chunks =
       timescaledb && t.hypertable ? (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
     for (const chunk of chunks) await q(sql.decompressChunk, [chunk]);
-    const { values, param } = sql.parameters(key);
+    const { values, param } = sql.parameters(pseudonyms);
     const sets = t.rules.map((r) => `${ident(r.column)} = ${sql.maskExpression(r.rule, ident(r.column), param)}`);
     const changed = t.rules.map((r) => `${ident(r.column)} IS NOT NULL`).join(" OR ");
     await q(`UPDATE ${tableName(t)} SET ${sets.join(", ")} WHERE ${changed}`, values);
     for (const chunk of chunks) await q(sql.compressChunk, [chunk]);
   }
+  // Production's values: gone before anything else runs in this session (the user's sqlAfter).
+  if (numbered.length) await q(sql.DROP_PSEUDONYMS);
   return rows;
 }
 
@@ -506,6 +524,7 @@ async function compressedTables(hypertables: Table[], q: Query): Promise<Table[]
 async function checkMasked(
   tables: MaskedTable[],
   rows: Map<number, number>,
+  pseudonyms: sql.Pseudonyms,
   reach: Reach,
   samples: string[],
   q: Query,
@@ -516,7 +535,7 @@ async function checkMasked(
   // One scan per table: each rule's rows the rule did not write, and (but for "null" rules, counted before) its rows changed.
   for (const t of tables) {
     at(`${t.rules.map((r) => ruleLabel(t, r)).join(", ")} (checking every row)`);
-    const { values, param } = sql.parameters("");
+    const { values, param } = sql.parameters(pseudonyms);
     const columns = t.rules.map(
       (r, n) =>
         `count(${ident(r.column)})::int AS n${n}, count(*) FILTER (WHERE NOT ${sql.maskedCondition(r.rule, ident(r.column), param)})::int AS bad${n}`,

@@ -8,23 +8,60 @@ export type Param = (value: unknown) => string;
 
 /** Stands for the preparation's hashing key among a rule's parameters. */
 export const KEY = Symbol("key");
+/** Stands for the preparation's tag among a rule's parameters. */
+export const TAG = Symbol("tag");
+
+/**
+ * What a preparation's pseudonyms are made of, new for each preparation: the key of the hash that
+ * orders the values (a parameter, never in a statement's text), and the tag every pseudonym carries
+ * (so that the check after the masking cannot take a production value for one).
+ */
+export interface Pseudonyms {
+  key: string;
+  tag: string;
+}
 
 /** An identifier quoted as PostgreSQL's quote_ident does when needed: always here, so any name is safe. */
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 /** A string literal, for the few statements that take no parameters (CALL, ROLLBACK PREPARED). */
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
-/** Parameters collected while a statement is built, the hashing key put in where KEY stands. */
-export function parameters(key: string): { values: unknown[]; param: Param } {
+/** Parameters collected while a statement is built, the key and the tag put in where KEY and TAG stand. */
+export function parameters(pseudonyms: Pseudonyms = { key: "", tag: "" }): { values: unknown[]; param: Param } {
   const values: unknown[] = [];
   return {
     values,
     param: (value) => {
-      values.push(value === KEY ? key : value);
+      values.push(value === KEY ? pseudonyms.key : value === TAG ? pseudonyms.tag : value);
       return `$${values.length}`;
     },
   };
 }
+
+/**
+ * The preparation's own table of pseudonyms, for as long as the masking runs: every distinct value
+ * of the columns that `hash` and `email` rules mask (as text), numbered in the order of its keyed
+ * hash, so that the number says nothing of the value. A pseudonym is the tag and that number: as
+ * short as production's values, so compressed chunks stay about their size, where 32 hex digits of
+ * a hash compress to half again as much; and distinct for distinct values by construction.
+ * Temporary (no other session sees it), dropped once the UPDATEs are done, and at COMMIT anyway.
+ */
+const PSEUDONYMS = "pg_temp.tigercloud_pseudonyms";
+export function pseudonymTable(tables: { table: string; columns: string[] }[], param: Param): string {
+  // One scan of each table, whatever the number of its columns (a compressed chunk is decompressed to be read).
+  const values = tables
+    .map((t) => `SELECT unnest(ARRAY[${t.columns.map((c) => `${c}::text`).join(", ")}]) AS value FROM ${t.table}`)
+    .join(" UNION ALL ");
+  return (
+    `CREATE TEMPORARY TABLE ${PSEUDONYMS} ON COMMIT DROP AS ` +
+    `SELECT value, row_number() OVER (ORDER BY md5(${param(KEY)} || value), value) AS n ` +
+    `FROM (SELECT DISTINCT value FROM (${values}) a WHERE value IS NOT NULL) v`
+  );
+}
+export const PSEUDONYMS_INDEX = `CREATE UNIQUE INDEX ON ${PSEUDONYMS} (value)`;
+export const DROP_PSEUDONYMS = `DROP TABLE ${PSEUDONYMS}`;
+/** The rules whose values come from the pseudonym table. */
+export const pseudonymous = (rule: MaskRule) => rule.with === "hash" || rule.with === "email";
 
 /** The value a rule writes in place of `column`'s (quoted). NULLs stay NULL. */
 export function maskExpression(rule: MaskRule, column: string, param: Param): string {
@@ -35,9 +72,9 @@ export function maskExpression(rule: MaskRule, column: string, param: Param): st
       // THEN the column (NULL), so that the parameter takes the column's type, text or not.
       return `CASE WHEN ${column} IS NULL THEN ${column} ELSE ${param(rule.value)} END`;
     case "hash":
-      return `'h' || md5(${param(KEY)} || ${column}::text)`;
+      return `(SELECT 'h' || ${param(TAG)} || '-' || p.n FROM ${PSEUDONYMS} p WHERE p.value = ${column}::text)`;
     case "email":
-      return `'user-' || left(md5(${param(KEY)} || ${column}::text), 16) || '@example.invalid'`;
+      return `(SELECT 'user-' || ${param(TAG)} || '-' || p.n || '@example.invalid' FROM ${PSEUDONYMS} p WHERE p.value = ${column}::text)`;
     case "keepFirst":
       return `left(${column}::text, ${param(rule.chars)}::int)`;
   }
@@ -51,9 +88,9 @@ export function maskedCondition(rule: MaskRule, column: string, param: Param): s
     case "constant":
       return `(${column} IS NULL OR ${column} IS NOT DISTINCT FROM (CASE WHEN ${column} IS NULL THEN ${column} ELSE ${param(rule.value)} END))`;
     case "hash":
-      return `(${column} IS NULL OR ${column}::text ~ '^h[0-9a-f]{32}$')`;
+      return `(${column} IS NULL OR ${column}::text ~ ('^h' || ${param(TAG)} || '-[1-9][0-9]*$'))`;
     case "email":
-      return `(${column} IS NULL OR ${column}::text ~ '^user-[0-9a-f]{16}@example\\.invalid$')`;
+      return `(${column} IS NULL OR ${column}::text ~ ('^user-' || ${param(TAG)} || '-[1-9][0-9]*@example\\.invalid$'))`;
     case "keepFirst":
       return `(${column} IS NULL OR length(${column}::text) <= ${param(rule.chars)}::int)`;
   }

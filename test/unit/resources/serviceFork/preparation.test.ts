@@ -9,7 +9,7 @@ import * as sql from "../../../../provider/resources/serviceFork/preparation/sta
 import { recordingSession, testContext } from "../../../support/helpers";
 
 describe("statements", () => {
-  test("every rule's value is a parameter, the hashing key too; the column is what the caller quoted", () => {
+  test("every rule's value is a parameter, the hashing key and the tag too; the column is what the caller quoted", () => {
     const rules: MaskRule[] = [
       { table: "t", column: "c", with: "constant", value: "x'); DROP TABLE t; --" },
       { table: "t", column: "c", with: "hash" },
@@ -17,29 +17,42 @@ describe("statements", () => {
       { table: "t", column: "c", with: "keepFirst", chars: 3 },
       { table: "t", column: "c", with: "null" },
     ];
-    const { values, param } = sql.parameters("the-key");
+    const { values, param } = sql.parameters({ key: "the-key", tag: "the-tag" });
     const written = rules.map((r) => sql.maskExpression(r, sql.ident("c"), param));
     expect(written).toEqual([
       `CASE WHEN "c" IS NULL THEN "c" ELSE $1 END`,
-      `'h' || md5($2 || "c"::text)`,
-      `'user-' || left(md5($3 || "c"::text), 16) || '@example.invalid'`,
+      `(SELECT 'h' || $2 || '-' || p.n FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "c"::text)`,
+      `(SELECT 'user-' || $3 || '-' || p.n || '@example.invalid' FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "c"::text)`,
       `left("c"::text, $4::int)`,
       "NULL",
     ]);
-    expect(values).toEqual(["x'); DROP TABLE t; --", "the-key", "the-key", 3]);
+    expect(values).toEqual(["x'); DROP TABLE t; --", "the-tag", "the-tag", 3]);
     expect(written.join(" ")).not.toContain("DROP");
+    const numbered = sql.pseudonymTable(
+      [
+        { table: '"public"."t"', columns: ['"c"', '"e"'] },
+        { table: '"public"."u"', columns: ['"d"'] },
+      ],
+      param,
+    );
+    expect(numbered).toBe(
+      "CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS SELECT value, row_number() OVER (ORDER BY md5($5 || value), value) AS n " +
+        `FROM (SELECT DISTINCT value FROM (SELECT unnest(ARRAY["c"::text, "e"::text]) AS value FROM "public"."t" UNION ALL ` +
+        `SELECT unnest(ARRAY["d"::text]) AS value FROM "public"."u") a WHERE value IS NOT NULL) v`,
+    );
+    expect(values[4]).toBe("the-key");
   });
 
   test("the check after masking accepts only what each rule writes", () => {
-    const { values, param } = sql.parameters("k");
+    const { values, param } = sql.parameters({ key: "k", tag: "0a1b2c3d" });
     expect(sql.maskedCondition({ table: "t", column: "c", with: "null" }, '"c"', param)).toBe('"c" IS NULL');
     expect(sql.maskedCondition({ table: "t", column: "c", with: "hash" }, '"c"', param)).toBe(
-      `("c" IS NULL OR "c"::text ~ '^h[0-9a-f]{32}$')`,
+      `("c" IS NULL OR "c"::text ~ ('^h' || $1 || '-[1-9][0-9]*$'))`,
     );
     expect(sql.maskedCondition({ table: "t", column: "c", with: "keepFirst", chars: 8 }, '"c"', param)).toBe(
-      `("c" IS NULL OR length("c"::text) <= $1::int)`,
+      `("c" IS NULL OR length("c"::text) <= $2::int)`,
     );
-    expect(values).toEqual([8]);
+    expect(values).toEqual(["0a1b2c3d", 8]);
   });
 
   test("identifiers and literals are quoted whatever they hold; a trigger or rule goes back to the mode it had", () => {
@@ -134,12 +147,15 @@ describe("the runner", () => {
     const order = [
       "BEGIN",
       'ALTER TABLE ONLY "public"."events" DISABLE TRIGGER "audit"',
+      `CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS SELECT value, row_number() OVER (ORDER BY md5($1 || value), value) AS n FROM (SELECT DISTINCT value FROM (SELECT unnest(ARRAY["customer_email"::text]) AS value FROM "public"."events") a WHERE value IS NOT NULL) v`,
+      "CREATE UNIQUE INDEX ON pg_temp.tigercloud_pseudonyms (value)",
       "SELECT decompress_chunk($1::regclass)",
-      `UPDATE "public"."events" SET "customer_email" = 'user-' || left(md5($1 || "customer_email"::text), 16) || '@example.invalid' WHERE "customer_email" IS NOT NULL`,
+      `UPDATE "public"."events" SET "customer_email" = (SELECT 'user-' || $1 || '-' || p.n || '@example.invalid' FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "customer_email"::text) WHERE "customer_email" IS NOT NULL`,
       "SELECT compress_chunk($1::regclass)",
+      "DROP TABLE pg_temp.tigercloud_pseudonyms",
       'ALTER TABLE ONLY "public"."events" ENABLE TRIGGER "audit"',
       'ANALYZE "public"."events"',
-      `SELECT count("customer_email")::int AS n0, count(*) FILTER (WHERE NOT ("customer_email" IS NULL OR "customer_email"::text ~ '^user-[0-9a-f]{16}@example\\.invalid$'))::int AS bad0 FROM "public"."events"`,
+      `SELECT count("customer_email")::int AS n0, count(*) FILTER (WHERE NOT ("customer_email" IS NULL OR "customer_email"::text ~ ('^user-' || $1 || '-[1-9][0-9]*@example\\.invalid$')))::int AS bad0 FROM "public"."events"`,
       "COMMIT",
       'VACUUM (FULL) "public"."events"',
       "CALL refresh_continuous_aggregate('public.events_daily', NULL, NULL, force => true)",
