@@ -216,6 +216,93 @@ test("a materialized view over a masked column is refreshed from the masked data
   expect(fork.prepared.refreshed).toContain("public.customer_domains");
 });
 
+test("no function or operator of the database's own stands in for PostgreSQL's: a public.unnest(text[]) and a || of (text, bigint) made in production see no value while the fork is prepared", async () => {
+  // Exact matches for the types, chosen over pg_catalog's polymorphic ones wherever public is on the search_path.
+  await inProduction(`
+    CREATE TABLE t_overloaded (id int, email text, token text);
+    INSERT INTO t_overloaded SELECT g, 'customer' || g || '@prod-customers.example.com', 'tok_live_' || g FROM generate_series(1, 20) g;
+    ANALYZE t_overloaded;
+    CREATE TABLE stolen (value text);
+    CREATE FUNCTION public.unnest(a text[]) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+      BEGIN INSERT INTO public.stolen SELECT x FROM pg_catalog.unnest(a) x; RETURN QUERY SELECT x FROM pg_catalog.unnest(a) x; END $f$;
+    CREATE FUNCTION public.stealing_concat(a text, b bigint) RETURNS text LANGUAGE plpgsql AS $f$
+      BEGIN
+        IF pg_catalog.to_regclass('pg_temp.tigercloud_pseudonyms') IS NOT NULL THEN
+          INSERT INTO public.stolen SELECT p.value FROM pg_temp.tigercloud_pseudonyms p;
+        END IF;
+        RETURN pg_catalog.textcat(a, b::text);
+      END $f$;
+    CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = public.stealing_concat);
+    DELETE FROM stolen;`);
+  const fork = await preparedFork("pr-overloads", {
+    mask: [
+      { table: "t_overloaded", column: "email", with: "email" },
+      { table: "t_overloaded", column: "token", with: "hash" },
+    ],
+  }).finally(() =>
+    inProduction("DROP OPERATOR public.|| (text, bigint); DROP FUNCTION public.stealing_concat(text, bigint), public.unnest(text[])"),
+  );
+  expect(await read(fork.uri, "SELECT count(*) FROM t_overloaded WHERE email LIKE '%prod-customers%' OR token LIKE 'tok_live%'")).toBe("0");
+  expect(await read(fork.uri, "SELECT count(*) FROM stolen")).toBe("0");
+});
+
+test("what runs on each row the masking writes is refused when it calls a function of the database's own: a CHECK constraint's, a domain's, an index's; so is a column whose conversion to text is one", async () => {
+  await inProduction(`
+    CREATE TABLE copied (value text);
+    CREATE FUNCTION copies(v text) RETURNS boolean LANGUAGE plpgsql AS $f$
+      BEGIN INSERT INTO public.copied SELECT email FROM public.t_checked; RETURN true; END $f$;
+    CREATE TABLE t_checked (id int, email text CHECK (copies(email)));
+    INSERT INTO t_checked SELECT g, 'customer' || g || '@prod-customers.example.com' FROM generate_series(1, 5) g;
+    CREATE FUNCTION ok(v text) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT true';
+    CREATE DOMAIN checked_mail AS text CHECK (ok(VALUE));
+    CREATE TABLE t_domain (id int, email checked_mail); INSERT INTO t_domain VALUES (1, 'customer1@prod-customers.example.com');
+    CREATE TABLE t_indexed (id int, email text); CREATE INDEX t_indexed_ok ON t_indexed (ok(email));
+    CREATE TYPE contact AS (email text);
+    CREATE FUNCTION contact_text(c contact) RETURNS text LANGUAGE plpgsql AS $f$
+      BEGIN INSERT INTO public.copied VALUES (c.email); RETURN c.email; END $f$;
+    CREATE CAST (contact AS text) WITH FUNCTION contact_text(contact);
+    CREATE TABLE t_contact (id int, c contact); INSERT INTO t_contact VALUES (1, ROW('customer1@prod-customers.example.com'));
+    DELETE FROM copied;`);
+  const check = await refusedFork("pr-check", { mask: [{ table: "t_checked", column: "email", with: "hash" }] });
+  expect(check.message).toMatch(
+    /public\.t_checked's constraint t_checked_email_check runs public\.copies\(text\), a function of the database's own, on each row the masking writes/,
+  );
+  const domain = await refusedFork("pr-domain", { mask: [{ table: "t_domain", column: "email", with: "email" }] });
+  expect(domain.message).toMatch(/public\.t_domain's the domain public\.checked_mail of column email runs public\.ok\(text\)/);
+  const index = await refusedFork("pr-index", { mask: [{ table: "t_indexed", column: "email", with: "null" }] });
+  expect(index.message).toMatch(/public\.t_indexed's index t_indexed_ok runs public\.ok\(text\)/);
+  const cast = await refusedFork("pr-cast", { mask: [{ table: "t_contact", column: "c", with: "null" }] });
+  expect(cast.message).toMatch(
+    /public\.t_contact\.c is of type public\.contact, whose conversion to text runs public\.contact_text\(public\.contact\)/,
+  );
+  // Refused before any of it ran: nothing was copied, in production or on the forks.
+  expect(await inProduction("SELECT count(*) FROM copied")).toBe("0");
+  // Dropped in prepare.sql (and made again after), the CHECK is no way in.
+  const fork = await preparedFork("pr-check-dropped", {
+    sql: ["ALTER TABLE t_checked DROP CONSTRAINT t_checked_email_check"],
+    mask: [{ table: "t_checked", column: "email", with: "hash" }],
+    sqlAfter: ["ALTER TABLE t_checked ADD CONSTRAINT t_checked_email_check CHECK (email <> '') NOT VALID"],
+  });
+  expect(await read(fork.uri, "SELECT count(*) FROM copied")).toBe("0");
+  expect(await read(fork.uri, "SELECT count(*) FROM t_checked WHERE email LIKE '%prod-customers%'")).toBe("0");
+});
+
+test("a masked key that cascades to a masked column: the cascade's pseudonyms are kept, so the join holds and nothing turns NULL", async () => {
+  await inProduction(`
+    CREATE TABLE t_owner (email text PRIMARY KEY);
+    INSERT INTO t_owner SELECT 'customer' || g || '@prod-customers.example.com' FROM generate_series(1, 10) g;
+    CREATE TABLE t_owned (id int, owner_email text REFERENCES t_owner (email) ON UPDATE CASCADE);
+    INSERT INTO t_owned SELECT g, 'customer' || (g % 10 + 1) || '@prod-customers.example.com' FROM generate_series(1, 30) g;`);
+  const fork = await preparedFork("pr-cascade-masked", {
+    mask: [
+      { table: "t_owner", column: "email", with: "hash" },
+      { table: "t_owned", column: "owner_email", with: "hash" },
+    ],
+  });
+  expect(await read(fork.uri, "SELECT count(*) FROM t_owned o JOIN t_owner w ON w.email = o.owner_email")).toBe("30");
+  expect(await read(fork.uri, "SELECT count(*) FROM t_owned WHERE owner_email IS NULL OR owner_email LIKE '%prod-customers%'")).toBe("0");
+});
+
 test("a table named in another letter case is refused, naming both tables: the rule could mask the wrong one", async () => {
   await inProduction(
     `CREATE TABLE "Accounts" (email text); INSERT INTO "Accounts" VALUES ('customer1@prod-customers.example.com'); CREATE TABLE accounts (email text);`,

@@ -88,14 +88,18 @@ export async function prepareFork(
   const session = await open({ host, port, password }, left()).catch(fail);
   const q = <Row extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]) =>
     session.query<Row>(text, params).catch(fail);
-  const inTransaction = async () => (await q<{ id: string }>("SELECT txid_current()::text AS id"))[0]?.id;
+  const inTransaction = async () => (await q<{ id: string }>("SELECT pg_catalog.txid_current()::text AS id"))[0]?.id;
   try {
     ctx.progress(`fork ${serviceId}: preparing it (${describe(p)}) before its connection strings are published`);
-    const timescaledb = (await q<{ present: boolean }>(sql.HAS_TIMESCALEDB))[0]?.present === true;
+    // The role's own search_path, for the user's SQL; the preparation's own statements, pg_catalog's names.
+    let userPath = (await q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? "";
+    await q(sql.PIN_SEARCH_PATH);
+    const ts = (await q<{ schema: string }>(sql.TIMESCALEDB_SCHEMA))[0]?.schema;
+    const timescaledb = ts !== undefined;
     if (p.pauseJobs) {
       step = "prepare.pauseJobs";
-      if (!timescaledb)
-        fail(new Refusal("the fork has no TimescaleDB (no timescaledb extension in tsdb), so no job to pause; leave pauseJobs out"));
+      if (ts === undefined)
+        return fail(new Refusal("the fork has no TimescaleDB (no timescaledb extension in tsdb), so no job to pause; leave pauseJobs out"));
       await q("BEGIN");
       const jobs = await q<{ job_id: number }>(
         `SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= ${FIRST_USER_JOB} AND scheduled ORDER BY job_id`,
@@ -103,7 +107,7 @@ export async function prepareFork(
       const ids = jobs.map((j) => j.job_id);
       for (const id of ids) {
         step = `prepare.pauseJobs (alter_job(${id}, scheduled => false))`;
-        await q("SELECT alter_job($1, scheduled => false)", [id]);
+        await q(sql.alterJobUnscheduled(ts), [id]);
       }
       step = "prepare.pauseJobs (COMMIT)";
       await q("COMMIT");
@@ -142,7 +146,9 @@ export async function prepareFork(
     if (timescaledb) await q("SET LOCAL timescaledb.max_tuples_decompressed_per_dml_transaction = 0");
     const begun = await inTransaction();
     const runTexts = async (texts: string[] | undefined, name: "sql" | "sqlAfter") => {
-      for (const [i, text] of (texts ?? []).entries()) {
+      if (!texts?.length) return;
+      await q(sql.USER_SEARCH_PATH, [userPath]);
+      for (const [i, text] of texts.entries()) {
         step = `prepare.${name}[${i}] (${printable(text.trim().split("\n")[0] ?? "").slice(0, 80)})`;
         statement = text;
         await q(text);
@@ -151,6 +157,10 @@ export async function prepareFork(
         if ((await inTransaction()) !== begun)
           fail(new Refusal("it ends the transaction (COMMIT or ROLLBACK): the preparation must stay one transaction"));
       }
+      // A path the texts set carries on to the next ones (sql's to sqlAfter), not to the preparation's own.
+      step = `prepare.${name} (done)`;
+      userPath = (await q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? userPath;
+      await q(sql.PIN_SEARCH_PATH);
     };
     await runTexts(p.sql, "sql");
 
@@ -173,6 +183,19 @@ export async function prepareFork(
         );
       step = "prepare.mask (what the masking writes: the tables, what is under them, what their keys cascade to)";
       reach = await reachOf(tables, q, timescaledb);
+      step = "prepare.mask (what runs on each row written: constraints, indexes, generated columns, domains)";
+      const running = await q<{ table: string; what: string; function: string }>(sql.FUNCTIONS_ON_WRITE, [reach.written.map((t) => t.oid)]);
+      const [first, ...more] = running;
+      if (first)
+        fail(
+          new Refusal(
+            printable(
+              `${first.table}'s ${first.what} runs ${first.function}, a function of the database's own, on each row the masking writes: ` +
+                `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again in prepare.sqlAfter)` +
+                (more.length ? `; so do ${more.map((r) => `${r.table}'s ${r.what} (${r.function})`).join(", ")}` : ""),
+            ).slice(0, 600),
+          ),
+        );
       const held = new Map(reach.written.map((t) => [t.oid, tableName(t)]));
       const triggers = await q<{ oid: number; name: string; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
       const rules = await q<{ oid: number; name: string; mode: string }>(sql.RULES, [[...held.keys()]]);
@@ -198,13 +221,13 @@ export async function prepareFork(
           samples.push(...values.map((v) => v.v).filter((v) => stillProduction(r.rule, v)));
         }
       samples = [...new Set(samples)];
-      counts = await maskTables(tables, pseudonyms, q, (s) => (step = s), timescaledb);
+      counts = await maskTables(tables, pseudonyms, q, (s) => (step = s), ts);
       // A key's cascade rewrote rows out of other hypertables' compressed batches: compressed again.
       for (const h of reach.hypertables) {
         step = `prepare.mask (the chunks of ${shownName(h)} a key's cascade left partly compressed)`;
         for (const { chunk } of await q<{ chunk: string }>(sql.PARTIAL_CHUNKS, [h.schema, h.name])) {
           step = `prepare.mask (compress_chunk(${chunk}), rows a key's cascade rewrote)`;
-          await q(sql.compressChunk, [chunk]);
+          if (ts) await q(sql.compressChunk(ts), [chunk]);
         }
       }
     }
@@ -215,8 +238,8 @@ export async function prepareFork(
       // enable_chunk_skipping refuses unless the setting is on (it is off by default).
       if (skipping.length) await q("SET LOCAL timescaledb.enable_chunk_skipping = on");
       for (const c of skipping) {
-        await q(sql.disableChunkSkipping, [c.hypertable, c.column]);
-        await q(sql.enableChunkSkipping, [c.hypertable, c.column]);
+        await q(sql.disableChunkSkipping(ts), [c.hypertable, c.column]);
+        await q(sql.enableChunkSkipping(ts), [c.hypertable, c.column]);
       }
     }
     await runTexts(p.sqlAfter, "sqlAfter");
@@ -253,12 +276,19 @@ export async function prepareFork(
       step = "prepare.mask (the materialized views and continuous aggregates that read what the masking wrote)";
       const readers = await q<Reader>(sql.READS);
       const aggregates = timescaledb ? await q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
+      // A view's query runs as the user wrote it, with the role's search_path (the masking is committed:
+      // what it reads is masked); what is read back from it, checked with pg_catalog's names again.
+      const asUser = async (text: string) => {
+        await q(sql.SESSION_SEARCH_PATH, [userPath]);
+        await q(text);
+        await q(sql.PIN_SEARCH_PATH);
+      };
       const plan = toRefresh(new Set([...reach.written, ...reach.ancestors].map((t) => t.oid)), readers, aggregates);
       for (const item of plan) {
         const name = item.kind === "continuous aggregate" ? item.aggregate.view : shownName(item.table);
         step = `prepare.mask (refreshing the ${item.kind} ${name})`;
         ctx.progress(`fork ${serviceId}: refreshing the ${item.kind} ${name} from the masked data`);
-        const kept = await refreshDerived(item, q, timescaledb, (m) => fail(new Refusal(m)));
+        const kept = await refreshDerived(item, q, asUser, ts, (m) => fail(new Refusal(m)));
         if (item.checked) await checkDerived(name, kept, samples, q, (m) => fail(new Refusal(m)));
         refreshed.push(name);
       }
@@ -379,6 +409,14 @@ async function resolveRules(rules: MaskRule[], q: Query, at: (step: string) => v
           : `${label} has no column ${rule.column.toLowerCase()}`,
       );
     }
+    const cast = (await q<{ type: string; function: string }>(sql.TEXT_CAST, [read.oid, column.name]))[0];
+    if (cast)
+      throw new Refusal(
+        printable(
+          `${label}.${column.name} is of type ${cast.type}, whose conversion to text runs ${cast.function}, a function of the database's own: ` +
+            "the masking reads every value as text, through it; drop the cast in prepare.sql, or mask the column there",
+        ),
+      );
     const partitions = (await q<{ declared: boolean }>(sql.PARTITIONS_BY, [read.oid, column.name]))[0]?.declared === true;
     const dimension =
       table.hypertable && (await q<{ dimension: boolean }>(sql.HYPERTABLE_DIMENSION, [read.oid, column.name]))[0]?.dimension === true;
@@ -413,7 +451,7 @@ async function maskTables(
   pseudonyms: sql.Pseudonyms,
   q: Query,
   at: (step: string) => void,
-  timescaledb: boolean,
+  ts: string | undefined,
 ): Promise<Map<number, number>> {
   const rows = new Map<number, number>();
   const numbered = tables
@@ -440,14 +478,17 @@ async function maskTables(
       )[0];
       nulled.forEach((r, n) => rows.set(r.index, Number(counts?.[`c${n}`] ?? 0)));
     }
-    const chunks =
-      timescaledb && t.hypertable ? (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
-    for (const chunk of chunks) await q(sql.decompressChunk, [chunk]);
+    let chunks: string[] = [];
+    if (ts && t.hypertable) {
+      chunks = (await q<{ chunk: string }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk);
+      for (const chunk of chunks) await q(sql.decompressChunk(ts), [chunk]);
+    }
     const { values, param } = sql.parameters(pseudonyms);
-    const sets = t.rules.map((r) => `${ident(r.column)} = ${sql.maskExpression(r.rule, ident(r.column), param)}`);
+    // The row's column by the table's alias: unqualified, a column of the pseudonym table's own name (email) would be taken instead.
+    const sets = t.rules.map((r) => `${ident(r.column)} = ${sql.maskExpression(r.rule, `${sql.TARGET}.${ident(r.column)}`, param)}`);
     const changed = t.rules.map((r) => `${ident(r.column)} IS NOT NULL`).join(" OR ");
-    await q(`UPDATE ${tableName(t)} SET ${sets.join(", ")} WHERE ${changed}`, values);
-    for (const chunk of chunks) await q(sql.compressChunk, [chunk]);
+    await q(`UPDATE ${tableName(t)} AS ${sql.TARGET} SET ${sets.join(", ")} WHERE ${changed}`, values);
+    if (ts) for (const chunk of chunks) await q(sql.compressChunk(ts), [chunk]);
   }
   // Production's values: gone before anything else runs in this session (the user's sqlAfter).
   if (numbered.length) await q(sql.DROP_PSEUDONYMS);
@@ -582,10 +623,16 @@ async function checkMasked(
  * stay production's; their space given back). Then its statistics made again. Returns the
  * relations whose statistics hold what it keeps, and the view to read its rows through.
  */
-async function refreshDerived(item: Refresh, q: Query, timescaledb: boolean, refuse: (message: string) => never): Promise<Derived> {
+async function refreshDerived(
+  item: Refresh,
+  q: Query,
+  asUser: (text: string) => Promise<void>,
+  ts: string | undefined,
+  refuse: (message: string) => never,
+): Promise<Derived> {
   if (item.kind === "materialized view") {
     const view = tableName(item.table);
-    await q(sql.refreshMaterializedView(view));
+    await asUser(sql.refreshMaterializedView(view));
     await q(`ANALYZE ${view}`);
     const empty = (await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${view} LIMIT 1) x`))[0]?.n === 0;
     if (item.checked && empty && (await q(sql.COLUMNS_WITH_STATISTICS, [item.table.oid])).length)
@@ -596,13 +643,14 @@ async function refreshDerived(item: Refresh, q: Query, timescaledb: boolean, ref
     return { view, relations: [item.table] };
   }
   const a = item.aggregate;
-  await q(sql.refreshContinuousAggregate(a.view));
+  if (ts === undefined) return refuse(`${a.view} is a continuous aggregate on a fork without TimescaleDB`);
+  await asUser(sql.refreshContinuousAggregate(ts, a.view));
   for (const { chunk } of await q<{ chunk: string }>(sql.CHUNKS, [a.schema, a.name]))
     if ((await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${chunk} LIMIT 1) x`))[0]?.n === 0)
       await q(`DROP TABLE ${chunk}`);
   const tree = await q<Table>(sql.TREE, [a.oid]);
   for (const c of tree.filter((x) => x.kind === "r" && x.oid !== a.oid)) await q(`VACUUM (FULL) ${tableName(c)}`);
-  const compressed = timescaledb ? await compressedTables([a], q) : [];
+  const compressed = ts ? await compressedTables([a], q) : [];
   for (const t of [a, ...tree.filter((x) => x.oid !== a.oid), ...compressed]) await q(`ANALYZE ${tableName(t)}`);
   return { view: a.view, relations: [...tree, ...compressed] };
 }

@@ -54,12 +54,15 @@ export function pseudonymTable(tables: { table: string; columns: string[] }[], p
     .join(" UNION ALL ");
   return (
     `CREATE TEMPORARY TABLE ${PSEUDONYMS} ON COMMIT DROP AS ` +
-    `SELECT value, row_number() OVER (ORDER BY md5(${param(KEY)} || value), value) AS n ` +
-    `FROM (SELECT DISTINCT value FROM (${values}) a WHERE value IS NOT NULL) v`
+    `SELECT value, 'h' || ${param(TAG)} || '-' || n::text AS hash, 'user-' || ${param(TAG)} || '-' || n::text || '@example.invalid' AS email ` +
+    `FROM (SELECT value, row_number() OVER (ORDER BY md5(${param(KEY)} || value), value) AS n ` +
+    `FROM (SELECT DISTINCT value FROM (${values}) a WHERE value IS NOT NULL) d) v`
   );
 }
 export const PSEUDONYMS_INDEX = `CREATE UNIQUE INDEX ON ${PSEUDONYMS} (value)`;
 export const DROP_PSEUDONYMS = `DROP TABLE ${PSEUDONYMS}`;
+/** The alias of the table the masking's UPDATE writes. */
+export const TARGET = "masked_row";
 /** The rules whose values come from the pseudonym table. */
 export const pseudonymous = (rule: MaskRule) => rule.with === "hash" || rule.with === "email";
 
@@ -71,10 +74,11 @@ export function maskExpression(rule: MaskRule, column: string, param: Param): st
     case "constant":
       // THEN the column (NULL), so that the parameter takes the column's type, text or not.
       return `CASE WHEN ${column} IS NULL THEN ${column} ELSE ${param(rule.value)} END`;
+    // A value not in the table (written by a key's cascade during the masking: a pseudonym already)
+    // is left as it is; the check after the masking refuses anything else.
     case "hash":
-      return `(SELECT 'h' || ${param(TAG)} || '-' || p.n FROM ${PSEUDONYMS} p WHERE p.value = ${column}::text)`;
     case "email":
-      return `(SELECT 'user-' || ${param(TAG)} || '-' || p.n || '@example.invalid' FROM ${PSEUDONYMS} p WHERE p.value = ${column}::text)`;
+      return `COALESCE((SELECT p.${rule.with} FROM ${PSEUDONYMS} p WHERE p.value = ${column}::text), ${column})`;
     case "keepFirst":
       return `left(${column}::text, ${param(rule.chars)}::int)`;
   }
@@ -196,13 +200,29 @@ export const PREPARED_TRANSACTIONS = `SELECT gid, owner::text AS owner FROM pg_p
 export const rollbackPrepared = (gid: string) => `ROLLBACK PREPARED ${literal(gid)}`;
 
 /** Whether TimescaleDB is installed in the fork's database. */
-export const HAS_TIMESCALEDB = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'timescaledb') AS present`;
+/** The schema TimescaleDB is installed in, if it is: its functions are called by that name (see PIN_SEARCH_PATH). */
+export const TIMESCALEDB_SCHEMA = `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'timescaledb'`;
+
+/**
+ * The preparation's own statements resolve names in pg_catalog alone (temporary tables in pg_temp,
+ * searched last): a function or operator of the database's own with an exact match for the types
+ * (a public.unnest(text[]), a || of (text, bigint)) would otherwise be chosen over pg_catalog's
+ * polymorphic one, and run with the values being masked. Set for the session, as PostgreSQL 17 sets
+ * it for VACUUM and ANALYZE; the user's sql and sqlAfter, and the refreshes of views (after the
+ * masking is committed), run with the role's own (USER_SEARCH_PATH, SESSION_SEARCH_PATH), and this
+ * is set again after them.
+ */
+export const PIN_SEARCH_PATH = `SELECT set_config('search_path', 'pg_catalog, pg_temp', false)`;
+export const SEARCH_PATH = `SELECT current_setting('search_path') AS path`;
+export const USER_SEARCH_PATH = `SELECT set_config('search_path', $1, true)`;
+export const SESSION_SEARCH_PATH = `SELECT set_config('search_path', $1, false)`;
 
 /** The compressed chunks of a hypertable ($1 schema, $2 name), if it is one. */
 export const COMPRESSED_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 AND is_compressed ORDER BY range_start`;
-export const decompressChunk = `SELECT decompress_chunk($1::regclass)`;
-export const compressChunk = `SELECT compress_chunk($1::regclass)`;
+export const decompressChunk = (ts: string) => `SELECT ${ident(ts)}.decompress_chunk($1::regclass)`;
+export const compressChunk = (ts: string) => `SELECT ${ident(ts)}.compress_chunk($1::regclass)`;
+export const alterJobUnscheduled = (ts: string) => `SELECT ${ident(ts)}.alter_job($1, scheduled => false)`;
 
 /** The tables holding a hypertable's compressed rows ($1 schema, $2 name): their statistics keep segmentby columns' values, and a hypertable's ANALYZE leaves them. */
 export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS schema, cc.table_name AS name, 'r' AS kind
@@ -241,8 +261,8 @@ export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema
 export const CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2`;
 /** A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction. */
-export const refreshContinuousAggregate = (view: string) =>
-  `CALL refresh_continuous_aggregate(${literal(view)}, NULL, NULL, force => true)`;
+export const refreshContinuousAggregate = (ts: string, view: string) =>
+  `CALL ${ident(ts)}.refresh_continuous_aggregate(${literal(view)}, NULL, NULL, force => true)`;
 
 export const refreshMaterializedView = (view: string) => `REFRESH MATERIALIZED VIEW ${view}`;
 
@@ -275,8 +295,8 @@ SELECT format('%I.%I', x.stxnamespace::regnamespace::text, x.stxname) AS place
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
  WHERE format('%I.%I', h.schema_name, h.table_name)::regclass::oid = ANY($1::oid[])`;
-export const disableChunkSkipping = `SELECT disable_chunk_skipping($1::regclass, $2::name)`;
-export const enableChunkSkipping = `SELECT enable_chunk_skipping($1::regclass, $2::name)`;
+export const disableChunkSkipping = (ts: string) => `SELECT ${ident(ts)}.disable_chunk_skipping($1::regclass, $2::name)`;
+export const enableChunkSkipping = (ts: string) => `SELECT ${ident(ts)}.enable_chunk_skipping($1::regclass, $2::name)`;
 
 /** The columns of a table ($1) that have statistics, and their types: an empty table's are dropped by setting the type again. */
 export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
@@ -314,3 +334,53 @@ export function rowsHolding(view: string, columns: string[]): string {
   const any = columns.map((c) => `${ident(c)}::text = ANY($1::text[])`).join(" OR ");
   return `SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
 }
+
+/**
+ * What runs a function of the database's own (one owned by a role that is not a superuser: not
+ * PostgreSQL's, nor an extension's its owner installed) on each row the masking writes to these
+ * tables ($1: oids): a CHECK or exclusion constraint, an index's expression or predicate, a
+ * generated column, a CHECK of a column's domain. Such a function can read the rows not yet masked
+ * and write them anywhere; triggers and rules are held off instead (TRIGGERS, RULES).
+ */
+export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
+columns AS (SELECT a.attrelid AS rel, a.attname AS name, a.atttypid AS typ FROM pg_attribute a JOIN written w ON a.attrelid = w.oid
+             WHERE a.attnum > 0 AND NOT a.attisdropped),
+domains(rel, name, typ) AS (SELECT rel, name, typ FROM columns
+  UNION SELECT d.rel, d.name, t.typbasetype FROM domains d JOIN pg_type t ON t.oid = d.typ WHERE t.typtype = 'd'),
+expressions(rel, what, classid, objid) AS (
+  SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid
+    FROM pg_constraint c JOIN written w ON c.conrelid = w.oid WHERE c.contype IN ('c', 'x')
+  UNION ALL
+  SELECT i.indrelid, 'index ' || quote_ident(x.relname), 'pg_class'::regclass, i.indexrelid
+    FROM pg_index i JOIN written w ON i.indrelid = w.oid JOIN pg_class x ON x.oid = i.indexrelid
+  UNION ALL
+  SELECT d.adrelid, 'generated column ' || quote_ident(a.attname), 'pg_attrdef'::regclass, d.oid
+    FROM pg_attrdef d JOIN written w ON d.adrelid = w.oid
+    JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE a.attgenerated <> ''
+  UNION ALL
+  SELECT m.rel, 'the domain ' || format_type(m.typ, NULL) || ' of column ' || quote_ident(m.name), 'pg_constraint'::regclass, c.oid
+    FROM domains m JOIN pg_constraint c ON c.contypid = m.typ),
+functions AS (
+  SELECT e.rel, e.what, d.refobjid AS fn FROM expressions e
+    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass
+  UNION ALL
+  SELECT e.rel, e.what, o.oprcode::oid FROM expressions e
+    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_operator'::regclass
+    JOIN pg_operator o ON o.oid = d.refobjid)
+SELECT DISTINCT format('%I.%I', n.nspname, c.relname) AS "table", f.what, p.oid::regprocedure::text AS function
+  FROM functions f JOIN pg_proc p ON p.oid = f.fn JOIN pg_roles r ON r.oid = p.proowner
+  JOIN pg_class c ON c.oid = f.rel JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE NOT r.rolsuper AND n.nspname <> '_timescaledb_internal'
+ ORDER BY 1, 2, 3`;
+
+/**
+ * A column's conversion to text ($1 table, $2 column), when it runs a function of the database's
+ * own: a cast its type's owner made (of the type, or of the base type of its domain). The
+ * masking and the sampling read each value as text, through it.
+ */
+export const TEXT_CAST = `WITH RECURSIVE base(typ) AS (
+    SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = $1 AND a.attname = $2
+    UNION SELECT t.typbasetype FROM pg_type t JOIN base b ON t.oid = b.typ WHERE t.typtype = 'd')
+SELECT format_type(c.castsource, NULL) AS type, c.castfunc::regprocedure::text AS function
+  FROM pg_cast c JOIN base b ON c.castsource = b.typ JOIN pg_proc p ON p.oid = c.castfunc JOIN pg_roles r ON r.oid = p.proowner
+ WHERE c.casttarget = 'text'::regtype AND NOT r.rolsuper`;

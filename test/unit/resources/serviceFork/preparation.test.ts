@@ -21,12 +21,12 @@ describe("statements", () => {
     const written = rules.map((r) => sql.maskExpression(r, sql.ident("c"), param));
     expect(written).toEqual([
       `CASE WHEN "c" IS NULL THEN "c" ELSE $1 END`,
-      `(SELECT 'h' || $2 || '-' || p.n FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "c"::text)`,
-      `(SELECT 'user-' || $3 || '-' || p.n || '@example.invalid' FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "c"::text)`,
-      `left("c"::text, $4::int)`,
+      `COALESCE((SELECT p.hash FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "c"::text), "c")`,
+      `COALESCE((SELECT p.email FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "c"::text), "c")`,
+      `left("c"::text, $2::int)`,
       "NULL",
     ]);
-    expect(values).toEqual(["x'); DROP TABLE t; --", "the-tag", "the-tag", 3]);
+    expect(values).toEqual(["x'); DROP TABLE t; --", 3]);
     expect(written.join(" ")).not.toContain("DROP");
     const numbered = sql.pseudonymTable(
       [
@@ -36,11 +36,13 @@ describe("statements", () => {
       param,
     );
     expect(numbered).toBe(
-      "CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS SELECT value, row_number() OVER (ORDER BY md5($5 || value), value) AS n " +
+      "CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS " +
+        "SELECT value, 'h' || $3 || '-' || n::text AS hash, 'user-' || $4 || '-' || n::text || '@example.invalid' AS email " +
+        "FROM (SELECT value, row_number() OVER (ORDER BY md5($5 || value), value) AS n " +
         `FROM (SELECT DISTINCT value FROM (SELECT unnest(ARRAY["c"::text, "e"::text]) AS value FROM "public"."t" UNION ALL ` +
-        `SELECT unnest(ARRAY["d"::text]) AS value FROM "public"."u") a WHERE value IS NOT NULL) v`,
+        `SELECT unnest(ARRAY["d"::text]) AS value FROM "public"."u") a WHERE value IS NOT NULL) d) v`,
     );
-    expect(values[4]).toBe("the-key");
+    expect(values.slice(2)).toEqual(["the-tag", "the-tag", "the-key"]);
   });
 
   test("the check after masking accepts only what each rule writes", () => {
@@ -63,8 +65,8 @@ describe("statements", () => {
     expect(sql.triggerSwitch('"public"."t"', "audit", "A")).toBe('ALTER TABLE ONLY "public"."t" ENABLE ALWAYS TRIGGER "audit"');
     expect(sql.triggerSwitch('"public"."t"', "audit", "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
     expect(sql.ruleSwitch('"public"."t"', "r", "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
-    expect(sql.refreshContinuousAggregate('public."Daily"')).toBe(
-      `CALL refresh_continuous_aggregate('public."Daily"', NULL, NULL, force => true)`,
+    expect(sql.refreshContinuousAggregate("ts", 'public."Daily"')).toBe(
+      `CALL "ts".refresh_continuous_aggregate('public."Daily"', NULL, NULL, force => true)`,
     );
   });
 });
@@ -98,9 +100,9 @@ describe("the runner", () => {
 
   test("pausing jobs is one transaction: when one alter_job fails, the failure says no job was paused", async () => {
     const { sent, open } = recording((text, params) => {
-      if (text.includes("pg_extension")) return [{ present: true }];
+      if (text.includes("pg_extension")) return [{ schema: "public" }];
       if (text.includes("timescaledb_information.jobs")) return [{ job_id: 1000 }, { job_id: 1001 }];
-      if (text.startsWith("SELECT alter_job") && params?.[0] === 1001)
+      if (text.startsWith(`SELECT "public".alter_job(`) && params?.[0] === 1001)
         return { code: "42501", message: "insufficient permissions to alter job 1001" };
       return [];
     });
@@ -110,11 +112,11 @@ describe("the runner", () => {
     expect(sent.filter((s) => /^(BEGIN|COMMIT)/.test(s))).toEqual(["BEGIN"]);
   });
 
-  test("a masked table: triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
+  test("a masked table: names resolved in pg_catalog alone, triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
     const events = { oid: 10, schema: "public", name: "events", kind: "r" };
     const materialized = { oid: 30, schema: "_timescaledb_internal", name: "_materialized_hypertable_2", kind: "r" };
     const { sent, open } = recording((text, params) => {
-      if (text.includes("pg_extension")) return [{ present: true }];
+      if (text.includes("pg_extension")) return [{ schema: "public" }];
       if (text.includes("as_read")) return [{ ...events, as_read: true }];
       if (text.includes("WITH RECURSIVE tree")) return [params?.[0] === 30 ? materialized : events];
       if (text.includes("written(oid)")) return [events];
@@ -145,20 +147,24 @@ describe("the runner", () => {
     expect(prepared.masked).toEqual([{ rule: "public.events.customer_email", with: "email", rows: 5 }]);
     expect(prepared.refreshed).toEqual(["public.events_daily"]);
     const order = [
+      "SELECT set_config('search_path', 'pg_catalog, pg_temp', false)",
       "BEGIN",
       'ALTER TABLE ONLY "public"."events" DISABLE TRIGGER "audit"',
-      `CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS SELECT value, row_number() OVER (ORDER BY md5($1 || value), value) AS n FROM (SELECT DISTINCT value FROM (SELECT unnest(ARRAY["customer_email"::text]) AS value FROM "public"."events") a WHERE value IS NOT NULL) v`,
+      "CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS " +
+        "SELECT value, 'h' || $1 || '-' || n::text AS hash, 'user-' || $2 || '-' || n::text || '@example.invalid' AS email " +
+        "FROM (SELECT value, row_number() OVER (ORDER BY md5($3 || value), value) AS n " +
+        `FROM (SELECT DISTINCT value FROM (SELECT unnest(ARRAY["customer_email"::text]) AS value FROM "public"."events") a WHERE value IS NOT NULL) d) v`,
       "CREATE UNIQUE INDEX ON pg_temp.tigercloud_pseudonyms (value)",
-      "SELECT decompress_chunk($1::regclass)",
-      `UPDATE "public"."events" SET "customer_email" = (SELECT 'user-' || $1 || '-' || p.n || '@example.invalid' FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = "customer_email"::text) WHERE "customer_email" IS NOT NULL`,
-      "SELECT compress_chunk($1::regclass)",
+      'SELECT "public".decompress_chunk($1::regclass)',
+      `UPDATE "public"."events" AS masked_row SET "customer_email" = COALESCE((SELECT p.email FROM pg_temp.tigercloud_pseudonyms p WHERE p.value = masked_row."customer_email"::text), masked_row."customer_email") WHERE "customer_email" IS NOT NULL`,
+      'SELECT "public".compress_chunk($1::regclass)',
       "DROP TABLE pg_temp.tigercloud_pseudonyms",
       'ALTER TABLE ONLY "public"."events" ENABLE TRIGGER "audit"',
       'ANALYZE "public"."events"',
       `SELECT count("customer_email")::int AS n0, count(*) FILTER (WHERE NOT ("customer_email" IS NULL OR "customer_email"::text ~ ('^user-' || $1 || '-[1-9][0-9]*@example\\.invalid$')))::int AS bad0 FROM "public"."events"`,
       "COMMIT",
       'VACUUM (FULL) "public"."events"',
-      "CALL refresh_continuous_aggregate('public.events_daily', NULL, NULL, force => true)",
+      `CALL "public".refresh_continuous_aggregate('public.events_daily', NULL, NULL, force => true)`,
       'ANALYZE "_timescaledb_internal"."_materialized_hypertable_2"',
     ];
     const positions = order.map((s) => sent.indexOf(s));
