@@ -257,6 +257,9 @@ test("what runs on each row the masking writes is refused when it calls a functi
     CREATE DOMAIN checked_mail AS text CHECK (ok(VALUE));
     CREATE TABLE t_domain (id int, email checked_mail); INSERT INTO t_domain VALUES (1, 'customer1@prod-customers.example.com');
     CREATE TABLE t_indexed (id int, email text); CREATE INDEX t_indexed_ok ON t_indexed (ok(email));
+    CREATE TABLE t_hyper (time timestamptz NOT NULL, email text); SELECT create_hypertable('t_hyper', by_range('time'));
+    INSERT INTO t_hyper VALUES (now(), 'customer1@prod-customers.example.com');
+    DO $d$ BEGIN EXECUTE format('ALTER TABLE %s ADD CONSTRAINT t_hyper_chunk_ok CHECK (ok(email))', (SELECT c FROM show_chunks('t_hyper') c LIMIT 1)); END $d$;
     CREATE TYPE contact AS (email text);
     CREATE FUNCTION contact_text(c contact) RETURNS text LANGUAGE plpgsql AS $f$
       BEGIN INSERT INTO public.copied VALUES (c.email); RETURN c.email; END $f$;
@@ -271,6 +274,9 @@ test("what runs on each row the masking writes is refused when it calls a functi
   expect(domain.message).toMatch(/public\.t_domain's the domain public\.checked_mail of column email runs public\.ok\(text\)/);
   const index = await refusedFork("pr-index", { mask: [{ table: "t_indexed", column: "email", with: "null" }] });
   expect(index.message).toMatch(/public\.t_indexed's index t_indexed_ok runs public\.ok\(text\)/);
+  // A constraint made on one chunk alone, not on its hypertable.
+  const chunk = await refusedFork("pr-chunk-index", { mask: [{ table: "t_hyper", column: "email", with: "email" }] });
+  expect(chunk.message).toMatch(/_timescaledb_internal\._hyper_\d+_\d+_chunk's constraint t_hyper_chunk_ok runs public\.ok\(text\)/);
   const cast = await refusedFork("pr-cast", { mask: [{ table: "t_contact", column: "c", with: "null" }] });
   expect(cast.message).toMatch(
     /public\.t_contact\.c is of type public\.contact, whose conversion to text runs public\.contact_text\(public\.contact\)/,

@@ -192,7 +192,7 @@ export async function prepareFork(
             printable(
               `${first.table}'s ${first.what} runs ${first.function}, a function of the database's own, on each row the masking writes: ` +
                 `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again in prepare.sqlAfter)` +
-                (more.length ? `; so do ${more.map((r) => `${r.table}'s ${r.what} (${r.function})`).join(", ")}` : ""),
+                (more.length ? `; so do ${more.length} more: ${more.map((r) => `${r.table}'s ${r.what} (${r.function})`).join(", ")}` : ""),
             ).slice(0, 600),
           ),
         );

@@ -340,7 +340,9 @@ export function rowsHolding(view: string, columns: string[]): string {
  * PostgreSQL's, nor an extension's its owner installed) on each row the masking writes to these
  * tables ($1: oids): a CHECK or exclusion constraint, an index's expression or predicate, a
  * generated column, a CHECK of a column's domain. Such a function can read the rows not yet masked
- * and write them anywhere; triggers and rules are held off instead (TRIGGERS, RULES).
+ * and write them anywhere; triggers and rules are held off instead (TRIGGERS, RULES). Chunks are
+ * among the tables (an index or constraint can be made on one alone), listed after the others: a
+ * hypertable's own are copied onto each of its chunks.
  */
 export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
 columns AS (SELECT a.attrelid AS rel, a.attname AS name, a.atttypid AS typ FROM pg_attribute a JOIN written w ON a.attrelid = w.oid
@@ -367,11 +369,12 @@ functions AS (
   SELECT e.rel, e.what, o.oprcode::oid FROM expressions e
     JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_operator'::regclass
     JOIN pg_operator o ON o.oid = d.refobjid)
-SELECT DISTINCT format('%I.%I', n.nspname, c.relname) AS "table", f.what, p.oid::regprocedure::text AS function
+SELECT DISTINCT n.nspname = '_timescaledb_internal' AS chunk, format('%I.%I', n.nspname, c.relname) AS "table", f.what,
+       p.oid::regprocedure::text AS function
   FROM functions f JOIN pg_proc p ON p.oid = f.fn JOIN pg_roles r ON r.oid = p.proowner
   JOIN pg_class c ON c.oid = f.rel JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE NOT r.rolsuper AND n.nspname <> '_timescaledb_internal'
- ORDER BY 1, 2, 3`;
+ WHERE NOT r.rolsuper
+ ORDER BY 1, 2, 3, 4`;
 
 /**
  * A column's conversion to text ($1 table, $2 column), when it runs a function of the database's
