@@ -260,6 +260,12 @@ test("what runs on each row the masking writes is refused when it calls a functi
     CREATE TABLE t_hyper (time timestamptz NOT NULL, email text); SELECT create_hypertable('t_hyper', by_range('time'));
     INSERT INTO t_hyper VALUES (now(), 'customer1@prod-customers.example.com');
     DO $d$ BEGIN EXECUTE format('ALTER TABLE %s ADD CONSTRAINT t_hyper_chunk_ok CHECK (ok(email))', (SELECT c FROM show_chunks('t_hyper') c LIMIT 1)); END $d$;
+    CREATE DOMAIN innocent AS text CHECK (ok(VALUE));
+    CREATE TABLE t_cast_check (id int, email text CHECK (email::innocent IS NOT NULL));
+    CREATE TABLE t_stats (id int, email text); CREATE STATISTICS t_stats_expr ON (ok(email)), id FROM t_stats;
+    CREATE FUNCTION fallback() RETURNS text LANGUAGE sql AS 'SELECT NULL::text';
+    CREATE TABLE t_parent (email text PRIMARY KEY);
+    CREATE TABLE t_child (email text DEFAULT fallback() REFERENCES t_parent (email) ON UPDATE SET DEFAULT);
     CREATE TYPE contact AS (email text);
     CREATE FUNCTION contact_text(c contact) RETURNS text LANGUAGE plpgsql AS $f$
       BEGIN INSERT INTO public.copied VALUES (c.email); RETURN c.email; END $f$;
@@ -271,7 +277,18 @@ test("what runs on each row the masking writes is refused when it calls a functi
     /public\.t_checked's constraint t_checked_email_check runs public\.copies\(text\), a function of the database's own, on each row the masking writes/,
   );
   const domain = await refusedFork("pr-domain", { mask: [{ table: "t_domain", column: "email", with: "email" }] });
-  expect(domain.message).toMatch(/public\.t_domain's the domain public\.checked_mail of column email runs public\.ok\(text\)/);
+  expect(domain.message).toMatch(/public\.t_domain's column email \(its domain public\.checked_mail\) runs public\.ok\(text\)/);
+  // A domain an expression casts to, an extended statistics object's expression (ANALYZE runs it), a default a key's SET DEFAULT writes.
+  const castCheck = await refusedFork("pr-cast-check", { mask: [{ table: "t_cast_check", column: "email", with: "hash" }] });
+  expect(castCheck.message).toMatch(
+    /public\.t_cast_check's constraint t_cast_check_email_check \(its domain public\.innocent\) runs public\.ok\(text\)/,
+  );
+  const statistics = await refusedFork("pr-statistics", { mask: [{ table: "t_stats", column: "email", with: "hash" }] });
+  expect(statistics.message).toMatch(/public\.t_stats's statistics t_stats_expr runs public\.ok\(text\)/);
+  const setDefault = await refusedFork("pr-set-default", { mask: [{ table: "t_parent", column: "email", with: "hash" }] });
+  expect(setDefault.message).toMatch(
+    /public\.t_child's default of column email \(a key's ON UPDATE SET DEFAULT\) runs public\.fallback\(\)/,
+  );
   const index = await refusedFork("pr-index", { mask: [{ table: "t_indexed", column: "email", with: "null" }] });
   expect(index.message).toMatch(/public\.t_indexed's index t_indexed_ok runs public\.ok\(text\)/);
   // A constraint made on one chunk alone, not on its hypertable.
@@ -291,6 +308,28 @@ test("what runs on each row the masking writes is refused when it calls a functi
   });
   expect(await read(fork.uri, "SELECT count(*) FROM copied")).toBe("0");
   expect(await read(fork.uri, "SELECT count(*) FROM t_checked WHERE email LIKE '%prod-customers%'")).toBe("0");
+});
+
+test("a role's setting naming the function that picks a compressed chunk's segmentby is not followed while the fork is prepared", async () => {
+  await inProduction(`
+    CREATE TABLE taken (value text);
+    CREATE FUNCTION public.segmentby_taking(relation regclass) RETURNS jsonb LANGUAGE plpgsql AS $f$
+      BEGIN
+        IF pg_catalog.to_regclass('pg_temp.tigercloud_pseudonyms') IS NOT NULL THEN
+          INSERT INTO public.taken SELECT p.value FROM pg_temp.tigercloud_pseudonyms p;
+        END IF;
+        RETURN _timescaledb_functions.get_segmentby_defaults(relation);
+      END $f$;
+    CREATE TABLE t_readings (time timestamptz NOT NULL, email text, v int);
+    SELECT create_hypertable('t_readings', by_range('time', interval '1 day'));
+    INSERT INTO t_readings SELECT now() - g * interval '1 hour', 'customer' || g || '@prod-customers.example.com', g FROM generate_series(1, 100) g;
+    ALTER TABLE t_readings SET (timescaledb.compress); SELECT count(compress_chunk(c)) FROM show_chunks('t_readings') c;
+    ALTER ROLE tsdbadmin SET timescaledb.compression_segmentby_default_function = 'public.segmentby_taking';`);
+  const fork = await preparedFork("pr-segmentby", { mask: [{ table: "t_readings", column: "email", with: "email" }] }).finally(() =>
+    inProduction("ALTER ROLE tsdbadmin RESET timescaledb.compression_segmentby_default_function"),
+  );
+  expect(await read(fork.uri, "SELECT count(*) FROM t_readings WHERE email LIKE '%prod-customers%'")).toBe("0");
+  expect(await read(fork.uri, "SELECT count(*) FROM taken")).toBe("0");
 });
 
 test("a masked key that cascades to a masked column: the cascade's pseudonyms are kept, so the join holds and nothing turns NULL", async () => {

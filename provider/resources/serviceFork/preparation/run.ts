@@ -96,6 +96,12 @@ export async function prepareFork(
     await q(sql.PIN_SEARCH_PATH);
     const ts = (await q<{ schema: string }>(sql.TIMESCALEDB_SCHEMA))[0]?.schema;
     const timescaledb = ts !== undefined;
+    // Set again after anything of the user's has run (their sql, a view's refresh).
+    const pin = async () => {
+      await q(sql.PIN_SEARCH_PATH);
+      if (timescaledb) await q(sql.TIMESCALEDB_OWN_DEFAULTS);
+    };
+    if (timescaledb) await q(sql.TIMESCALEDB_OWN_DEFAULTS);
     if (p.pauseJobs) {
       step = "prepare.pauseJobs";
       if (ts === undefined)
@@ -160,7 +166,7 @@ export async function prepareFork(
       // A path the texts set carries on to the next ones (sql's to sqlAfter), not to the preparation's own.
       step = `prepare.${name} (done)`;
       userPath = (await q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? userPath;
-      await q(sql.PIN_SEARCH_PATH);
+      await pin();
     };
     await runTexts(p.sql, "sql");
 
@@ -184,7 +190,9 @@ export async function prepareFork(
       step = "prepare.mask (what the masking writes: the tables, what is under them, what their keys cascade to)";
       reach = await reachOf(tables, q, timescaledb);
       step = "prepare.mask (what runs on each row written: constraints, indexes, generated columns, domains)";
-      const running = await q<{ table: string; what: string; function: string }>(sql.FUNCTIONS_ON_WRITE, [reach.written.map((t) => t.oid)]);
+      const running = await q<{ table: string; what: string; function: string }>(sql.FUNCTIONS_ON_WRITE, [
+        [...reach.written, ...reach.ancestors].map((t) => t.oid),
+      ]);
       const [first, ...more] = running;
       if (first)
         fail(
@@ -281,7 +289,7 @@ export async function prepareFork(
       const asUser = async (text: string) => {
         await q(sql.SESSION_SEARCH_PATH, [userPath]);
         await q(text);
-        await q(sql.PIN_SEARCH_PATH);
+        await pin();
       };
       const plan = toRefresh(new Set([...reach.written, ...reach.ancestors].map((t) => t.oid)), readers, aggregates);
       for (const item of plan) {

@@ -212,10 +212,18 @@ export const TIMESCALEDB_SCHEMA = `SELECT n.nspname AS schema FROM pg_extension 
  * masking is committed), run with the role's own (USER_SEARCH_PATH, SESSION_SEARCH_PATH), and this
  * is set again after them.
  */
-export const PIN_SEARCH_PATH = `SELECT set_config('search_path', 'pg_catalog, pg_temp', false)`;
-export const SEARCH_PATH = `SELECT current_setting('search_path') AS path`;
-export const USER_SEARCH_PATH = `SELECT set_config('search_path', $1, true)`;
-export const SESSION_SEARCH_PATH = `SELECT set_config('search_path', $1, false)`;
+export const PIN_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)`;
+export const SEARCH_PATH = `SELECT pg_catalog.current_setting('search_path') AS path`;
+export const USER_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, true)`;
+export const SESSION_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, false)`;
+/**
+ * TimescaleDB's own functions for a compressed chunk's default segmentby and orderby: a role's or
+ * the database's setting may name a function of the database's own instead, which compress_chunk
+ * would call while production's values are within reach.
+ */
+export const TIMESCALEDB_OWN_DEFAULTS =
+  "SELECT pg_catalog.set_config('timescaledb.compression_segmentby_default_function', '_timescaledb_functions.get_segmentby_defaults', false), " +
+  "pg_catalog.set_config('timescaledb.compression_orderby_default_function', '_timescaledb_functions.get_orderby_defaults', false)";
 
 /** The compressed chunks of a hypertable ($1 schema, $2 name), if it is one. */
 export const COMPRESSED_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
@@ -339,17 +347,15 @@ export function rowsHolding(view: string, columns: string[]): string {
  * What runs a function of the database's own (one owned by a role that is not a superuser: not
  * PostgreSQL's, nor an extension's its owner installed) on each row the masking writes to these
  * tables ($1: oids): a CHECK or exclusion constraint, an index's expression or predicate, a
- * generated column, a CHECK of a column's domain. Such a function can read the rows not yet masked
+ * generated column, a default a key's ON UPDATE SET DEFAULT writes, an extended statistics
+ * object's expression (ANALYZE runs it), a CHECK of a domain (a column's, or one an expression
+ * casts to). Such a function can read the rows not yet masked
  * and write them anywhere; triggers and rules are held off instead (TRIGGERS, RULES). Chunks are
  * among the tables (an index or constraint can be made on one alone), listed after the others: a
  * hypertable's own are copied onto each of its chunks.
  */
 export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
-columns AS (SELECT a.attrelid AS rel, a.attname AS name, a.atttypid AS typ FROM pg_attribute a JOIN written w ON a.attrelid = w.oid
-             WHERE a.attnum > 0 AND NOT a.attisdropped),
-domains(rel, name, typ) AS (SELECT rel, name, typ FROM columns
-  UNION SELECT d.rel, d.name, t.typbasetype FROM domains d JOIN pg_type t ON t.oid = d.typ WHERE t.typtype = 'd'),
-expressions(rel, what, classid, objid) AS (
+direct(rel, what, classid, objid) AS (
   SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid
     FROM pg_constraint c JOIN written w ON c.conrelid = w.oid WHERE c.contype IN ('c', 'x')
   UNION ALL
@@ -360,8 +366,26 @@ expressions(rel, what, classid, objid) AS (
     FROM pg_attrdef d JOIN written w ON d.adrelid = w.oid
     JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE a.attgenerated <> ''
   UNION ALL
-  SELECT m.rel, 'the domain ' || format_type(m.typ, NULL) || ' of column ' || quote_ident(m.name), 'pg_constraint'::regclass, c.oid
-    FROM domains m JOIN pg_constraint c ON c.contypid = m.typ),
+  SELECT d.adrelid, 'default of column ' || quote_ident(a.attname) || ' (a key''s ON UPDATE SET DEFAULT)', 'pg_attrdef'::regclass, d.oid
+    FROM pg_constraint k JOIN written w ON k.conrelid = w.oid
+    JOIN pg_attrdef d ON d.adrelid = k.conrelid AND d.adnum = ANY (k.conkey)
+    JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE k.contype = 'f' AND k.confupdtype = 'd'
+  UNION ALL
+  SELECT s.stxrelid, 'statistics ' || quote_ident(s.stxname), 'pg_statistic_ext'::regclass, s.oid
+    FROM pg_statistic_ext s JOIN written w ON s.stxrelid = w.oid),
+types(rel, what, typ) AS (
+  SELECT a.attrelid, 'column ' || quote_ident(a.attname), a.atttypid
+    FROM pg_attribute a JOIN written w ON a.attrelid = w.oid WHERE a.attnum > 0 AND NOT a.attisdropped
+  UNION
+  SELECT e.rel, e.what, d.refobjid
+    FROM direct e JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_type'::regclass
+  UNION
+  SELECT t.rel, t.what, y.typbasetype FROM types t JOIN pg_type y ON y.oid = t.typ WHERE y.typtype = 'd'),
+expressions(rel, what, classid, objid) AS (
+  SELECT rel, what, classid, objid FROM direct
+  UNION ALL
+  SELECT t.rel, t.what || ' (its domain ' || format_type(t.typ, NULL) || ')', 'pg_constraint'::regclass, c.oid
+    FROM types t JOIN pg_constraint c ON c.contypid = t.typ),
 functions AS (
   SELECT e.rel, e.what, d.refobjid AS fn FROM expressions e
     JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass

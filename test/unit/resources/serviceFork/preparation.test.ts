@@ -147,7 +147,7 @@ describe("the runner", () => {
     expect(prepared.masked).toEqual([{ rule: "public.events.customer_email", with: "email", rows: 5 }]);
     expect(prepared.refreshed).toEqual(["public.events_daily"]);
     const order = [
-      "SELECT set_config('search_path', 'pg_catalog, pg_temp', false)",
+      "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)",
       "BEGIN",
       'ALTER TABLE ONLY "public"."events" DISABLE TRIGGER "audit"',
       "CREATE TEMPORARY TABLE pg_temp.tigercloud_pseudonyms ON COMMIT DROP AS " +
