@@ -10,6 +10,7 @@
 // lane's (scripts/toolchain.js).
 const { execFileSync, spawn } = require("child_process");
 const fs = require("fs");
+const os = require("os");
 const path = require("path");
 const toolchain = require("./toolchain");
 const { ensureNode } = require("./ensure-node");
@@ -175,7 +176,18 @@ function main() {
     step("usage: with-pulumi <command> [args...]");
     process.exit(2);
   }
+  // The test suites' processes (engines, plugins, servers) get a temporary folder of their own,
+  // removed when jest ends: what they leave behind there (a plugin's download the engine never
+  // removed, 55 MB each run) does not pile up in the machine's.
+  let tmpDir;
+  if (path.basename(command) === "jest") {
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-tests-"));
+    // As the machine's own: the simulator's PostgreSQL servers run as the postgres user.
+    fs.chmodSync(tmpDir, 0o1777);
+    env.TMPDIR = tmpDir;
+  }
   runForwardingSignals(command, args, { cwd: root, env }, () => {
     if (packDir) fs.rmSync(packDir, { recursive: true, force: true });
+    if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
   });
 }
