@@ -263,6 +263,8 @@ test("what runs on each row the masking writes is refused when it calls a functi
     CREATE DOMAIN innocent AS text CHECK (ok(VALUE));
     CREATE TABLE t_cast_check (id int, email text CHECK (email::innocent IS NOT NULL));
     CREATE TABLE t_stats (id int, email text); CREATE STATISTICS t_stats_expr ON (ok(email)), id FROM t_stats;
+    CREATE TABLE t_query (id int, email text CHECK (query_to_xml('SELECT 1', true, false, '') IS NOT NULL));
+    CREATE TABLE t_export (id int, email text CHECK (table_to_xml('t_checked', true, false, '') IS NOT NULL));
     CREATE FUNCTION fallback() RETURNS text LANGUAGE sql AS 'SELECT NULL::text';
     CREATE TABLE t_parent (email text PRIMARY KEY);
     CREATE TABLE t_child (email text DEFAULT fallback() REFERENCES t_parent (email) ON UPDATE SET DEFAULT);
@@ -282,6 +284,15 @@ test("what runs on each row the masking writes is refused when it calls a functi
   const castCheck = await refusedFork("pr-cast-check", { mask: [{ table: "t_cast_check", column: "email", with: "hash" }] });
   expect(castCheck.message).toMatch(
     /public\.t_cast_check's constraint t_cast_check_email_check \(its domain public\.innocent\) runs public\.ok\(text\)/,
+  );
+  // PostgreSQL's own functions that run a query given as text, or read a table (whose view may call anything).
+  const query = await refusedFork("pr-query", { mask: [{ table: "t_query", column: "email", with: "hash" }] });
+  expect(query.message).toMatch(
+    /public\.t_query's constraint t_query_check runs query_to_xml\(text,boolean,boolean,text\), a function that may write \(VOLATILE\)/,
+  );
+  const exported = await refusedFork("pr-export", { mask: [{ table: "t_export", column: "email", with: "hash" }] });
+  expect(exported.message).toMatch(
+    /public\.t_export's constraint t_export_check runs table_to_xml\(regclass,boolean,boolean,text\), a function that reads tables or runs a query/,
   );
   const statistics = await refusedFork("pr-statistics", { mask: [{ table: "t_stats", column: "email", with: "hash" }] });
   expect(statistics.message).toMatch(/public\.t_stats's statistics t_stats_expr runs public\.ok\(text\)/);

@@ -190,7 +190,7 @@ export async function prepareFork(
       step = "prepare.mask (what the masking writes: the tables, what is under them, what their keys cascade to)";
       reach = await reachOf(tables, q, timescaledb);
       step = "prepare.mask (what runs on each row written: constraints, indexes, generated columns, domains)";
-      const running = await q<{ table: string; what: string; function: string }>(sql.FUNCTIONS_ON_WRITE, [
+      const running = await q<{ table: string; what: string; function: string; why: string }>(sql.FUNCTIONS_ON_WRITE, [
         [...reach.written, ...reach.ancestors].map((t) => t.oid),
       ]);
       const [first, ...more] = running;
@@ -198,7 +198,7 @@ export async function prepareFork(
         fail(
           new Refusal(
             printable(
-              `${first.table}'s ${first.what} runs ${first.function}, a function of the database's own, on each row the masking writes: ` +
+              `${first.table}'s ${first.what} runs ${first.function}, ${first.why}, on each row the masking writes: ` +
                 `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again in prepare.sqlAfter)` +
                 (more.length ? `; so do ${more.length} more: ${more.map((r) => `${r.table}'s ${r.what} (${r.function})`).join(", ")}` : ""),
             ).slice(0, 600),

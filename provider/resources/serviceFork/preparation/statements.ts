@@ -345,7 +345,9 @@ export function rowsHolding(view: string, columns: string[]): string {
 
 /**
  * What runs a function of the database's own (one owned by a role that is not a superuser: not
- * PostgreSQL's, nor an extension's its owner installed) on each row the masking writes to these
+ * PostgreSQL's, nor an extension's its owner installed), or one of PostgreSQL's that may write
+ * (VOLATILE: query_to_xml, lo_from_bytea, set_config) or reads tables (table_to_xml and the other
+ * XML exports, STABLE), on each row the masking writes to these
  * tables ($1: oids): a CHECK or exclusion constraint, an index's expression or predicate, a
  * generated column, a default a key's ON UPDATE SET DEFAULT writes, an extended statistics
  * object's expression (ANALYZE runs it), a CHECK of a domain (a column's, or one an expression
@@ -355,23 +357,25 @@ export function rowsHolding(view: string, columns: string[]): string {
  * hypertable's own are copied onto each of its chunks.
  */
 export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
-direct(rel, what, classid, objid) AS (
-  SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid
+direct(rel, what, classid, objid, tree) AS (
+  SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid, c.conbin::text
     FROM pg_constraint c JOIN written w ON c.conrelid = w.oid WHERE c.contype IN ('c', 'x')
   UNION ALL
-  SELECT i.indrelid, 'index ' || quote_ident(x.relname), 'pg_class'::regclass, i.indexrelid
+  SELECT i.indrelid, 'index ' || quote_ident(x.relname), 'pg_class'::regclass, i.indexrelid,
+         coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')
     FROM pg_index i JOIN written w ON i.indrelid = w.oid JOIN pg_class x ON x.oid = i.indexrelid
   UNION ALL
-  SELECT d.adrelid, 'generated column ' || quote_ident(a.attname), 'pg_attrdef'::regclass, d.oid
+  SELECT d.adrelid, 'generated column ' || quote_ident(a.attname), 'pg_attrdef'::regclass, d.oid, d.adbin::text
     FROM pg_attrdef d JOIN written w ON d.adrelid = w.oid
     JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE a.attgenerated <> ''
   UNION ALL
-  SELECT d.adrelid, 'default of column ' || quote_ident(a.attname) || ' (a key''s ON UPDATE SET DEFAULT)', 'pg_attrdef'::regclass, d.oid
+  SELECT d.adrelid, 'default of column ' || quote_ident(a.attname) || ' (a key''s ON UPDATE SET DEFAULT)', 'pg_attrdef'::regclass, d.oid,
+         d.adbin::text
     FROM pg_constraint k JOIN written w ON k.conrelid = w.oid
     JOIN pg_attrdef d ON d.adrelid = k.conrelid AND d.adnum = ANY (k.conkey)
     JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE k.contype = 'f' AND k.confupdtype = 'd'
   UNION ALL
-  SELECT s.stxrelid, 'statistics ' || quote_ident(s.stxname), 'pg_statistic_ext'::regclass, s.oid
+  SELECT s.stxrelid, 'statistics ' || quote_ident(s.stxname), 'pg_statistic_ext'::regclass, s.oid, coalesce(s.stxexprs::text, '')
     FROM pg_statistic_ext s JOIN written w ON s.stxrelid = w.oid),
 types(rel, what, typ) AS (
   SELECT a.attrelid, 'column ' || quote_ident(a.attname), a.atttypid
@@ -381,23 +385,26 @@ types(rel, what, typ) AS (
     FROM direct e JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_type'::regclass
   UNION
   SELECT t.rel, t.what, y.typbasetype FROM types t JOIN pg_type y ON y.oid = t.typ WHERE y.typtype = 'd'),
-expressions(rel, what, classid, objid) AS (
-  SELECT rel, what, classid, objid FROM direct
+expressions(rel, what, classid, objid, tree) AS (
+  SELECT rel, what, classid, objid, tree FROM direct
   UNION ALL
-  SELECT t.rel, t.what || ' (its domain ' || format_type(t.typ, NULL) || ')', 'pg_constraint'::regclass, c.oid
+  SELECT t.rel, t.what || ' (its domain ' || format_type(t.typ, NULL) || ')', 'pg_constraint'::regclass, c.oid, c.conbin::text
     FROM types t JOIN pg_constraint c ON c.contypid = t.typ),
+-- Every function an expression calls, PostgreSQL's included (pg_depend records none of those: they
+-- are pinned), read from its parsed form: a function's or an operator's.
 functions AS (
-  SELECT e.rel, e.what, d.refobjid AS fn FROM expressions e
-    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass
+  SELECT e.rel, e.what, m[1]::oid AS fn FROM expressions e, regexp_matches(e.tree, ':(?:funcid|opfuncid) ([0-9]+)', 'g') m
   UNION ALL
-  SELECT e.rel, e.what, o.oprcode::oid FROM expressions e
-    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_operator'::regclass
-    JOIN pg_operator o ON o.oid = d.refobjid)
+  SELECT e.rel, e.what, d.refobjid FROM expressions e
+    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass)
 SELECT DISTINCT n.nspname = '_timescaledb_internal' AS chunk, format('%I.%I', n.nspname, c.relname) AS "table", f.what,
-       p.oid::regprocedure::text AS function
+       p.oid::regprocedure::text AS function,
+       CASE WHEN NOT r.rolsuper THEN 'a function of the database''s own'
+            WHEN p.provolatile = 'v' THEN 'a function that may write (VOLATILE)'
+            ELSE 'a function that reads tables or runs a query' END AS why
   FROM functions f JOIN pg_proc p ON p.oid = f.fn JOIN pg_roles r ON r.oid = p.proowner
   JOIN pg_class c ON c.oid = f.rel JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE NOT r.rolsuper
+ WHERE NOT r.rolsuper OR p.provolatile = 'v' OR p.proname ~ '_to_xml'
  ORDER BY 1, 2, 3, 4`;
 
 /**
