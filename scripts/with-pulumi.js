@@ -182,8 +182,9 @@ function main() {
   let tmpDir;
   if (path.basename(command) === "jest") {
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-tests-"));
-    // As the machine's own: the simulator's PostgreSQL servers run as the postgres user.
-    fs.chmodSync(tmpDir, 0o1777);
+    // The simulator's PostgreSQL servers run as the postgres user: they may pass through it to
+    // their own folders, but no other user may list it or put anything in it.
+    fs.chmodSync(tmpDir, 0o711);
     env.TMPDIR = tmpDir;
   }
   runForwardingSignals(command, args, { cwd: root, env }, () => {
