@@ -10,7 +10,7 @@ import { messageOf, printable } from "../provider/text";
 import { PreparationSchema, preparationDigest } from "../provider/resources/serviceFork/preparation/schema";
 import { ActionError, type Inputs } from "./inputs";
 import { EngineFailure, goldenProgramText, locked, pulumiOk, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
-import { cell } from "./report";
+import { cell, preparationFailure } from "./report";
 import type { Rules } from "./rules";
 
 /** The golden fork serving now, as its stack's outputs say. */
@@ -125,12 +125,24 @@ export async function refreshGolden(
       throw new ActionError(`the update of stack ${stack} ended, but its outputs do not name generation ${generation}`);
     return { before, after, known, seconds: (Date.now() - started) / 1000 };
   } catch (err) {
-    return { before, after: before, known, failure: whyFailed(err), seconds: (Date.now() - started) / 1000 };
+    return { before, after: before, known, failure: whyFailed(err, rules), seconds: (Date.now() - started) / 1000 };
   }
 }
 
-/** A failed refresh's cause: the engine's own error lines where it ran (never a secret: the provider's errors hold none). */
-function whyFailed(err: unknown): string {
+/**
+ * A failed refresh's cause: a failed preparation's rule in the rules file and PostgreSQL's word, or
+ * else the engine's own error lines where it ran (never a secret: the provider's errors hold none).
+ */
+export function whyFailed(err: unknown, rules: Rules): string {
+  const prepared =
+    err instanceof EngineFailure
+      ? preparationFailure(
+          err.output,
+          rules,
+          `fix it in ${rules.file} on the default branch; the next refresh makes the golden fork again.`,
+        )
+      : undefined;
+  if (prepared) return prepared.slice(0, 1500);
   const said = err instanceof EngineFailure ? err.output.split("\n").filter((l) => /\berror:/.test(l)) : [];
   const lines = said.map((l) => l.replace(/^\s*error:\s*/, "").trim()).filter(Boolean);
   return printable(lines.length ? lines.slice(-2).join(" / ") : messageOf(err)).slice(0, 1500);

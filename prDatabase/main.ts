@@ -17,7 +17,7 @@ import { defaultBranchHead, type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
 import { currentGolden, goldenDigestOf, goldenStackName, madeBy, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
 import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
-import { OutputsSchema, preparationFailure, readyReport, rulesChangedNote, summarize } from "./report";
+import { OutputsSchema, preparationFailure, prFix, readyReport, rulesChangedNote, summarize } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -193,7 +193,7 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       await locked(stack, ["preview", "--stack", stack], dir, runEnv);
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
     } catch (err) {
-      const said = err instanceof EngineFailure ? preparationFailure(err.output, rules, rulesFrom, baseRef) : undefined;
+      const said = err instanceof EngineFailure ? preparationFailure(err.output, rules, prFix(rulesFrom, baseRef)) : undefined;
       if (!said) throw err;
       summarize(env, `### No database for this pull request yet\n\nIts preparation failed: ${said}`);
       await upsertComment(github, pr, `### No database for this pull request yet\n\nIts preparation failed: ${said}`).then(say);

@@ -106,16 +106,17 @@ export function rulesChangedNote(file: string, rulesFrom: "base" | "head"): stri
     : `This pull request changes ${cell(file)}, and this workflow takes the rules from the head (rules-from: head): this database is prepared by the pull request's own rules.`;
 }
 
+/** Where a pull request's rules are fixed, and what happens then. */
+export const prFix = (rulesFrom: "base" | "head", baseRef: string) =>
+  rulesFrom === "base"
+    ? `fix it on ${baseRef} (the rules are read from the pull request's base), then push again: the next run prepares the same fork.`
+    : "fix it in this pull request and push again: the next run prepares the same fork.";
+
 /**
  * What the job's annotation says of a failed `up`: the preparation's failure mapped to the rule of
- * the rules file, and what to fix; undefined when the engine's output holds no such failure.
+ * the rules file, then `fix` (where to fix it); undefined when the engine's output holds no such failure.
  */
-export function preparationFailure(
-  output: string,
-  rules: Rules | undefined,
-  rulesFrom: "base" | "head",
-  baseRef: string,
-): string | undefined {
+export function preparationFailure(output: string, rules: Rules | undefined, fix: string): string | undefined {
   const flat = output.replace(/\s*\n\s*/g, " ");
   // The provider's words: what failed, then what was kept (a sentence of its own).
   const m = /Preparing fork (\S+) failed at (.+?): (.+?)\. (?=Nothing of|The masking was|No job|The jobs paused|The fork is recorded)/.exec(
@@ -127,9 +128,5 @@ export function preparationFailure(
   const stopped = /was stopped meanwhile/.test(flat)
     ? ` Fork ${fork} is stopped and its URL was never handed out;`
     : ` Fork ${fork}'s URL was never handed out;`;
-  const fix =
-    rulesFrom === "base"
-      ? `fix it on ${baseRef} (the rules are read from the pull request's base), then push again`
-      : "fix it in this pull request and push again";
-  return printable(`${where}: ${step}: ${why}.${stopped} ${fix}: the next run prepares the same fork.`);
+  return printable(`${where}: ${step}: ${why}.${stopped} ${fix}`);
 }

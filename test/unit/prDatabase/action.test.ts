@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { readInputs, settingsOf, whatToDo } from "../../../prDatabase/inputs";
-import { cell, preparationFailure } from "../../../prDatabase/report";
+import { cell, preparationFailure, prFix } from "../../../prDatabase/report";
 import type { Rules } from "../../../prDatabase/rules";
 
 let dir: string;
@@ -76,13 +76,13 @@ const RULES: Rules = {
 test("a failed preparation's annotation names the rule in the rules file (a SQL file's text by its file), and where to fix it", () => {
   const said = (step: string) =>
     `error: Preparing fork svc-1 failed at ${step}: public.customers has no column phone. Nothing of its SQL and masking was kept (one transaction, rolled back). The fork is recorded and its connection strings are not published. Fix prepare and run \`pulumi up\` again: it prepares the fork then. Fork svc-1 was stopped meanwhile`;
-  expect(preparationFailure(said("prepare.mask[2] (customers.phone, with null)"), RULES, "base", "main")).toBe(
+  expect(preparationFailure(said("prepare.mask[2] (customers.phone, with null)"), RULES, prFix("base", "main"))).toBe(
     "mask[2] of .github/pr-database.yml: prepare.mask[2] (customers.phone, with null): public.customers has no column phone. Fork svc-1 is stopped and its URL was never handed out; fix it on main (the rules are read from the pull request's base), then push again: the next run prepares the same fork.",
   );
-  expect(preparationFailure(said("prepare.sql[1] (CREATE ...)"), RULES, "head", "main")).toMatch(
+  expect(preparationFailure(said("prepare.sql[1] (CREATE ...)"), RULES, prFix("head", "main"))).toMatch(
     /^sqlFiles seed\.sql of \.github\/pr-database\.yml: .*fix it in this pull request and push again/,
   );
-  expect(preparationFailure("error: the backend is down", RULES, "base", "main")).toBeUndefined();
+  expect(preparationFailure("error: the backend is down", RULES, prFix("base", "main"))).toBeUndefined();
 });
 
 test("text from outside cannot break out of a Markdown cell or code span, nor move a terminal's cursor", () => {
@@ -90,7 +90,7 @@ test("text from outside cannot break out of a Markdown cell or code span, nor mo
 });
 
 describe("golden: true", () => {
-  const { goldenPreparation, madeBy, prPreparationFromGolden, refreshReport } =
+  const { goldenPreparation, madeBy, prPreparationFromGolden, refreshReport, whyFailed } =
     require("../../../prDatabase/golden") as typeof import("../../../prDatabase/golden");
   const { goldenProgramText } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
   const rulesOf = (preparation: Record<string, unknown>): Rules => ({
@@ -146,6 +146,28 @@ describe("golden: true", () => {
       madeBy(golden, rulesOf({ mask: [...mask, { table: "customers", column: "phone", with: "null" }], sql: ["CREATE TABLE t ()"] })),
     ).toBe(false);
     expect(madeBy(golden, rulesOf({ mask, sql: ["CREATE TABLE u ()"] }))).toBe(false);
+  });
+
+  test("a refresh whose preparation failed names the rule in the rules file and PostgreSQL's cause, not the engine's last words", () => {
+    const { EngineFailure } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
+    const output = [
+      "  pulumi-nodejs:dynamic/tigercloud:ServiceFork (golden):",
+      "    error: 1 error occurred:",
+      "    \t* Preparing fork svc-9 failed at prepare.mask[0] (public.customers.email, with email): statistics still hold values from before",
+      "    the masking: public.customers (email). Nothing of its SQL and masking was kept (one transaction, rolled back). The fork is recorded",
+      "  pulumi:pulumi:Stack (golden):",
+      "    error: update failed",
+    ].join("\n");
+    const said = whyFailed(new EngineFailure("pulumi up failed", output), rulesOf({ mask }));
+    expect(said).toMatch(
+      /^mask\[0\] of \.github\/pr-database\.yml: prepare\.mask\[0\] \(public\.customers\.email, with email\): statistics still hold/,
+    );
+    expect(said).toContain("fix it in .github/pr-database.yml on the default branch");
+    expect(said).not.toContain("update failed");
+    // Anything else: the engine's own error lines, as before.
+    expect(whyFailed(new EngineFailure("x", "error: the backend is down\nerror: update failed"), rulesOf({ mask }))).toBe(
+      "the backend is down / update failed",
+    );
   });
 
   test("the night's summary names the golden fork serving: the new one, or after a failure yesterday's (or none, or unknown)", () => {

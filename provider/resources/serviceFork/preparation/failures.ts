@@ -29,6 +29,7 @@ const CONDITIONS: Record<string, string> = {
   "40P01": "deadlock_detected",
   "42501": "insufficient_privilege",
   "42601": "syntax_error",
+  "42702": "ambiguous_column",
   "42703": "undefined_column",
   "42704": "undefined_object",
   "42710": "duplicate_object",

@@ -91,17 +91,22 @@ export async function prepareFork(
   const inTransaction = async () => (await q<{ id: string }>("SELECT pg_catalog.txid_current()::text AS id"))[0]?.id;
   try {
     ctx.progress(`fork ${serviceId}: preparing it (${describe(p)}) before its connection strings are published`);
-    // The role's own search_path, for the user's SQL; the preparation's own statements, pg_catalog's names.
+    // The role's own settings and search_path, for the user's SQL; the preparation's own statements run with PostgreSQL's.
+    step = "reading the settings production gave the role (pg_settings)";
     let userPath = (await q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? "";
-    await q(sql.PIN_SEARCH_PATH);
+    const roleSettings = await q<{ name: string; setting: string }>(sql.ROLE_SETTINGS);
     const ts = (await q<{ schema: string }>(sql.TIMESCALEDB_SCHEMA))[0]?.schema;
     const timescaledb = ts !== undefined;
     // Set again after anything of the user's has run (their sql, a view's refresh).
     const pin = async () => {
-      await q(sql.PIN_SEARCH_PATH);
+      await q(sql.RESET_SETTINGS);
+      await q(sql.PIN_SETTINGS, sql.pinnedParameters());
       if (timescaledb) await q(sql.TIMESCALEDB_OWN_DEFAULTS);
     };
-    if (timescaledb) await q(sql.TIMESCALEDB_OWN_DEFAULTS);
+    await pin();
+    // Before anything else: production's replication is production's alone.
+    step = "detaching the fork from production's replication (pg_subscription)";
+    await detachSubscriptions(ctx, serviceId, q);
     if (p.pauseJobs) {
       step = "prepare.pauseJobs";
       if (ts === undefined)
@@ -128,10 +133,10 @@ export async function prepareFork(
     if (masking) {
       step = "rolling back transactions prepared in production (pg_prepared_xacts)";
       // Named by their place and role, never by their name: an application chooses it, and it may be data.
-      for (const [i, { gid, owner }] of (await q<{ gid: string; owner: string }>(sql.PREPARED_TRANSACTIONS)).entries()) {
+      for (const [i, { owner, rollback }] of (await q<{ owner: string; rollback: string }>(sql.PREPARED_TRANSACTIONS)).entries()) {
         const which = `transaction ${i + 1} prepared in production (by role ${printable(owner)})`;
         await session
-          .query(sql.rollbackPrepared(gid))
+          .query(rollback)
           .catch(() =>
             fail(
               new Refusal(
@@ -146,13 +151,13 @@ export async function prepareFork(
     stage = "transaction";
     step = "BEGIN";
     await q("BEGIN");
-    // Row-level security would hide rows from the masking (left unmasked, counts looking right).
-    await q("SET LOCAL row_security = off");
+    // Row-level security would hide rows from the masking (left unmasked, counts looking right): off, pinned.
     // Rows compressed meanwhile by a job not paused are decompressed by the UPDATE itself: no limit then.
     if (timescaledb) await q("SET LOCAL timescaledb.max_tuples_decompressed_per_dml_transaction = 0");
     const begun = await inTransaction();
     const runTexts = async (texts: string[] | undefined, name: "sql" | "sqlAfter") => {
       if (!texts?.length) return;
+      await q(sql.USER_SETTINGS, [roleSettings.map((r) => r.name), roleSettings.map((r) => r.setting)]);
       await q(sql.USER_SEARCH_PATH, [userPath]);
       for (const [i, text] of texts.entries()) {
         step = `prepare.${name}[${i}] (${printable(text.trim().split("\n")[0] ?? "").slice(0, 80)})`;
@@ -172,15 +177,27 @@ export async function prepareFork(
 
     let tables: MaskedTable[] = [];
     let counts = new Map<number, number>();
-    let samples: string[] = [];
+    const samples: Samples = new Map();
     const pseudonyms: sql.Pseudonyms = { key: crypto.randomBytes(16).toString("hex"), tag: crypto.randomBytes(4).toString("hex") };
     let switched: { table: string; kind: "trigger" | "rule"; name: string; mode: string }[] = [];
     let reach: Reach = { written: [], cascaded: [], ancestors: [], hypertables: [] };
     if (masking) {
       tables = await resolveRules(p.mask ?? [], q, (s) => (step = s), timescaledb);
       step = "prepare.mask (foreign servers)";
-      for (const { name } of await q<{ name: string }>(sql.FOREIGN_SERVERS)) {
-        await q(sql.dropForeignServer(name));
+      const servers = await q<{ name: string; owner: string; ours: boolean; drop: string }>(sql.FOREIGN_SERVERS);
+      const theirs = servers.filter((f) => !f.ours);
+      if (theirs.length)
+        fail(
+          new Refusal(
+            printable(
+              `the foreign server ${theirs.map((f) => `${f.name} (of role ${f.owner})`).join(", ")} leads from the fork to another database ` +
+                `(production's, perhaps), and tsdbadmin cannot drop it: only its owner can; drop it in production (or have its owner ` +
+                "do so, or make it tsdbadmin's: ALTER SERVER … OWNER TO tsdbadmin), then fork again",
+            ).slice(0, 600),
+          ),
+        );
+      for (const { name, drop } of servers) {
+        await q(drop);
         removed.push(`foreign server ${printable(name)}`);
       }
       if (removed.some((r) => r.startsWith("foreign server")))
@@ -226,15 +243,18 @@ export async function prepareFork(
         for (const r of t.rules) {
           step = ruleLabel(t, r);
           const values = await q<{ v: string }>(sql.sampleValues(tableName(t), r.column), [t.tree.map((x) => x.oid), r.column]);
-          samples.push(...values.map((v) => v.v).filter((v) => stillProduction(r.rule, v)));
+          const of = samples.get(r.column) ?? new Set<string>();
+          for (const { v } of values) if (stillProduction(r.rule, v)) of.add(v);
+          samples.set(r.column, of);
         }
-      samples = [...new Set(samples)];
       counts = await maskTables(tables, pseudonyms, q, (s) => (step = s), ts);
       // A key's cascade rewrote rows out of other hypertables' compressed batches: compressed again.
       for (const h of reach.hypertables) {
         step = `prepare.mask (the chunks of ${shownName(h)} a key's cascade left partly compressed)`;
         for (const { chunk } of await q<{ chunk: string }>(sql.PARTIAL_CHUNKS, [h.schema, h.name])) {
           step = `prepare.mask (compress_chunk(${chunk}), rows a key's cascade rewrote)`;
+          // Its statistics from the rows outside its batches, the masked ones: compressed, it keeps what it had.
+          await q(`ANALYZE ${chunk}`);
           if (ts) await q(sql.compressChunk(ts), [chunk]);
         }
       }
@@ -297,7 +317,7 @@ export async function prepareFork(
         step = `prepare.mask (refreshing the ${item.kind} ${name})`;
         ctx.progress(`fork ${serviceId}: refreshing the ${item.kind} ${name} from the masked data`);
         const kept = await refreshDerived(item, q, asUser, ts, (m) => fail(new Refusal(m)));
-        if (item.checked) await checkDerived(name, kept, samples, q, (m) => fail(new Refusal(m)));
+        if (item.checked) await checkDerived(name, kept, distinctiveOf(samples), q, (m) => fail(new Refusal(m)));
         refreshed.push(name);
       }
     }
@@ -496,7 +516,12 @@ async function maskTables(
     const sets = t.rules.map((r) => `${ident(r.column)} = ${sql.maskExpression(r.rule, `${sql.TARGET}.${ident(r.column)}`, param)}`);
     const changed = t.rules.map((r) => `${ident(r.column)} IS NOT NULL`).join(" OR ");
     await q(`UPDATE ${tableName(t)} AS ${sql.TARGET} SET ${sets.join(", ")} WHERE ${changed}`, values);
-    if (ts) for (const chunk of chunks) await q(sql.compressChunk(ts), [chunk]);
+    // Each chunk's statistics made from its masked rows while they are in it: once compressed, the
+    // chunk is empty, and ANALYZE keeps an empty table's statistics (production's, from when it was active).
+    for (const chunk of chunks) {
+      await q(`ANALYZE ${chunk}`);
+      if (ts) await q(sql.compressChunk(ts), [chunk]);
+    }
   }
   // Production's values: gone before anything else runs in this session (the user's sqlAfter).
   if (numbered.length) await q(sql.DROP_PSEUDONYMS);
@@ -575,7 +600,7 @@ async function checkMasked(
   rows: Map<number, number>,
   pseudonyms: sql.Pseudonyms,
   reach: Reach,
-  samples: string[],
+  samples: Samples,
   q: Query,
   at: (step: string) => void,
   timescaledb: boolean,
@@ -611,13 +636,17 @@ async function checkMasked(
   // What a key cascaded to, and the tables above what was written, hold the masked values under other names: every column.
   const wide = [...reach.cascaded, ...reach.ancestors, ...(timescaledb ? await compressedTables(cascadedHypertables, q) : [])];
   wide.push(...(await q<Table>(sql.INDEXES, [[...narrow, ...wide].map((t) => t.oid)])));
-  const columns = [...new Set(tables.flatMap((t) => t.rules.map((r) => r.column)))];
   await refuseFrozenStatistics(
     [...narrow, ...wide].map((t) => t.oid),
     q,
     refuse,
   );
-  const holding = await q<{ place: string }>(sql.STATISTICS_HOLDING, [narrow.map((t) => t.oid), columns, samples, wide.map((t) => t.oid)]);
+  // A masked column's statistics, against that column's own production values; the rest (which hold
+  // the masked values under other names, beside unrelated ones), against the values only a leak puts there.
+  const holding: { place: string }[] = [];
+  for (const [column, values] of samples)
+    holding.push(...(await q<{ place: string }>(sql.STATISTICS_HOLDING, [narrow.map((t) => t.oid), [column], [...values], []])));
+  holding.push(...(await q<{ place: string }>(sql.STATISTICS_HOLDING, [[], [], distinctiveOf(samples), wide.map((t) => t.oid)])));
   if (holding.length)
     refuse(
       `statistics still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}; ` +
@@ -652,16 +681,27 @@ async function refreshDerived(
   }
   const a = item.aggregate;
   if (ts === undefined) return refuse(`${a.view} is a continuous aggregate on a fork without TimescaleDB`);
-  await asUser(sql.refreshContinuousAggregate(ts, a.view));
-  for (const { chunk } of await q<{ chunk: string }>(sql.CHUNKS, [a.schema, a.name]))
-    if ((await q<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${chunk} LIMIT 1) x`))[0]?.n === 0)
-      await q(`DROP TABLE ${chunk}`);
+  // Emptied first (TimescaleDB lets no trigger or rule of a materialization table be held off, and
+  // its refresh deletes the old rows: a trigger would see production's), then refreshed whole from
+  // the masked data; its chunks analysed with their rows in them, and compressed again where they were.
+  const before = await q<sql.AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name]);
+  const compressedAt = new Set(before.filter((c) => c.compressed).map(chunkStart));
+  for (const c of before) await q(c.drop);
+  await q(sql.SET_REFRESHED, [a.view]);
+  await asUser(sql.refreshContinuousAggregate(ts));
+  for (const c of await q<sql.AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name])) {
+    await q(`ANALYZE ${c.chunk}`);
+    if (compressedAt.has(chunkStart(c))) await q(sql.compressChunk(ts), [c.chunk]);
+  }
   const tree = await q<Table>(sql.TREE, [a.oid]);
-  for (const c of tree.filter((x) => x.kind === "r" && x.oid !== a.oid)) await q(`VACUUM (FULL) ${tableName(c)}`);
-  const compressed = ts ? await compressedTables([a], q) : [];
-  for (const t of [a, ...tree.filter((x) => x.oid !== a.oid), ...compressed]) await q(`ANALYZE ${tableName(t)}`);
-  return { view: a.view, relations: [...tree, ...compressed] };
+  const compressed = await compressedTables([a], q);
+  for (const t of [a, ...compressed]) await q(`ANALYZE ${tableName(t)}`);
+  const relations = [...tree, ...compressed];
+  return { view: a.view, relations: [...relations, ...(await q<Table>(sql.INDEXES, [relations.map((t) => t.oid)]))] };
 }
+
+/** Where a chunk starts: the same range after the refresh as before. */
+const chunkStart = (c: sql.AggregateChunk) => c.start ?? c.start_integer ?? "";
 
 interface Derived {
   view: string;
@@ -710,6 +750,56 @@ async function checkDerived(
   if (holding.length)
     refuse(
       `statistics of ${name} still hold values from before the masking: ${printable(holding.map((h) => h.place).join(", ")).slice(0, 300)}`,
+    );
+}
+
+/** Production's values sampled before the masking, by the masked column they were read from. */
+type Samples = Map<string, Set<string>>;
+
+/**
+ * The sampled values that say something wherever they are found: a number, a date or time, a
+ * truth value or a short text is in many columns that never held a masked value (a view's id beside
+ * a score set to NULL), so those are looked for only in their own column's statistics.
+ */
+export function distinctiveOf(samples: Samples): string[] {
+  const all = [...samples.values()].flatMap((values) => [...values]).map((v) => v.trim());
+  return [...new Set(all.filter((v) => v.length >= 4 && !/^[-+0-9.,:eE T]*$/.test(v) && !/^(true|false)$/i.test(v)))];
+}
+
+/**
+ * Each logical-replication subscription of the fork, disabled and detached from its slot (its
+ * publisher's slot is production's): a fork never streams production's upstream rows, nor takes
+ * them from production. One this role may not alter (another database's, or another role's, as
+ * PostgreSQL 15 lets only a superuser own one) is refused before anything else runs.
+ */
+async function detachSubscriptions(ctx: CallContext, serviceId: string, q: Query): Promise<void> {
+  const subscriptions = await q<{
+    name: string;
+    owner: string;
+    enabled: boolean;
+    slot: boolean;
+    here: boolean;
+    ours: boolean;
+    disable: string;
+    detach: string;
+  }>(sql.SUBSCRIPTIONS);
+  const theirs = subscriptions.filter((s) => s.enabled && !s.ours);
+  if (theirs.length)
+    throw new Refusal(
+      printable(
+        `the subscription ${theirs.map((s) => `${s.name} (of role ${s.owner}${s.here ? "" : ", in another database"})`).join(", ")} came with the fork ` +
+          "enabled: its apply worker would take production's replication slot whenever production's pauses, and stream the publisher's rows " +
+          "into the fork instead of production; tsdbadmin cannot disable it (only its owner can, in its database). In production, make it " +
+          "tsdbadmin's (on PostgreSQL 16 and later) or drop it, then fork again",
+      ).slice(0, 700),
+    );
+  for (const s of subscriptions.filter((x) => x.ours)) {
+    if (s.enabled) await q(s.disable);
+    if (s.slot) await q(s.detach);
+  }
+  if (subscriptions.length)
+    ctx.progress(
+      `fork ${serviceId}: subscriptions disabled and detached from production's slots: ${printable(subscriptions.map((s) => s.name).join(", ")).slice(0, 300)}`,
     );
 }
 

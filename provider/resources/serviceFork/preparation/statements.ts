@@ -1,6 +1,8 @@
 // The SQL a fork's preparation sends, apart from the runner (run.ts) so that each text can be read
 // and tested on its own. Identifiers come from the fork's catalog and are quoted by PostgreSQL
-// (format('%I')) or by `ident` below; every value is a parameter.
+// (format('%I')) or by `ident` below; every value is a parameter. The two statements that take no
+// parameters (ROLLBACK PREPARED, the CALL of a refresh) get theirs quoted by the server, or read
+// from a setting the parameter set: no text the database holds is ever spliced in by hand.
 import type { MaskRule } from "./schema";
 
 /** A parameter's placeholder for `value` ($1, $2, ...): the builder adds it to the statement's parameters. */
@@ -23,8 +25,6 @@ export interface Pseudonyms {
 
 /** An identifier quoted as PostgreSQL's quote_ident does when needed: always here, so any name is safe. */
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-/** A string literal, for the few statements that take no parameters (CALL, ROLLBACK PREPARED). */
-export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** Parameters collected while a statement is built, the key and the tag put in where KEY and TAG stand. */
 export function parameters(pseudonyms: Pseudonyms = { key: "", tag: "" }): { values: unknown[]; param: Param } {
@@ -191,13 +191,34 @@ export function ruleSwitch(table: string, rule: string, mode: "D" | string): str
   return `ALTER TABLE ${table} ${how} RULE ${ident(rule)}`;
 }
 
-/** Foreign servers of the database, and who holds a user mapping on each: a way from the fork to another database. */
-export const FOREIGN_SERVERS = `SELECT s.srvname AS name FROM pg_foreign_server s ORDER BY s.srvname`;
-export const dropForeignServer = (name: string) => `DROP SERVER ${ident(name)} CASCADE`;
+/**
+ * Foreign servers of the database (a way from the fork to another database), whether this role may
+ * drop them (it owns them, or is a member of their owner), and the statement that would.
+ */
+export const FOREIGN_SERVERS = `SELECT s.srvname AS name, s.srvowner::regrole::text AS owner, pg_has_role(s.srvowner, 'MEMBER') AS ours,
+       format('DROP SERVER %I CASCADE', s.srvname) AS "drop"
+  FROM pg_foreign_server s ORDER BY s.srvname`;
 
-/** Transactions prepared in production, in this database: committing one on the fork would write production's rows. */
-export const PREPARED_TRANSACTIONS = `SELECT gid, owner::text AS owner FROM pg_prepared_xacts WHERE database = current_database() ORDER BY prepared`;
-export const rollbackPrepared = (gid: string) => `ROLLBACK PREPARED ${literal(gid)}`;
+/**
+ * The logical-replication subscriptions of the whole server (pg_subscription is shared): a fork
+ * copies them enabled, and its apply worker would take production's replication slot the moment
+ * production's pauses, streaming the publisher's rows into the fork and away from production.
+ * `ours`: this role may alter it (owner or member, in this database); the statements that disable
+ * it and detach it from its slot.
+ */
+export const SUBSCRIPTIONS = `SELECT s.subname AS name, s.subowner::regrole::text AS owner, s.subenabled AS enabled, s.subslotname IS NOT NULL AS slot,
+       d.datname = current_database() AS here, d.datname = current_database() AND pg_has_role(s.subowner, 'MEMBER') AS ours,
+       format('ALTER SUBSCRIPTION %I DISABLE', s.subname) AS "disable", format('ALTER SUBSCRIPTION %I SET (slot_name = NONE)', s.subname) AS "detach"
+  FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
+ WHERE s.subenabled OR s.subslotname IS NOT NULL ORDER BY s.subname`;
+
+/**
+ * Transactions prepared in production, in this database: committing one on the fork would write
+ * production's rows. ROLLBACK PREPARED takes no parameter: its gid (an application's choice) is
+ * quoted by the server (format's %L, whatever standard_conforming_strings says).
+ */
+export const PREPARED_TRANSACTIONS = `SELECT owner::text AS owner, format('ROLLBACK PREPARED %L', gid) AS "rollback"
+  FROM pg_prepared_xacts WHERE database = current_database() ORDER BY prepared`;
 
 /** Whether TimescaleDB is installed in the fork's database. */
 /** The schema TimescaleDB is installed in, if it is: its functions are called by that name (see PIN_SEARCH_PATH). */
@@ -212,10 +233,55 @@ export const TIMESCALEDB_SCHEMA = `SELECT n.nspname AS schema FROM pg_extension 
  * masking is committed), run with the role's own (USER_SEARCH_PATH, SESSION_SEARCH_PATH), and this
  * is set again after them.
  */
-export const PIN_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)`;
 export const SEARCH_PATH = `SELECT pg_catalog.current_setting('search_path') AS path`;
 export const USER_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, true)`;
 export const SESSION_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, false)`;
+
+/**
+ * The settings a role's or the database's `ALTER … SET` gave this session (production chose them,
+ * and the fork copies them): what the user's SQL runs with (USER_SETTINGS), set back to
+ * PostgreSQL's own for the preparation's (PIN_SETTINGS).
+ */
+export const ROLE_SETTINGS = `SELECT name, setting FROM pg_catalog.pg_settings
+ WHERE source IN ('database', 'user', 'database user') AND context = 'user' AND name <> 'search_path' ORDER BY name`;
+export const USER_SETTINGS = `SELECT count(pg_catalog.set_config(s.name, s.value, true))
+  FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS s(name, value)`;
+
+/**
+ * What the preparation's own statements run with, whatever a role, the database or the user's SQL
+ * set: every setting one may change set back to PostgreSQL's own, then those that change how SQL
+ * is read or what it reads fixed. A backslash would otherwise end a quoted string under
+ * standard_conforming_strings = off; a role setting could name another role to run as; rows hidden
+ * by row-level security would be left unmasked; a timeout would stop the masking halfway.
+ */
+export const PINNED: Readonly<Record<string, string>> = {
+  search_path: "pg_catalog, pg_temp",
+  role: "none",
+  standard_conforming_strings: "on",
+  backslash_quote: "safe_encoding",
+  check_function_bodies: "on",
+  array_nulls: "on",
+  transform_null_equals: "off",
+  quote_all_identifiers: "off",
+  row_security: "off",
+  xmloption: "content",
+  DateStyle: "ISO, MDY",
+  IntervalStyle: "postgres",
+  extra_float_digits: "1",
+  bytea_output: "hex",
+  statement_timeout: "0",
+  lock_timeout: "0",
+  idle_in_transaction_session_timeout: "0",
+  default_transaction_read_only: "off",
+};
+/** Every setting one may change that a role, the database or this session changed, back to PostgreSQL's own (a transaction's own mode stays: it cannot change halfway). */
+export const RESET_SETTINGS = `SELECT count(pg_catalog.set_config(s.name, s.boot_val, false)) AS n FROM pg_catalog.pg_settings s
+ WHERE s.context = 'user' AND s.source IN ('database', 'user', 'database user', 'session') AND s.boot_val IS NOT NULL
+   AND left(s.name, 12) <> 'transaction_'`;
+export const PIN_SETTINGS = `SELECT count(pg_catalog.set_config(p.name, p.value, false)) AS n FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS p(name, value)`;
+export const pinnedParameters = (): [string[], string[]] => [Object.keys(PINNED), Object.values(PINNED)];
+/** The settings as the preparation's statements see them: what the unit tests and the check at the start read. */
+export const SETTINGS_NOW = `SELECT name, setting FROM pg_catalog.pg_settings WHERE name = ANY($1::text[])`;
 /**
  * TimescaleDB's own functions for a compressed chunk's default segmentby and orderby: a role's or
  * the database's setting may name a function of the database's own instead, which compress_chunk
@@ -268,9 +334,31 @@ export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema
 /** The chunks of a hypertable ($1 schema, $2 name). */
 export const CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2`;
-/** A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction. */
-export const refreshContinuousAggregate = (ts: string, view: string) =>
-  `CALL ${ident(ts)}.refresh_continuous_aggregate(${literal(view)}, NULL, NULL, force => true)`;
+/**
+ * A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction
+ * nor take a parameter (it commits; a bound CALL may not): the view's name is put in a setting of
+ * the session by SET_REFRESHED (a parameter) and read back by the CALL, never written into its text.
+ */
+export const SET_REFRESHED = `SELECT pg_catalog.set_config('tigercloud.refreshed', $1, false)`;
+export const refreshContinuousAggregate = (ts: string) =>
+  `CALL ${ident(ts)}.refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`;
+
+/**
+ * An aggregate's materialization chunks ($1 schema, $2 name), whether compressed, and the
+ * statement that drops each: emptied before its refresh, so that no trigger or rule of its
+ * table (TimescaleDB lets none be held off there) ever sees production's rows, and no compressed
+ * chunk or statistics of them outlives it. DROP TABLE runs no trigger.
+ */
+export interface AggregateChunk {
+  chunk: string;
+  compressed: boolean;
+  start: string | null;
+  start_integer: string | null;
+  drop: string;
+}
+export const AGGREGATE_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk, is_compressed AS compressed, range_start::text AS start,
+       range_start_integer::text AS start_integer, format('DROP TABLE %I.%I', chunk_schema, chunk_name) AS "drop"
+  FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 ORDER BY range_start, range_start_integer`;
 
 export const refreshMaterializedView = (view: string) => `REFRESH MATERIALIZED VIEW ${view}`;
 
@@ -317,30 +405,35 @@ export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indrelid = ANY($1::oid[])`;
 
 /**
- * Statistics that still hold one of production's values ($3): of these columns ($2) of these tables
- * ($1), of every column of these other relations ($4: indexes, materialized views, materialization
- * tables), and extended statistics on the tables. Each row names where.
+ * Statistics that still hold one of production's values ($3), compared as a reader would find them:
+ * whatever their case and surrounding spaces (an aggregate of lower(email) holds production's
+ * e-mails in other letters). Of these columns ($2) of these tables ($1), of every column of these
+ * other relations ($4: what a key cascaded to, indexes, materialized views, aggregates'
+ * materialization tables, their chunks and compressed chunks, in whatever schema), and extended
+ * statistics on both. Each row names where.
  */
-export const STATISTICS_HOLDING = `SELECT format('%I.%I', s.schemaname, s.tablename) || ' (' || s.attname || ')' AS place
+export const STATISTICS_HOLDING = `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($3::text[]) x)
+SELECT format('%I.%I', s.schemaname, s.tablename) || ' (' || s.attname || ')' AS place
   FROM pg_stats s JOIN pg_namespace n ON n.nspname = s.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
  WHERE ((c.oid = ANY($1::oid[]) AND s.attname = ANY($2::text[])) OR c.oid = ANY($4::oid[]))
    AND EXISTS (SELECT 1 FROM unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}')) v
-                WHERE v = ANY($3::text[]))
+                JOIN production p ON p.value = lower(btrim(v)))
 UNION ALL
 SELECT format('%I.%I', e.statistics_schemaname, e.statistics_name) AS place
   FROM pg_stats_ext e JOIN pg_namespace n ON n.nspname = e.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = e.tablename
- WHERE (c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[])) AND EXISTS (SELECT 1 FROM unnest(coalesce(e.most_common_vals, '{}')) v WHERE v = ANY($3::text[]))
+ WHERE (c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[]))
+   AND EXISTS (SELECT 1 FROM unnest(coalesce(e.most_common_vals, '{}')) v JOIN production p ON p.value = lower(btrim(v)))
 UNION ALL
 SELECT format('%I.%I', x.statistics_schemaname, x.statistics_name) || ' (' || x.expr || ')' AS place
   FROM pg_stats_ext_exprs x JOIN pg_namespace n ON n.nspname = x.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = x.tablename
  WHERE (c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[]))
    AND EXISTS (SELECT 1 FROM unnest(coalesce(x.most_common_vals::text::text[], '{}') || coalesce(x.histogram_bounds::text::text[], '{}')) v
-                WHERE v = ANY($3::text[]))`;
+                JOIN production p ON p.value = lower(btrim(v)))`;
 
-/** How many rows of `view` hold one of production's values ($1) in a column that reads as text. */
+/** How many rows of `view` hold one of production's values ($1) in a column, read as text whatever its case and surrounding spaces. */
 export function rowsHolding(view: string, columns: string[]): string {
-  const any = columns.map((c) => `${ident(c)}::text = ANY($1::text[])`).join(" OR ");
-  return `SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
+  const any = columns.map((c) => `lower(btrim(${ident(c)}::text)) = ANY(p.v)`).join(" OR ");
+  return `SELECT count(*)::int AS n FROM ${view}, (SELECT array_agg(DISTINCT lower(btrim(x))) AS v FROM unnest($1::text[]) x) p WHERE ${any || "false"}`;
 }
 
 /**
