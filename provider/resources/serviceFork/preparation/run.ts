@@ -2,18 +2,20 @@
 // connection strings are published (usable.ts runs it as an owed step, like the login). Its promise
 // is about what the URL holder can read: no production value of a masked column, in the table or
 // any chunk (compressed or not), in statistics, in materialized views or continuous aggregates, nor
-// through a way back to production. In order:
+// through a way back to production; and a fork never acts on production (its replication). In order:
+//  0. the session's settings set back to PostgreSQL's own (production's role and database settings
+//     are the fork's too), then each subscription disabled and detached from production's slot;
 //  1. pauseJobs: the fork's TimescaleDB jobs paused, in a transaction of its own, and those already
 //     running waited for;
 //  2. (masking) transactions prepared in production rolled back: committed on the fork they would
 //     write production's rows back;
 //  3. one transaction: the user's SQL; (masking) foreign servers dropped, the masked tables'
 //     triggers and rules held off, compressed chunks decompressed, one UPDATE per table, the chunks
-//     compressed again, materialized views refreshed; sqlAfter; triggers and rules back as they
-//     were, statistics made again, and every masked column, statistic and view checked;
+//     analysed and compressed again; sqlAfter; triggers and rules back as they were, statistics
+//     made again, and every masked column and statistic checked;
 //  4. (masking) the space of the old rows given back (VACUUM FULL of the masked tables and their
-//     chunks), and continuous aggregates over masked hypertables refreshed whole (neither possible
-//     inside a transaction) and checked.
+//     chunks), materialized views refreshed and continuous aggregates emptied then refreshed whole
+//     (neither possible inside a transaction), each checked.
 // A failure names the step and PostgreSQL's SQLSTATE and objects, never its text (which may quote
 // a row), and says truly what was kept.
 import * as crypto from "crypto";
