@@ -4,7 +4,7 @@
 // any number of views, a table the masking wrote (or one above it), or another of them that is
 // refreshed, or that call a function of the database's own. Worked out from the catalog's rows (statements.ts:
 // READS, CONTINUOUS_AGGREGATES), in the order they are refreshed: each after what it reads.
-import type { Table } from "./statements";
+import type { Quoted, Table } from "./statements";
 
 /** A view or materialized view, and what its query reads. */
 export interface Reader extends Table {
@@ -18,7 +18,7 @@ export interface Reader extends Table {
 
 /** A continuous aggregate: its materialization hypertable (`oid`, `schema`, `name`), its query (`direct`, a view) and the view it is refreshed by. */
 export interface Aggregate extends Table {
-  view: string;
+  view: Quoted;
   direct: number;
 }
 

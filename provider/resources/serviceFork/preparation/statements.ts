@@ -23,8 +23,23 @@ export interface Pseudonyms {
   tag: string;
 }
 
+declare const quotedName: unique symbol;
+/**
+ * A name as SQL reads it: quoted by the server (format's %I, quote_ident) or by `ident`. Every
+ * builder below takes names of this type, so a raw name (a string) cannot reach SQL unquoted.
+ */
+export type Quoted = string & { readonly [quotedName]: true };
+declare const serverStatement: unique symbol;
+/** A statement the server wrote (format's %I and %L), whole: run as it is. */
+export type ServerStatement = string & { readonly [serverStatement]: true };
+
 /** An identifier quoted as PostgreSQL's quote_ident does when needed: always here, so any name is safe. */
-export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"` as Quoted;
+
+export const BEGIN = "BEGIN";
+export const COMMIT = "COMMIT";
+/** This transaction's ID: a text of the user's that ends it (COMMIT, ROLLBACK) changes it. */
+export const TRANSACTION_ID = "SELECT pg_catalog.txid_current()::text AS id";
 
 /** Parameters collected while a statement is built, the key and the tag put in where KEY and TAG stand. */
 export function parameters(pseudonyms: Pseudonyms = { key: "", tag: "" }): { values: unknown[]; param: Param } {
@@ -47,7 +62,7 @@ export function parameters(pseudonyms: Pseudonyms = { key: "", tag: "" }): { val
  * Temporary (no other session sees it), dropped once the UPDATEs are done, and at COMMIT anyway.
  */
 const PSEUDONYMS = "pg_temp.tigercloud_pseudonyms";
-export function pseudonymTable(tables: { table: string; columns: string[] }[], param: Param): string {
+export function pseudonymTable(tables: { table: Quoted; columns: Quoted[] }[], param: Param): string {
   // One scan of each table, whatever the number of its columns (a compressed chunk is decompressed to be read).
   const values = tables
     .map((t) => `SELECT unnest(ARRAY[${t.columns.map((c) => `${c}::text`).join(", ")}]) AS value FROM ${t.table}`)
@@ -66,8 +81,8 @@ export const TARGET = "masked_row";
 /** The rules whose values come from the pseudonym table. */
 export const pseudonymous = (rule: MaskRule) => rule.with === "hash" || rule.with === "email";
 
-/** The value a rule writes in place of `column`'s (quoted). NULLs stay NULL. */
-export function maskExpression(rule: MaskRule, column: string, param: Param): string {
+/** The value a rule writes in place of `column`'s. NULLs stay NULL. */
+export function maskExpression(rule: MaskRule, column: Quoted, param: Param): string {
   switch (rule.with) {
     case "null":
       return "NULL";
@@ -85,7 +100,7 @@ export function maskExpression(rule: MaskRule, column: string, param: Param): st
 }
 
 /** True of a value the rule writes (or NULL): what every row must hold once masked. */
-export function maskedCondition(rule: MaskRule, column: string, param: Param): string {
+export function maskedCondition(rule: MaskRule, column: Quoted, param: Param): string {
   switch (rule.with) {
     case "null":
       return `${column} IS NULL`;
@@ -108,7 +123,7 @@ export interface Table {
   /** pg_class.relkind: r table, p partitioned, f foreign, v view, m materialized view, ... */
   kind: string;
 }
-export const tableName = (t: Pick<Table, "schema" | "name">) => `${ident(t.schema)}.${ident(t.name)}`;
+export const tableName = (t: Pick<Table, "schema" | "name">) => `${ident(t.schema)}.${ident(t.name)}` as Quoted;
 /** The same name as a person writes it: quoted only where PostgreSQL would need it. */
 export const shownName = (t: Pick<Table, "schema" | "name">) =>
   [t.schema, t.name].map((n) => (/^[a-z_][a-z0-9_$]*$/.test(n) ? n : ident(n))).join(".");
@@ -133,8 +148,8 @@ export const HYPERTABLE_DIMENSION = `SELECT EXISTS (
     SELECT 1 FROM _timescaledb_catalog.dimension d JOIN _timescaledb_catalog.hypertable h ON h.id = d.hypertable_id
      WHERE format('%I.%I', h.schema_name, h.table_name)::regclass = $1::oid::regclass AND d.column_name = $2) AS dimension`;
 
-/** The table's columns and their types. */
-export const COLUMNS = `SELECT attname AS name, format_type(atttypid, atttypmod) AS type
+/** The table's columns, quoted by the server too. */
+export const COLUMNS = `SELECT attname AS name, quote_ident(attname) AS quoted
   FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped`;
 
 /** The table and every table under it (partitions, inheritance children, TimescaleDB's chunks), with their kind. */
@@ -182,11 +197,11 @@ export const RULES = `SELECT r.ev_class::int AS oid, r.rulename AS name, r.ev_en
   FROM pg_rewrite r WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN' AND r.ev_enabled <> 'D'`;
 
 /** A trigger held off and back as it was (O: on, A: always, R: replica), on this table alone. */
-export function triggerSwitch(table: string, trigger: string, mode: "D" | string): string {
+export function triggerSwitch(table: Quoted, trigger: string, mode: "D" | string): string {
   const how = mode === "D" ? "DISABLE" : mode === "A" ? "ENABLE ALWAYS" : mode === "R" ? "ENABLE REPLICA" : "ENABLE";
   return `ALTER TABLE ONLY ${table} ${how} TRIGGER ${ident(trigger)}`;
 }
-export function ruleSwitch(table: string, rule: string, mode: "D" | string): string {
+export function ruleSwitch(table: Quoted, rule: string, mode: "D" | string): string {
   const how = mode === "D" ? "DISABLE" : mode === "A" ? "ENABLE ALWAYS" : mode === "R" ? "ENABLE REPLICA" : "ENABLE";
   return `ALTER TABLE ${table} ${how} RULE ${ident(rule)}`;
 }
@@ -215,9 +230,10 @@ export const SUBSCRIPTIONS = `SELECT s.subname AS name, s.subowner::regrole::tex
 /**
  * Transactions prepared in production, in this database: committing one on the fork would write
  * production's rows. ROLLBACK PREPARED takes no parameter: its gid (an application's choice) is
- * quoted by the server (format's %L, whatever standard_conforming_strings says).
+ * quoted by the server (format's %L, whatever standard_conforming_strings says). Only the role that
+ * prepared one (or a superuser) may roll it back: `ours`.
  */
-export const PREPARED_TRANSACTIONS = `SELECT owner::text AS owner, format('ROLLBACK PREPARED %L', gid) AS "rollback"
+export const PREPARED_TRANSACTIONS = `SELECT owner::text AS owner, owner = current_user AS ours, format('ROLLBACK PREPARED %L', gid) AS "rollback"
   FROM pg_prepared_xacts WHERE database = current_database() ORDER BY prepared`;
 
 /** Whether TimescaleDB is installed in the fork's database. */
@@ -350,22 +366,22 @@ export const refreshContinuousAggregate = (ts: string) =>
  * chunk or statistics of them outlives it. DROP TABLE runs no trigger.
  */
 export interface AggregateChunk {
-  chunk: string;
+  chunk: Quoted;
   compressed: boolean;
   start: string | null;
   start_integer: string | null;
-  drop: string;
+  drop: ServerStatement;
 }
 export const AGGREGATE_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk, is_compressed AS compressed, range_start::text AS start,
        range_start_integer::text AS start_integer, format('DROP TABLE %I.%I', chunk_schema, chunk_name) AS "drop"
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 ORDER BY range_start, range_start_integer`;
 
-export const refreshMaterializedView = (view: string) => `REFRESH MATERIALIZED VIEW ${view}`;
+export const refreshMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view}`;
 
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
-export function sampleValues(table: string, column: string): string {
+export function sampleValues(table: Quoted, column: Quoted): string {
   // The first rows found, not DISTINCT (which would read the whole table before its LIMIT).
-  return `SELECT v FROM (SELECT ${ident(column)}::text AS v FROM ${table} WHERE ${ident(column)} IS NOT NULL LIMIT 500) s
+  return `SELECT v FROM (SELECT ${column}::text AS v FROM ${table} WHERE ${column} IS NOT NULL LIMIT 500) s
 UNION
 SELECT v FROM pg_stats s, pg_class c, pg_namespace n,
        unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}')) v
@@ -394,8 +410,9 @@ export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, 
 export const disableChunkSkipping = (ts: string) => `SELECT ${ident(ts)}.disable_chunk_skipping($1::regclass, $2::name)`;
 export const enableChunkSkipping = (ts: string) => `SELECT ${ident(ts)}.enable_chunk_skipping($1::regclass, $2::name)`;
 
-/** The columns of a table ($1) that have statistics, and their types: an empty table's are dropped by setting the type again. */
-export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+/** The columns of a table ($1) that have statistics, and the statement that sets each one's type again (which drops them: an empty table's). */
+export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name,
+       format('ALTER TABLE ONLY %I.%I ALTER COLUMN %I TYPE %s', n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod)) AS retype
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
    AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname)`;
@@ -431,8 +448,8 @@ SELECT format('%I.%I', x.statistics_schemaname, x.statistics_name) || ' (' || x.
                 JOIN production p ON p.value = lower(btrim(v)))`;
 
 /** How many rows of `view` hold one of production's values ($1) in a column, read as text whatever its case and surrounding spaces. */
-export function rowsHolding(view: string, columns: string[]): string {
-  const any = columns.map((c) => `lower(btrim(${ident(c)}::text)) = ANY(p.v)`).join(" OR ");
+export function rowsHolding(view: Quoted, columns: Quoted[]): string {
+  const any = columns.map((c) => `lower(btrim(${c}::text)) = ANY(p.v)`).join(" OR ");
   return `SELECT count(*)::int AS n FROM ${view}, (SELECT array_agg(DISTINCT lower(btrim(x))) AS v FROM unnest($1::text[]) x) p WHERE ${any || "false"}`;
 }
 
@@ -511,3 +528,53 @@ export const TEXT_CAST = `WITH RECURSIVE base(typ) AS (
 SELECT format_type(c.castsource, NULL) AS type, c.castfunc::regprocedure::text AS function
   FROM pg_cast c JOIN base b ON c.castsource = b.typ JOIN pg_proc p ON p.oid = c.castfunc JOIN pg_roles r ON r.oid = p.proowner
  WHERE c.casttarget = 'text'::regtype AND NOT r.rolsuper`;
+
+/** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */
+export const SCHEDULED_JOBS = "SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= 1000 AND scheduled ORDER BY job_id";
+/** Which of these jobs ($1) are running now. */
+export const RUNNING_JOBS = "SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'";
+/** Rows compressed meanwhile by a job not paused are decompressed by the UPDATE itself: no limit then. */
+export const NO_DECOMPRESSION_LIMIT = "SET LOCAL timescaledb.max_tuples_decompressed_per_dml_transaction = 0";
+/** enable_chunk_skipping refuses unless this is on (it is off by default). */
+export const CHUNK_SKIPPING_ON = "SET LOCAL timescaledb.enable_chunk_skipping = on";
+
+/** Whether a table ($1 schema, $2 name) is a hypertable. */
+export const IS_HYPERTABLE =
+  "SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_schema = $1 AND hypertable_name = $2";
+
+export const analyze = (table: Quoted) => `ANALYZE ${table}`;
+export const vacuumFull = (table: Quoted) => `VACUUM (FULL) ${table}`;
+/** Whether a relation holds no row, read without reading it all. */
+export const isEmpty = (relation: Quoted) => `SELECT count(*)::int = 0 AS empty FROM (SELECT 1 FROM ${relation} LIMIT 1) x`;
+
+/** A masked table's rows that "null" rules change: their columns' values that are not NULL, counted before (c0, c1, ...). */
+export const countNotNull = (table: Quoted, columns: Quoted[]) =>
+  `SELECT ${columns.map((c, n) => `count(${c})::int AS c${n}`).join(", ")} FROM ${table}`;
+
+/** One UPDATE of a masked table, every rule of it at once, each column by the table's alias (a column of the pseudonym table's own name, email, would be taken instead). */
+export function maskUpdate(table: Quoted, rules: { rule: MaskRule; column: Quoted }[], param: Param): string {
+  const sets = rules.map((r) => `${r.column} = ${maskExpression(r.rule, `${TARGET}.${r.column}` as Quoted, param)}`);
+  const changed = rules.map((r) => `${r.column} IS NOT NULL`).join(" OR ");
+  return `UPDATE ${table} AS ${TARGET} SET ${sets.join(", ")} WHERE ${changed}`;
+}
+
+/** One scan of a masked table: each rule's values not NULL (n0, n1, ...) and its rows holding what the rule does not write (bad0, bad1, ...). */
+export function maskedRows(table: Quoted, rules: { rule: MaskRule; column: Quoted }[], param: Param): string {
+  const columns = rules.map(
+    (r, n) => `count(${r.column})::int AS n${n}, count(*) FILTER (WHERE NOT ${maskedCondition(r.rule, r.column, param)})::int AS bad${n}`,
+  );
+  return `SELECT ${columns.join(", ")} FROM ${table}`;
+}
+
+/** An empty table's statistics dropped, one column at a time (setting its type again does), where PostgreSQL lets it. */
+export const SAVEPOINT = "SAVEPOINT emptied";
+export const RELEASE_SAVEPOINT = "RELEASE SAVEPOINT emptied";
+export const ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT emptied";
+
+/** A view's columns ($1: its name), quoted by the server. */
+export const VIEW_COLUMNS = `SELECT quote_ident(attname) AS "column" FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`;
+
+/** A materialized view ($1 its oid) that its refresh left empty but that holds statistics (an empty table keeps its old ones): a row if so. */
+export const emptyWithStatistics = (view: Quoted) => `SELECT 1 AS found WHERE NOT EXISTS (SELECT 1 FROM ${view})
+   AND EXISTS (SELECT 1 FROM pg_stats s JOIN pg_namespace n ON n.nspname = s.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
+                WHERE c.oid = $1)`;

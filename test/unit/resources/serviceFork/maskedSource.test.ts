@@ -227,7 +227,7 @@ describe("the mark a masking preparation writes", () => {
           if (text.includes("as_read")) return [{ ...events, as_read: true }];
           if (text.includes("WITH RECURSIVE tree")) return [events];
           if (text.includes("written(oid)")) return [events];
-          if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "email", type: "text" }];
+          if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "email", quoted: '"email"' }];
           if (text.includes('SELECT count("email")::int AS n0')) return [{ n0: 3, bad0: bad }];
           if (text.includes("txid_current")) return [{ id: "7" }];
           if (text.includes("LIMIT 1) x")) return [{ n: 1 }];

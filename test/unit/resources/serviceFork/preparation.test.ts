@@ -8,6 +8,9 @@ import type { MaskRule } from "../../../../provider/resources/serviceFork/prepar
 import * as sql from "../../../../provider/resources/serviceFork/preparation/statements";
 import { recordingSession, testContext } from "../../../support/helpers";
 
+/** A name as the catalog's queries hand it over, quoted by the server. */
+const quoted = (name: string) => name as sql.Quoted;
+
 describe("statements", () => {
   test("every rule's value is a parameter, the hashing key and the tag too; the column is what the caller quoted", () => {
     const rules: MaskRule[] = [
@@ -30,8 +33,8 @@ describe("statements", () => {
     expect(written.join(" ")).not.toContain("DROP");
     const numbered = sql.pseudonymTable(
       [
-        { table: '"public"."t"', columns: ['"c"', '"e"'] },
-        { table: '"public"."u"', columns: ['"d"'] },
+        { table: quoted('"public"."t"'), columns: [quoted('"c"'), quoted('"e"')] },
+        { table: quoted('"public"."u"'), columns: [quoted('"d"')] },
       ],
       param,
     );
@@ -47,11 +50,11 @@ describe("statements", () => {
 
   test("the check after masking accepts only what each rule writes", () => {
     const { values, param } = sql.parameters({ key: "k", tag: "0a1b2c3d" });
-    expect(sql.maskedCondition({ table: "t", column: "c", with: "null" }, '"c"', param)).toBe('"c" IS NULL');
-    expect(sql.maskedCondition({ table: "t", column: "c", with: "hash" }, '"c"', param)).toBe(
+    expect(sql.maskedCondition({ table: "t", column: "c", with: "null" }, quoted('"c"'), param)).toBe('"c" IS NULL');
+    expect(sql.maskedCondition({ table: "t", column: "c", with: "hash" }, quoted('"c"'), param)).toBe(
       `("c" IS NULL OR "c"::text ~ ('^h' || $1 || '-[1-9][0-9]*$'))`,
     );
-    expect(sql.maskedCondition({ table: "t", column: "c", with: "keepFirst", chars: 8 }, '"c"', param)).toBe(
+    expect(sql.maskedCondition({ table: "t", column: "c", with: "keepFirst", chars: 8 }, quoted('"c"'), param)).toBe(
       `("c" IS NULL OR length("c"::text) <= $2::int)`,
     );
     expect(values).toEqual(["0a1b2c3d", 8]);
@@ -61,10 +64,10 @@ describe("statements", () => {
     expect(sql.ident('we"ird name')).toBe('"we""ird name"');
     // ROLLBACK PREPARED's gid is quoted by the server (format's %L); the refreshed view is read from a setting.
     expect(sql.PREPARED_TRANSACTIONS).toContain("format('ROLLBACK PREPARED %L', gid)");
-    expect(sql.triggerSwitch('"public"."t"', "audit", "D")).toBe('ALTER TABLE ONLY "public"."t" DISABLE TRIGGER "audit"');
-    expect(sql.triggerSwitch('"public"."t"', "audit", "A")).toBe('ALTER TABLE ONLY "public"."t" ENABLE ALWAYS TRIGGER "audit"');
-    expect(sql.triggerSwitch('"public"."t"', "audit", "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
-    expect(sql.ruleSwitch('"public"."t"', "r", "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
+    expect(sql.triggerSwitch(quoted('"public"."t"'), "audit", "D")).toBe('ALTER TABLE ONLY "public"."t" DISABLE TRIGGER "audit"');
+    expect(sql.triggerSwitch(quoted('"public"."t"'), "audit", "A")).toBe('ALTER TABLE ONLY "public"."t" ENABLE ALWAYS TRIGGER "audit"');
+    expect(sql.triggerSwitch(quoted('"public"."t"'), "audit", "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
+    expect(sql.ruleSwitch(quoted('"public"."t"'), "r", "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
     expect(sql.refreshContinuousAggregate("ts")).toBe(
       `CALL "ts".refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`,
     );
@@ -126,7 +129,7 @@ describe("the runner", () => {
       if (text.includes("written(oid)")) return [events];
       if (text.includes("timescaledb_information.hypertables")) return [{ n: 1 }];
       if (text.includes("FROM _timescaledb_catalog.hypertable h JOIN pg_class")) return [events];
-      if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "customer_email", type: "text" }];
+      if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "customer_email", quoted: '"customer_email"' }];
       if (text.includes("attrelid = $1::regclass")) return [{ name: "customer_email" }];
       if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", mode: "O" }];
       if (text.includes('SELECT count("customer_email")::int AS n0')) return [{ n0: 5, bad0: 0 }];
@@ -219,8 +222,22 @@ describe("what is refreshed after the masking", () => {
     reader(16, "never_filled", "m", [1], false, false), // made WITH NO DATA: nothing to refresh
   ];
   const aggregates = [
-    { oid: 20, schema: "_timescaledb_internal", name: "_materialized_hypertable_1", kind: "r", view: "public.views_by_email", direct: 10 },
-    { oid: 21, schema: "_timescaledb_internal", name: "_materialized_hypertable_2", kind: "r", view: "public.metrics_daily", direct: 14 },
+    {
+      oid: 20,
+      schema: "_timescaledb_internal",
+      name: "_materialized_hypertable_1",
+      kind: "r",
+      view: quoted("public.views_by_email"),
+      direct: 10,
+    },
+    {
+      oid: 21,
+      schema: "_timescaledb_internal",
+      name: "_materialized_hypertable_2",
+      kind: "r",
+      view: quoted("public.metrics_daily"),
+      direct: 14,
+    },
   ];
 
   test("every populated materialized view, and the aggregates that read a written table (through views, a join, a function of the database's own), each after what it reads", () => {

@@ -1,0 +1,344 @@
+// Every refusal of a fork's preparation, declared once: what it looks for (a statement of
+// statements.ts, or what the runner already read) and what it says, naming the object and the fix,
+// never a value. The runner (run.ts) checks each at its step; a new guard is one entry here, and
+// one case in its unit test (test/unit/resources/serviceFork/guards.test.ts, which fails for a
+// guard without one).
+import { printable } from "../../../text";
+import type { MaskRule } from "./schema";
+import * as sql from "./statements";
+import { type Quoted, shownName, type Table } from "./statements";
+
+export interface Guard<Input, Row = Record<string, unknown>> {
+  /** What it refuses, in a few words: the unit test's name for it. */
+  name: string;
+  /** The statement that finds it and its parameters; none: it judges its input alone. */
+  statement?: (input: Input) => readonly [text: string, params?: readonly unknown[]];
+  /** The refusal's words, or undefined: nothing to refuse. */
+  refuse: (rows: Row[], input: Input) => string | undefined;
+}
+
+/** Names from the catalog, said printable and cut after escaping. */
+const said = (text: string, max = 600) => printable(text).slice(0, max);
+const list = <T>(items: T[], say: (item: T) => string) => items.map(say).join(", ");
+
+export interface Subscription {
+  name: string;
+  owner: string;
+  enabled: boolean;
+  slot: boolean;
+  here: boolean;
+  ours: boolean;
+  disable: sql.ServerStatement;
+  detach: sql.ServerStatement;
+}
+
+const subscriptionsOfOthers: Guard<void, Subscription> = {
+  name: "an enabled subscription tsdbadmin may not alter",
+  statement: () => [sql.SUBSCRIPTIONS],
+  refuse: (rows) => {
+    const theirs = rows.filter((s) => s.enabled && !s.ours);
+    if (!theirs.length) return undefined;
+    return said(
+      `the subscription ${list(theirs, (s) => `${s.name} (of role ${s.owner}${s.here ? "" : ", in another database"})`)} came with the fork ` +
+        "enabled: its apply worker would take production's replication slot whenever production's pauses, and stream the publisher's rows " +
+        "into the fork instead of production; tsdbadmin cannot disable it (only its owner can, in its database). In production, make it " +
+        "tsdbadmin's (on PostgreSQL 16 and later) or drop it, then fork again",
+      700,
+    );
+  },
+};
+
+const pauseJobsWithoutTimescaleDB: Guard<{ timescaledb: boolean }> = {
+  name: "pauseJobs on a fork without TimescaleDB",
+  refuse: (_, { timescaledb }) =>
+    timescaledb ? undefined : "the fork has no TimescaleDB (no timescaledb extension in tsdb), so no job to pause; leave pauseJobs out",
+};
+
+const jobsStillRunning: Guard<{ ids: number[]; timeIsUp: boolean }, { job_id: number }> = {
+  name: "jobs still running when the time runs out",
+  statement: ({ ids }) => [sql.RUNNING_JOBS, [ids]],
+  refuse: (rows, { timeIsUp }) =>
+    rows.length && timeIsUp ? `jobs ${rows.map((j) => j.job_id).join(", ")} were still running when the time ran out` : undefined,
+};
+
+export interface PreparedTransaction {
+  owner: string;
+  ours: boolean;
+  rollback: sql.ServerStatement;
+}
+
+const preparedByAnotherRole: Guard<void, PreparedTransaction> = {
+  name: "a transaction prepared in production by another role",
+  statement: () => [sql.PREPARED_TRANSACTIONS],
+  // Named by their place and role, never by their name: an application chooses it, and it may be data.
+  refuse: (rows) => {
+    const i = rows.findIndex((t) => !t.ours);
+    if (i < 0) return undefined;
+    return said(
+      `a transaction ${i + 1} prepared in production (by role ${rows[i]?.owner}) is on the fork: committed there it would write ` +
+        "production's rows over the masking, and only its role can roll it back; commit or roll it back in production, then fork again",
+    );
+  },
+};
+
+const sqlEndsTransaction: Guard<{ begun: string | undefined; now: string | undefined }> = {
+  name: "SQL of the user's that ends the transaction",
+  refuse: (_, { begun, now }) =>
+    begun === now ? undefined : "it ends the transaction (COMMIT or ROLLBACK): the preparation must stay one transaction",
+};
+
+export interface Found extends Table {
+  as_read: boolean;
+}
+
+const KINDS: Record<string, string> = { v: "a view", m: "a materialized view", S: "a sequence", i: "an index", c: "a composite type" };
+
+/** A rule's table as PostgreSQL reads it: `schema.table`, lower case. */
+export interface RuleTable {
+  rule: MaskRule;
+  schema: string;
+  name: string;
+  label: string;
+}
+
+const ruleTable: Guard<RuleTable, Found> = {
+  name: "a rule's table that is not one table of the fork",
+  statement: ({ schema, name }) => [sql.FIND_TABLE, [schema.toLowerCase(), name.toLowerCase(), schema, name]],
+  refuse: (found, { rule, label }) => {
+    const read = found.find((t) => t.as_read);
+    const other = found.find((t) => !t.as_read);
+    if (other && read)
+      return (
+        `the table ${rule.table} is read as ${label} (PostgreSQL lowers unquoted names), and ${shownName(other)} is another table: ` +
+        `a rule cannot tell them apart; rename one of them, or mask ${shownName(other)} in prepare.sql`
+      );
+    if (!read)
+      return other
+        ? `there is no table ${label} (PostgreSQL reads ${rule.table} unquoted, in lower case); ${shownName(other)} has capitals: ` +
+            `rename it to lower case, or mask it in prepare.sql`
+        : `there is no table ${label} on the fork (schema.table, as PostgreSQL reads it)`;
+    if (read.kind === "f")
+      return `${label} is a foreign table: writing it would change another database's rows (production's); a rule masks tables of the fork`;
+    if (read.kind !== "r" && read.kind !== "p")
+      return `${label} is not a table (${KINDS[read.kind] ?? read.kind}); name the table that holds the data`;
+    return undefined;
+  },
+};
+
+const foreignUnder: Guard<{ oid: number; label: string }, Table> = {
+  name: "a foreign table under a rule's table",
+  statement: ({ oid }) => [sql.TREE, [oid]],
+  refuse: (tree, { label }) => {
+    const foreign = tree.find((t) => t.kind === "f");
+    return foreign && `${label} holds a foreign table (${shownName(foreign)}): the masking would write another database's rows`;
+  },
+};
+
+export interface Column {
+  name: string;
+  quoted: Quoted;
+}
+
+const ruleColumn: Guard<{ oid: number; label: string; rule: MaskRule }, Column> = {
+  name: "a rule's column the table does not have",
+  statement: ({ oid }) => [sql.COLUMNS, [oid]],
+  refuse: (columns, { label, rule }) => {
+    if (columns.some((c) => c.name === rule.column.toLowerCase())) return undefined;
+    return columns.some((c) => c.name === rule.column)
+      ? `${label} has no column ${rule.column.toLowerCase()} (PostgreSQL reads ${rule.column} in lower case); its column "${rule.column}" has capitals: rename it, or mask it in prepare.sql`
+      : `${label} has no column ${rule.column.toLowerCase()}`;
+  },
+};
+
+const maskedTwice: Guard<{ label: string; column: string; masked: string[] }> = {
+  name: "a column two rules mask",
+  refuse: (_, { label, column, masked }) =>
+    masked.includes(column) ? `${label}.${column} is masked by two rules: one rule per column` : undefined,
+};
+
+/** A rule's column, resolved: its table's oid and what to call them. */
+export interface RuleColumn {
+  oid: number;
+  label: string;
+  column: string;
+}
+
+const textCast: Guard<RuleColumn, { type: string; function: string }> = {
+  name: "a column whose conversion to text is a function of the database's own",
+  statement: ({ oid, column }) => [sql.TEXT_CAST, [oid, column]],
+  refuse: ([cast], { label, column }) =>
+    cast &&
+    said(
+      `${label}.${column} is of type ${cast.type}, whose conversion to text runs ${cast.function}, a function of the database's own: ` +
+        "the masking reads every value as text, through it; drop the cast in prepare.sql, or mask the column there",
+    ),
+};
+
+const partitionKey: Guard<RuleColumn, { declared: boolean }> = {
+  name: "a column that partitions its table",
+  statement: ({ oid, column }) => [sql.PARTITIONS_BY, [oid, column]],
+  refuse: ([row], { label, column }) =>
+    row?.declared
+      ? `${label} is partitioned by ${column}: its partitions' bounds are production's values, which masking its rows cannot change; ` +
+        "leave it out, or mask it another way in prepare.sql"
+      : undefined,
+};
+
+const hypertableDimension: Guard<RuleColumn, { dimension: boolean }> = {
+  name: "a column that is a hypertable's dimension",
+  statement: ({ oid, column }) => [sql.HYPERTABLE_DIMENSION, [oid, column]],
+  refuse: ([row], { label, column }) =>
+    row?.dimension
+      ? `${label} is partitioned by ${column}: its chunks' ranges are production's values, which masking its rows cannot change; ` +
+        "leave it out, or mask it another way in prepare.sql"
+      : undefined,
+};
+
+export interface ForeignServer {
+  name: string;
+  owner: string;
+  ours: boolean;
+  drop: sql.ServerStatement;
+}
+
+const foreignServersOfOthers: Guard<void, ForeignServer> = {
+  name: "a foreign server tsdbadmin cannot drop",
+  statement: () => [sql.FOREIGN_SERVERS],
+  refuse: (servers) => {
+    const theirs = servers.filter((f) => !f.ours);
+    if (!theirs.length) return undefined;
+    return said(
+      `the foreign server ${list(theirs, (f) => `${f.name} (of role ${f.owner})`)} leads from the fork to another database ` +
+        `(production's, perhaps), and tsdbadmin cannot drop it: only its owner can; drop it in production (or have its owner ` +
+        "do so, or make it tsdbadmin's: ALTER SERVER … OWNER TO tsdbadmin), then fork again",
+    );
+  },
+};
+
+const cascadeToForeign: Guard<{ masked: number[] }, Table> = {
+  name: "a key's cascade that would write a foreign table",
+  statement: ({ masked }) => [sql.WRITTEN, [masked]],
+  refuse: (written) => {
+    const foreign = written.find((t) => t.kind === "f");
+    return foreign && `a key's cascade would write the foreign table ${shownName(foreign)}: another database's rows`;
+  },
+};
+
+const functionsOnWrite: Guard<{ written: number[] }, { table: string; what: string; function: string; why: string }> = {
+  name: "a function of the database's own run on each row the masking writes",
+  statement: ({ written }) => [sql.FUNCTIONS_ON_WRITE, [written]],
+  refuse: ([first, ...more]) =>
+    first &&
+    said(
+      `${first.table}'s ${first.what} runs ${first.function}, ${first.why}, on each row the masking writes: ` +
+        `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again in prepare.sqlAfter)` +
+        (more.length ? `; so do ${more.length} more: ${list(more, (r) => `${r.table}'s ${r.what} (${r.function})`)}` : ""),
+    ),
+};
+
+/** A masked table's one scan after the masking: the statement (built with its parameters) and each rule's column. */
+export interface MaskedScan {
+  label: string;
+  text: string;
+  params: unknown[];
+  columns: string[];
+}
+
+const rowsNotMasked: Guard<MaskedScan, Record<string, number>> = {
+  name: "rows of a masked column that the rule did not write",
+  statement: ({ text, params }) => [text, params],
+  refuse: ([found], { label, columns }) => {
+    const n = columns.findIndex((_, i) => (found?.[`bad${i}`] ?? 0) > 0);
+    return n < 0
+      ? undefined
+      : `after the masking, ${found?.[`bad${n}`]} row(s) of ${label} still hold a ${columns[n]} that the rule did not write: something on the ` +
+          `table (a trigger, a rule, a policy) kept or wrote other values`;
+  },
+};
+
+const frozenStatistics: Guard<{ relations: number[] }, { place: string }> = {
+  name: "statistics with a target of 0",
+  statement: ({ relations }) => [sql.FROZEN_STATISTICS, [relations]],
+  refuse: (frozen) =>
+    frozen.length
+      ? `statistics with a target of 0 keep what production's ANALYZE put there: ${said(
+          list(frozen, (f) => f.place),
+          300,
+        )}; ` +
+        "set their target back in prepare.sql (ALTER TABLE … ALTER COLUMN … SET STATISTICS -1, ALTER STATISTICS … SET STATISTICS -1)"
+      : undefined,
+};
+
+/** Statistics to compare with production's values: of these columns of these tables, and of every column of `relations`; `of` says whose. */
+export interface Compared {
+  of: string | undefined;
+  tables: number[];
+  columns: string[];
+  values: string[];
+  relations: number[];
+}
+
+const statisticsHolding: Guard<Compared, { place: string }> = {
+  name: "statistics that still hold production's values",
+  statement: ({ tables, columns, values, relations }) => [sql.STATISTICS_HOLDING, [tables, columns, values, relations]],
+  refuse: (holding, { of }) =>
+    !holding.length
+      ? undefined
+      : of
+        ? `statistics of ${of} still hold values from before the masking: ${said(
+            list(holding, (h) => h.place),
+            300,
+          )}`
+        : `statistics still hold values from before the masking: ${said(
+            list(holding, (h) => h.place),
+            300,
+          )}; ` +
+          `ANALYZE did not replace them (PostgreSQL keeps an empty table's): give such a table a row, or drop its statistics, in prepare.sql`,
+};
+
+const emptyViewWithStatistics: Guard<{ view: Quoted; oid: number; name: string }> = {
+  name: "a materialized view its refresh left empty, holding statistics",
+  statement: ({ view, oid }) => [sql.emptyWithStatistics(view), [oid]],
+  refuse: (rows, { name }) =>
+    rows.length
+      ? `${name} is empty once refreshed from the masked data, and PostgreSQL keeps an empty table's old statistics ` +
+        `(production's values): drop it in prepare.sql, or give it rows in prepare.sqlAfter`
+      : undefined,
+};
+
+const viewRowsHolding: Guard<{ view: Quoted; columns: Quoted[]; values: string[]; name: string }, { n: number }> = {
+  name: "a refreshed view's rows holding production's values",
+  statement: ({ view, columns, values }) => [sql.rowsHolding(view, columns), [values]],
+  refuse: ([row], { name }) =>
+    row?.n ? `${name} still holds ${row.n} row(s) with values from before the masking, after its refresh` : undefined,
+};
+
+const aggregateWithoutTimescaleDB: Guard<{ view: string; timescaledb: boolean }> = {
+  name: "a continuous aggregate on a fork without TimescaleDB",
+  refuse: (_, { view, timescaledb }) => (timescaledb ? undefined : `${view} is a continuous aggregate on a fork without TimescaleDB`),
+};
+
+/** Every guard, by name: what the runner checks, and what the unit test holds one case each of. */
+export const GUARDS = {
+  subscriptionsOfOthers,
+  pauseJobsWithoutTimescaleDB,
+  jobsStillRunning,
+  preparedByAnotherRole,
+  sqlEndsTransaction,
+  ruleTable,
+  foreignUnder,
+  ruleColumn,
+  maskedTwice,
+  textCast,
+  partitionKey,
+  hypertableDimension,
+  foreignServersOfOthers,
+  cascadeToForeign,
+  functionsOnWrite,
+  rowsNotMasked,
+  frozenStatistics,
+  statisticsHolding,
+  emptyViewWithStatistics,
+  viewRowsHolding,
+  aggregateWithoutTimescaleDB,
+};

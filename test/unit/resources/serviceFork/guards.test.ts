@@ -1,0 +1,246 @@
+// Every refusal of a fork's preparation (preparation/guards.ts), one case each, run as the runner
+// runs it: its statement sent to a recording session (with its parameters), the rows the session
+// answers judged. A guard without a case fails the first test: a new guard comes with its case.
+import { GUARDS, type Guard } from "../../../../provider/resources/serviceFork/preparation/guards";
+import * as sql from "../../../../provider/resources/serviceFork/preparation/statements";
+import { recordingSession } from "../../../support/helpers";
+
+type Name = keyof typeof GUARDS;
+/** One guard's case: its input, rows that it must refuse and what it then says, and rows it lets through. */
+interface Case {
+  input: unknown;
+  refused: object[];
+  says: RegExp;
+  passes: object[];
+  /** A second input judged against the same rows, when the input alone decides (no statement). */
+  passingInput?: unknown;
+  /** What its statement must be sent with, when it has one. */
+  sends?: { text: string | RegExp; params?: unknown[] };
+}
+
+const rule = { table: "customers", column: "email", with: "email" as const };
+const ruleTable = { rule, schema: "public", name: "customers", label: "public.customers" };
+const column = { oid: 10, label: "public.customers", column: "email" };
+const table = (kind: string, name = "customers") => ({ oid: 10, schema: "public", name, kind });
+const subscription = (ours: boolean) => ({
+  name: "prod_sub",
+  owner: "postgres",
+  enabled: true,
+  slot: true,
+  here: true,
+  ours,
+  disable: "",
+  detach: "",
+});
+const compared = { tables: [10], columns: ["email"], values: ["a@prod.example.com"], relations: [20] };
+
+const CASES: Record<Name, Case> = {
+  subscriptionsOfOthers: {
+    input: undefined,
+    refused: [subscription(false)],
+    says: /^the subscription prod_sub \(of role postgres\) came with the fork enabled: .*production's replication slot.*tsdbadmin cannot disable it/,
+    passes: [subscription(true), { ...subscription(false), enabled: false }],
+    sends: { text: sql.SUBSCRIPTIONS },
+  },
+  pauseJobsWithoutTimescaleDB: {
+    input: { timescaledb: false },
+    refused: [],
+    says: /no TimescaleDB .* leave pauseJobs out/,
+    passes: [],
+    passingInput: { timescaledb: true },
+  },
+  jobsStillRunning: {
+    input: { ids: [1000, 1001], timeIsUp: true },
+    refused: [{ job_id: 1001 }],
+    says: /^jobs 1001 were still running when the time ran out$/,
+    passes: [],
+    sends: { text: sql.RUNNING_JOBS, params: [[1000, 1001]] },
+  },
+  preparedByAnotherRole: {
+    input: undefined,
+    refused: [
+      { owner: "tsdbadmin", ours: true, rollback: "ROLLBACK PREPARED 'x'" },
+      { owner: "app", ours: false, rollback: "ROLLBACK PREPARED 'y'" },
+    ],
+    says: /^a transaction 2 prepared in production \(by role app\) is on the fork: .*only its role can roll it back/,
+    passes: [{ owner: "tsdbadmin", ours: true, rollback: "ROLLBACK PREPARED 'x'" }],
+    sends: { text: sql.PREPARED_TRANSACTIONS },
+  },
+  sqlEndsTransaction: {
+    input: { begun: "7", now: "8" },
+    refused: [],
+    says: /ends the transaction \(COMMIT or ROLLBACK\)/,
+    passes: [],
+    passingInput: { begun: "7", now: "7" },
+  },
+  ruleTable: {
+    input: ruleTable,
+    refused: [
+      { ...table("r"), as_read: true },
+      { ...table("r", "Customers"), as_read: false },
+    ],
+    says: /read as public\.customers .* public\."Customers" is another table: a rule cannot tell them apart/,
+    passes: [{ ...table("r"), as_read: true }],
+    sends: { text: sql.FIND_TABLE, params: ["public", "customers", "public", "customers"] },
+  },
+  foreignUnder: {
+    input: { oid: 10, label: "public.customers" },
+    refused: [table("p"), table("f", "customers_remote")],
+    says: /^public\.customers holds a foreign table \(public\.customers_remote\)/,
+    passes: [table("p"), table("r", "customers_1")],
+    sends: { text: sql.TREE, params: [10] },
+  },
+  ruleColumn: {
+    input: { oid: 10, label: "public.customers", rule: { ...rule, column: "Email" } },
+    refused: [{ name: "Email", quoted: '"Email"' }],
+    says: /has no column email \(PostgreSQL reads Email in lower case\); its column "Email" has capitals/,
+    passes: [{ name: "email", quoted: '"email"' }],
+    sends: { text: sql.COLUMNS, params: [10] },
+  },
+  maskedTwice: {
+    input: { label: "public.customers", column: "email", masked: ["email"] },
+    refused: [],
+    says: /^public\.customers\.email is masked by two rules/,
+    passes: [],
+    passingInput: { label: "public.customers", column: "email", masked: ["name"] },
+  },
+  textCast: {
+    input: column,
+    refused: [{ type: "secret", function: "public.secret_text(secret)" }],
+    says: /email is of type secret, whose conversion to text runs public\.secret_text\(secret\)/,
+    passes: [],
+    sends: { text: sql.TEXT_CAST, params: [10, "email"] },
+  },
+  partitionKey: {
+    input: column,
+    refused: [{ declared: true }],
+    says: /partitioned by email: its partitions' bounds are production's values/,
+    passes: [{ declared: false }],
+    sends: { text: sql.PARTITIONS_BY, params: [10, "email"] },
+  },
+  hypertableDimension: {
+    input: column,
+    refused: [{ dimension: true }],
+    says: /partitioned by email: its chunks' ranges are production's values/,
+    passes: [{ dimension: false }],
+    sends: { text: sql.HYPERTABLE_DIMENSION, params: [10, "email"] },
+  },
+  foreignServersOfOthers: {
+    input: undefined,
+    refused: [
+      { name: "mine", owner: "tsdbadmin", ours: true, drop: "" },
+      { name: "platform_srv", owner: "postgres", ours: false, drop: "" },
+    ],
+    says: /^the foreign server platform_srv \(of role postgres\) leads from the fork to another database .*tsdbadmin cannot drop it.*drop it in production/,
+    passes: [{ name: "mine", owner: "tsdbadmin", ours: true, drop: "" }],
+    sends: { text: sql.FOREIGN_SERVERS },
+  },
+  cascadeToForeign: {
+    input: { masked: [10] },
+    refused: [table("r"), table("f", "orders_remote")],
+    says: /^a key's cascade would write the foreign table public\.orders_remote/,
+    passes: [table("r"), table("r", "orders")],
+    sends: { text: sql.WRITTEN, params: [[10]] },
+  },
+  functionsOnWrite: {
+    input: { written: [10, 11] },
+    refused: [
+      { table: "public.customers", what: "constraint c", function: "public.steal(text)", why: "a function of the database's own" },
+      { table: "public.orders", what: "index i", function: "public.f(text)", why: "a function of the database's own" },
+    ],
+    says: /^public\.customers's constraint c runs public\.steal\(text\), .*; so do 1 more: public\.orders's index i \(public\.f\(text\)\)$/,
+    passes: [],
+    sends: { text: sql.FUNCTIONS_ON_WRITE, params: [[10, 11]] },
+  },
+  rowsNotMasked: {
+    input: { label: "public.customers", text: "SELECT 1", params: ["tag"], columns: ["email", "name"] },
+    refused: [{ n0: 5, bad0: 0, n1: 5, bad1: 2 }],
+    says: /^after the masking, 2 row\(s\) of public\.customers still hold a name that the rule did not write/,
+    passes: [{ n0: 5, bad0: 0, n1: 5, bad1: 0 }],
+    sends: { text: "SELECT 1", params: ["tag"] },
+  },
+  frozenStatistics: {
+    input: { relations: [10] },
+    refused: [{ place: "public.customers (email)" }],
+    says: /^statistics with a target of 0 keep what production's ANALYZE put there: public\.customers \(email\); set their target back/,
+    passes: [],
+    sends: { text: sql.FROZEN_STATISTICS, params: [[10]] },
+  },
+  statisticsHolding: {
+    input: { of: undefined, ...compared },
+    refused: [{ place: "_timescaledb_internal._hyper_1_1_chunk (email)" }],
+    says: /^statistics still hold values from before the masking: _timescaledb_internal\._hyper_1_1_chunk \(email\); ANALYZE did not replace them/,
+    passes: [],
+    sends: { text: sql.STATISTICS_HOLDING, params: [[10], ["email"], ["a@prod.example.com"], [20]] },
+  },
+  emptyViewWithStatistics: {
+    input: { view: '"public"."report"', oid: 30, name: "public.report" },
+    refused: [{ found: 1 }],
+    says: /^public\.report is empty once refreshed from the masked data/,
+    passes: [],
+    sends: { text: /^SELECT 1 AS found WHERE NOT EXISTS \(SELECT 1 FROM "public"\."report"\)/, params: [30] },
+  },
+  viewRowsHolding: {
+    input: { view: '"public"."report"', columns: ['"email"', '"id"'], values: ["a@prod.example.com"], name: "public.report" },
+    refused: [{ n: 2 }],
+    says: /^public\.report still holds 2 row\(s\) with values from before the masking/,
+    passes: [{ n: 0 }],
+    sends: {
+      text: /FROM "public"\."report", .* WHERE lower\(btrim\("email"::text\)\) = ANY\(p\.v\) OR lower\(btrim\("id"::text\)\) = ANY\(p\.v\)$/,
+      params: [["a@prod.example.com"]],
+    },
+  },
+  aggregateWithoutTimescaleDB: {
+    input: { view: "public.daily", timescaledb: false },
+    refused: [],
+    says: /^public\.daily is a continuous aggregate on a fork without TimescaleDB$/,
+    passes: [],
+    passingInput: { view: "public.daily", timescaledb: true },
+  },
+};
+
+/** A guard checked as the runner checks it, against a session answering `rows`: what it sent, and its refusal. */
+async function judge(guard: Guard<unknown, object>, input: unknown, rows: object[]) {
+  const { sent, open } = recordingSession(() => rows);
+  const session = await open();
+  const params: (readonly unknown[] | undefined)[] = [];
+  const statement = guard.statement?.(input);
+  const answered = statement ? await session.query<object>(statement[0], statement[1]) : [];
+  if (statement) params.push(statement[1]);
+  return { sent, params, refusal: guard.refuse(answered, input) };
+}
+
+test("every guard has its case here", () => {
+  expect(Object.keys(CASES).sort()).toEqual(Object.keys(GUARDS).sort());
+});
+
+describe.each(Object.keys(GUARDS) as Name[])("%s", (name) => {
+  const guard = GUARDS[name] as Guard<unknown, object>;
+  const c = CASES[name];
+
+  test("refuses what it guards against, in words that name the object and the fix", async () => {
+    const { sent, params, refusal } = await judge(guard, c.input, c.refused);
+    expect(refusal).toMatch(c.says);
+    if (c.sends) {
+      const flat = (t: string) => t.replace(/\s+/g, " ").trim();
+      expect(sent).toHaveLength(1);
+      if (typeof c.sends.text === "string") expect(sent[0]).toBe(flat(c.sends.text));
+      else expect(sent[0]).toMatch(c.sends.text);
+      if (c.sends.params) expect(params[0]).toEqual(c.sends.params);
+    } else expect(sent).toEqual([]);
+  });
+
+  test("lets through what it does not guard against", async () => {
+    expect((await judge(guard, c.passingInput ?? c.input, c.passes)).refusal).toBeUndefined();
+  });
+});
+
+test("names from the catalog reach a refusal escaped and cut: no terminal control, no endless text", async () => {
+  const refusal = GUARDS.foreignServersOfOthers.refuse(
+    [{ name: `evil\x1b[2J${"x".repeat(2000)}`, owner: "postgres", ours: false, drop: "" as sql.ServerStatement }],
+    undefined,
+  );
+  expect(refusal).toContain("evil\\x1b[2J");
+  expect(refusal).not.toContain("\x1b");
+  expect(refusal?.length).toBeLessThanOrEqual(600);
+});
