@@ -7,53 +7,13 @@
 // column written back after the masking.
 import { customerRow, PERSONAL_ROWS } from "../../simulator/databases";
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import type { EngineHarness } from "../support/lab/harness";
-import { preparedForkProgram, readThrough as read, startOnTimescaleDB } from "../support/lab/production";
+import { holdsProduction, productionSuite, readThrough as read } from "../support/lab/production";
 
 jest.setTimeout(300_000);
-let h: EngineHarness;
-
-beforeAll(async () => {
-  h = await startOnTimescaleDB({ forkQueuedMs: 100, forkConfiguringMs: 100 });
-});
-afterAll(async () => {
-  await h?.close();
-});
-
-/** Production, as its superuser; the objects a test makes there are tsdbadmin's, as a user's are. */
-const inProduction = async (sql: string) => (await h.sim.databases.query(h.ids.serviceId, `SET ROLE tsdbadmin; ${sql}`)).trim();
-const asSuperuser = async (sql: string) => (await h.sim.databases.query(h.ids.serviceId, sql)).trim();
+const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 });
+const { asSuperuser, cleanups, forkProgram, inProduction, preparedFork, refusedFork } = lab;
 
 const PRODUCTION_EMAILS = Array.from({ length: PERSONAL_ROWS }, (_, i) => customerRow(i + 1).email);
-/** Whether a text holds any production e-mail address (they all end so). */
-const holdsProduction = (text: string) => text.includes("@prod-customers.example.com");
-
-const forkProgram = (name: string, prepare: object) => preparedForkProgram(h, name, prepare);
-
-/** A fork prepared with `prepare`: its URL and what `prepared` said; destroyed after the test. */
-async function preparedFork(name: string, prepare: object): Promise<{ uri: string; prepared: Record<string, unknown>; stdout: string }> {
-  const s = await h.stack(name, forkProgram(name, prepare));
-  cleanups.push(() => s.destroy());
-  const up = await s.up();
-  return { uri: up.outputs.uri?.value as string, prepared: up.outputs.prepared?.value as Record<string, unknown>, stdout: up.stdout };
-}
-/** A fork whose preparation must fail: the failure's text, the state's, and no URL published. */
-async function refusedFork(name: string, prepare: object): Promise<{ message: string; state: string }> {
-  const s = await h.stack(name, forkProgram(name, prepare));
-  cleanups.push(() => s.destroy());
-  const message = await s.up().then(
-    () => "",
-    (err: Error) => err.message,
-  );
-  const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
-  expect(fork?.outputs?.connectionUri).toBeUndefined();
-  expect(fork?.outputs?.preparePending).toBe(true);
-  return { message, state: s.rawState() };
-}
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-});
 
 describe("the README's rules on a TimescaleDB production (customers, and a compressed hypertable with a continuous aggregate)", () => {
   const rules = {
@@ -78,11 +38,7 @@ describe("the README's rules on a TimescaleDB production (customers, and a compr
         `SELECT count(*) FILTER (WHERE is_compressed) || '/' || count(*) FROM timescaledb_information.chunks WHERE hypertable_name = '${EVENTS_TABLE}'`,
       )
     ).trim();
-    const s = await h.stack("readme-rules", forkProgram("pr-readme", rules));
-    const up = await s.up();
-    fork = { uri: up.outputs.uri?.value as string, prepared: up.outputs.prepared?.value as Record<string, unknown>, stdout: up.stdout };
-    cleanups.length = 0;
-    afterAllDestroy = () => s.destroy();
+    fork = await preparedFork("pr-readme", rules, (destroy) => (afterAllDestroy = destroy));
   });
   let afterAllDestroy: () => Promise<unknown> = async () => undefined;
   afterAll(async () => {
@@ -382,8 +338,8 @@ test("an error from inside the preparation quotes no row: a trigger's message ca
 });
 
 test("foreign tables: a rule on one is refused; on the fork no foreign server or user mapping is left, so no way to production", async () => {
-  const source = h.sim.service(h.ids.projectId, h.ids.serviceId)!;
-  const password = h.sim.databases.password(h.ids.serviceId)!;
+  const source = lab.h.sim.service(lab.h.ids.projectId, lab.h.ids.serviceId)!;
+  const password = lab.h.sim.databases.password(lab.h.ids.serviceId)!;
   await asSuperuser("CREATE EXTENSION IF NOT EXISTS postgres_fdw; GRANT USAGE ON FOREIGN DATA WRAPPER postgres_fdw TO tsdbadmin;");
   await inProduction(`
     CREATE SERVER production FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '${source.endpoint.port}', dbname 'tsdb', sslmode 'require');
@@ -589,7 +545,7 @@ test("a view over a query given as text is refreshed; every table above what was
   await asSuperuser("ANALYZE;");
   await inProduction("BEGIN; INSERT INTO r2_people VALUES (0, NULL); PREPARE TRANSACTION 'refund for person7@prod-customers.example.com';");
   try {
-    const s = await h.stack(
+    const s = await lab.h.stack(
       "pr-round2",
       forkProgram("pr-round2", {
         mask: [

@@ -38,3 +38,88 @@ export const preparedForkProgram =
     });
     return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared, password: f.initialPassword };
   };
+
+/** Whether a text holds any production e-mail address (they all end so). */
+export const holdsProduction = (text: string) => text.includes("@prod-customers.example.com");
+
+/** A fork prepared as a test declares: its URL, what `prepared` said, and what the engine printed. */
+export interface PreparedFork {
+  uri: string;
+  prepared: Record<string, unknown>;
+  stdout: string;
+}
+
+/** A fork whose preparation failed: the failure's text, the state's, and the fork's service ID. */
+export interface RefusedFork {
+  message: string;
+  state: string;
+  id: string | undefined;
+}
+
+/**
+ * A suite's lab on a TimescaleDB production, its hooks registered where it is called: the engine
+ * and simulator started before the suite's tests and closed after them; production reached as its
+ * superuser or as tsdbadmin (the objects a test makes there are then tsdbadmin's, as a user's are);
+ * forks prepared as a test declares, each destroyed after its test (with what the test adds to
+ * `cleanups`, in the order added).
+ */
+export function productionSuite(delays: Partial<Delays>) {
+  let harness: EngineHarness | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    harness = await startOnTimescaleDB(delays);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c().catch(() => undefined);
+  });
+  const h = () => {
+    if (!harness) throw new Error("the lab is started in beforeAll: use it in a test or a hook");
+    return harness;
+  };
+  /** Production, as its superuser. */
+  const asSuperuser = async (sql: string) => (await h().sim.databases.query(h().ids.serviceId, sql)).trim();
+  /** Production, as tsdbadmin (SET ROLE: the role's own settings are not applied). */
+  const inProduction = (sql: string) => asSuperuser(`SET ROLE tsdbadmin; ${sql}`);
+  const forkProgram = (name: string, prepare: object) => preparedForkProgram(h(), name, prepare);
+  /**
+   * A fork prepared with `prepare`: its URL and what `prepared` said; destroyed after the test, or
+   * by whoever `destroyLater` hands its destroy to (a fork a describe's tests share).
+   */
+  async function preparedFork(
+    name: string,
+    prepare: object,
+    destroyLater: (destroy: () => Promise<unknown>) => void = (destroy) => cleanups.push(destroy),
+  ): Promise<PreparedFork> {
+    const s = await h().stack(name, forkProgram(name, prepare));
+    destroyLater(() => s.destroy());
+    const up = await s.up();
+    return { uri: up.outputs.uri?.value as string, prepared: up.outputs.prepared?.value as Record<string, unknown>, stdout: up.stdout };
+  }
+  /** A fork whose preparation must fail: the failure's text, the state's, and no URL published. */
+  async function refusedFork(name: string, prepare: object): Promise<RefusedFork> {
+    const s = await h().stack(name, forkProgram(name, prepare));
+    cleanups.push(() => s.destroy());
+    const message = await s.up().then(
+      () => "",
+      (err: Error) => err.message,
+    );
+    const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
+    expect(fork?.outputs?.connectionUri).toBeUndefined();
+    expect(fork?.outputs?.preparePending).toBe(true);
+    return { message, state: s.rawState(), id: fork?.id };
+  }
+  return {
+    get h() {
+      return h();
+    },
+    cleanups,
+    asSuperuser,
+    inProduction,
+    forkProgram,
+    preparedFork,
+    refusedFork,
+  };
+}
