@@ -31,6 +31,12 @@ const STATISTICS_HOLDING_PRODUCTION = `SELECT place FROM (
   SELECT format('%s.%s (statistics %s, %s)', schemaname, tablename, statistics_name, expr) FROM pg_stats_ext_exprs s WHERE lower(s::text) LIKE '${PRODUCTION_ADDRESS}'
 ) p ORDER BY 1`;
 
+/** Tables of chunks TimescaleDB no longer lists (its DROP MATERIALIZED VIEW of a compressed aggregate keeps its compressed chunks' tables), dropped. */
+const LEFT_BEHIND = `SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = '_timescaledb_internal' AND c.relkind = 'r' AND c.relname ~ '^(compress_hyper|_hyper)_[0-9]+_[0-9]+_chunk$'
+    AND NOT EXISTS (SELECT 1 FROM _timescaledb_catalog.chunk ch WHERE ch.schema_name = n.nspname AND ch.table_name = c.relname) ORDER BY 1`;
+const DROP_LEFT_BEHIND = `DO $d$ DECLARE t text; BEGIN FOR t IN ${LEFT_BEHIND} LOOP EXECUTE 'DROP TABLE ' || t; END LOOP; END $d$`;
+
 /** A continuous aggregate's materialization hypertable (schema.table), by the aggregate's name. */
 const materializationOf = (view: string) =>
   inProduction(
@@ -83,6 +89,7 @@ describe("one fork of a production with a compressed aggregate over upper(custom
     await inProduction(
       `DROP MATERIALIZED VIEW IF EXISTS events_upper; DROP TRIGGER IF EXISTS steal ON ${materialized}; DROP FUNCTION IF EXISTS public.steal() CASCADE; DROP TABLE IF EXISTS public.stolen;`,
     );
+    await inProduction(DROP_LEFT_BEHIND);
   });
 
   test("a compressed continuous aggregate grouped by upper() of the masked column: no statistic of any schema, row of the aggregate or of its chunks (compressed ones too) holds a production address in any letter case", async () => {
@@ -112,13 +119,37 @@ describe("one fork of a production with a compressed aggregate over upper(custom
     expect(await read(fork.uri, `SELECT count(*) FROM public.stolen WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
     expect(fork.prepared.refreshed).toContain(`public.${EVENTS_DAILY}`);
     expect(triggersAtSource).toMatch(/_materialized_hypertable_\d+:O/);
+    // The aggregate's chunks are made anew by its refresh (new names): each has the trigger, as it was.
+    const anyChunk = (list: string) => list.replace(/_hyper_\d+_\d+_chunk/g, "<chunk>");
     expect(
-      await read(
-        fork.uri,
-        "SELECT string_agg(tgrelid::regclass::text || ':' || tgenabled::text, ',' ORDER BY tgrelid::regclass::text) FROM pg_trigger WHERE tgname = 'steal'",
+      anyChunk(
+        await read(
+          fork.uri,
+          "SELECT string_agg(tgrelid::regclass::text || ':' || tgenabled::text, ',' ORDER BY tgrelid::regclass::text) FROM pg_trigger WHERE tgname = 'steal'",
+        ),
       ),
-    ).toBe(triggersAtSource);
+    ).toBe(anyChunk(triggersAtSource));
   });
+});
+
+test("what TimescaleDB leaves behind when a compressed aggregate is dropped (its compressed chunks' tables, production's rows in them) is gone from the fork", async () => {
+  await inProduction(`
+    CREATE MATERIALIZED VIEW events_dropped WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS day, customer_email AS address, count(*) AS views FROM ${EVENTS_TABLE} GROUP BY 1, 2 WITH NO DATA;
+    CALL refresh_continuous_aggregate('events_dropped', NULL, NULL);
+    ALTER MATERIALIZED VIEW events_dropped SET (timescaledb.compress = true, timescaledb.compress_segmentby = 'address');
+    SELECT count(compress_chunk(c)) FROM show_chunks('events_dropped') c;
+    DROP MATERIALIZED VIEW events_dropped;`);
+  cleanups.push(() => inProduction(DROP_LEFT_BEHIND));
+  const left = await inProduction(LEFT_BEHIND);
+  // TimescaleDB's own doing, not the test's: its catalog forgot tables that still hold production's addresses.
+  expect(left).toMatch(/compress_hyper_\d+_\d+_chunk/);
+  expect(await inProduction(`SELECT count(*) > 0 FROM ${left.split("\n")[0]} t WHERE t::text LIKE '${PRODUCTION_ADDRESS}'`)).toBe("t");
+  await asSuperuser("ANALYZE;");
+  const fork = await preparedFork("pr-hijack-left-behind", prepare());
+  expect(await read(fork.uri, LEFT_BEHIND)).toBe("");
+  expect(await read(fork.uri, STATISTICS_HOLDING_PRODUCTION)).toBe("");
+  expect(fork.prepared.removed).toEqual(expect.arrayContaining(left.split("\n").map((t) => `table ${t}, left behind by TimescaleDB`)));
 });
 
 test("chunks analysed while active and compressed afterwards: the fork is published, and no statistic of any schema holds a production address", async () => {

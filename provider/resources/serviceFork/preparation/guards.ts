@@ -215,6 +215,26 @@ const foreignServersOfOthers: Guard<void, ForeignServer> = {
   },
 };
 
+export interface LeftBehind {
+  table: string;
+  owner: string;
+  ours: boolean;
+  drop: sql.ServerStatement;
+}
+
+const chunksLeftBehindOfOthers: Guard<void, LeftBehind> = {
+  name: "a chunk TimescaleDB left behind that tsdbadmin cannot drop",
+  statement: () => [sql.CHUNKS_LEFT_BEHIND],
+  refuse: (tables) => {
+    const theirs = tables.filter((t) => !t.ours);
+    if (!theirs.length) return undefined;
+    return said(
+      `${list(theirs, (t) => `${t.table} (of role ${t.owner})`)} is a chunk TimescaleDB no longer lists (left behind when what it belonged ` +
+        "to was dropped): it may hold production's rows, and tsdbadmin cannot drop it; drop it in production, then fork again",
+    );
+  },
+};
+
 const cascadeToForeign: Guard<{ masked: number[] }, Table> = {
   name: "a key's cascade that would write a foreign table",
   statement: ({ masked }) => [sql.WRITTEN, [masked]],
@@ -333,6 +353,7 @@ export const GUARDS = {
   partitionKey,
   hypertableDimension,
   foreignServersOfOthers,
+  chunksLeftBehindOfOthers,
   cascadeToForeign,
   functionsOnWrite,
   rowsNotMasked,

@@ -18,7 +18,16 @@ import { printable } from "../../../text";
 import { sleep } from "../../../time";
 import { type Aggregate, type Reader, type Refresh, toRefresh } from "./derived";
 import { describeFailure } from "./failures";
-import { type Column, type ForeignServer, type Found, GUARDS, type Guard, type PreparedTransaction, type Subscription } from "./guards";
+import {
+  type Column,
+  type ForeignServer,
+  type Found,
+  GUARDS,
+  type Guard,
+  type LeftBehind,
+  type PreparedTransaction,
+  type Subscription,
+} from "./guards";
 import { markParameters, markStatements } from "./mark";
 import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
 import * as sql from "./statements";
@@ -174,6 +183,7 @@ const STEPS: Step[] = [
   { name: "prepare.sql", run: (s) => userSql(s, "sql") },
   { name: "prepare.mask (the rules' tables and columns)", when: masking, run: resolveRules },
   { name: "prepare.mask (foreign servers)", when: masking, run: dropForeignServers },
+  { name: "prepare.mask (chunks TimescaleDB left behind)", when: (s) => s.masking && s.timescaledb, run: dropLeftBehind },
   {
     name: "prepare.mask (what the masking writes: the tables, what is under them, what their keys cascade to)",
     when: masking,
@@ -369,6 +379,16 @@ async function dropForeignServers(s: Preparing): Promise<void> {
   }
   if (servers.length)
     s.progress(`dropped what leads to another database: ${servers.map((f) => `foreign server ${printable(f.name)}`).join(", ")}`);
+}
+
+/** Tables of chunks TimescaleDB no longer lists (what they belonged to was dropped): production's rows no rule can name, dropped. */
+async function dropLeftBehind(s: Preparing): Promise<void> {
+  const left: LeftBehind[] = await s.check(GUARDS.chunksLeftBehindOfOthers, undefined);
+  for (const t of left) {
+    await s.q(t.drop);
+    s.removed.push(`table ${printable(t.table)}, left behind by TimescaleDB`);
+  }
+  if (left.length) s.progress(`dropped what TimescaleDB left behind: ${printable(left.map((t) => t.table).join(", ")).slice(0, 300)}`);
 }
 
 async function reachOf(s: Preparing): Promise<void> {

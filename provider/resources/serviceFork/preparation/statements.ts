@@ -578,3 +578,18 @@ export const VIEW_COLUMNS = `SELECT quote_ident(attname) AS "column" FROM pg_att
 export const emptyWithStatistics = (view: Quoted) => `SELECT 1 AS found WHERE NOT EXISTS (SELECT 1 FROM ${view})
    AND EXISTS (SELECT 1 FROM pg_stats s JOIN pg_namespace n ON n.nspname = s.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
                 WHERE c.oid = $1)`;
+
+/**
+ * Chunks TimescaleDB left behind: tables named as its chunks are, in a schema its chunks live in,
+ * that its catalog no longer lists (TimescaleDB 2.28's DROP MATERIALIZED VIEW of a compressed
+ * aggregate keeps its compressed chunks' tables, production's rows and statistics in them). Whether
+ * this role may drop each, and the statement that would.
+ */
+export const CHUNKS_LEFT_BEHIND = `SELECT format('%I.%I', n.nspname, c.relname) AS "table", c.relowner::regrole::text AS owner,
+       pg_has_role(c.relowner, 'MEMBER') AS ours, format('DROP TABLE %I.%I', n.nspname, c.relname) AS "drop"
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'r' AND c.relname ~ '^(compress_hyper|_hyper)_[0-9]+_[0-9]+_chunk$'
+   AND n.nspname IN (SELECT '_timescaledb_internal' UNION SELECT associated_schema_name FROM _timescaledb_catalog.hypertable)
+   AND NOT EXISTS (SELECT 1 FROM _timescaledb_catalog.chunk ch WHERE ch.schema_name = n.nspname AND ch.table_name = c.relname)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+ ORDER BY 1`;

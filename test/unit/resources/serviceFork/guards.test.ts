@@ -135,6 +135,16 @@ const CASES: Record<Name, Case> = {
     passes: [{ name: "mine", owner: "tsdbadmin", ours: true, drop: "" }],
     sends: { text: sql.FOREIGN_SERVERS },
   },
+  chunksLeftBehindOfOthers: {
+    input: undefined,
+    refused: [
+      { table: "_timescaledb_internal.compress_hyper_6_16_chunk", owner: "tsdbadmin", ours: true, drop: "" },
+      { table: "_timescaledb_internal._hyper_9_2_chunk", owner: "postgres", ours: false, drop: "" },
+    ],
+    says: /^_timescaledb_internal\._hyper_9_2_chunk \(of role postgres\) is a chunk TimescaleDB no longer lists .*tsdbadmin cannot drop it; drop it in production/,
+    passes: [{ table: "_timescaledb_internal.compress_hyper_6_16_chunk", owner: "tsdbadmin", ours: true, drop: "" }],
+    sends: { text: sql.CHUNKS_LEFT_BEHIND },
+  },
   cascadeToForeign: {
     input: { masked: [10] },
     refused: [table("r"), table("f", "orders_remote")],
