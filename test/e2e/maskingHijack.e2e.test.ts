@@ -240,7 +240,7 @@ test("a foreign server of the superuser's, which tsdbadmin may use but not drop:
 });
 
 // Last: it restarts production's server with wal_level = logical (and back), as the platform does when logical replication is enabled.
-test("a logical-replication subscription of the superuser's in production: refused, naming it; the publisher's slot stays production's", async () => {
+test("a logical-replication subscription in production: the superuser's refused, naming it; one tsdbadmin may alter disabled and detached from its slot before anything else; the publisher's slot stays production's", async () => {
   const { databases } = lab.h.sim;
   const id = lab.h.ids.serviceId;
   const restart = async () => {
@@ -266,7 +266,7 @@ test("a logical-replication subscription of the superuser's in production: refus
         (err: Error) => (/does not exist/.test(err.message) ? true : undefined),
       ),
     );
-    await asSuperuser("DROP DATABASE IF EXISTS upstream WITH (FORCE); ALTER SYSTEM RESET wal_level;");
+    await asSuperuser("DROP ROLE IF EXISTS subscriber; DROP DATABASE IF EXISTS upstream WITH (FORCE); ALTER SYSTEM RESET wal_level;");
     await restart();
   });
   expect(await asSuperuser("SHOW wal_level")).toBe("replica");
@@ -309,4 +309,27 @@ test("a logical-replication subscription of the superuser's in production: refus
     async () => ((await asSuperuser("SELECT count(*) FROM feed WHERE id = 2")) === "1" ? true : undefined),
     30_000,
   );
+
+  // A subscription tsdbadmin may alter: PostgreSQL 15 lets only a superuser own one, so its owner is a
+  // role tsdbadmin is a member of (as PostgreSQL 16's pg_create_subscription lets tsdbadmin own one); it
+  // logs in, as PostgreSQL 15's apply worker runs as the subscription's owner.
+  await asSuperuser(
+    "CREATE ROLE subscriber SUPERUSER LOGIN; GRANT subscriber TO tsdbadmin; ALTER SUBSCRIPTION prod_sub OWNER TO subscriber;",
+  );
+  const fork = await preparedFork("pr-hijack-subscription-ours", prepare());
+  expect(fork.stdout).toContain("subscriptions disabled and detached from production's slots: prod_sub");
+  expect(
+    await read(fork.uri, "SELECT subenabled || ',' || coalesce(subslotname, 'none') FROM pg_subscription WHERE subname = 'prod_sub'"),
+  ).toBe("false,none");
+  // Production's subscription is untouched and still streams: what the publisher writes next arrives there, not in the fork.
+  expect(await asSuperuser("SELECT subenabled || ',' || subslotname FROM pg_subscription WHERE subname = 'prod_sub'")).toBe(
+    "true,prod_sub",
+  );
+  await read(upstream, "INSERT INTO feed VALUES (3, 'after the second fork');");
+  await until(
+    "the row the publisher wrote after the second fork arrives in production",
+    async () => ((await asSuperuser("SELECT count(*) FROM feed WHERE id = 3")) === "1" ? true : undefined),
+    30_000,
+  );
+  expect(await read(fork.uri, "SELECT count(*) FROM feed WHERE id = 3")).toBe("0");
 });
