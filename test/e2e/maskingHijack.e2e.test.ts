@@ -210,6 +210,15 @@ test("catalog strings are never read as SQL under standard_conforming_strings = 
     ]).toEqual([name, expect.stringMatching(/^[1-9][0-9]*:0$/)]);
 });
 
+test("a setting only a superuser may change that stops a masked key's cascade (session_replication_role = replica, set by the platform for tsdbadmin): refused, naming it", async () => {
+  await asSuperuser("ALTER ROLE tsdbadmin SET session_replication_role = replica;");
+  cleanups.push(() => asSuperuser("ALTER ROLE tsdbadmin RESET session_replication_role;"));
+  const { message } = await refusedFork("pr-hijack-replica-role", prepare());
+  expect(message).toMatch(
+    /failed at reading the settings production gave the role \(pg_settings\): session_replication_role is replica .* have it reset in production/,
+  );
+});
+
 test("a materialized view holding the same numbers as text as a masked integer column is no leak: the fork is published, the column masked", async () => {
   cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS score_ids; DROP TABLE IF EXISTS scores;"));
   await inProduction(`

@@ -48,6 +48,18 @@ const subscriptionsOfOthers: Guard<void, Subscription> = {
   },
 };
 
+const platformSettings: Guard<void, { name: string; setting: string }> = {
+  name: "a setting only a superuser may change, changing what the masking does",
+  statement: () => [sql.PLATFORM_SETTINGS],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.name} is ${r.setting}`)} for this role or database, and only a superuser may set it back: ` +
+            "a masked key's cascade would not run (PostgreSQL's own triggers of foreign keys do not fire); have it reset in production, then fork again",
+        )
+      : undefined,
+};
+
 const pauseJobsWithoutTimescaleDB: Guard<{ timescaledb: boolean }> = {
   name: "pauseJobs on a fork without TimescaleDB",
   refuse: (_, { timescaledb }) =>
@@ -340,6 +352,7 @@ const aggregateWithoutTimescaleDB: Guard<{ view: string; timescaledb: boolean }>
 
 /** Every guard, by name: what the runner checks, and what the unit test holds one case each of. */
 export const GUARDS = {
+  platformSettings,
   subscriptionsOfOthers,
   pauseJobsWithoutTimescaleDB,
   jobsStillRunning,

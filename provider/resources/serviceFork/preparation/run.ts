@@ -261,6 +261,7 @@ async function readSettings(s: Preparing): Promise<void> {
   s.roleSettings = await s.q<{ name: string; setting: string }>(sql.ROLE_SETTINGS);
   s.ts = (await s.q<{ schema: string }>(sql.TIMESCALEDB_SCHEMA))[0]?.schema;
   await s.pin();
+  await s.check(GUARDS.platformSettings, undefined);
 }
 
 /**

@@ -593,3 +593,10 @@ export const CHUNKS_LEFT_BEHIND = `SELECT format('%I.%I', n.nspname, c.relname) 
    AND NOT EXISTS (SELECT 1 FROM _timescaledb_catalog.chunk ch WHERE ch.schema_name = n.nspname AND ch.table_name = c.relname)
    AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
  ORDER BY 1`;
+
+/**
+ * Settings only a superuser may change that change what the masking does, when not PostgreSQL's
+ * own: under session_replication_role = replica, PostgreSQL's own triggers of foreign keys do not
+ * fire (a masked key's cascade would not run) and ENABLE REPLICA triggers do.
+ */
+export const PLATFORM_SETTINGS = `SELECT name, setting FROM pg_catalog.pg_settings WHERE name = 'session_replication_role' AND setting <> 'origin'`;

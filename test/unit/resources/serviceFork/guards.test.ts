@@ -35,6 +35,13 @@ const subscription = (ours: boolean) => ({
 const compared = { tables: [10], columns: ["email"], values: ["a@prod.example.com"], relations: [20] };
 
 const CASES: Record<Name, Case> = {
+  platformSettings: {
+    input: undefined,
+    refused: [{ name: "session_replication_role", setting: "replica" }],
+    says: /^session_replication_role is replica for this role or database, and only a superuser may set it back: a masked key's cascade would not run/,
+    passes: [],
+    sends: { text: sql.PLATFORM_SETTINGS },
+  },
   subscriptionsOfOthers: {
     input: undefined,
     refused: [subscription(false)],
