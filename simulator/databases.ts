@@ -308,7 +308,6 @@ const setRolePassword = (password: string) => `ALTER ROLE ${ROLE} PASSWORD ${lit
 
 /** A service's cluster: the role, the database and (with TimescaleDB) the extension; production's data unless `sample` is false. */
 function serviceCluster(timescaledb: boolean, sample: boolean): ClusterRecipe {
-  const asAdmin = (statements: string[]) => [`SET ROLE ${ROLE};`, ...statements, "RESET ROLE;"];
   return {
     name: `${sample ? "production" : "empty"}${timescaledb ? "-timescaledb" : ""}`,
     steps: [
@@ -317,8 +316,10 @@ function serviceCluster(timescaledb: boolean, sample: boolean): ClusterRecipe {
         database: DATABASE,
         statements: [
           ...(timescaledb ? EXTENSION_SQL : []),
-          ...(sample ? asAdmin(productionSql(timescaledb)) : []),
-          // Statistics as a running service has them (autovacuum is off here).
+          ...(sample ? productionSql(timescaledb) : []),
+          // Then what a person runs after loading data, or autovacuum in time (it is off here): every table analysed,
+          // hypertables as a whole too. A compressed chunk's emptied table keeps the statistics it had (ANALYZE
+          // of an empty table leaves them).
           "ANALYZE;",
         ],
       },

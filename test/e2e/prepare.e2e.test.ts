@@ -69,9 +69,16 @@ test("masked before anyone has the URL: no production value of a masked column i
   // The source is untouched.
   expect(await psql(sourceUri(), `SELECT email FROM ${PERSONAL_TABLE} WHERE id = 1`)).toBe(PRODUCTION[0]!.email);
   // Jobs: the user's paused on the fork, TimescaleDB's own left alone; on the source, all scheduled.
+  // The user's: production's seven policies and its user-defined action (simulator/production.ts).
+  const userJobs = (
+    await psql(sourceUri(), "SELECT string_agg(job_id::text, ',' ORDER BY job_id) FROM timescaledb_information.jobs WHERE job_id >= 1000")
+  )
+    .split(",")
+    .map(Number);
+  expect(userJobs).toHaveLength(8);
   const jobs = "SELECT string_agg(job_id || ':' || scheduled, ',' ORDER BY job_id) FROM timescaledb_information.jobs";
-  expect(await psql(uri, jobs)).toBe("1:true,3:true,1000:false,1001:false,1002:false,1003:false");
-  expect(await psql(sourceUri(), jobs)).toBe("1:true,3:true,1000:true,1001:true,1002:true,1003:true");
+  expect(await psql(uri, jobs)).toBe(["1:true", "3:true", ...userJobs.map((j) => `${j}:false`)].join(","));
+  expect(await psql(sourceUri(), jobs)).toBe(["1:true", "3:true", ...userJobs.map((j) => `${j}:true`)].join(","));
   // The outputs say what ran, never data.
   const prepared = up.outputs.prepared?.value as {
     digest: string;
@@ -81,7 +88,7 @@ test("masked before anyone has the URL: no production value of a masked column i
   };
   expect(prepared).toMatchObject({
     statements: 1,
-    jobsPaused: [1000, 1001, 1002, 1003],
+    jobsPaused: userJobs,
     masked: [
       { rule: "public.customers.email", with: "email", rows: PERSONAL_ROWS },
       { rule: "public.customers.full_name", with: "keepFirst", rows: PERSONAL_ROWS },
