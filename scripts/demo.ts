@@ -38,7 +38,9 @@ async function main(): Promise<void> {
           serviceId,
           "SELECT (SELECT count(*) FROM customers) || ' customers, ' || (SELECT count(*) FROM events) || ' page views in the hypertable events (' || " +
             "(SELECT count(*) FILTER (WHERE is_compressed) FROM timescaledb_information.chunks WHERE hypertable_name = 'events') || ' chunks compressed), " +
-            "the continuous aggregate events_daily, ' || (SELECT count(*) FROM timescaledb_information.jobs WHERE job_id >= 1000) || ' jobs of its own'",
+            "the continuous aggregates events_daily, events_weekly and events_by_address (' || " +
+            "(SELECT count(*) FILTER (WHERE is_compressed) FROM timescaledb_information.chunks WHERE hypertable_name IN (SELECT materialization_hypertable_name FROM timescaledb_information.continuous_aggregates)) || ' chunks compressed), ' || " +
+            "(SELECT count(*) FROM timescaledb_information.jobs WHERE job_id >= 1000) || ' jobs of its own'",
         )
       ).trim();
       console.log(`production-db's database holds personal data: ${holds}.`);
@@ -107,7 +109,7 @@ async function main(): Promise<void> {
 
 /**
  * What a pull request's code would see with the URI, beside production: a customer's row, a page
- * view, the continuous aggregate, and the jobs (paused on the fork, running at the source).
+ * view, the continuous aggregates, and the jobs (paused on the fork, running at the source).
  */
 async function showPrepared(sim: Simulator, sourceId: string, uri: string): Promise<void> {
   console.log(`  ${uri.replace(/:[^:@/]+@/, ":****@")}`);
@@ -128,8 +130,12 @@ async function showPrepared(sim: Simulator, sourceId: string, uri: string): Prom
       ["events, latest", "SELECT customer_email FROM events ORDER BY time DESC LIMIT 1"],
       ["events, oldest (compressed)", "SELECT customer_email FROM events ORDER BY time LIMIT 1"],
       [
-        "events_daily (the continuous aggregate)",
+        "events_daily (a continuous aggregate, compressed)",
         "SELECT count(*) || ' rows, ' || count(*) FILTER (WHERE customer_email LIKE '%@prod-customers.example.com') || ' with a production address' FROM events_daily",
+      ],
+      [
+        "events_by_address (grouped by lower(customer_email), compressed)",
+        "SELECT count(*) || ' rows, ' || count(*) FILTER (WHERE address LIKE '%@prod-customers.example.com') || ' with a production address' FROM events_by_address",
       ],
       [
         "jobs scheduled",
