@@ -1,0 +1,119 @@
+// A red team's ways through a masked fork's preparation (docs/masking.md), each read through the
+// fork's published URL as its holder reads it. Each test asserts the SAFE behaviour (nothing of
+// production's masked values readable through the URL; a refusal, where the provider may refuse, is
+// safe too), so each fails while the way through is open. Each leaves production as it found it.
+//  1. the role's own search_path (public before pg_catalog) is in force for the preparation's first
+//     statements (ROLE_SETTINGS, RESET_SETTINGS run before PIN_SETTINGS): an operator of
+//     tsdbadmin's stands in for text = text, and copies production's rows before any masking;
+//  2. a range type's subtype_diff (tsdbadmin's function) runs on each row the masking UPDATE writes,
+//     through a GiST index of a range column (and in ANALYZE): FUNCTIONS_ON_WRITE looks at index
+//     expressions, not at the functions of a column's type;
+//  3. a materialized view refreshed first, whose query calls tsdbadmin's function, reads another
+//     materialized view and a continuous aggregate not yet refreshed (production's rows in them);
+//  4. a materialized view emptied by REFRESH … WITH NO DATA keeps its statistics (production's
+//     values); the preparation leaves an unpopulated view as it is, and checks none of its statistics.
+import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
+import { productionSuite, readThrough as read } from "../support/lab/production";
+
+jest.setTimeout(300_000);
+const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 });
+const { cleanups, inProduction, preparedFork } = lab;
+
+const RULES = [
+  { table: EVENTS_TABLE, column: "customer_email", with: "email" },
+  { table: "customers", column: "email", with: "email" },
+];
+const PRODUCTION_ADDRESS = "%prod-customers.example.com%";
+
+/** A fork prepared, or undefined when the preparation refused (nothing published: safe). */
+const preparedOrRefused = (name: string, prepare: object) => preparedFork(name, prepare).catch(() => undefined);
+
+test("the role's search_path (public, pg_catalog) gives no operator of tsdbadmin's a chance to run before the masking: nothing is copied out of customers", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "ALTER ROLE tsdbadmin RESET search_path; DROP OPERATOR IF EXISTS public.= (text, text); " +
+        "DROP FUNCTION IF EXISTS public.hijack_eq(text, text); DROP TABLE IF EXISTS public.stolen_eq;",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_eq (q text, v text);
+    CREATE FUNCTION public.hijack_eq(text, text) RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog AS $f$
+      BEGIN
+        IF position('pg_settings' in current_query()) > 0 AND NOT EXISTS (SELECT 1 FROM public.stolen_eq) THEN
+          INSERT INTO public.stolen_eq SELECT left(current_query(), 60), email FROM public.customers;
+        END IF;
+        RETURN texteq($1, $2);
+      END $f$;
+    CREATE OPERATOR public.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.hijack_eq);
+    ALTER ROLE tsdbadmin SET search_path = public, pg_catalog;`);
+  expect(await inProduction("SELECT count(*) FROM public.stolen_eq")).toBe("0");
+  const fork = await preparedOrRefused("pr-redteam-search-path", { mask: RULES, pauseJobs: true });
+  if (fork) expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_eq WHERE v LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+});
+
+test("a range column's subtype_diff (a function of tsdbadmin's, run by its GiST index on each row the masking writes) copies nothing while the masking runs", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP TABLE IF EXISTS public.t_ranged, public.stolen_range; DROP TYPE IF EXISTS public.spanning; " +
+        "DROP FUNCTION IF EXISTS public.spanning_diff(float8, float8), public.copy_ranged();",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_range (q text, v text);
+    CREATE FUNCTION public.copy_ranged() RETURNS void LANGUAGE plpgsql AS $f$
+      BEGIN
+        IF pg_catalog.strpos(pg_catalog.current_query(), 'masked_row') > 0 THEN
+          PERFORM pg_catalog.set_config('redteam.copied', 'yes', false);
+          INSERT INTO public.stolen_range SELECT pg_catalog.left(pg_catalog.current_query(), 60), email FROM public.t_ranged;
+        END IF;
+      END $f$;
+    -- A range type's subtype_diff must be IMMUTABLE; it may still call a VOLATILE function.
+    CREATE FUNCTION public.spanning_diff(float8, float8) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $f$
+      BEGIN
+        IF pg_catalog.current_setting('redteam.copied', true) IS DISTINCT FROM 'yes' THEN PERFORM public.copy_ranged(); END IF;
+        RETURN $1 - $2;
+      END $f$;
+    CREATE TYPE public.spanning AS RANGE (subtype = float8, subtype_diff = public.spanning_diff);
+    CREATE TABLE public.t_ranged (id int PRIMARY KEY, email text UNIQUE, span public.spanning);
+    INSERT INTO public.t_ranged SELECT g, 'ranged' || g || '@prod-customers.example.com', public.spanning(g, g + 1) FROM generate_series(1, 3000) g;
+    CREATE INDEX t_ranged_span ON public.t_ranged USING gist (span);`);
+  expect(await inProduction("SELECT count(*) FROM public.stolen_range")).toBe("0");
+  const fork = await preparedOrRefused("pr-redteam-range", { mask: [{ table: "t_ranged", column: "email", with: "email" }] });
+  if (fork) expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_range WHERE v LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+});
+
+test("a materialized view refreshed first, whose query calls a function of tsdbadmin's, reads no production row of a view or aggregate not yet refreshed", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_trap, public.m_emails; DROP FUNCTION IF EXISTS public.trap(); DROP TABLE IF EXISTS public.stolen_mv;",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_mv (q text, v text);
+    CREATE MATERIALIZED VIEW public.m_emails AS SELECT email FROM public.customers;
+    CREATE FUNCTION public.trap() RETURNS int LANGUAGE plpgsql AS $f$
+      BEGIN
+        INSERT INTO public.stolen_mv SELECT 'm_emails', email FROM public.m_emails;
+        INSERT INTO public.stolen_mv SELECT '${EVENTS_DAILY}', customer_email FROM public.${EVENTS_DAILY};
+        RETURN 1;
+      END $f$;
+    -- Refreshed before the others: by depth (1, as they are), then by name.
+    CREATE MATERIALIZED VIEW public.a_trap AS SELECT public.trap() AS x;
+    TRUNCATE public.stolen_mv;`);
+  const fork = await preparedOrRefused("pr-redteam-matview-order", { mask: RULES, pauseJobs: true });
+  if (fork)
+    expect(await read(fork.uri, `SELECT q, count(*) FROM public.stolen_mv WHERE v LIKE '${PRODUCTION_ADDRESS}' GROUP BY q`)).toBe("");
+});
+
+test("a materialized view emptied by REFRESH … WITH NO DATA keeps no statistic of production's addresses in the fork", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.m_nodata;"));
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_nodata AS SELECT id, email FROM public.customers;
+    ANALYZE public.m_nodata;
+    REFRESH MATERIALIZED VIEW public.m_nodata WITH NO DATA;`);
+  // At the source: the view holds no row, its statistics still hold production's addresses.
+  const holding = `SELECT count(*) FROM pg_stats WHERE tablename = 'm_nodata' AND lower(concat_ws(' ', most_common_vals::text, histogram_bounds::text)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedOrRefused("pr-redteam-nodata", { mask: RULES, pauseJobs: true });
+  if (fork) expect(await read(fork.uri, holding)).toBe("0");
+});
