@@ -3,7 +3,8 @@
 // operator's function, a query given as text), and the continuous aggregates that read, through
 // any number of views, a table the masking wrote (or one above it), or another of them that is
 // refreshed, or that call a function of the database's own. Worked out from the catalog's rows (statements.ts:
-// READS, CONTINUOUS_AGGREGATES), in the order they are refreshed: each after what it reads.
+// READS, CONTINUOUS_AGGREGATES), in the order they are refreshed: each after what it reads, and
+// those calling a function of the database's own last.
 import type { Quoted, Table } from "./statements";
 
 /** A view or materialized view, and what its query reads. */
@@ -91,8 +92,11 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
     return d;
   };
   const label = (oid: number) => aggregateOf.get(oid)?.view ?? `${byOid.get(oid)?.schema}.${byOid.get(oid)?.name}`;
+  // One whose function's reads cannot be told goes after all the others (everything is emptied
+  // before the first refresh: what it reads is refreshed by then, or empty).
+  const opaque = (oid: number) => (of.get(oid)?.opaque ? 1 : 0);
   return [...chosen]
-    .sort((a, b) => depthOf(a, new Set([a])) - depthOf(b, new Set([b])) || label(a).localeCompare(label(b)))
+    .sort((a, b) => opaque(a) - opaque(b) || depthOf(a, new Set([a])) - depthOf(b, new Set([b])) || label(a).localeCompare(label(b)))
     .map((oid): Refresh => {
       const aggregate = aggregateOf.get(oid);
       if (aggregate) return { kind: "continuous aggregate", aggregate, checked: checked.has(oid) };

@@ -258,6 +258,7 @@ export async function prepareFork(
 
 async function readSettings(s: Preparing): Promise<void> {
   s.userPath = (await s.q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? "";
+  await s.q(sql.PIN_SEARCH_PATH);
   s.roleSettings = await s.q<{ name: string; setting: string }>(sql.ROLE_SETTINGS);
   s.ts = (await s.q<{ schema: string }>(sql.TIMESCALEDB_SCHEMA))[0]?.schema;
   await s.pin();
@@ -635,20 +636,42 @@ async function giveSpaceBack(s: Preparing): Promise<void> {
   }
 }
 
-/** What keeps a copy of what the masking wrote, refreshed (outside a transaction, as a continuous aggregate's must be) and checked, each after what it reads. */
+/**
+ * What keeps a copy of what the masking wrote, refreshed (outside a transaction, as a continuous
+ * aggregate's must be) and checked, each after what it reads. Every one is emptied before the
+ * first is refreshed: a view's query may call a function that reads another view (what it reads
+ * cannot be told), which would otherwise still hold production's rows.
+ */
 async function refreshDerived(s: Preparing): Promise<void> {
   const readers = await s.q<Reader>(sql.READS);
   const aggregates = s.timescaledb ? await s.q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
   const plan = toRefresh(new Set([...s.reach.written, ...s.reach.ancestors].map((t) => t.oid)), readers, aggregates);
+  const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
-    const name = item.kind === "continuous aggregate" ? item.aggregate.view : shownName(item.table);
+    s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
+    emptied.set(item, item.kind === "materialized view" ? await emptyView(s, item.table) : await emptyAggregate(s, item.aggregate));
+  }
+  for (const item of plan) {
+    const name = refreshedName(item);
     s.step = `prepare.mask (refreshing the ${item.kind} ${name})`;
     s.progress(`refreshing the ${item.kind} ${name} from the masked data`);
-    const kept = item.kind === "materialized view" ? await refreshView(s, item) : await refreshAggregate(s, item.aggregate);
+    const compressedAt = emptied.get(item) ?? new Set<string>();
+    const kept = item.kind === "materialized view" ? await refreshView(s, item) : await refreshAggregate(s, item.aggregate, compressedAt);
     if (item.checked) await checkDerived(s, name, kept);
     s.refreshed.push(name);
   }
+  // Left unpopulated, with statistics from when they held production's rows: made again from the masked data, then emptied again.
+  for (const view of await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS)) {
+    const name = shownName(view);
+    s.step = `prepare.mask (the statistics of ${name}, a materialized view left unpopulated)`;
+    await asUser(s, sql.refreshMaterializedView(tableName(view)));
+    await s.q(sql.analyze(tableName(view)));
+    await s.q(sql.emptyMaterializedView(tableName(view)));
+    await s.check(GUARDS.statisticsHolding, { of: name, tables: [], columns: [], values: distinctiveOf(s.samples), relations: [view.oid] });
+  }
 }
+
+const refreshedName = (item: Refresh) => (item.kind === "continuous aggregate" ? item.aggregate.view : shownName(item.table));
 
 /** What a refresh keeps: the view to read its rows through, and the relations whose statistics hold them. */
 interface Derived {
@@ -663,6 +686,12 @@ async function asUser(s: Preparing, text: string): Promise<void> {
   await s.pin();
 }
 
+/** A materialized view emptied: no rows of production's left in it for another view's query to read. */
+async function emptyView(s: Preparing, view: Table): Promise<Set<string>> {
+  await s.q(sql.emptyMaterializedView(tableName(view)));
+  return new Set();
+}
+
 /** A materialized view, rewritten whole by PostgreSQL, then analysed. */
 async function refreshView(s: Preparing, item: Extract<Refresh, { kind: "materialized view" }>): Promise<Derived> {
   const view = tableName(item.table);
@@ -673,16 +702,19 @@ async function refreshView(s: Preparing, item: Extract<Refresh, { kind: "materia
 }
 
 /**
- * A continuous aggregate: emptied first (TimescaleDB lets no trigger or rule of a materialization
- * table be held off, and its refresh deletes the old rows: a trigger would see production's), then
- * refreshed whole from the masked data; its chunks analysed with their rows in them, and
- * compressed again where they were.
+ * A continuous aggregate emptied: its chunks dropped (TimescaleDB lets no trigger or rule of a
+ * materialization table be held off, and its refresh deletes the old rows: a trigger would see
+ * production's; DROP TABLE runs none). Returns where its chunks were compressed.
  */
-async function refreshAggregate(s: Preparing, a: Aggregate): Promise<Derived> {
+async function emptyAggregate(s: Preparing, a: Aggregate): Promise<Set<string>> {
   await s.check(GUARDS.aggregateWithoutTimescaleDB, { view: a.view, timescaledb: s.timescaledb });
   const before = await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name]);
-  const compressedAt = new Set(before.filter((c) => c.compressed).map(chunkStart));
   for (const c of before) await s.q(c.drop);
+  return new Set(before.filter((c) => c.compressed).map(chunkStart));
+}
+
+/** An emptied continuous aggregate refreshed whole from the masked data; its chunks analysed with their rows in them, and compressed again where they were. */
+async function refreshAggregate(s: Preparing, a: Aggregate, compressedAt: Set<string>): Promise<Derived> {
   await s.q(sql.SET_REFRESHED, [a.view]);
   await asUser(s, sql.refreshContinuousAggregate(s.timescale));
   for (const c of await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name])) {

@@ -250,6 +250,13 @@ export const TIMESCALEDB_SCHEMA = `SELECT n.nspname AS schema FROM pg_extension 
  * is set again after them.
  */
 export const SEARCH_PATH = `SELECT pg_catalog.current_setting('search_path') AS path`;
+/**
+ * The first of the preparation's statements after SEARCH_PATH, before any that resolves an
+ * operator or an unqualified function: with the role's own path (public before pg_catalog), an
+ * operator of the database's own (a public.= of text) would run in the very statements that read
+ * the settings. Both use a qualified function and constants alone.
+ */
+export const PIN_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)`;
 export const USER_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, true)`;
 export const SESSION_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, false)`;
 
@@ -377,6 +384,18 @@ export const AGGREGATE_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 ORDER BY range_start, range_start_integer`;
 
 export const refreshMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view}`;
+/** A materialized view emptied (and left unpopulated): its old rows gone before any view is refreshed. */
+export const emptyMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view} WITH NO DATA`;
+/**
+ * Materialized views left unpopulated (REFRESH … WITH NO DATA, or made so) that hold statistics:
+ * an emptied table keeps its old ones, production's. Their statistics are made again from the
+ * masked data (populated, analysed, emptied again).
+ */
+export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, 'm' AS kind
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'm' AND NOT c.relispopulated AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname)
+ ORDER BY 2, 3`;
 
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
 export function sampleValues(table: Quoted, column: Quoted): string {
@@ -461,7 +480,8 @@ export function rowsHolding(view: Quoted, columns: Quoted[]): string {
  * tables ($1: oids): a CHECK or exclusion constraint, an index's expression or predicate, a
  * generated column, a default a key's ON UPDATE SET DEFAULT writes, an extended statistics
  * object's expression (ANALYZE runs it), a CHECK of a domain (a column's, or one an expression
- * casts to). Such a function can read the rows not yet masked
+ * casts to), a range type's subtype_diff or canonical function (a column's, or one inside its
+ * array, multirange or composite type). Such a function can read the rows not yet masked
  * and write them anywhere; triggers and rules are held off instead (TRIGGERS, RULES). Chunks are
  * among the tables (an index or constraint can be made on one alone), listed after the others: a
  * hypertable's own are copied onto each of its chunks.
@@ -494,7 +514,13 @@ types(rel, what, typ) AS (
   SELECT e.rel, e.what, d.refobjid
     FROM direct e JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_type'::regclass
   UNION
-  SELECT t.rel, t.what, y.typbasetype FROM types t JOIN pg_type y ON y.oid = t.typ WHERE y.typtype = 'd'),
+  -- A domain's base type, an array's element, a multirange's range, a composite's fields: their types' functions run too.
+  SELECT t.rel, t.what, inner_type.typ FROM types t CROSS JOIN LATERAL (
+    SELECT y.typbasetype FROM pg_type y WHERE y.oid = t.typ AND y.typtype = 'd'
+    UNION ALL SELECT y.typelem FROM pg_type y WHERE y.oid = t.typ AND y.typelem <> 0
+    UNION ALL SELECT r.rngtypid FROM pg_range r WHERE r.rngmultitypid = t.typ
+    UNION ALL SELECT a.atttypid FROM pg_type y JOIN pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+               WHERE y.oid = t.typ AND y.typtype = 'c') inner_type(typ)),
 expressions(rel, what, classid, objid, tree) AS (
   SELECT rel, what, classid, objid, tree FROM direct
   UNION ALL
@@ -506,7 +532,12 @@ functions AS (
   SELECT e.rel, e.what, m[1]::oid AS fn FROM expressions e, regexp_matches(e.tree, ':(?:funcid|opfuncid) ([0-9]+)', 'g') m
   UNION ALL
   SELECT e.rel, e.what, d.refobjid FROM expressions e
-    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass)
+    JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass
+  UNION ALL
+  -- A range type's subtype_diff and canonical functions: its GiST and SP-GiST indexes call them on
+  -- each row written, and ANALYZE does; anyone may make a range type.
+  SELECT t.rel, t.what || ' (its range type ' || format_type(t.typ, NULL) || ')', f.fn
+    FROM types t JOIN pg_range r ON r.rngtypid = t.typ, unnest(ARRAY[r.rngsubdiff, r.rngcanonical]::oid[]) f(fn) WHERE f.fn <> 0)
 SELECT DISTINCT n.nspname = '_timescaledb_internal' AS chunk, format('%I.%I', n.nspname, c.relname) AS "table", f.what,
        p.oid::regprocedure::text AS function,
        CASE WHEN NOT r.rolsuper THEN 'a function of the database''s own'

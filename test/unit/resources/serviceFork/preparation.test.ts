@@ -240,13 +240,14 @@ describe("what is refreshed after the masking", () => {
     },
   ];
 
-  test("every populated materialized view, and the aggregates that read a written table (through views, a join, a function of the database's own), each after what it reads", () => {
+  test("every populated materialized view, and the aggregates that read a written table (through views, a join, a function of the database's own), each after what it reads; one calling a function of the database's own last", () => {
     const plan = toRefresh(new Set([1]), readers, aggregates).map((r) =>
       r.kind === "continuous aggregate" ? r.aggregate.view : `${r.table.schema}.${r.table.name}`,
     );
-    expect(plan).toEqual(["public.mailing_list", "public.metric_report", "public.views_by_email", "public.report"]);
+    // mailing_list's function may read any of the others: by its turn they are refreshed.
+    expect(plan).toEqual(["public.metric_report", "public.views_by_email", "public.report", "public.mailing_list"]);
     // Checked afterwards for production's values: those that read what was written (or cannot be told), not the one over unmasked data.
-    expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.checked)).toEqual([true, false, true, true]);
+    expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.checked)).toEqual([false, true, true, true]);
   });
 
   test("nothing written: the materialized views all the same (what one reads cannot always be told), no aggregate", () => {
