@@ -101,6 +101,10 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
       const aggregate = aggregateOf.get(oid);
       if (aggregate) return { kind: "continuous aggregate", aggregate, checked: checked.has(oid) };
       const r = byOid.get(oid) as Reader;
-      return { kind: "materialized view", table: { oid: r.oid, schema: r.schema, name: r.name, kind: "m" }, checked: checked.has(oid) };
+      return {
+        kind: "materialized view",
+        table: { oid: r.oid, schema: r.schema, name: r.name, quoted: r.quoted, kind: "m" },
+        checked: checked.has(oid),
+      };
     });
 }

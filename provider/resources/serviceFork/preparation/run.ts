@@ -74,7 +74,7 @@ interface Reach {
 interface Switched {
   table: Quoted;
   kind: "trigger" | "rule";
-  name: string;
+  name: Quoted;
   mode: string;
 }
 
@@ -90,8 +90,8 @@ class Preparing {
   /** The user's own SQL text being run: a syntax error points into it. */
   statement: string | undefined;
   readonly started = Date.now();
-  /** The schema TimescaleDB is installed in, if it is: its functions are called by that name. */
-  ts: string | undefined;
+  /** The schema TimescaleDB is installed in (quoted by the server), if it is: its functions are called by that name. */
+  ts: Quoted | undefined;
   /** The role's own settings and search_path, as production gave them: what the user's SQL runs with. */
   userPath = "";
   roleSettings: { name: string; setting: string }[] = [];
@@ -157,7 +157,7 @@ class Preparing {
   }
 
   /** The names TimescaleDB's functions are called by. */
-  get timescale(): string {
+  get timescale(): Quoted {
     return this.ts ?? this.fail(new Refusal("the fork has no TimescaleDB"));
   }
 }
@@ -260,7 +260,7 @@ async function readSettings(s: Preparing): Promise<void> {
   s.userPath = (await s.q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? "";
   await s.q(sql.PIN_SEARCH_PATH);
   s.roleSettings = await s.q<{ name: string; setting: string }>(sql.ROLE_SETTINGS);
-  s.ts = (await s.q<{ schema: string }>(sql.TIMESCALEDB_SCHEMA))[0]?.schema;
+  s.ts = (await s.q<{ quoted: Quoted }>(sql.TIMESCALEDB_SCHEMA))[0]?.quoted;
   await s.pin();
   await s.check(GUARDS.platformSettings, undefined);
 }
@@ -357,7 +357,17 @@ async function resolveRules(s: Preparing): Promise<void> {
     if (!table) {
       const tree = await s.check(GUARDS.foreignUnder, { oid: read.oid, label });
       const hypertable = s.timescaledb && (await s.q<{ n: number }>(sql.IS_HYPERTABLE, [read.schema, read.name]))[0]?.n === 1;
-      table = { oid: read.oid, schema: read.schema, name: read.name, kind: read.kind, label, rules: [], tree, hypertable };
+      table = {
+        oid: read.oid,
+        schema: read.schema,
+        name: read.name,
+        quoted: read.quoted,
+        kind: read.kind,
+        label,
+        rules: [],
+        tree,
+        hypertable,
+      };
       tables.set(read.oid, table);
     }
     const columns: Column[] = await s.check(GUARDS.ruleColumn, { oid: read.oid, label, rule });
@@ -409,11 +419,11 @@ async function functionsOnWrite(s: Preparing): Promise<void> {
 /** Every trigger and rule of every table written, held off: none can copy the old values elsewhere or undo the masking. */
 async function holdOff(s: Preparing): Promise<void> {
   const held = new Map(s.reach.written.map((t) => [t.oid, tableName(t)]));
-  const triggers = await s.q<{ oid: number; name: string; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
-  const rules = await s.q<{ oid: number; name: string; mode: string }>(sql.RULES, [[...held.keys()]]);
+  const triggers = await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
+  const rules = await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.RULES, [[...held.keys()]]);
   s.switched = [
-    ...triggers.map((t) => ({ table: held.get(t.oid) as Quoted, kind: "trigger" as const, name: t.name, mode: t.mode })),
-    ...rules.map((r) => ({ table: held.get(r.oid) as Quoted, kind: "rule" as const, name: r.name, mode: r.mode })),
+    ...triggers.map((t) => ({ table: held.get(t.oid) as Quoted, kind: "trigger" as const, name: t.quoted, mode: t.mode })),
+    ...rules.map((r) => ({ table: held.get(r.oid) as Quoted, kind: "rule" as const, name: r.quoted, mode: r.mode })),
   ];
   for (const x of s.switched)
     await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, "D") : sql.ruleSwitch(x.table, x.name, "D"));

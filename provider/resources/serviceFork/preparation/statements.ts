@@ -1,6 +1,6 @@
 // The SQL a fork's preparation sends, apart from the runner (run.ts) so that each text can be read
-// and tested on its own. Identifiers come from the fork's catalog and are quoted by PostgreSQL
-// (format('%I')) or by `ident` below; every value is a parameter. The two statements that take no
+// and tested on its own. Identifiers come from the fork's catalog, quoted by PostgreSQL (format's
+// %I, quote_ident: the `quoted` of each row, of type Quoted); every value is a parameter. The two statements that take no
 // parameters (ROLLBACK PREPARED, the CALL of a refresh) get theirs quoted by the server, or read
 // from a setting the parameter set: no text the database holds is ever spliced in by hand.
 import type { MaskRule } from "./schema";
@@ -25,15 +25,15 @@ export interface Pseudonyms {
 
 declare const quotedName: unique symbol;
 /**
- * A name as SQL reads it: quoted by the server (format's %I, quote_ident) or by `ident`. Every
- * builder below takes names of this type, so a raw name (a string) cannot reach SQL unquoted.
+ * A name as SQL reads it: quoted by the server (format's %I, quote_ident). Every builder below
+ * takes names of this type, so a raw name (a string) cannot reach SQL unquoted.
  */
 export type Quoted = string & { readonly [quotedName]: true };
 declare const serverStatement: unique symbol;
 /** A statement the server wrote (format's %I and %L), whole: run as it is. */
 export type ServerStatement = string & { readonly [serverStatement]: true };
 
-/** An identifier quoted as PostgreSQL's quote_ident does when needed: always here, so any name is safe. */
+/** An identifier quoted as PostgreSQL's quote_ident does, always: for names the preparation says (shownName) and the tests build. */
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"` as Quoted;
 
 export const BEGIN = "BEGIN";
@@ -120,10 +120,12 @@ export interface Table {
   oid: number;
   schema: string;
   name: string;
+  /** Its name as SQL reads it, quoted by the server (format's %I): what statements are built with. */
+  quoted: Quoted;
   /** pg_class.relkind: r table, p partitioned, f foreign, v view, m materialized view, ... */
   kind: string;
 }
-export const tableName = (t: Pick<Table, "schema" | "name">) => `${ident(t.schema)}.${ident(t.name)}` as Quoted;
+export const tableName = (t: Pick<Table, "quoted">) => t.quoted;
 /** The same name as a person writes it: quoted only where PostgreSQL would need it. */
 export const shownName = (t: Pick<Table, "schema" | "name">) =>
   [t.schema, t.name].map((n) => (/^[a-z_][a-z0-9_$]*$/.test(n) ? n : ident(n))).join(".");
@@ -132,7 +134,7 @@ export const shownName = (t: Pick<Table, "schema" | "name">) =>
  * The relations a rule's table may mean: as PostgreSQL reads it unquoted ($1.$2, lower case), and as
  * written ($3.$4), which differs when it has capitals: then another table's name.
  */
-export const FIND_TABLE = `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+export const FIND_TABLE = `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        (n.nspname = $1 AND c.relname = $2) AS as_read
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE (n.nspname = $1 AND c.relname = $2) OR (n.nspname = $3 AND c.relname = $4)`;
@@ -154,7 +156,7 @@ export const COLUMNS = `SELECT attname AS name, quote_ident(attname) AS quoted
 
 /** The table and every table under it (partitions, inheritance children, TimescaleDB's chunks), with their kind. */
 export const TREE = `WITH RECURSIVE tree(oid) AS (SELECT $1::oid UNION SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
-SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
+SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind
   FROM tree JOIN pg_class c ON c.oid = tree.oid JOIN pg_namespace n ON n.oid = c.relnamespace`;
 
 /**
@@ -167,16 +169,16 @@ export const WRITTEN = `WITH RECURSIVE edges(parent, child) AS (
     UNION ALL
     SELECT confrelid, conrelid FROM pg_constraint WHERE contype = 'f' AND confupdtype IN ('c', 'n', 'd')),
   written(oid) AS (SELECT unnest($1::oid[]) UNION SELECT e.child FROM edges e JOIN written w ON e.parent = w.oid)
-SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
+SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind
   FROM written JOIN pg_class c ON c.oid = written.oid JOIN pg_namespace n ON n.oid = c.relnamespace`;
 
 /** The tables above these ($1: oids): a partitioned table's statistics of its whole (inherited) hold its partitions' values. */
 export const ANCESTORS = `WITH RECURSIVE up(oid) AS (SELECT unnest($1::oid[]) UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.oid)
-SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind
+SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind
   FROM up JOIN pg_class c ON c.oid = up.oid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT (up.oid = ANY($1::oid[]))`;
 
 /** The hypertables among these ($1: oids). */
-export const HYPERTABLES = `SELECT c.oid::int AS oid, h.schema_name AS schema, h.table_name AS name, 'r' AS kind
+export const HYPERTABLES = `SELECT c.oid::int AS oid, h.schema_name AS schema, h.table_name AS name, format('%I.%I', h.schema_name, h.table_name) AS quoted, 'r' AS kind
   FROM _timescaledb_catalog.hypertable h JOIN pg_class c ON c.oid = format('%I.%I', h.schema_name, h.table_name)::regclass
  WHERE c.oid = ANY($1::oid[])`;
 
@@ -189,21 +191,21 @@ export const PARTIAL_CHUNKS = `SELECT format('%I.%I', ch.schema_name, ch.table_n
  * The triggers of these tables ($1: oids) that run, but PostgreSQL's own (foreign keys): an
  * extension's too, as a function can be made an extension's member by whoever owns it.
  */
-export const TRIGGERS = `SELECT t.tgrelid::int AS oid, t.tgname AS name, t.tgenabled::text AS mode
+export const TRIGGERS = `SELECT t.tgrelid::int AS oid, t.tgname AS name, quote_ident(t.tgname) AS quoted, t.tgenabled::text AS mode
   FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND t.tgenabled <> 'D'`;
 
 /** Rules of these tables ($1: oids) that rewrite a write (not a view's own _RETURN), enabled. */
-export const RULES = `SELECT r.ev_class::int AS oid, r.rulename AS name, r.ev_enabled::text AS mode
+export const RULES = `SELECT r.ev_class::int AS oid, r.rulename AS name, quote_ident(r.rulename) AS quoted, r.ev_enabled::text AS mode
   FROM pg_rewrite r WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN' AND r.ev_enabled <> 'D'`;
 
 /** A trigger held off and back as it was (O: on, A: always, R: replica), on this table alone. */
-export function triggerSwitch(table: Quoted, trigger: string, mode: "D" | string): string {
+export function triggerSwitch(table: Quoted, trigger: Quoted, mode: "D" | string): string {
   const how = mode === "D" ? "DISABLE" : mode === "A" ? "ENABLE ALWAYS" : mode === "R" ? "ENABLE REPLICA" : "ENABLE";
-  return `ALTER TABLE ONLY ${table} ${how} TRIGGER ${ident(trigger)}`;
+  return `ALTER TABLE ONLY ${table} ${how} TRIGGER ${trigger}`;
 }
-export function ruleSwitch(table: Quoted, rule: string, mode: "D" | string): string {
+export function ruleSwitch(table: Quoted, rule: Quoted, mode: "D" | string): string {
   const how = mode === "D" ? "DISABLE" : mode === "A" ? "ENABLE ALWAYS" : mode === "R" ? "ENABLE REPLICA" : "ENABLE";
-  return `ALTER TABLE ${table} ${how} RULE ${ident(rule)}`;
+  return `ALTER TABLE ${table} ${how} RULE ${rule}`;
 }
 
 /**
@@ -238,7 +240,7 @@ export const PREPARED_TRANSACTIONS = `SELECT owner::text AS owner, owner = curre
 
 /** Whether TimescaleDB is installed in the fork's database. */
 /** The schema TimescaleDB is installed in, if it is: its functions are called by that name (see PIN_SEARCH_PATH). */
-export const TIMESCALEDB_SCHEMA = `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'timescaledb'`;
+export const TIMESCALEDB_SCHEMA = `SELECT n.nspname AS schema, quote_ident(n.nspname) AS quoted FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'timescaledb'`;
 
 /**
  * The preparation's own statements resolve names in pg_catalog alone (temporary tables in pg_temp,
@@ -317,12 +319,12 @@ export const TIMESCALEDB_OWN_DEFAULTS =
 /** The compressed chunks of a hypertable ($1 schema, $2 name), if it is one. */
 export const COMPRESSED_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 AND is_compressed ORDER BY range_start`;
-export const decompressChunk = (ts: string) => `SELECT ${ident(ts)}.decompress_chunk($1::regclass)`;
-export const compressChunk = (ts: string) => `SELECT ${ident(ts)}.compress_chunk($1::regclass)`;
-export const alterJobUnscheduled = (ts: string) => `SELECT ${ident(ts)}.alter_job($1, scheduled => false)`;
+export const decompressChunk = (ts: Quoted) => `SELECT ${ts}.decompress_chunk($1::regclass)`;
+export const compressChunk = (ts: Quoted) => `SELECT ${ts}.compress_chunk($1::regclass)`;
+export const alterJobUnscheduled = (ts: Quoted) => `SELECT ${ts}.alter_job($1, scheduled => false)`;
 
 /** The tables holding a hypertable's compressed rows ($1 schema, $2 name): their statistics keep segmentby columns' values, and a hypertable's ANALYZE leaves them. */
-export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS schema, cc.table_name AS name, 'r' AS kind
+export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS schema, cc.table_name AS name, format('%I.%I', cc.schema_name, cc.table_name) AS quoted, 'r' AS kind
   FROM _timescaledb_catalog.hypertable h
   JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
   JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
@@ -336,7 +338,7 @@ export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS sc
  * continuous aggregate is its materialization hypertable, which reads what its query (its direct
  * view) reads; `view` is what it is refreshed by.
  */
-export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
        coalesce(bool_or(d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384 AND (
          NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')
@@ -352,7 +354,8 @@ export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.reln
  GROUP BY w.ev_class, n.nspname, c.relname, c.relkind, c.relispopulated`;
 export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
        format('%I.%I', ca.direct_view_schema, ca.direct_view_name)::regclass::oid::int AS direct,
-       format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name
+       format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name,
+       format('%I.%I', m.schema_name, m.table_name) AS quoted
   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id`;
 /** The chunks of a hypertable ($1 schema, $2 name). */
 export const CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
@@ -363,8 +366,8 @@ export const CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
  * the session by SET_REFRESHED (a parameter) and read back by the CALL, never written into its text.
  */
 export const SET_REFRESHED = `SELECT pg_catalog.set_config('tigercloud.refreshed', $1, false)`;
-export const refreshContinuousAggregate = (ts: string) =>
-  `CALL ${ident(ts)}.refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`;
+export const refreshContinuousAggregate = (ts: Quoted) =>
+  `CALL ${ts}.refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`;
 
 /**
  * An aggregate's materialization chunks ($1 schema, $2 name), whether compressed, and the
@@ -391,7 +394,7 @@ export const emptyMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIE
  * an emptied table keeps its old ones, production's. Their statistics are made again from the
  * masked data (populated, analysed, emptied again).
  */
-export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, 'm' AS kind
+export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, 'm' AS kind
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.relkind = 'm' AND NOT c.relispopulated AND n.nspname NOT IN ('pg_catalog', 'information_schema')
    AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname)
@@ -426,8 +429,8 @@ SELECT format('%I.%I', x.stxnamespace::regnamespace::text, x.stxname) AS place
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
  WHERE format('%I.%I', h.schema_name, h.table_name)::regclass::oid = ANY($1::oid[])`;
-export const disableChunkSkipping = (ts: string) => `SELECT ${ident(ts)}.disable_chunk_skipping($1::regclass, $2::name)`;
-export const enableChunkSkipping = (ts: string) => `SELECT ${ident(ts)}.enable_chunk_skipping($1::regclass, $2::name)`;
+export const disableChunkSkipping = (ts: Quoted) => `SELECT ${ts}.disable_chunk_skipping($1::regclass, $2::name)`;
+export const enableChunkSkipping = (ts: Quoted) => `SELECT ${ts}.enable_chunk_skipping($1::regclass, $2::name)`;
 
 /** The columns of a table ($1) that have statistics, and the statement that sets each one's type again (which drops them: an empty table's). */
 export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name,
@@ -437,7 +440,7 @@ export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name,
    AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname)`;
 
 /** The indexes of these tables ($1: oids): their expression columns have statistics of their own. */
-export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.relname AS name, 'i' AS kind
+export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, 'i' AS kind
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indrelid = ANY($1::oid[])`;
 
 /**

@@ -219,7 +219,7 @@ describe("a mark, read in the new fork", () => {
 describe("the mark a masking preparation writes", () => {
   function recording(bad: number) {
     const sent: { text: string; params?: readonly unknown[] }[] = [];
-    const events = { oid: 10, schema: "public", name: "customers", kind: "r" };
+    const events = { oid: 10, schema: "public", name: "customers", quoted: '"public"."customers"', kind: "r" };
     const s: Session = {
       query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
         sent.push({ text: text.replace(/\s+/g, " ").trim(), ...(params ? { params } : {}) });

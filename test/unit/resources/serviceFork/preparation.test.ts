@@ -64,11 +64,13 @@ describe("statements", () => {
     expect(sql.ident('we"ird name')).toBe('"we""ird name"');
     // ROLLBACK PREPARED's gid is quoted by the server (format's %L); the refreshed view is read from a setting.
     expect(sql.PREPARED_TRANSACTIONS).toContain("format('ROLLBACK PREPARED %L', gid)");
-    expect(sql.triggerSwitch(quoted('"public"."t"'), "audit", "D")).toBe('ALTER TABLE ONLY "public"."t" DISABLE TRIGGER "audit"');
-    expect(sql.triggerSwitch(quoted('"public"."t"'), "audit", "A")).toBe('ALTER TABLE ONLY "public"."t" ENABLE ALWAYS TRIGGER "audit"');
-    expect(sql.triggerSwitch(quoted('"public"."t"'), "audit", "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
-    expect(sql.ruleSwitch(quoted('"public"."t"'), "r", "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
-    expect(sql.refreshContinuousAggregate("ts")).toBe(
+    expect(sql.triggerSwitch(quoted('"public"."t"'), quoted('"audit"'), "D")).toBe('ALTER TABLE ONLY "public"."t" DISABLE TRIGGER "audit"');
+    expect(sql.triggerSwitch(quoted('"public"."t"'), quoted('"audit"'), "A")).toBe(
+      'ALTER TABLE ONLY "public"."t" ENABLE ALWAYS TRIGGER "audit"',
+    );
+    expect(sql.triggerSwitch(quoted('"public"."t"'), quoted('"audit"'), "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
+    expect(sql.ruleSwitch(quoted('"public"."t"'), quoted('"r"'), "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
+    expect(sql.refreshContinuousAggregate(quoted('"ts"'))).toBe(
       `CALL "ts".refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`,
     );
   });
@@ -106,7 +108,7 @@ describe("the runner", () => {
 
   test("pausing jobs is one transaction: when one alter_job fails, the failure says no job was paused", async () => {
     const { sent, open } = recording((text, params) => {
-      if (text.includes("pg_extension")) return [{ schema: "public" }];
+      if (text.includes("pg_extension")) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("timescaledb_information.jobs")) return [{ job_id: 1000 }, { job_id: 1001 }];
       if (text.startsWith(`SELECT "public".alter_job(`) && params?.[0] === 1001)
         return { code: "42501", message: "insufficient permissions to alter job 1001" };
@@ -119,11 +121,17 @@ describe("the runner", () => {
   });
 
   test("a masked table: names resolved in pg_catalog alone, triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
-    const events = { oid: 10, schema: "public", name: "events", kind: "r" };
-    const materialized = { oid: 30, schema: "_timescaledb_internal", name: "_materialized_hypertable_2", kind: "r" };
+    const events = { oid: 10, schema: "public", name: "events", quoted: '"public"."events"', kind: "r" };
+    const materialized = {
+      oid: 30,
+      schema: "_timescaledb_internal",
+      name: "_materialized_hypertable_2",
+      quoted: '"_timescaledb_internal"."_materialized_hypertable_2"',
+      kind: "r",
+    };
     let refreshed = false;
     const { sent, open } = recording((text, params) => {
-      if (text.includes("pg_extension")) return [{ schema: "public" }];
+      if (text.includes("pg_extension")) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("as_read")) return [{ ...events, as_read: true }];
       if (text.includes("WITH RECURSIVE tree")) return [params?.[0] === 30 ? materialized : events];
       if (text.includes("written(oid)")) return [events];
@@ -131,7 +139,7 @@ describe("the runner", () => {
       if (text.includes("FROM _timescaledb_catalog.hypertable h JOIN pg_class")) return [events];
       if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "customer_email", quoted: '"customer_email"' }];
       if (text.includes("attrelid = $1::regclass")) return [{ name: "customer_email" }];
-      if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", mode: "O" }];
+      if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", quoted: '"audit"', mode: "O" }];
       if (text.includes('SELECT count("customer_email")::int AS n0')) return [{ n0: 5, bad0: 0 }];
       if (text.includes("range_start_integer")) {
         // The aggregate's chunks: one compressed before its refresh, one new after it.
@@ -143,7 +151,16 @@ describe("the runner", () => {
       if (text.includes("LIMIT 1) x")) return [{ n: 1 }];
       if (text.includes("FROM pg_rewrite w JOIN pg_class"))
         return [
-          { oid: 20, schema: "_timescaledb_internal", name: "_direct_view_2", kind: "v", reads: [10], opaque: false, populated: true },
+          {
+            oid: 20,
+            schema: "_timescaledb_internal",
+            name: "_direct_view_2",
+            quoted: '"_timescaledb_internal"."_direct_view_2"',
+            kind: "v",
+            reads: [10],
+            opaque: false,
+            populated: true,
+          },
         ];
       if (text.includes("user_view_schema")) return [{ ...materialized, view: "public.events_daily", direct: 20 }];
       if (text.includes("txid_current")) return [{ id: "7" }];
@@ -182,7 +199,7 @@ describe("the runner", () => {
       'VACUUM (FULL) "public"."events"',
       "DROP TABLE _timescaledb_internal._hyper_2_5_chunk",
       sql.SET_REFRESHED,
-      sql.refreshContinuousAggregate("public"),
+      sql.refreshContinuousAggregate(quoted('"public"')),
       "ANALYZE _timescaledb_internal._hyper_2_9_chunk",
       'SELECT "public".compress_chunk($1::regclass)',
       'ANALYZE "_timescaledb_internal"."_materialized_hypertable_2"',
@@ -203,7 +220,7 @@ describe("the runner", () => {
 describe("what is refreshed after the masking", () => {
   const { toRefresh } =
     require("../../../../provider/resources/serviceFork/preparation/derived") as typeof import("../../../../provider/resources/serviceFork/preparation/derived");
-  const table = (oid: number, name: string) => ({ oid, schema: "public", name, kind: "r" });
+  const table = (oid: number, name: string) => ({ oid, schema: "public", name, quoted: quoted(`"public"."${name}"`), kind: "r" });
   const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false, populated = true) => ({
     ...table(oid, name),
     kind,
@@ -226,6 +243,7 @@ describe("what is refreshed after the masking", () => {
       oid: 20,
       schema: "_timescaledb_internal",
       name: "_materialized_hypertable_1",
+      quoted: quoted('"_timescaledb_internal"."_materialized_hypertable_1"'),
       kind: "r",
       view: quoted("public.views_by_email"),
       direct: 10,
@@ -234,6 +252,7 @@ describe("what is refreshed after the masking", () => {
       oid: 21,
       schema: "_timescaledb_internal",
       name: "_materialized_hypertable_2",
+      quoted: quoted('"_timescaledb_internal"."_materialized_hypertable_2"'),
       kind: "r",
       view: quoted("public.metrics_daily"),
       direct: 14,
