@@ -490,6 +490,13 @@ export function rowsHolding(view: Quoted, columns: Quoted[]): string {
  * hypertable's own are copied onto each of its chunks.
  */
 export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
+-- A domain's base type, an array's element, a multirange's range, a composite's fields: their types' functions run too.
+inner_types(outer_type, inner_type) AS (
+  SELECT oid, typbasetype FROM pg_type WHERE typtype = 'd'
+  UNION ALL SELECT oid, typelem FROM pg_type WHERE typelem <> 0
+  UNION ALL SELECT rngmultitypid, rngtypid FROM pg_range
+  UNION ALL SELECT y.oid, a.atttypid FROM pg_type y JOIN pg_attribute a ON a.attrelid = y.typrelid
+             WHERE y.typtype = 'c' AND a.attnum > 0 AND NOT a.attisdropped),
 direct(rel, what, classid, objid, tree) AS (
   SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid, c.conbin::text
     FROM pg_constraint c JOIN written w ON c.conrelid = w.oid WHERE c.contype IN ('c', 'x')
@@ -517,13 +524,7 @@ types(rel, what, typ) AS (
   SELECT e.rel, e.what, d.refobjid
     FROM direct e JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_type'::regclass
   UNION
-  -- A domain's base type, an array's element, a multirange's range, a composite's fields: their types' functions run too.
-  SELECT t.rel, t.what, inner_type.typ FROM types t CROSS JOIN LATERAL (
-    SELECT y.typbasetype FROM pg_type y WHERE y.oid = t.typ AND y.typtype = 'd'
-    UNION ALL SELECT y.typelem FROM pg_type y WHERE y.oid = t.typ AND y.typelem <> 0
-    UNION ALL SELECT r.rngtypid FROM pg_range r WHERE r.rngmultitypid = t.typ
-    UNION ALL SELECT a.atttypid FROM pg_type y JOIN pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
-               WHERE y.oid = t.typ AND y.typtype = 'c') inner_type(typ)),
+  SELECT t.rel, t.what, i.inner_type FROM types t JOIN inner_types i ON i.outer_type = t.typ),
 expressions(rel, what, classid, objid, tree) AS (
   SELECT rel, what, classid, objid, tree FROM direct
   UNION ALL
