@@ -991,8 +991,8 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
  * its chunks older than two days compressed, and continuous aggregates over the e-mail column (theirs
  * compressed too), shaped as production's are (seedPageViews). One
  * fork is prepared (both columns masked); beside it, in the same run, a fork made without a
- * preparation gets the plain way: one UPDATE of the same columns, then the same chunks compressed
- * again. Then each fork's size beside the source's.
+ * preparation gets the plain way: one UPDATE of the same columns, the same chunks compressed
+ * again, and the hypertable analysed. Then each fork's size beside the source's.
  */
 async function partC(options: Options, root: string): Promise<void> {
   const sim = await timescaleSimulator("C");
@@ -1024,7 +1024,7 @@ async function partC(options: Options, root: string): Promise<void> {
       throw new Error(`the fork's outputs say ${JSON.stringify(rows)} rows masked, not ${n} twice`);
     const prepared = { size: await sizeOf(masked.service_id), chunks: await compressedChunks(masked.service_id) };
 
-    log("C: the plain way on a fork of the same source: one UPDATE of the two columns, then the same chunks compressed again");
+    log("C: the plain way on a fork of the same source: one UPDATE of the two columns, the same chunks compressed again, then ANALYZE");
     const plainStack = await engine.stack("prepare", "c-plain", { sourceServiceId: serviceId, forkName: "c-plain", prepare: "false" });
     await engine.upRan(plainStack);
     const plain = sim.services(projectId).find((s) => s.name === "c-plain");
@@ -1048,8 +1048,10 @@ async function partC(options: Options, root: string): Promise<void> {
       plain.service_id,
       `SELECT count(compress_chunk(c)) FROM unnest(ARRAY[${compressed.map((c) => `'${c}'`).join(", ")}]::regclass[]) c`,
     );
+    // Statistics made again from the new values, as a person doing it by hand would finish (TimescaleDB analyses each chunk of the hypertable).
+    const analyzed = await psql(plain.service_id, "ANALYZE bench_views");
     const plainSize = await sizeOf(plain.service_id);
-    const plainMs = update.ms + recompress.ms;
+    const plainMs = update.ms + recompress.ms + analyzed.ms;
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
     const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
     table(
@@ -1063,6 +1065,7 @@ async function partC(options: Options, root: string): Promise<void> {
         ["  of which: the preparation (decompress, UPDATE, compress, refresh, analyse, check)", sec(preparedIn), ""],
         ["the plain way: one UPDATE of the two columns", sec(update.ms), ""],
         ["the plain way: the same chunks compressed again", sec(recompress.ms), ""],
+        ["the plain way: statistics made again (ANALYZE of the hypertable)", sec(analyzed.ms), ""],
         ["the preparation / the plain way", ratio(preparedIn, plainMs), `<= 2.00 ${verdict(preparedIn <= 2 * plainMs)}`],
         [
           "hypertable size: source / prepared fork / plain way",
