@@ -493,7 +493,17 @@ describe("golden: true, production masked once a night and every PR's database f
     const failed = await night(1);
     expect(failed.summary).toContain("### The golden fork: refresh FAILED");
     expect(failed.summary).toContain(`Yesterday's golden fork \`${golden}\``);
-    expect(failed.annotations).toContainEqual(expect.objectContaining({ level: "error", title: "Golden fork not refreshed" }));
+    // The rule and its cause, in the rules file's words, not the engine's last line ("update failed").
+    expect(failed.annotations).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        title: "Golden fork not refreshed",
+        message: expect.stringMatching(
+          /^mask\[0\] of \S+: prepare\.mask\[0\] \(customers\.phone, with null\): public\.customers has no column phone\./,
+        ),
+      }),
+    );
+    expect(failed.summary).toContain("public.customers has no column phone");
     expect(sim.service(ids.projectId, golden)?.status).toMatch(/^PAUS/);
     // The new one that failed its preparation is stopped, not running; the next good night deletes it.
     const others = serving().filter((s) => s.service_id !== golden);
