@@ -35,6 +35,8 @@ interface Options {
   parts: Set<Part>;
   /** Part C: rows of the hypertable the fork's preparation masks. */
   prepareRows: number;
+  /** Parts C and D: over how many days production's page views arrive (a round of TimescaleDB's policies each). */
+  seedDays: number;
   /** Part D: the production sizes (rows of the same hypertable) the golden fork is measured at. */
   goldenRows: number[];
   keep: boolean;
@@ -54,6 +56,7 @@ const DEFAULTS: Options = {
   // Part D seeds 10,000,000 rows and masks them twice (about 7 minutes on 2 cores, 1.3 GB per server): asked for by name.
   parts: new Set(["a", "b", "c"]),
   prepareRows: 1_000_000,
+  seedDays: 30,
   goldenRows: [1_000_000, 10_000_000],
   keep: false,
   uncheckedOverhead: true,
@@ -70,6 +73,8 @@ const SMOKE: Partial<Options> = {
   uncheckedOverhead: false,
   checkRuns: 1,
   prepareRows: 10_000,
+  // Enough days for compressed chunks and aggregates (older than 2 and 3 days), few rounds of the policies.
+  seedDays: 6,
   // Two sizes, so that part D's ratio between them is computed (and its code run) in CI too.
   goldenRows: [10_000, 20_000],
   parts: new Set(PARTS),
@@ -936,15 +941,15 @@ function psqlThroughUrl(sim: Simulator, cwd: string): Psql {
 /**
  * Production's page views for parts C and D, as simulator/production.ts shapes its own (pageViewsSql:
  * a day at a time, each analysed, then TimescaleDB's scheduler running the policies): N page views
- * over 30 days in the hypertable bench_views, personal data in two columns (an e-mail address at
+ * over 30 days (--smoke: 6) in the hypertable bench_views, personal data in two columns (an e-mail address at
  * @prod.example.com and a name), its chunks older than two days compressed, continuous aggregates
  * over the e-mail column (bench_daily, bench_weekly from it, bench_by_address over lower(email)),
  * theirs compressed too; then analysed, as production's cluster is.
  */
-const benchViews = (n: number): PageViews => ({
+const benchViews = (n: number, days: number): PageViews => ({
   table: "bench_views",
   rows: n,
-  days: 30,
+  days,
   columns: "email text, full_name text, path text, ms integer",
   values: "'person' || (g % 5000) || '@prod.example.com', 'Person ' || (g % 5000) || ' Surname', '/page/' || (g % 50), g % 997",
   email: "email",
@@ -961,9 +966,9 @@ const benchViews = (n: number): PageViews => ({
  * TimescaleDB's scheduler, which tsdbadmin may not); what it makes is tsdbadmin's. The wall time is
  * the seeding's.
  */
-async function seedPageViews(sim: Simulator, serviceId: string, n: number): Promise<{ ms: number }> {
+async function seedPageViews(sim: Simulator, serviceId: string, n: number, days: number): Promise<{ ms: number }> {
   const started = performance.now();
-  await sim.databases.query(serviceId, [...pageViewsSql(benchViews(n)), "ANALYZE;"].join("\n"));
+  await sim.databases.query(serviceId, [...pageViewsSql(benchViews(n, days)), "ANALYZE;"].join("\n"));
   return { ms: performance.now() - started };
 }
 
@@ -1004,7 +1009,7 @@ async function partC(options: Options, root: string): Promise<void> {
     const compressedChunks = (id: string) => compressedPageViewChunks(psql, id);
     const n = options.prepareRows;
     log(`C: ${n} rows into the source's hypertable bench_views, a day at a time, compressed by its policy, with continuous aggregates`);
-    const seeded = await seedPageViews(sim, serviceId, n);
+    const seeded = await seedPageViews(sim, serviceId, n, options.seedDays);
     const source = { size: await sizeOf(serviceId), chunks: await compressedChunks(serviceId) };
 
     log("C: up of a fork with two masking rules on the hypertable");
@@ -1164,7 +1169,7 @@ async function partD(options: Options, root: string): Promise<void> {
   const sources: GoldenSource[] = [];
   const figures: GoldenFigures[] = [];
   try {
-    for (const n of sizes) sources.push(await goldenSource(n, path.join(root, `d-${n}`)));
+    for (const n of sizes) sources.push(await goldenSource(n, options.seedDays, path.join(root, `d-${n}`)));
     // The golden way at every size in turn, run after run: a busy spell of the machine weighs on each size alike.
     const runs = sources.map(() => [] as Awaited<ReturnType<typeof goldenWay>>[]);
     for (let r = 1; r <= options.engineRuns; r++) for (const [i, g] of sources.entries()) runs[i]?.push(await goldenWay(g, r));
@@ -1290,7 +1295,7 @@ interface GoldenSource {
 }
 
 /** Production seeded with `n` rows; today's way measured (its fork then deleted); the golden fork refreshed. */
-async function goldenSource(n: number, root: string): Promise<GoldenSource> {
+async function goldenSource(n: number, days: number, root: string): Promise<GoldenSource> {
   const sim = await timescaleSimulator("D");
   try {
     const engine = new Engine(root, sim);
@@ -1300,7 +1305,7 @@ async function goldenSource(n: number, root: string): Promise<GoldenSource> {
       engine.stack("prDatabase", `d-${name}`, { forkName: `d-${n}-${name}`, ...config });
 
     log(`D, ${n} rows: seeding production`);
-    const seeded = await seedPageViews(sim, serviceId, n);
+    const seeded = await seedPageViews(sim, serviceId, n, days);
     const source = {
       ...(await pageViewSizes(psql, serviceId)),
       disk: await diskBytes(dataOf(sim, serviceId)),
