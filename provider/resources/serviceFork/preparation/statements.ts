@@ -469,10 +469,15 @@ SELECT format('%I.%I', x.statistics_schemaname, x.statistics_name) || ' (' || x.
    AND EXISTS (SELECT 1 FROM unnest(coalesce(x.most_common_vals::text::text[], '{}') || coalesce(x.histogram_bounds::text::text[], '{}')) v
                 JOIN production p ON p.value = lower(btrim(v)))`;
 
-/** How many rows of `view` hold one of production's values ($1) in a column, read as text whatever its case and surrounding spaces. */
+/**
+ * How many rows of `view` hold one of production's values ($1) in a column, read as text whatever its
+ * case and surrounding spaces. IN over a subquery: PostgreSQL hashes it (an = ANY over an array
+ * not given as a constant it would scan for every row: 8x the preparation's time at 1,000,000 rows).
+ */
 export function rowsHolding(view: Quoted, columns: Quoted[]): string {
-  const any = columns.map((c) => `lower(btrim(${c}::text)) = ANY(p.v)`).join(" OR ");
-  return `SELECT count(*)::int AS n FROM ${view}, (SELECT array_agg(DISTINCT lower(btrim(x))) AS v FROM unnest($1::text[]) x) p WHERE ${any || "false"}`;
+  const any = columns.map((c) => `lower(btrim(${c}::text)) IN (SELECT value FROM production)`).join(" OR ");
+  return `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($1::text[]) x)
+SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
 }
 
 /**
