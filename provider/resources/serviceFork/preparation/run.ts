@@ -457,7 +457,7 @@ function stillProduction(rule: MaskRule, value: string): boolean {
  * truth value or a short text is in many columns that never held a masked value (a view's id beside
  * a score set to NULL), so those are looked for only in their own column's statistics.
  */
-export function distinctiveOf(samples: Samples): string[] {
+function distinctiveOf(samples: Samples): string[] {
   const all = [...samples.values()].flatMap((values) => [...values]).map((v) => v.trim());
   return [...new Set(all.filter((v) => v.length >= 4 && !/^[-+0-9.,:eE T]*$/.test(v) && !/^(true|false)$/i.test(v)))];
 }

@@ -305,8 +305,6 @@ export const RESET_SETTINGS = `SELECT count(pg_catalog.set_config(s.name, s.boot
    AND left(s.name, 12) <> 'transaction_'`;
 export const PIN_SETTINGS = `SELECT count(pg_catalog.set_config(p.name, p.value, false)) AS n FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS p(name, value)`;
 export const pinnedParameters = (): [string[], string[]] => [Object.keys(PINNED), Object.values(PINNED)];
-/** The settings as the preparation's statements see them: what the unit tests and the check at the start read. */
-export const SETTINGS_NOW = `SELECT name, setting FROM pg_catalog.pg_settings WHERE name = ANY($1::text[])`;
 /**
  * TimescaleDB's own functions for a compressed chunk's default segmentby and orderby: a role's or
  * the database's setting may name a function of the database's own instead, which compress_chunk
@@ -357,9 +355,6 @@ export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema
        format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name,
        format('%I.%I', m.schema_name, m.table_name) AS quoted
   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id`;
-/** The chunks of a hypertable ($1 schema, $2 name). */
-export const CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
-  FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2`;
 /**
  * A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction
  * nor take a parameter (it commits; a bound CALL may not): the view's name is put in a setting of
