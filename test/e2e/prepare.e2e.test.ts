@@ -97,6 +97,8 @@ test("masked before anyone has the URL: no production value of a masked column i
   });
   expect(prepared.digest).toMatch(/^[0-9a-f]{64}$/);
   expect(up.stdout).toMatch(/fork svc-[0-9a-f]+: prepared and checked in [0-9.]+ s; rows masked: public\.customers\.email 100/);
+  // Where a slow preparation is looked into: its longest parts, by name.
+  expect(up.stdout).toMatch(/prepared and checked in [^\n]*; longest: [^\n]+ [0-9.]+ s, [^\n]* [0-9.]+ s, [^\n]* [0-9.]+ s/);
   expect(s.rawState()).not.toContain("prod-customers");
   await s.stack.preview({ expectNoChanges: true });
 

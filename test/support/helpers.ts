@@ -186,16 +186,28 @@ export function testContext(options: HostOptions = {}): CallContext {
  * A PostgreSQL session that answers as `answer` says (rows, or a failure to throw), recording each
  * statement it was sent (whitespace folded): the SQL a runner sends, without a server.
  */
-export function recordingSession(answer: (text: string, params?: readonly unknown[]) => object[] | DatabaseFailure) {
+export function recordingSession(answer: (text: string, params?: readonly unknown[], session?: number) => object[] | DatabaseFailure) {
+  /** Every statement, in the order sent; `bySession[i]`, those the i-th session opened sent, and whether it was ended. */
   const sent: string[] = [];
-  const session: Session = {
-    query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
-      sent.push(text.replace(/\s+/g, " ").trim());
-      const result = answer(text, params);
-      if (!Array.isArray(result)) throw Object.assign(new Error(result.message ?? "failed"), result);
-      return result as Row[];
-    },
-    end: async () => undefined,
+  const bySession: { sent: string[]; ended: boolean }[] = [];
+  const open = async (): Promise<Session> => {
+    const mine = { sent: [] as string[], ended: false };
+    const index = bySession.push(mine) - 1;
+    return {
+      query: async <Row extends object>(text: string, params?: readonly unknown[]) => {
+        const flat = text.replace(/\s+/g, " ").trim();
+        sent.push(flat);
+        mine.sent.push(flat);
+        // A turn of the event loop, as a server's answer takes: another session's statement may come first.
+        await new Promise((resolve) => setImmediate(resolve));
+        const result = answer(text, params, index);
+        if (!Array.isArray(result)) throw Object.assign(new Error(result.message ?? "failed"), result);
+        return result as Row[];
+      },
+      end: async () => {
+        mine.ended = true;
+      },
+    };
   };
-  return { sent, open: async () => session };
+  return { sent, bySession, open };
 }

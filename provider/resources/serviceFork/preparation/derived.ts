@@ -3,8 +3,9 @@
 // operator's function, a query given as text), and the continuous aggregates that read, through
 // any number of views, a table the masking wrote (or one above it), or another of them that is
 // refreshed, or that call a function of the database's own. Worked out from the catalog's rows (statements.ts:
-// READS, CONTINUOUS_AGGREGATES), in the order they are refreshed: each after what it reads, and
-// those calling a function of the database's own last.
+// READS, CONTINUOUS_AGGREGATES), in the order they are refreshed: each after what it reads (in
+// waves: those of one wave read none of each other), and those calling a function of the
+// database's own last, one at a time.
 import type { Quoted, Table } from "./statements";
 
 /** A view or materialized view, and what its query reads. */
@@ -29,7 +30,11 @@ export interface Aggregate extends Table {
  * column; a materialized view refreshed only because what it reads cannot always be told may
  * rightly hold values of columns no rule masks.
  */
-export type Refresh = { checked: boolean } & (
+export type Refresh = {
+  checked: boolean;
+  /** Those of one wave read none of each other, so they may be refreshed at once; each wave after the one before. */
+  wave: number;
+} & (
   { kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate }
 );
 
@@ -95,16 +100,17 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
   // One whose function's reads cannot be told goes after all the others (everything is emptied
   // before the first refresh: what it reads is refreshed by then, or empty).
   const opaque = (oid: number) => (of.get(oid)?.opaque ? 1 : 0);
-  return [...chosen]
-    .sort((a, b) => opaque(a) - opaque(b) || depthOf(a, new Set([a])) - depthOf(b, new Set([b])) || label(a).localeCompare(label(b)))
-    .map((oid): Refresh => {
-      const aggregate = aggregateOf.get(oid);
-      if (aggregate) return { kind: "continuous aggregate", aggregate, checked: checked.has(oid) };
-      const r = byOid.get(oid) as Reader;
-      return {
-        kind: "materialized view",
-        table: { oid: r.oid, schema: r.schema, name: r.name, quoted: r.quoted, kind: "m" },
-        checked: checked.has(oid),
-      };
-    });
+  const sorted = [...chosen].sort(
+    (a, b) => opaque(a) - opaque(b) || depthOf(a, new Set([a])) - depthOf(b, new Set([b])) || label(a).localeCompare(label(b)),
+  );
+  // A wave per depth; each opaque one a wave of its own, after them all (what it reads may be any of the others).
+  const deepest = Math.max(0, ...sorted.filter((oid) => !opaque(oid)).map((oid) => depthOf(oid, new Set([oid]))));
+  let alone = deepest;
+  return sorted.map((oid): Refresh => {
+    const common = { checked: checked.has(oid), wave: opaque(oid) ? ++alone : depthOf(oid, new Set([oid])) };
+    const aggregate = aggregateOf.get(oid);
+    if (aggregate) return { kind: "continuous aggregate", aggregate, ...common };
+    const r = byOid.get(oid) as Reader;
+    return { kind: "materialized view", table: { oid: r.oid, schema: r.schema, name: r.name, quoted: r.quoted, kind: "m" }, ...common };
+  });
 }

@@ -100,6 +100,8 @@ class Preparing {
   jobsPaused: number[] = [];
   removed: string[] = [];
   refreshed: string[] = [];
+  /** The time each step (or part of one) spent in its statements: the longest are said at the end, where a slow preparation is looked into. */
+  readonly took: Map<string, number>;
   tables: MaskedTable[] = [];
   reach: Reach = { written: [], cascaded: [], ancestors: [], hypertables: [] };
   switched: Switched[] = [];
@@ -117,7 +119,36 @@ class Preparing {
     readonly p: Preparation,
     readonly limit: Limit,
     private readonly redact: (text: string) => string,
-  ) {}
+    /** Another session on the fork, as the first was opened (refreshes of one wave run side by side). */
+    readonly connect: () => Promise<Session>,
+    took?: Map<string, number>,
+  ) {
+    this.took = took ?? new Map();
+  }
+
+  /**
+   * A second session on the fork, sharing what the steps so far found, its settings pinned as the
+   * first's: for work that reads only what is committed (the refreshes). Its own step, for its failures.
+   */
+  async lane(): Promise<Preparing> {
+    const lane = new Preparing(this.ctx, this.target, this.p, this.limit, this.redact, this.connect, this.took);
+    lane.stage = this.stage;
+    lane.jobsPaused = this.jobsPaused;
+    lane.ts = this.ts;
+    lane.userPath = this.userPath;
+    lane.roleSettings = this.roleSettings;
+    lane.samples = this.samples;
+    lane.step = `${this.step} (a second session)`;
+    lane.session = await this.connect().catch(lane.fail);
+    try {
+      await lane.q(sql.PIN_SEARCH_PATH);
+      await lane.pin();
+    } catch (err) {
+      await lane.session.end();
+      throw err;
+    }
+    return lane;
+  }
 
   /** A failure said: the step, our refusal's words or PostgreSQL's SQLSTATE and objects, and what was kept. */
   fail = (err: unknown): never => {
@@ -137,8 +168,14 @@ class Preparing {
   progress(text: string): void {
     this.ctx.progress(`fork ${this.target.serviceId}: ${text}`);
   }
-  q: Query = <Row extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]) =>
-    this.session.query<Row>(text, params).catch(this.fail);
+  q: Query = <Row extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]) => {
+    const began = Date.now();
+    const step = this.step;
+    return this.session
+      .query<Row>(text, params)
+      .catch(this.fail)
+      .finally(() => this.took.set(step, (this.took.get(step) ?? 0) + Date.now() - began));
+  };
 
   /** A guard checked: its rows returned, or the preparation refused in its words. */
   async check<Input, Row>(guard: Guard<Input, Row>, input: Input): Promise<Row[]> {
@@ -238,8 +275,9 @@ export async function prepareFork(
       `Service ${serviceId}: its password is not known (an adopted fork with passwordOnAdopt "keep"), so it cannot be prepared; ` +
         `set passwordOnAdopt: "reset".`,
     );
-  const s = new Preparing(ctx, target, p, limit, secretRedactor([password, encodeURIComponent(password)]));
-  s.session = await open({ host, port, password }, Math.max(1, limit.deadline - Date.now())).catch(s.fail);
+  const connect = () => open({ host, port, password }, Math.max(1, limit.deadline - Date.now()));
+  const s = new Preparing(ctx, target, p, limit, secretRedactor([password, encodeURIComponent(password)]), connect);
+  s.session = await connect().catch(s.fail);
   try {
     ctx.progress(`fork ${serviceId}: preparing it (${describe(p)}) before its connection strings are published`);
     for (const step of STEPS) {
@@ -661,15 +699,26 @@ async function refreshDerived(s: Preparing): Promise<void> {
     s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
     emptied.set(item, item.kind === "materialized view" ? await emptyView(s, item.table) : await emptyAggregate(s, item.aggregate));
   }
-  for (const item of plan) {
+  const refresh = async (on: Preparing, item: Refresh) => {
     const name = refreshedName(item);
-    s.step = `prepare.mask (refreshing the ${item.kind} ${name})`;
-    s.progress(`refreshing the ${item.kind} ${name} from the masked data`);
+    on.step = `prepare.mask (refreshing the ${item.kind} ${name})`;
+    on.progress(`refreshing the ${item.kind} ${name} from the masked data`);
     const compressedAt = emptied.get(item) ?? new Set<string>();
-    const kept = item.kind === "materialized view" ? await refreshView(s, item) : await refreshAggregate(s, item.aggregate, compressedAt);
-    if (item.checked) await checkDerived(s, name, kept);
-    s.refreshed.push(name);
+    const kept = item.kind === "materialized view" ? await refreshView(on, item) : await refreshAggregate(on, item.aggregate, compressedAt);
+    if (item.checked) await checkDerived(on, name, kept);
+  };
+  // Two at a time where a wave has more: a refresh is one CPU's work on the server.
+  let second: Preparing | undefined;
+  try {
+    for (const wave of new Set(plan.map((item) => item.wave))) {
+      const items = plan.filter((item) => item.wave === wave);
+      if (items.length > 1) second ??= await s.lane();
+      await bothOf(items, second ? [s, second] : [s], refresh);
+    }
+  } finally {
+    await second?.session.end();
   }
+  s.refreshed.push(...plan.map(refreshedName));
   // Left unpopulated, with statistics from when they held production's rows: made again from the masked data, then emptied again.
   for (const view of await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS)) {
     const name = shownName(view);
@@ -679,6 +728,22 @@ async function refreshDerived(s: Preparing): Promise<void> {
     await s.q(sql.emptyMaterializedView(tableName(view)));
     await s.check(GUARDS.statisticsHolding, { of: name, tables: [], columns: [], values: distinctiveOf(s.samples), relations: [view.oid] });
   }
+}
+
+/** Each item done by one of the sessions as it comes free; every one's work waited for before a failure is said. */
+async function bothOf<T>(items: T[], sessions: Preparing[], work: (on: Preparing, item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  const results = await Promise.allSettled(
+    sessions.map(async (on) => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift())
+        await work(on, item).catch((err) => {
+          queue.length = 0; // the other session starts nothing more
+          throw err;
+        });
+    }),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 const refreshedName = (item: Refresh) => (item.kind === "continuous aggregate" ? item.aggregate.view : shownName(item.table));
@@ -723,14 +788,16 @@ async function emptyAggregate(s: Preparing, a: Aggregate): Promise<Set<string>> 
   return new Set(before.filter((c) => c.compressed).map(chunkStart));
 }
 
-/** An emptied continuous aggregate refreshed whole from the masked data; its chunks analysed with their rows in them, and compressed again where they were. */
+/**
+ * An emptied continuous aggregate refreshed whole from the masked data; its chunks compressed again
+ * where they were (their companions analysed below), the others analysed with their rows. Its chunks
+ * are new: none holds statistics of production's to replace.
+ */
 async function refreshAggregate(s: Preparing, a: Aggregate, compressedAt: Set<string>): Promise<Derived> {
   await s.q(sql.SET_REFRESHED, [a.view]);
   await asUser(s, sql.refreshContinuousAggregate(s.timescale));
-  for (const c of await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name])) {
-    await s.q(sql.analyze(c.chunk));
-    if (compressedAt.has(chunkStart(c))) await s.q(sql.compressChunk(s.timescale), [c.chunk]);
-  }
+  for (const c of await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name]))
+    await (compressedAt.has(chunkStart(c)) ? s.q(sql.compressChunk(s.timescale), [c.chunk]) : s.q(sql.analyze(c.chunk)));
   const tree = await s.q<Table>(sql.TREE, [a.oid]);
   const compressed = await compressedTables(s, [a]);
   for (const t of [a, ...compressed]) await s.q(sql.analyze(tableName(t)));
@@ -787,7 +854,8 @@ function prepared(s: Preparing): Prepared {
     `prepared and checked in ${((Date.now() - s.started) / 1000).toFixed(1)} s` +
       (m.length ? `; rows masked: ${summary}` : "") +
       (s.refreshed.length ? `; refreshed: ${s.refreshed.join(", ")}` : "") +
-      (s.p.pauseJobs ? `; jobs paused: ${s.jobsPaused.length ? s.jobsPaused.join(", ") : "none was scheduled"}` : ""),
+      (s.p.pauseJobs ? `; jobs paused: ${s.jobsPaused.length ? s.jobsPaused.join(", ") : "none was scheduled"}` : "") +
+      `; longest: ${longest(s.took)}`,
   );
   return {
     digest: preparationDigest(s.p),
@@ -799,6 +867,15 @@ function prepared(s: Preparing): Prepared {
     ...(s.refreshed.length ? { refreshed: s.refreshed } : {}),
     ...(s.removed.length ? { removed: s.removed } : {}),
   };
+}
+
+/** The three longest steps, by name and seconds. */
+function longest(took: Preparing["took"]): string {
+  return [...took]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)} s`)
+    .join(", ");
 }
 
 /** What a failure at `stage` leaves, said truly. */

@@ -120,20 +120,28 @@ describe("the runner", () => {
     expect(sent.filter((s) => /^(BEGIN|COMMIT)/.test(s))).toEqual(["BEGIN"]);
   });
 
-  test("a masked table: names resolved in pg_catalog alone, triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
-    const events = { oid: 10, schema: "public", name: "events", quoted: '"public"."events"', kind: "r" };
-    const materialized = {
-      oid: 30,
-      schema: "_timescaledb_internal",
-      name: "_materialized_hypertable_2",
-      quoted: '"_timescaledb_internal"."_materialized_hypertable_2"',
-      kind: "r",
-    };
-    let refreshed = false;
-    const { sent, open } = recording((text, params) => {
+  const events = { oid: 10, schema: "public", name: "events", quoted: '"public"."events"', kind: "r" };
+  /** A continuous aggregate over events: its materialization table (oid), the view it is read by, its direct view (oid + 10). */
+  const aggregateOver = (oid: number, view: string) => ({
+    oid,
+    schema: "_timescaledb_internal",
+    name: `_materialized_hypertable_${oid}`,
+    quoted: `"_timescaledb_internal"."_materialized_hypertable_${oid}"`,
+    kind: "r",
+    view,
+    direct: oid + 10,
+  });
+  /**
+   * A fork whose events table (masked, a hypertable with one compressed chunk and a trigger) is read by
+   * these aggregates, each with one compressed chunk before its refresh and a new one after it.
+   */
+  const eventsFork = (aggregates: ReturnType<typeof aggregateOver>[], failing?: { session: number; text: string }) => {
+    const refreshedOn = new Set<string>();
+    const fork = recording((text, params, session) => {
+      if (failing && session === failing.session && text.includes(failing.text)) return { code: "53100", message: "disk full" };
       if (text.includes("pg_extension")) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("as_read")) return [{ ...events, as_read: true }];
-      if (text.includes("WITH RECURSIVE tree")) return [params?.[0] === 30 ? materialized : events];
+      if (text.includes("WITH RECURSIVE tree")) return [aggregates.find((a) => a.oid === params?.[0]) ?? events];
       if (text.includes("written(oid)")) return [events];
       if (text.includes("timescaledb_information.hypertables")) return [{ n: 1 }];
       if (text.includes("FROM _timescaledb_catalog.hypertable h JOIN pg_class")) return [events];
@@ -141,36 +149,41 @@ describe("the runner", () => {
       if (text.includes("attrelid = $1::regclass")) return [{ name: "customer_email" }];
       if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", quoted: '"audit"', mode: "O" }];
       if (text.includes('SELECT count("customer_email")::int AS n0')) return [{ n0: 5, bad0: 0 }];
+      if (text.includes("set_config('tigercloud.refreshed'")) refreshedOn.add(String(params?.[0]));
       if (text.includes("range_start_integer")) {
-        // The aggregate's chunks: one compressed before its refresh, one new after it.
-        refreshed ||= sent.some((s) => s.includes("refresh_continuous_aggregate"));
-        const chunk = refreshed ? "_timescaledb_internal._hyper_2_9_chunk" : "_timescaledb_internal._hyper_2_5_chunk";
-        return [{ chunk, compressed: !refreshed, start: "2026-01-01", start_integer: null, drop: `DROP TABLE ${chunk}` }];
+        const a = aggregates.find((x) => x.schema === params?.[0] && x.name === params?.[1]) ?? aggregates[0];
+        const n = refreshedOn.has(a.view) ? 9 : 5;
+        const chunk = `_timescaledb_internal._hyper_${a.oid}_${n}_chunk`;
+        return [{ chunk, compressed: !refreshedOn.has(a.view), start: "2026-01-01", start_integer: null, drop: `DROP TABLE ${chunk}` }];
       }
       if (text.includes("is_compressed")) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
       if (text.includes("LIMIT 1) x")) return [{ n: 1 }];
       if (text.includes("FROM pg_rewrite w JOIN pg_class"))
-        return [
-          {
-            oid: 20,
-            schema: "_timescaledb_internal",
-            name: "_direct_view_2",
-            quoted: '"_timescaledb_internal"."_direct_view_2"',
-            kind: "v",
-            reads: [10],
-            opaque: false,
-            populated: true,
-          },
-        ];
-      if (text.includes("user_view_schema")) return [{ ...materialized, view: "public.events_daily", direct: 20 }];
+        return aggregates.map((a) => ({
+          oid: a.direct,
+          schema: "_timescaledb_internal",
+          name: `_direct_view_${a.oid}`,
+          quoted: `"_timescaledb_internal"."_direct_view_${a.oid}"`,
+          kind: "v",
+          reads: [10],
+          opaque: false,
+          populated: true,
+        }));
+      if (text.includes("user_view_schema")) return aggregates;
       if (text.includes("txid_current")) return [{ id: "7" }];
       if (text.includes("count(*)::int AS n")) return [{ n: 0 }];
       return [];
     });
+    return fork;
+  };
+  const maskEvents = { mask: [{ table: "events", column: "customer_email", with: "email" as const }], pauseJobs: false };
+
+  test("a masked table: names resolved in pg_catalog alone, triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
+    const { sent, open } = eventsFork([aggregateOver(2, "public.events_daily")]);
     const prepared = await prepareFork(
       testContext(),
       target,
-      { mask: [{ table: "events", column: "customer_email", with: "email" }], pauseJobs: false },
+      maskEvents,
       limit,
       open,
     );
@@ -200,7 +213,7 @@ describe("the runner", () => {
       "DROP TABLE _timescaledb_internal._hyper_2_5_chunk",
       sql.SET_REFRESHED,
       sql.refreshContinuousAggregate(quoted('"public"')),
-      "ANALYZE _timescaledb_internal._hyper_2_9_chunk",
+      // A new chunk, compressed where the old one was: its companion is analysed (below), not its empty table.
       'SELECT "public".compress_chunk($1::regclass)',
       'ANALYZE "_timescaledb_internal"."_materialized_hypertable_2"',
     ];
@@ -214,6 +227,33 @@ describe("the runner", () => {
     expect(missing).toEqual([]);
     // No statement carries a value: the hashing key went as a parameter.
     expect(sent.join("\n")).not.toMatch(/[0-9a-f]{32}/);
+  });
+
+  test("two aggregates that read none of each other: refreshed at once, the second over a session of its own, its settings pinned as the first's, ended after", async () => {
+    const { bySession, open } = eventsFork([aggregateOver(2, "public.events_daily"), aggregateOver(3, "public.events_by_address")]);
+    const prepared = await prepareFork(testContext(), target, maskEvents, limit, open);
+    expect(prepared.refreshed).toEqual(["public.events_by_address", "public.events_daily"]);
+    expect(bySession.length).toBe(2);
+    const [first, second] = bySession;
+    const calls = (x: { sent: string[] }) => x.sent.filter((t) => t === sql.refreshContinuousAggregate(quoted('"public"'))).length;
+    expect([calls(first), calls(second)]).toEqual([1, 1]);
+    // Pinned before its first refresh; nothing of the masking's transaction on it.
+    expect(second.sent.slice(0, 3)).toEqual([flat(sql.PIN_SEARCH_PATH), flat(sql.RESET_SETTINGS), flat(sql.PIN_SETTINGS)]);
+    expect(second.sent.filter((t) => /^(BEGIN|COMMIT|UPDATE)/.test(t))).toEqual([]);
+    expect(second.ended).toBe(true);
+  });
+
+  test("a refresh failing on the second session: the failure names its step, the first session's refresh is waited for, both sessions ended", async () => {
+    const { bySession, open } = eventsFork([aggregateOver(2, "public.events_daily"), aggregateOver(3, "public.events_by_address")], {
+      session: 1,
+      text: "refresh_continuous_aggregate",
+    });
+    await expect(prepareFork(testContext(), target, maskEvents, limit, open)).rejects.toThrow(
+      /failed at prepare\.mask \(refreshing the continuous aggregate public\.events_(daily|by_address)\): SQLSTATE 53100\b.*The masking was committed and checked/,
+    );
+    // The first session's refresh ran to its end (its chunks compressed again) before the failure was said.
+    expect(bySession[0].sent.filter((t) => t.startsWith(`SELECT "public".compress_chunk`)).length).toBe(2);
+    expect(bySession.map((x) => x.ended)).toEqual([true, true]);
   });
 });
 
@@ -267,6 +307,8 @@ describe("what is refreshed after the masking", () => {
     expect(plan).toEqual(["public.metric_report", "public.views_by_email", "public.report", "public.mailing_list"]);
     // Checked afterwards for production's values: those that read what was written (or cannot be told), not the one over unmasked data.
     expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.checked)).toEqual([false, true, true, true]);
+    // metric_report and views_by_email read none of each other: refreshed at once; report reads views_by_email; mailing_list alone, last.
+    expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.wave)).toEqual([1, 1, 2, 3]);
   });
 
   test("nothing written: the materialized views all the same (what one reads cannot always be told), no aggregate", () => {
