@@ -34,9 +34,7 @@ export type Refresh = {
   checked: boolean;
   /** Those of one wave read none of each other, so they may be refreshed at once; each wave after the one before. */
   wave: number;
-} & (
-  { kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate }
-);
+} & ({ kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate });
 
 /** What to refresh, given the tables the masking wrote (and those above them): each once, after everything it reads. */
 export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggregates: Aggregate[]): Refresh[] {

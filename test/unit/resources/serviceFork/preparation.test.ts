@@ -181,13 +181,7 @@ describe("the runner", () => {
 
   test("a masked table: names resolved in pg_catalog alone, triggers held off, compressed chunks decompressed, one UPDATE, compressed again, triggers back, statistics made again, every row checked, then COMMIT; its space given back and the aggregate that reads it refreshed after", async () => {
     const { sent, open } = eventsFork([aggregateOver(2, "public.events_daily")]);
-    const prepared = await prepareFork(
-      testContext(),
-      target,
-      maskEvents,
-      limit,
-      open,
-    );
+    const prepared = await prepareFork(testContext(), target, maskEvents, limit, open);
     expect(prepared.masked).toEqual([{ rule: "public.events.customer_email", with: "email", rows: 5 }]);
     expect(prepared.refreshed).toEqual(["public.events_daily"]);
     const order = [
