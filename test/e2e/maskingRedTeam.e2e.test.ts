@@ -11,7 +11,13 @@
 //  3. a materialized view refreshed first, whose query calls tsdbadmin's function, reads another
 //     materialized view and a continuous aggregate not yet refreshed (production's rows in them);
 //  4. a materialized view emptied by REFRESH … WITH NO DATA keeps its statistics (production's
-//     values); the preparation leaves an unpopulated view as it is, and checks none of its statistics.
+//     values); the preparation leaves an unpopulated view as it is, and checks none of its statistics;
+//  5. a materialized view reading pg_stats (through a view) copies the statistics of what is not yet
+//     refreshed (emptied views and aggregates keep theirs until then);
+//  6. an aggregate, or a materialized view reading nothing masked, left empty by its refresh keeps
+//     production's statistics (ANALYZE keeps an empty table's);
+//  7. a routine beside TimescaleDB's in its schema, or a domain named regclass on the role's
+//     search_path, runs in place of what the refresh calls.
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
 import { productionSuite, readThrough as read } from "../support/lab/production";
 
@@ -122,4 +128,77 @@ test("a materialized view emptied by REFRESH … WITH NO DATA keeps no statistic
   expect(await read(fork.uri, holding)).toBe("0");
   // Left as production has it: unpopulated.
   expect(await read(fork.uri, "SELECT relispopulated FROM pg_class WHERE relname = 'm_nodata'")).toBe("f");
+});
+
+test("a materialized view whose query reads pg_stats through a view is refused before anything is refreshed: it would copy statistics not yet made from the masked data", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.a_stats; DROP VIEW IF EXISTS public.v_stats;"));
+  await inProduction(`
+    CREATE VIEW public.v_stats AS SELECT schemaname, tablename, attname, most_common_vals::text AS v FROM pg_stats;
+    -- Refreshed first (by name), while the others' statistics are still production's.
+    CREATE MATERIALIZED VIEW public.a_stats AS SELECT * FROM public.v_stats;`);
+  const { message } = await refusedFork("pr-redteam-stats-copy", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /public\.a_stats read\(s\) PostgreSQL's statistics \(pg_stats, pg_stats_ext, pg_stats_ext_exprs\): .* make it a plain view, or drop it in prepare\.sql/,
+  );
+});
+
+test("a continuous aggregate its refresh leaves empty (it kept only production's addresses) is refused: its hypertable's statistics are production's", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.events_prod_only CASCADE;"));
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.events_prod_only WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS day, customer_email, count(*) AS n FROM public.${EVENTS_TABLE}
+       WHERE customer_email LIKE '${PRODUCTION_ADDRESS}' GROUP BY 1, 2 WITH NO DATA;
+    CALL refresh_continuous_aggregate('public.events_prod_only', NULL, NULL);
+    DO $d$ BEGIN EXECUTE (SELECT format('ANALYZE %I.%I', materialization_hypertable_schema, materialization_hypertable_name)
+      FROM timescaledb_information.continuous_aggregates WHERE view_name = 'events_prod_only'); END $d$;`);
+  const { message } = await refusedFork("pr-redteam-empty-aggregate", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /public\.events_prod_only is empty once refreshed from the masked data, and PostgreSQL keeps an empty table's old statistics/,
+  );
+});
+
+test("a materialized view over unmasked data, empty in production but holding statistics from before, is refused though nothing it reads is masked", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.m_notes; DROP TABLE IF EXISTS public.t_notes;"));
+  await inProduction(`
+    CREATE TABLE public.t_notes (email text);
+    INSERT INTO public.t_notes SELECT 'note' || g || '@prod-customers.example.com' FROM generate_series(1, 50) g;
+    CREATE MATERIALIZED VIEW public.m_notes AS SELECT email FROM public.t_notes;
+    ANALYZE public.m_notes;
+    DELETE FROM public.t_notes;
+    REFRESH MATERIALIZED VIEW public.m_notes;`);
+  const { message } = await refusedFork("pr-redteam-empty-unchecked", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(/public\.m_notes is empty once refreshed from the masked data/);
+});
+
+test("a procedure of tsdbadmin's beside TimescaleDB's refresh_continuous_aggregate, in its schema, is refused before anything runs", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP PROCEDURE IF EXISTS public.refresh_continuous_aggregate(regclass, text, text, boolean); DROP TABLE IF EXISTS public.stolen_call;",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_call (q text);
+    CREATE PROCEDURE public.refresh_continuous_aggregate(c regclass, a text, b text, force boolean)
+      LANGUAGE sql AS $p$ INSERT INTO public.stolen_call VALUES ('ran') $p$;`);
+  const { message } = await refusedFork("pr-redteam-shadowed", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /failed at reading the settings production gave the role \(pg_settings\): public\.refresh_continuous_aggregate\(regclass,text,text,boolean\) \(of role tsdbadmin\) stands beside TimescaleDB's routine/,
+  );
+});
+
+test("a domain named regclass on the role's search_path (public, pg_catalog) never runs in the aggregates' refresh: the fork is published, the domain's function never called", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "ALTER ROLE tsdbadmin RESET search_path; DROP DOMAIN IF EXISTS public.regclass; DROP FUNCTION IF EXISTS public.note_cast(text); DROP TABLE IF EXISTS public.stolen_cast;",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_cast (q text);
+    CREATE FUNCTION public.note_cast(text) RETURNS boolean LANGUAGE plpgsql AS $f$
+      BEGIN INSERT INTO public.stolen_cast VALUES ($1); RETURN true; END $f$;
+    CREATE DOMAIN public.regclass AS text CHECK (public.note_cast(VALUE));
+    ALTER ROLE tsdbadmin SET search_path = public, pg_catalog;`);
+  const fork = await preparedFork("pr-redteam-regclass", { mask: RULES, pauseJobs: true });
+  expect(fork.prepared.refreshed).toEqual(expect.arrayContaining([`public.${EVENTS_DAILY}`]));
+  expect(await read(fork.uri, "SELECT count(*) FROM public.stolen_cast")).toBe("0");
 });

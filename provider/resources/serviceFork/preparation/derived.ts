@@ -16,6 +16,8 @@ export interface Reader extends Table {
   opaque: boolean;
   /** False for a materialized view made WITH NO DATA: it holds nothing. */
   populated: boolean;
+  /** Its query reads what ANALYZE keeps (pg_stats and its kin). */
+  statistics: boolean;
 }
 
 /** A continuous aggregate: its materialization hypertable (`oid`, `schema`, `name`), its query (`direct`, a view) and the view it is refreshed by. */
@@ -111,4 +113,23 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
     const r = byOid.get(oid) as Reader;
     return { kind: "materialized view", table: { oid: r.oid, schema: r.schema, name: r.name, quoted: r.quoted, kind: "m" }, ...common };
   });
+}
+
+/**
+ * The materialized views and continuous aggregates whose query reads, itself or through views,
+ * what ANALYZE keeps (pg_stats and its kin): refreshed while the preparation runs, such a copy
+ * would hold the statistics of what is not yet made again from the masked data (production's values).
+ */
+export function statisticsReaders(readers: Reader[], aggregates: Aggregate[]): string[] {
+  const byOid = new Map(readers.map((r) => [r.oid, r]));
+  const reads = (oid: number, seen: Set<number>): boolean => {
+    const r = byOid.get(oid);
+    if (!r || seen.has(oid)) return false;
+    seen.add(oid);
+    return r.statistics || r.reads.some((x) => byOid.get(x)?.kind === "v" && reads(x, seen));
+  };
+  return [
+    ...readers.filter((r) => r.kind === "m" && reads(r.oid, new Set())).map((r) => `${r.schema}.${r.name}`),
+    ...aggregates.filter((a) => reads(a.direct, new Set())).map((a) => a.view),
+  ];
 }

@@ -329,12 +329,36 @@ const statisticsHolding: Guard<Compared, { place: string }> = {
 };
 
 const emptyViewWithStatistics: Guard<{ view: Quoted; oid: number; name: string }> = {
-  name: "a materialized view its refresh left empty, holding statistics",
+  name: "a materialized view or continuous aggregate its refresh left empty, holding statistics",
   statement: ({ view, oid }) => [sql.emptyWithStatistics(view), [oid]],
   refuse: (rows, { name }) =>
     rows.length
-      ? `${name} is empty once refreshed from the masked data, and PostgreSQL keeps an empty table's old statistics ` +
-        `(production's values): drop it in prepare.sql, or give it rows in prepare.sqlAfter`
+      ? `${said(name, 200)} is empty once refreshed from the masked data, and PostgreSQL keeps an empty table's old statistics ` +
+        `(production's values): drop it in prepare.sql, or give what it reads rows in prepare.sqlAfter`
+      : undefined,
+};
+
+const statisticsCopied: Guard<{ views: string[] }> = {
+  name: "a materialized view or continuous aggregate whose query reads statistics",
+  refuse: (_, { views }) =>
+    views.length
+      ? said(
+          `${views.join(", ")} read(s) PostgreSQL's statistics (pg_stats, pg_stats_ext, pg_stats_ext_exprs): refreshed while the ` +
+            "preparation makes the statistics again, it would copy those not yet made from the masked data (production's values); " +
+            "make it a plain view, or drop it in prepare.sql",
+        )
+      : undefined,
+};
+
+const timescaleRoutinesShadowed: Guard<void, { routine: string; owner: string }> = {
+  name: "a routine of the database's own named as TimescaleDB's, in its schema",
+  statement: () => [sql.SHADOWED_ROUTINES, [sql.TIMESCALEDB_ROUTINES]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.routine} (of role ${r.owner})`)} stands beside TimescaleDB's routine of that name in its schema: ` +
+            "a call the preparation makes to TimescaleDB's could run it instead; rename or drop it in production, then fork again",
+        )
       : undefined,
 };
 
@@ -373,6 +397,8 @@ export const GUARDS = {
   frozenStatistics,
   statisticsHolding,
   emptyViewWithStatistics,
+  statisticsCopied,
+  timescaleRoutinesShadowed,
   viewRowsHolding,
   aggregateWithoutTimescaleDB,
 };

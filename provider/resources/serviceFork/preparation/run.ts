@@ -16,7 +16,7 @@ import { TigerCloudError } from "../../../errors";
 import type { Limit } from "../../../rules/inputSchemas";
 import { printable } from "../../../text";
 import { sleep } from "../../../time";
-import { type Aggregate, type Reader, type Refresh, toRefresh } from "./derived";
+import { type Aggregate, type Reader, type Refresh, statisticsReaders, toRefresh } from "./derived";
 import { describeFailure } from "./failures";
 import {
   type Column,
@@ -301,6 +301,7 @@ async function readSettings(s: Preparing): Promise<void> {
   s.ts = (await s.q<{ quoted: Quoted }>(sql.TIMESCALEDB_SCHEMA))[0]?.quoted;
   await s.pin();
   await s.check(GUARDS.platformSettings, undefined);
+  if (s.ts) await s.check(GUARDS.timescaleRoutinesShadowed, undefined);
 }
 
 /**
@@ -693,6 +694,7 @@ async function giveSpaceBack(s: Preparing): Promise<void> {
 async function refreshDerived(s: Preparing): Promise<void> {
   const readers = await s.q<Reader>(sql.READS);
   const aggregates = s.timescaledb ? await s.q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
+  await s.check(GUARDS.statisticsCopied, { views: statisticsReaders(readers, aggregates) });
   const plan = toRefresh(new Set([...s.reach.written, ...s.reach.ancestors].map((t) => t.oid)), readers, aggregates);
   const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
@@ -772,7 +774,8 @@ async function refreshView(s: Preparing, item: Extract<Refresh, { kind: "materia
   const view = tableName(item.table);
   await asUser(s, sql.refreshMaterializedView(view));
   await s.q(sql.analyze(view));
-  if (item.checked) await s.check(GUARDS.emptyViewWithStatistics, { view, oid: item.table.oid, name: shownName(item.table) });
+  // Every one, checked or not: what an empty one's statistics hold is production's, whatever it reads.
+  await s.check(GUARDS.emptyViewWithStatistics, { view, oid: item.table.oid, name: shownName(item.table) });
   return { view, relations: [item.table] };
 }
 
@@ -798,6 +801,8 @@ async function refreshAggregate(s: Preparing, a: Aggregate, compressedAt: Set<st
   await asUser(s, sql.refreshContinuousAggregate(s.timescale));
   for (const c of await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name]))
     await (compressedAt.has(chunkStart(c)) ? s.q(sql.compressChunk(s.timescale), [c.chunk]) : s.q(sql.analyze(c.chunk)));
+  // Its hypertable's own statistics are of the whole, production's, until an ANALYZE finds rows.
+  await s.check(GUARDS.emptyViewWithStatistics, { view: tableName(a), oid: a.oid, name: a.view });
   const tree = await s.q<Table>(sql.TREE, [a.oid]);
   const compressed = await compressedTables(s, [a]);
   for (const t of [a, ...compressed]) await s.q(sql.analyze(tableName(t)));

@@ -319,6 +319,22 @@ export const TIMESCALEDB_OWN_DEFAULTS =
 /** The compressed chunks of a hypertable ($1 schema, $2 name), if it is one. */
 export const COMPRESSED_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 AND is_compressed ORDER BY range_start`;
+/** TimescaleDB's routines the preparation calls, qualified by the extension's schema (where an overload of the database's own would be chosen instead). */
+export const TIMESCALEDB_ROUTINES = [
+  "alter_job",
+  "compress_chunk",
+  "decompress_chunk",
+  "disable_chunk_skipping",
+  "enable_chunk_skipping",
+  "refresh_continuous_aggregate",
+];
+/** Routines named as those ($1) in TimescaleDB's schema that are not the extension's own: a call meant for TimescaleDB's could run one of them. */
+export const SHADOWED_ROUTINES = `SELECT p.oid::regprocedure::text AS routine, pg_get_userbyid(p.proowner) AS owner
+  FROM pg_proc p JOIN pg_extension e ON e.extname = 'timescaledb' AND p.pronamespace = e.extnamespace
+ WHERE p.proname = ANY($1::name[])
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                     AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = e.oid AND d.deptype = 'e')
+ ORDER BY 1`;
 export const decompressChunk = (ts: Quoted) => `SELECT ${ts}.decompress_chunk($1::regclass)`;
 export const compressChunk = (ts: Quoted) => `SELECT ${ts}.compress_chunk($1::regclass)`;
 export const alterJobUnscheduled = (ts: Quoted) => `SELECT ${ts}.alter_job($1, scheduled => false)`;
@@ -347,7 +363,11 @@ export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.reln
        -- A function that runs a query given as text (PostgreSQL's XML exports, ts_stat, ts_rewrite, crosstab, connectby,
        -- dblink): PostgreSQL records no dependency on its own functions, so its name is looked for in the definition.
        OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink[a-z_]*)\\s*\\(' AS opaque,
-       c.relkind <> 'm' OR c.relispopulated AS populated
+       c.relkind <> 'm' OR c.relispopulated AS populated,
+       -- What ANALYZE keeps, as a reader sees it (the tables under these views only a superuser reads).
+       coalesce(bool_or(d.refclassid = 'pg_class'::regclass AND d.refobjid IN (
+         'pg_catalog.pg_stats'::regclass, 'pg_catalog.pg_stats_ext'::regclass, 'pg_catalog.pg_stats_ext_exprs'::regclass,
+         'pg_catalog.pg_statistic'::regclass, 'pg_catalog.pg_statistic_ext'::regclass, 'pg_catalog.pg_statistic_ext_data'::regclass)), false) AS statistics
   FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
  WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
@@ -364,7 +384,7 @@ export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema
  */
 export const SET_REFRESHED = `SELECT pg_catalog.set_config('tigercloud.refreshed', $1, false)`;
 export const refreshContinuousAggregate = (ts: Quoted) =>
-  `CALL ${ts}.refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`;
+  `CALL ${ts}.refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::pg_catalog.regclass, NULL, NULL, force => true)`;
 
 /**
  * An aggregate's materialization chunks ($1 schema, $2 name), whether compressed, and the
@@ -613,7 +633,10 @@ export const ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT emptied";
 /** A view's columns ($1: its name), quoted by the server. */
 export const VIEW_COLUMNS = `SELECT quote_ident(attname) AS "column" FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`;
 
-/** A materialized view ($1 its oid) that its refresh left empty but that holds statistics (an empty table keeps its old ones): a row if so. */
+/**
+ * A materialized view or an aggregate's materialization hypertable ($1 its oid) that its refresh
+ * left empty but that holds statistics (ANALYZE keeps an empty table's old ones): a row if so.
+ */
 export const emptyWithStatistics = (view: Quoted) => `SELECT 1 AS found WHERE NOT EXISTS (SELECT 1 FROM ${view})
    AND EXISTS (SELECT 1 FROM pg_stats s JOIN pg_namespace n ON n.nspname = s.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
                 WHERE c.oid = $1)`;

@@ -197,6 +197,20 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: /^SELECT 1 AS found WHERE NOT EXISTS \(SELECT 1 FROM "public"\."report"\)/, params: [30] },
   },
+  statisticsCopied: {
+    input: { views: ["public.stats_copy", "public.daily"] },
+    refused: [],
+    says: /^public\.stats_copy, public\.daily read\(s\) PostgreSQL's statistics .* make it a plain view, or drop it in prepare\.sql$/,
+    passes: [],
+    passingInput: { views: [] },
+  },
+  timescaleRoutinesShadowed: {
+    input: undefined,
+    refused: [{ routine: "public.refresh_continuous_aggregate(regclass,text,text,boolean)", owner: "tsdbadmin" }],
+    says: /^public\.refresh_continuous_aggregate\(regclass,text,text,boolean\) \(of role tsdbadmin\) stands beside TimescaleDB's routine .* rename or drop it in production/,
+    passes: [],
+    sends: { text: sql.SHADOWED_ROUTINES, params: [sql.TIMESCALEDB_ROUTINES] },
+  },
   viewRowsHolding: {
     input: { view: '"public"."report"', columns: ['"email"', '"id"'], values: ["a@prod.example.com"], name: "public.report" },
     refused: [{ n: 2 }],

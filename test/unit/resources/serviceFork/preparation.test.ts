@@ -71,7 +71,7 @@ describe("statements", () => {
     expect(sql.triggerSwitch(quoted('"public"."t"'), quoted('"audit"'), "O")).toBe('ALTER TABLE ONLY "public"."t" ENABLE TRIGGER "audit"');
     expect(sql.ruleSwitch(quoted('"public"."t"'), quoted('"r"'), "R")).toBe('ALTER TABLE "public"."t" ENABLE REPLICA RULE "r"');
     expect(sql.refreshContinuousAggregate(quoted('"ts"'))).toBe(
-      `CALL "ts".refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::regclass, NULL, NULL, force => true)`,
+      `CALL "ts".refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.refreshed')::pg_catalog.regclass, NULL, NULL, force => true)`,
     );
   });
 });
@@ -108,7 +108,7 @@ describe("the runner", () => {
 
   test("pausing jobs is one transaction: when one alter_job fails, the failure says no job was paused", async () => {
     const { sent, open } = recording((text, params) => {
-      if (text.includes("pg_extension")) return [{ schema: "public", quoted: '"public"' }];
+      if (text === sql.TIMESCALEDB_SCHEMA) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("timescaledb_information.jobs")) return [{ job_id: 1000 }, { job_id: 1001 }];
       if (text.startsWith(`SELECT "public".alter_job(`) && params?.[0] === 1001)
         return { code: "42501", message: "insufficient permissions to alter job 1001" };
@@ -139,7 +139,7 @@ describe("the runner", () => {
     const refreshedOn = new Set<string>();
     const fork = recording((text, params, session) => {
       if (failing && session === failing.session && text.includes(failing.text)) return { code: "53100", message: "disk full" };
-      if (text.includes("pg_extension")) return [{ schema: "public", quoted: '"public"' }];
+      if (text === sql.TIMESCALEDB_SCHEMA) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("as_read")) return [{ ...events, as_read: true }];
       if (text.includes("WITH RECURSIVE tree")) return [aggregates.find((a) => a.oid === params?.[0]) ?? events];
       if (text.includes("written(oid)")) return [events];
@@ -169,6 +169,7 @@ describe("the runner", () => {
           reads: [10],
           opaque: false,
           populated: true,
+          statistics: false,
         }));
       if (text.includes("user_view_schema")) return aggregates;
       if (text.includes("txid_current")) return [{ id: "7" }];
@@ -253,15 +254,16 @@ describe("the runner", () => {
 });
 
 describe("what is refreshed after the masking", () => {
-  const { toRefresh } =
+  const { statisticsReaders, toRefresh } =
     require("../../../../provider/resources/serviceFork/preparation/derived") as typeof import("../../../../provider/resources/serviceFork/preparation/derived");
   const table = (oid: number, name: string) => ({ oid, schema: "public", name, quoted: quoted(`"public"."${name}"`), kind: "r" });
-  const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false, populated = true) => ({
+  const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false, populated = true, statistics = false) => ({
     ...table(oid, name),
     kind,
     reads,
     opaque,
     populated,
+    statistics,
   });
   // 1 customers (masked), 2 pageviews (not), 3 metrics (not).
   const readers = [
@@ -312,5 +314,22 @@ describe("what is refreshed after the masking", () => {
       "materialized view",
       "materialized view",
     ]);
+  });
+
+  test("a materialized view or aggregate reading statistics, itself or through views, populated or not, is named; one reading views that do not is not", () => {
+    const withStatistics = [
+      ...readers,
+      reader(30, "stats_view", "v", [], false, true, true), // a view over pg_stats: read live, not refreshed
+      reader(31, "stats_copy", "m", [30]), // a materialized view over it
+      reader(32, "stats_direct", "m", [], false, false, true), // over pg_stats itself, WITH NO DATA
+      reader(33, "direct_stats_daily", "v", [2, 30]), // an aggregate's query joining it
+    ];
+    const daily = { ...(aggregates[0] as (typeof aggregates)[number]), oid: 22, view: quoted("public.stats_daily"), direct: 33 };
+    expect(statisticsReaders(withStatistics, [...aggregates, daily])).toEqual([
+      "public.stats_copy",
+      "public.stats_direct",
+      "public.stats_daily",
+    ]);
+    expect(statisticsReaders(readers, aggregates)).toEqual([]);
   });
 });
