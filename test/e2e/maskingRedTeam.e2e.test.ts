@@ -202,3 +202,98 @@ test("a domain named regclass on the role's search_path (public, pg_catalog) nev
   expect(fork.prepared.refreshed).toEqual(expect.arrayContaining([`public.${EVENTS_DAILY}`]));
   expect(await read(fork.uri, "SELECT count(*) FROM public.stolen_cast")).toBe("0");
 });
+
+test("a partial index of the masked table whose predicate only production's rows met keeps no statistic of them: refused, naming the index", async () => {
+  cleanups.push(() => inProduction("DROP INDEX IF EXISTS public.customers_rev_prod;"));
+  await inProduction(`
+    CREATE INDEX customers_rev_prod ON public.customers (reverse(email)) WHERE email LIKE '${PRODUCTION_ADDRESS}';
+    ANALYZE public.customers;`);
+  const { message } = await refusedFork("pr-redteam-partial-index", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /public\.customers_rev_prod: ANALYZE sampled none of its rows .* drop the index \(or the statistics\) in prepare\.sql/,
+  );
+});
+
+test("a parent whose rows are all in its child keeps no statistic of its own from production: refused, naming it and its index", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.t_kid, public.t_par;"));
+  await inProduction(`
+    CREATE TABLE public.t_par (id int, email text);
+    ALTER TABLE public.t_par ALTER COLUMN email SET STATISTICS 0;
+    CREATE INDEX t_par_rev ON public.t_par (reverse(email));
+    INSERT INTO public.t_par SELECT g, 'par' || g || '@prod-customers.example.com' FROM generate_series(1, 300) g;
+    ANALYZE public.t_par;
+    CREATE TABLE public.t_kid () INHERITS (public.t_par);
+    INSERT INTO public.t_kid SELECT * FROM ONLY public.t_par;
+    DELETE FROM ONLY public.t_par;`);
+  const { message } = await refusedFork("pr-redteam-parent", { mask: [...RULES, { table: "t_par", column: "email", with: "email" }] });
+  expect(message).toMatch(/public\.t_par, public\.t_par_rev: ANALYZE sampled none of its rows/);
+});
+
+test("materialized views left unpopulated holding index statistics only are made again from the masked data; with frozen column or extended statistics, refused naming them", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.u_idx, public.u_rev, public.u_ext;"));
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.u_idx AS SELECT email FROM public.customers;
+    ALTER MATERIALIZED VIEW public.u_idx ALTER COLUMN email SET STATISTICS 0;
+    CREATE INDEX u_idx_lower ON public.u_idx (lower(email));
+    ANALYZE public.u_idx;
+    REFRESH MATERIALIZED VIEW public.u_idx WITH NO DATA;`);
+  const indexed = `SELECT count(*) FROM pg_stats WHERE tablename = 'u_idx_lower' AND lower(histogram_bounds::text) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(indexed)).toBe("1");
+  const fork = await preparedFork("pr-redteam-unpopulated-index", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, indexed)).toBe("0");
+
+  await inProduction(`
+    DROP MATERIALIZED VIEW public.u_idx;
+    CREATE MATERIALIZED VIEW public.u_rev AS SELECT reverse(email) AS r FROM public.customers;
+    ANALYZE public.u_rev;
+    ALTER MATERIALIZED VIEW public.u_rev ALTER COLUMN r SET STATISTICS 0;
+    REFRESH MATERIALIZED VIEW public.u_rev WITH NO DATA;
+    CREATE MATERIALIZED VIEW public.u_ext AS SELECT email, 1 AS k FROM public.customers;
+    CREATE STATISTICS public.u_ext_s ON (reverse(email)) FROM public.u_ext;
+    ANALYZE public.u_ext;
+    ALTER STATISTICS public.u_ext_s SET STATISTICS 0;
+    REFRESH MATERIALIZED VIEW public.u_ext WITH NO DATA;`);
+  const { message } = await refusedFork("pr-redteam-unpopulated-frozen", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(/statistics with a target of 0 keep what production's ANALYZE put there: public\.u_ext_s/);
+});
+
+test("a materialized view reading nothing masked, whose index statistics are frozen (a function of the database's own reads customers), is refused naming the index", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.m_ids; DROP FUNCTION IF EXISTS public.email_of(int);"));
+  await inProduction(`
+    CREATE FUNCTION public.email_of(int) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT email FROM public.customers WHERE id = $1 $f$;
+    CREATE MATERIALIZED VIEW public.m_ids AS SELECT g AS id FROM generate_series(1, 100) g;
+    CREATE INDEX m_ids_email ON public.m_ids (public.email_of(id));
+    ANALYZE public.m_ids;
+    ALTER INDEX public.m_ids_email ALTER COLUMN 1 SET STATISTICS 0;`);
+  const { message } = await refusedFork("pr-redteam-frozen-index", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(/statistics with a target of 0 keep what production's ANALYZE put there: public\.m_ids_email/);
+});
+
+test("what runs a function of the database's own (an index of a materialized view; query_to_xml over pg_stats) runs after everything else is made again: it copies no production statistic", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.u_plain, public.a_xml, public.a_hook; DROP FUNCTION IF EXISTS public.hook_idx(int), public.hook_copy(); DROP TABLE IF EXISTS public.stolen_hook;",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.u_plain AS SELECT email FROM public.customers;
+    ANALYZE public.u_plain;
+    REFRESH MATERIALIZED VIEW public.u_plain WITH NO DATA;
+    CREATE MATERIALIZED VIEW public.a_xml AS SELECT query_to_xml('SELECT tablename, most_common_vals::text AS m, histogram_bounds::text AS h FROM pg_catalog.pg_stats WHERE schemaname <> ''pg_catalog''', false, false, '')::text AS x;
+    CREATE TABLE public.stolen_hook (at text, v text);
+    CREATE FUNCTION public.hook_copy() RETURNS void LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen_hook SELECT s.tablename, x FROM pg_catalog.pg_stats s,
+        unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}')) x
+       WHERE s.schemaname <> 'pg_catalog'; END $f$;
+    CREATE FUNCTION public.hook_idx(int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $f$ BEGIN PERFORM public.hook_copy(); RETURN $1; END $f$;
+    CREATE MATERIALIZED VIEW public.a_hook AS SELECT 1 AS x;
+    CREATE INDEX a_hook_i ON public.a_hook (public.hook_idx(x));
+    TRUNCATE public.stolen_hook;`);
+  const fork = await preparedFork("pr-redteam-runs-own", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, `SELECT count(*) FROM public.a_xml WHERE lower(x) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+  expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_hook WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+  // They ran: what they copied is the masked data's statistics.
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.stolen_hook"))).toBeGreaterThan(0);
+  const refreshed = fork.prepared.refreshed as string[];
+  expect(refreshed.slice(-2).sort()).toEqual(["public.a_hook", "public.a_xml"]);
+});

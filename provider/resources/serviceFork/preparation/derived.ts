@@ -36,6 +36,8 @@ export type Refresh = {
   checked: boolean;
   /** Those of one wave read none of each other, so they may be refreshed at once; each wave after the one before. */
   wave: number;
+  /** It runs a function of the database's own (its query, its indexes): refreshed after all the others, alone. */
+  opaque: boolean;
 } & ({ kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate });
 
 /** What to refresh, given the tables the masking wrote (and those above them): each once, after everything it reads. */
@@ -107,7 +109,7 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
   const deepest = Math.max(0, ...sorted.filter((oid) => !opaque(oid)).map((oid) => depthOf(oid, new Set([oid]))));
   let alone = deepest;
   return sorted.map((oid): Refresh => {
-    const common = { checked: checked.has(oid), wave: opaque(oid) ? ++alone : depthOf(oid, new Set([oid])) };
+    const common = { checked: checked.has(oid), wave: opaque(oid) ? ++alone : depthOf(oid, new Set([oid])), opaque: opaque(oid) === 1 };
     const aggregate = aggregateOf.get(oid);
     if (aggregate) return { kind: "continuous aggregate", aggregate, ...common };
     const r = byOid.get(oid) as Reader;

@@ -310,6 +310,19 @@ export interface Compared {
   relations: number[];
 }
 
+const statisticsKept: Guard<{ relations: number[] }, { place: string }> = {
+  name: "statistics ANALYZE kept, having sampled no row",
+  statement: ({ relations }) => [sql.KEPT_STATISTICS, [relations]],
+  refuse: (kept) =>
+    kept.length
+      ? `${said(
+          list(kept, (k) => k.place),
+          300,
+        )}: ANALYZE sampled none of its rows (an index whose predicate no masked row meets, a parent whose rows are all in its ` +
+        "children) and kept the statistics it had, production's; drop the index (or the statistics) in prepare.sql and make it again in prepare.sqlAfter"
+      : undefined,
+};
+
 const statisticsHolding: Guard<Compared, { place: string }> = {
   name: "statistics that still hold production's values",
   statement: ({ tables, columns, values, relations }) => [sql.STATISTICS_HOLDING, [tables, columns, values, relations]],
@@ -395,6 +408,7 @@ export const GUARDS = {
   functionsOnWrite,
   rowsNotMasked,
   frozenStatistics,
+  statisticsKept,
   statisticsHolding,
   emptyViewWithStatistics,
   statisticsCopied,

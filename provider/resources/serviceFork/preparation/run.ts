@@ -656,6 +656,9 @@ async function checkStatistics(s: Preparing): Promise<void> {
   ];
   wide.push(...(await s.q<Table>(sql.INDEXES, [[...narrow, ...wide].map((t) => t.oid)])));
   await s.check(GUARDS.frozenStatistics, { relations: [...narrow, ...wide].map((t) => t.oid) });
+  // Chunks aside: a compressed one's table is empty, its statistics made from the masked rows before compressing.
+  const own = [...s.reach.written, ...s.reach.cascaded, ...s.reach.ancestors].filter((t) => !isChunk(t));
+  await s.check(GUARDS.statisticsKept, { relations: own.map((t) => t.oid) });
   const tables = narrow.map((t) => t.oid);
   for (const [column, values] of s.samples)
     await s.check(GUARDS.statisticsHolding, { of: undefined, tables, columns: [column], values: [...values], relations: [] });
@@ -709,10 +712,14 @@ async function refreshDerived(s: Preparing): Promise<void> {
     const kept = item.kind === "materialized view" ? await refreshView(on, item) : await refreshAggregate(on, item.aggregate, compressedAt);
     if (item.checked) await checkDerived(on, name, kept);
   };
+  // Left unpopulated, with statistics from when they held production's rows: made again before
+  // what runs a function of the database's own is refreshed (it could read them), unless it runs one itself.
+  const unpopulated = await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS);
+  const runsOwn = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
   // Two at a time where a wave has more: a refresh is one CPU's work on the server.
   let second: Preparing | undefined;
   try {
-    for (const wave of new Set(plan.map((item) => item.wave))) {
+    for (const wave of new Set(plan.filter((item) => !item.opaque).map((item) => item.wave))) {
       const items = plan.filter((item) => item.wave === wave);
       if (items.length > 1) second ??= await s.lane();
       await bothOf(items, second ? [s, second] : [s], refresh);
@@ -720,16 +727,28 @@ async function refreshDerived(s: Preparing): Promise<void> {
   } finally {
     await second?.session.end();
   }
+  for (const view of unpopulated.filter((v) => !runsOwn.has(v.oid))) await restatisticizeUnpopulated(s, view);
+  for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
+  for (const view of unpopulated.filter((v) => runsOwn.has(v.oid))) await restatisticizeUnpopulated(s, view);
   s.refreshed.push(...plan.map(refreshedName));
-  // Left unpopulated, with statistics from when they held production's rows: made again from the masked data, then emptied again.
-  for (const view of await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS)) {
-    const name = shownName(view);
-    s.step = `prepare.mask (the statistics of ${name}, a materialized view left unpopulated)`;
-    await asUser(s, sql.refreshMaterializedView(tableName(view)));
-    await s.q(sql.analyze(tableName(view)));
-    await s.q(sql.emptyMaterializedView(tableName(view)));
-    await s.check(GUARDS.statisticsHolding, { of: name, tables: [], columns: [], values: distinctiveOf(s.samples), relations: [view.oid] });
-  }
+}
+
+/** A materialized view left unpopulated: populated from the masked data, analysed, checked, then emptied again. */
+async function restatisticizeUnpopulated(s: Preparing, view: Table): Promise<void> {
+  const name = shownName(view);
+  s.step = `prepare.mask (the statistics of ${name}, a materialized view left unpopulated)`;
+  await asUser(s, sql.refreshMaterializedView(tableName(view)));
+  await s.q(sql.analyze(tableName(view)));
+  await s.check(GUARDS.frozenStatistics, { relations: [view.oid] });
+  await s.check(GUARDS.statisticsKept, { relations: [view.oid] });
+  await s.q(sql.emptyMaterializedView(tableName(view)));
+  await s.check(GUARDS.statisticsHolding, {
+    of: name,
+    tables: [],
+    columns: [],
+    values: distinctiveOf(s.samples),
+    relations: [view.oid, ...(await s.q<Table>(sql.INDEXES, [[view.oid]])).map((i) => i.oid)],
+  });
 }
 
 /** Each item done by one of the sessions as it comes free; every one's work waited for before a failure is said. */
@@ -774,8 +793,10 @@ async function refreshView(s: Preparing, item: Extract<Refresh, { kind: "materia
   const view = tableName(item.table);
   await asUser(s, sql.refreshMaterializedView(view));
   await s.q(sql.analyze(view));
-  // Every one, checked or not: what an empty one's statistics hold is production's, whatever it reads.
+  // Every one, checked or not: statistics ANALYZE did not make again are production's, whatever it reads.
   await s.check(GUARDS.emptyViewWithStatistics, { view, oid: item.table.oid, name: shownName(item.table) });
+  await s.check(GUARDS.statisticsKept, { relations: [item.table.oid] });
+  if (!item.checked) await s.check(GUARDS.frozenStatistics, { relations: [item.table.oid] });
   return { view, relations: [item.table] };
 }
 

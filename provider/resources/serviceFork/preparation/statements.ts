@@ -362,7 +362,14 @@ export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.reln
          OR NOT (SELECT r.rolsuper FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner WHERE f.oid = d.refobjid))), false)
        -- A function that runs a query given as text (PostgreSQL's XML exports, ts_stat, ts_rewrite, crosstab, connectby,
        -- dblink): PostgreSQL records no dependency on its own functions, so its name is looked for in the definition.
-       OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink[a-z_]*)\\s*\\(' AS opaque,
+       OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink[a-z_]*)\\s*\\('
+       -- A materialized view's index or extended statistics calling a function of the database's own: it runs in the refresh and ANALYZE.
+       OR EXISTS (SELECT 1 FROM pg_depend x
+                   WHERE ((x.classid = 'pg_class'::regclass AND x.objid IN (SELECT indexrelid FROM pg_index WHERE indrelid = w.ev_class))
+                          OR (x.classid = 'pg_statistic_ext'::regclass AND x.objid IN (SELECT oid FROM pg_statistic_ext WHERE stxrelid = w.ev_class)))
+                     AND x.refclassid = 'pg_proc'::regclass AND x.refobjid >= 16384
+                     AND (NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = x.refobjid AND e.deptype = 'e')
+                          OR NOT (SELECT r.rolsuper FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner WHERE f.oid = x.refobjid))) AS opaque,
        c.relkind <> 'm' OR c.relispopulated AS populated,
        -- What ANALYZE keeps, as a reader sees it (the tables under these views only a superuser reads).
        coalesce(bool_or(d.refclassid = 'pg_class'::regclass AND d.refobjid IN (
@@ -407,14 +414,17 @@ export const refreshMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED V
 /** A materialized view emptied (and left unpopulated): its old rows gone before any view is refreshed. */
 export const emptyMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view} WITH NO DATA`;
 /**
- * Materialized views left unpopulated (REFRESH … WITH NO DATA, or made so) that hold statistics:
- * an emptied table keeps its old ones, production's. Their statistics are made again from the
+ * Materialized views left unpopulated (REFRESH … WITH NO DATA, or made so) that hold statistics
+ * (their own, their indexes', extended ones): an emptied table keeps its old ones, production's. Their statistics are made again from the
  * masked data (populated, analysed, emptied again).
  */
 export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, 'm' AS kind
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.relkind = 'm' AND NOT c.relispopulated AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-   AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname)
+   AND (EXISTS (SELECT 1 FROM pg_stats s JOIN pg_class x ON x.relname = s.tablename AND x.relnamespace = n.oid
+                 WHERE s.schemaname = n.nspname AND (x.oid = c.oid OR x.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = c.oid)))
+        OR EXISTS (SELECT 1 FROM pg_stats_ext e WHERE e.schemaname = n.nspname AND e.tablename = c.relname)
+        OR EXISTS (SELECT 1 FROM pg_stats_ext_exprs e WHERE e.schemaname = n.nspname AND e.tablename = c.relname))
  ORDER BY 2, 3`;
 
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
@@ -441,6 +451,20 @@ UNION ALL
 SELECT format('%I.%I', x.stxnamespace::regnamespace::text, x.stxname) AS place
   FROM pg_statistic_ext x WHERE x.stxrelid = ANY($1::oid[]) AND x.stxstattarget = 0
    AND EXISTS (SELECT 1 FROM pg_stats_ext e WHERE e.statistics_schemaname = x.stxnamespace::regnamespace::text AND e.statistics_name = x.stxname)`;
+
+/**
+ * Tables, materialized views and their indexes ($1: the tables' oids) whose last ANALYZE sampled
+ * no row (reltuples 0) but that hold statistics of their own: ANALYZE keeps the old ones then (a
+ * partial index whose predicate no row meets any more, a parent whose rows are all in its children).
+ */
+export const KEPT_STATISTICS = `SELECT format('%I.%I', n.nspname, c.relname) AS place
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE (c.oid = ANY($1::oid[]) OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = ANY($1::oid[])))
+   AND c.relkind IN ('r', 'm', 'i') AND c.reltuples = 0
+   AND (EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND NOT s.inherited)
+        OR EXISTS (SELECT 1 FROM pg_stats_ext e WHERE e.schemaname = n.nspname AND e.tablename = c.relname AND NOT e.inherited)
+        OR EXISTS (SELECT 1 FROM pg_stats_ext_exprs e WHERE e.schemaname = n.nspname AND e.tablename = c.relname AND NOT e.inherited))
+ ORDER BY 1`;
 
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column

@@ -197,6 +197,13 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: /^SELECT 1 AS found WHERE NOT EXISTS \(SELECT 1 FROM "public"\."report"\)/, params: [30] },
   },
+  statisticsKept: {
+    input: { relations: [10, 20] },
+    refused: [{ place: "public.customers_by_domain" }],
+    says: /^public\.customers_by_domain: ANALYZE sampled none of its rows .* kept the statistics it had, production's; drop the index/,
+    passes: [],
+    sends: { text: sql.KEPT_STATISTICS, params: [[10, 20]] },
+  },
   statisticsCopied: {
     input: { views: ["public.stats_copy", "public.daily"] },
     refused: [],

@@ -306,6 +306,7 @@ describe("what is refreshed after the masking", () => {
     expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.checked)).toEqual([false, true, true, true]);
     // metric_report and views_by_email read none of each other: refreshed at once; report reads views_by_email; mailing_list alone, last.
     expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.wave)).toEqual([1, 1, 2, 3]);
+    expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.opaque)).toEqual([false, false, false, true]);
   });
 
   test("nothing written: the materialized views all the same (what one reads cannot always be told), no aggregate", () => {
