@@ -699,6 +699,11 @@ async function refreshDerived(s: Preparing): Promise<void> {
   const aggregates = s.timescaledb ? await s.q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
   await s.check(GUARDS.statisticsCopied, { views: statisticsReaders(readers, aggregates) });
   const plan = toRefresh(new Set([...s.reach.written, ...s.reach.ancestors].map((t) => t.oid)), readers, aggregates);
+  // Left unpopulated, with statistics from when they held production's rows (found before the
+  // emptying below adds its own): made again before what runs a function of the database's own is
+  // refreshed (it could read them), unless it runs one itself.
+  const unpopulated = await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS);
+  const runsOwn = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
   const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
     s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
@@ -712,10 +717,6 @@ async function refreshDerived(s: Preparing): Promise<void> {
     const kept = item.kind === "materialized view" ? await refreshView(on, item) : await refreshAggregate(on, item.aggregate, compressedAt);
     if (item.checked) await checkDerived(on, name, kept);
   };
-  // Left unpopulated, with statistics from when they held production's rows: made again before
-  // what runs a function of the database's own is refreshed (it could read them), unless it runs one itself.
-  const unpopulated = await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS);
-  const runsOwn = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
   // Two at a time where a wave has more: a refresh is one CPU's work on the server.
   let second: Preparing | undefined;
   try {
