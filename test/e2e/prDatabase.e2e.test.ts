@@ -42,8 +42,11 @@ const gitEnv = {
   GIT_COMMITTER_NAME: "dev",
   GIT_COMMITTER_EMAIL: "d@example.com",
 };
-const sh = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const sh = (cwd: string | undefined, ...args: string[]) => {
+  // Only in a repository this suite made: with none (its set-up failed), git would run in the checkout the tests run from.
+  if (!cwd) throw new Error(`git ${args[0]}: no repository to run in (the suite's set-up failed)`);
+  return execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+};
 
 /** What a repository changes in the example's workflow (the action's inputs it adds), by repository. */
 const WITH: Record<string, string[]> = {
@@ -392,7 +395,7 @@ test("the PR's comment: made once, found again by its marker and updated on the 
   expect(first).not.toContain(url);
   expect(first).not.toContain(decodeURIComponent(new URL(url).password));
   changeRules(repo, "feature", (rules) => rules, "second push");
-  const headNow = sh(repositories.get(repo) as string, "rev-parse", "feature").trim();
+  const headNow = sh(repositories.get(repo), "rev-parse", "feature").trim();
   await trigger(repo, pullRequest(repo, 21, "synchronize", { branch: "feature" }));
   expect(ours()).toHaveLength(1);
   expect(ours()[0]!.body).toContain(`for ${headNow.slice(0, 7)}`);
