@@ -297,3 +297,24 @@ test("what runs a function of the database's own (an index of a materialized vie
   const refreshed = fork.prepared.refreshed as string[];
   expect(refreshed.slice(-2).sort()).toEqual(["public.a_hook", "public.a_xml"]);
 });
+
+test("a partition or a materialized view of tsdbadmin's whose column it may not read (so pg_stats hides its statistics from the checks) is refused, naming each", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.rt_part; DROP MATERIALIZED VIEW IF EXISTS public.rt_nodata;"));
+  await inProduction(`
+    CREATE TABLE public.rt_part (id int NOT NULL, email text) PARTITION BY RANGE (id);
+    CREATE TABLE public.rt_part_1 PARTITION OF public.rt_part FOR VALUES FROM (0) TO (1000000);
+    INSERT INTO public.rt_part SELECT g, 'part' || g || '@prod-customers.example.com' FROM generate_series(1, 2000) g;
+    ANALYZE public.rt_part; ANALYZE public.rt_part_1;
+    ALTER TABLE public.rt_part_1 ALTER COLUMN email SET STATISTICS 0;
+    REVOKE ALL ON public.rt_part_1 FROM tsdbadmin; GRANT SELECT (id) ON public.rt_part_1 TO tsdbadmin;
+    CREATE MATERIALIZED VIEW public.rt_nodata AS SELECT id, email FROM public.customers;
+    ANALYZE public.rt_nodata; REFRESH MATERIALIZED VIEW public.rt_nodata WITH NO DATA;
+    REVOKE ALL ON public.rt_nodata FROM tsdbadmin;`);
+  const { message } = await refusedFork("pr-redteam-hidden", {
+    mask: [...RULES, { table: "rt_part", column: "email", with: "email" }],
+    pauseJobs: true,
+  });
+  expect(message).toMatch(
+    /public\.rt_nodata \(email\), public\.rt_nodata \(id\), public\.rt_part_1 \(email\): tsdbadmin owns it but may not read it, so its statistics are hidden from the checks/,
+  );
+});

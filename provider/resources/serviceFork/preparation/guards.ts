@@ -310,6 +310,19 @@ export interface Compared {
   relations: number[];
 }
 
+const hiddenFromChecks: Guard<void, { place: string }> = {
+  name: "a column of tsdbadmin's own that it may not read",
+  statement: () => [sql.HIDDEN_COLUMNS],
+  refuse: (hidden) =>
+    hidden.length
+      ? `${said(
+          list(hidden, (h) => h.place),
+          300,
+        )}: tsdbadmin owns it but may not read it, so its statistics are hidden from the checks (and the URL's holder may grant ` +
+        "it back); grant it in prepare.sql (GRANT SELECT ON … TO tsdbadmin)"
+      : undefined,
+};
+
 const statisticsKept: Guard<{ relations: number[] }, { place: string }> = {
   name: "statistics ANALYZE kept, having sampled no row",
   statement: ({ relations }) => [sql.KEPT_STATISTICS, [relations]],
@@ -318,8 +331,9 @@ const statisticsKept: Guard<{ relations: number[] }, { place: string }> = {
       ? `${said(
           list(kept, (k) => k.place),
           300,
-        )}: ANALYZE sampled none of its rows (an index whose predicate no masked row meets, a parent whose rows are all in its ` +
-        "children) and kept the statistics it had, production's; drop the index (or the statistics) in prepare.sql and make it again in prepare.sqlAfter"
+        )}: ANALYZE sampled none of its rows (an empty table whose statistics could not be dropped, an index whose predicate no masked ` +
+        "row meets, a parent whose rows are all in its children) and kept the statistics it had, production's; give it a row, or drop " +
+        "the index (or the statistics) in prepare.sql and make it again in prepare.sqlAfter"
       : undefined,
 };
 
@@ -408,6 +422,7 @@ export const GUARDS = {
   functionsOnWrite,
   rowsNotMasked,
   frozenStatistics,
+  hiddenFromChecks,
   statisticsKept,
   statisticsHolding,
   emptyViewWithStatistics,

@@ -655,6 +655,8 @@ async function checkStatistics(s: Preparing): Promise<void> {
     )),
   ];
   wide.push(...(await s.q<Table>(sql.INDEXES, [[...narrow, ...wide].map((t) => t.oid)])));
+  // Every check below reads pg_stats, which shows a column's statistics only to a role that may read it.
+  await s.check(GUARDS.hiddenFromChecks, undefined);
   await s.check(GUARDS.frozenStatistics, { relations: [...narrow, ...wide].map((t) => t.oid) });
   // Chunks aside: a compressed one's table is empty, its statistics made from the masked rows before compressing.
   const own = [...s.reach.written, ...s.reach.cascaded, ...s.reach.ancestors].filter((t) => !isChunk(t));

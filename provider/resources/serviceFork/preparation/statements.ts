@@ -453,6 +453,18 @@ SELECT format('%I.%I', x.stxnamespace::regnamespace::text, x.stxname) AS place
    AND EXISTS (SELECT 1 FROM pg_stats_ext e WHERE e.statistics_schemaname = x.stxnamespace::regnamespace::text AND e.statistics_name = x.stxname)`;
 
 /**
+ * Columns of this role's own tables and materialized views that it may not read: pg_stats shows
+ * no statistic of them to the checks, and the owner may grant itself the privilege back.
+ */
+export const HIDDEN_COLUMNS = `SELECT format('%I.%I', n.nspname, c.relname) || ' (' || quote_ident(a.attname) || ')' AS place
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+ WHERE c.relkind IN ('r', 'm', 'p') AND pg_has_role(c.relowner, 'USAGE')
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND NOT has_column_privilege(c.oid, a.attnum, 'SELECT')
+ ORDER BY 1`;
+
+/**
  * Tables, materialized views and their indexes ($1: the tables' oids) whose last ANALYZE sampled
  * no row (reltuples 0) but that hold statistics of their own: ANALYZE keeps the old ones then (a
  * partial index whose predicate no row meets any more, a parent whose rows are all in its children).
