@@ -161,35 +161,63 @@ export class EngineFailure extends ActionError {
   }
 }
 
+/** What pulumi says of a stack whose lock another run holds (the DIY backends, and Pulumi Cloud). */
+const HELD = /currently locked|Another update is currently in progress/;
+
+const stillLocked = (stack: string, waited: number) =>
+  new ActionError(
+    `stack ${stack} is still locked after ${waited} s. If no other run is working on it (a run cancelled half-way leaves its lock), ` +
+      `clear it with \`pulumi cancel --stack ${stack} --yes\` and run this job again.`,
+  );
+
 /** A command that takes the stack's lock; while another run holds it, waits and tries again (at most LOCK_WAIT_MS). */
 export async function locked(stack: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
   const started = Date.now();
   for (;;) {
     const ran = await pulumi(args, cwd, env);
     if (ran.status === 0) return;
-    if (!/currently locked|Another update is currently in progress/.test(ran.output))
+    if (!HELD.test(ran.output))
       throw new EngineFailure(`pulumi ${args[0]} of stack ${stack} failed (exit ${ran.status}): see above`, ran.output);
     const waited = Math.round((Date.now() - started) / 1000);
-    if (Date.now() - started >= LOCK_WAIT_MS)
-      throw new ActionError(
-        `stack ${stack} is still locked after ${waited} s. If no other run is working on it (a run cancelled half-way leaves its lock), ` +
-          `clear it with \`pulumi cancel --stack ${stack} --yes\` and run this job again.`,
-      );
+    if (Date.now() - started >= LOCK_WAIT_MS) throw stillLocked(stack, waited);
     say(`another run holds stack ${stack}; waiting (${waited} s so far)`);
     await new Promise((r) => setTimeout(r, 5000));
   }
 }
 
-/** Selects `stack`, made first if new; two runs making it at once both end with it selected. */
-export async function selectOrCreate(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const made = await pulumi(["stack", "select", "--create", stack], cwd, env, true);
-  if (made.status === 0) return;
-  // Made meanwhile by another run: selected as it is.
-  if (!/already exists/.test(made.output))
-    throw new ActionError(
-      `pulumi stack select failed (exit ${made.status}): ${printable(made.output.trim().split("\n").slice(-5).join(" / "))}`,
-    );
-  await pulumiOk(["stack", "select", stack], cwd, env, true);
+/** How selectOrCreate waits for a lock: for at most `limitMs` in all, trying again every `everyMs`. */
+export interface LockWait {
+  limitMs: number;
+  everyMs: number;
+}
+
+/**
+ * Selects `stack`, made first if new; two runs making it at once both end with it selected. While
+ * another run holds the stack's lock (the other of two runs that made it at once, already updating
+ * it), pulumi refuses to select it: the lock is waited out, tried again every `wait.everyMs`, and
+ * once `wait.limitMs` have gone by, an error says how to clear a lock that no run holds.
+ */
+export async function selectOrCreate(
+  stack: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  wait: LockWait = { limitMs: LOCK_WAIT_MS, everyMs: 2000 },
+): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    let ran = await pulumi(["stack", "select", "--create", stack], cwd, env, true);
+    // Made meanwhile by another run: selected as it is.
+    if (ran.status !== 0 && /already exists/.test(ran.output)) ran = await pulumi(["stack", "select", stack], cwd, env, true);
+    if (ran.status === 0) return;
+    if (!HELD.test(ran.output))
+      throw new ActionError(
+        `pulumi stack select failed (exit ${ran.status}): ${printable(ran.output.trim().split("\n").slice(-5).join(" / "))}`,
+      );
+    const waited = Math.round((Date.now() - started) / 1000);
+    if (Date.now() - started >= wait.limitMs) throw stillLocked(stack, waited);
+    say(`another run holds stack ${stack}; waiting to select it (${waited} s so far)`);
+    await new Promise((r) => setTimeout(r, wait.everyMs));
+  }
 }
 
 /** This project's stacks in the backend, by name (another project's are named with a "/"). */

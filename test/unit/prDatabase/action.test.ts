@@ -189,3 +189,70 @@ describe("golden: true", () => {
     );
   });
 });
+
+describe("selecting a PR's stack while another run holds its lock", () => {
+  /**
+   * A `pulumi` on PATH that refuses `stack select` as the CLI does while another run holds the
+   * stack's lock, the first `lockedFor` times it is run, then selects it; each run's arguments logged.
+   */
+  function fakePulumi(lockedFor: number): { env: NodeJS.ProcessEnv; calls: () => string[] } {
+    const bin = fs.mkdtempSync(path.join(dir, "bin-"));
+    const log = path.join(bin, "calls");
+    fs.writeFileSync(
+      path.join(bin, "pulumi"),
+      [
+        "#!/bin/sh",
+        `echo "$*" >> "${log}"`,
+        `n=$(wc -l < "${log}")`,
+        `if [ "$n" -le ${lockedFor} ]; then`,
+        "  echo 'error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.' >&2",
+        "  exit 255",
+        "fi",
+        "exit 0",
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    return { env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` }, calls: () => fs.readFileSync(log, "utf8").trim().split("\n") };
+  }
+
+  test("waits while the lock is held and selects the stack once it is let go", async () => {
+    const { selectOrCreate } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
+    const { env, calls } = fakePulumi(2);
+    const out = jest.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      await selectOrCreate("pr-7.acme.shop", dir, env, { limitMs: 10_000, everyMs: 10 });
+      expect(out.mock.calls.map((c) => String(c[0]))).toEqual([
+        expect.stringMatching(/^another run holds stack pr-7\.acme\.shop; waiting to select it/),
+        expect.stringMatching(/^another run holds stack pr-7\.acme\.shop; waiting to select it/),
+      ]);
+    } finally {
+      out.mockRestore();
+    }
+    expect(calls()).toEqual(Array(3).fill("stack select --create pr-7.acme.shop --non-interactive"));
+  });
+
+  test("a lock that is never let go: a bounded wait, then an error that says how to clear it", async () => {
+    const { selectOrCreate } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
+    const { env, calls } = fakePulumi(1_000);
+    const out = jest.spyOn(process.stdout, "write").mockImplementation(() => true);
+    const failed = await selectOrCreate("pr-7.acme.shop", dir, env, { limitMs: 200, everyMs: 20 }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    out.mockRestore();
+    expect(failed?.message).toMatch(/^stack pr-7\.acme\.shop is still locked after \d+ s/);
+    expect(failed?.message).toContain("pulumi cancel --stack pr-7.acme.shop --yes");
+    expect(calls().length).toBeGreaterThan(1);
+    expect(calls().length).toBeLessThan(50);
+  });
+
+  test("any other failure fails at once, with what pulumi said", async () => {
+    const { selectOrCreate } = require("../../../prDatabase/pulumi") as typeof import("../../../prDatabase/pulumi");
+    const bin = fs.mkdtempSync(path.join(dir, "bin-"));
+    fs.writeFileSync(path.join(bin, "pulumi"), '#!/bin/sh\necho "error: the backend is down" >&2\nexit 1\n', { mode: 0o755 });
+    await expect(selectOrCreate("s", dir, { PATH: `${bin}${path.delimiter}${process.env.PATH}` })).rejects.toThrow(
+      "pulumi stack select failed (exit 1): error: the backend is down",
+    );
+  });
+});
