@@ -114,6 +114,8 @@ function runnerOf(repository: string, bare = false): WorkflowRunner {
     machineEnv: release.githubEnv(),
     // The action, as GitHub fetches tigercloud/pulumi-tigercloud at the ref the workflow names: this checkout.
     actions: { "tigercloud/pulumi-tigercloud": ROOT },
+    // The plugin the first job downloaded and installed, as a user's runner does, serves every job after it.
+    pluginCache: path.join(work, "plugin-cache"),
   };
   fs.mkdirSync(options.work, { recursive: true });
   fs.mkdirSync(options.npmCache, { recursive: true });
@@ -164,6 +166,8 @@ async function trigger(repository: string, event: GitHubEvent, status = 0): Prom
   return job;
 }
 
+/** The plugin's downloads from the release so far (its archive fetched). */
+const downloads = () => release.requests().filter((r) => r.method === "GET" && r.path.startsWith("/releases/download/"));
 const forksNamed = (name: string) => sim.services(ids.projectId).filter((s) => s.name === name && s.forked_from);
 const psql = async (uri: string, sql: string) => (await run("psql", [uri, "-X", "-A", "-t", "-c", sql], { timeout: 20_000 })).stdout.trim();
 const PRODUCTION = Array.from({ length: PERSONAL_ROWS }, (_, i) => Object.values(customerRow(i + 1))).flat();
@@ -214,7 +218,10 @@ let shopFork: string;
 let shopUrl: string;
 
 test("PR opened: a fork, masked before its URL is handed out (no production value of a masked column), jobs paused; DATABASE_URL masked in the log; pushed again: the same fork", async () => {
+  expect(downloads()).toEqual([]);
   const opened = await trigger("acme/shop", pullRequest("acme/shop", 7, "opened"));
+  // The first job installed the plugin as a user's runner does: downloaded from the release.
+  expect(downloads()).toEqual([{ method: "GET", path: `/releases/download/v${VERSION}/${fs.readdirSync(path.join(work, "release"))[0]}` }]);
   const url = opened.exported.DATABASE_URL ?? "";
   expect(url).toMatch(/^postgresql:\/\/tsdbadmin:.+@.+\/tsdb\?sslmode=require$/);
   const password = decodeURIComponent(new URL(url).password);
@@ -235,6 +242,8 @@ test("PR opened: a fork, masked before its URL is handed out (no production valu
   expect(forksNamed("pr-7.acme.shop").map((s) => s.service_id)).toEqual([shopFork]);
   expect(pushed.exported.DATABASE_URL).toBe(url);
   expect(sim.requests("forkService")).toHaveLength(1);
+  // The push's job used the plugin the first installed: no second download.
+  expect(downloads()).toHaveLength(1);
 });
 
 test("another repository's PR 7, forking the same service: a fork of its own, never the first repository's", async () => {
@@ -570,4 +579,11 @@ describe("golden: true, production masked once a night and every PR's database f
     // PR 33's stack, whose first up failed, kept its source (production) through the night: no new fork.
     expect(forksNamed("pr-33.acme.golden").map((s) => s.forked_from?.service_id)).toEqual([ids.serviceId]);
   });
+});
+
+test("every job of the suite ran on the plugin the first job downloaded: one download in all", () => {
+  // The suite's last test: every repository's jobs have run, the golden ones too.
+  expect(ran.length).toBeGreaterThan(20);
+  expect(ran.filter((j) => j.repository === "acme/golden").length).toBeGreaterThan(5);
+  expect(downloads()).toHaveLength(1);
 });

@@ -107,6 +107,14 @@ export interface RunnerOptions {
   machineEnv?: Record<string, string>;
   /** Where the composite actions of a repository are, by owner/name (its checkout at the ref the workflows name). */
   actions?: Record<string, string>;
+  /**
+   * Where the Pulumi plugins a job installed are kept for the jobs after it (the runners of one
+   * test may share it). The first job to end with a plugin installed installs it as a user's runner
+   * does (a fresh PULUMI_HOME, the plugin downloaded from its release); its PULUMI_HOME's plugins/
+   * is kept here, and each later job starts with it (linked, as a cache restores it), so that its
+   * `pulumi plugin install` finds the plugin there and installs nothing. Unset: every job downloads.
+   */
+  pluginCache?: string;
 }
 
 /** A composite action's action.yml, as far as the runner reads it. */
@@ -319,6 +327,13 @@ export class WorkflowRunner {
     // The workspace exists, empty, before any checkout, as on a runner.
     for (const d of [workspace, home, temp]) fs.mkdirSync(d, { recursive: true });
     fs.symlinkSync(this.options.npmCache, path.join(home, ".npm"));
+    const plugins = path.join(home, ".pulumi", "plugins");
+    const cachedPlugins = this.options.pluginCache && path.join(this.options.pluginCache, "plugins");
+    const pluginsCached = cachedPlugins !== undefined && fs.existsSync(cachedPlugins);
+    if (pluginsCached) {
+      fs.mkdirSync(path.dirname(plugins), { recursive: true });
+      await linkTree(cachedPlugins, plugins);
+    }
     const githubEnv = path.join(temp, "github_env");
     const eventPath = path.join(temp, "event.json");
     fs.writeFileSync(eventPath, JSON.stringify(github.event));
@@ -493,6 +508,7 @@ export class WorkflowRunner {
     };
     await runSteps(job.steps, jobScope);
     if (status === "success") for (const { key, dir } of toSave) await this.saveCache(key, github.ref as string, dir);
+    if (cachedPlugins && !pluginsCached) await keepPlugins(plugins, cachedPlugins);
     const masking = (text: string) => hide.filter((v) => v.length > 0).reduce((t, value) => t.split(value).join("***"), text);
     result.log = masking(log.join("\n"));
     result.summary = masking(summaries.join(""));
@@ -534,6 +550,26 @@ function linkTree(from: string, to: string): Promise<void> {
     child.on("error", reject);
     child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`cp -al ${from} ${to} exited ${code}: ${errors}`))));
   });
+}
+
+/**
+ * A job's PULUMI_HOME plugins/, kept in `cached` for the jobs after it, once: only when it holds a
+ * plugin, and no install left unfinished (Pulumi's `.partial` marks one). Linked into a folder of
+ * its own, then renamed into place whole: a job that starts meanwhile sees it all, or not at all.
+ */
+async function keepPlugins(plugins: string, cached: string): Promise<void> {
+  if (fs.existsSync(cached) || !fs.existsSync(plugins)) return;
+  const entries = fs.readdirSync(plugins);
+  if (!entries.some((e) => fs.statSync(path.join(plugins, e)).isDirectory()) || entries.some((e) => e.endsWith(".partial"))) return;
+  fs.mkdirSync(path.dirname(cached), { recursive: true });
+  const staging = `${cached}.${crypto.randomUUID()}`;
+  await linkTree(plugins, staging);
+  try {
+    fs.renameSync(staging, cached);
+  } catch {
+    // Another job kept its plugins first: theirs serve.
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
 }
 
 /** A glob of GitHub's filters (`v*.*.*`): `*` is any run of characters but `/`, `**` any run. */
