@@ -564,7 +564,7 @@ test("a view over a query given as text is refreshed; every table above what was
         ],
       }),
     );
-    cleanups.push(() => s.destroy());
+    cleanups.push(() => lab.discard(s));
     const up = await s.up();
     const uri = up.outputs.uri?.value as string;
     expect(holdsProduction(await read(uri, "SELECT x::text FROM r2_xml"))).toBe(false);

@@ -4,7 +4,7 @@
 import { execFile } from "child_process";
 import { promisify } from "util";
 import type { Delays } from "../../../simulator";
-import { type EngineHarness, startEngine, tigercloud } from "./harness";
+import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./harness";
 
 const run = promisify(execFile);
 
@@ -39,6 +39,37 @@ export const preparedForkProgram =
     return { id: f.serviceId, uri: f.connectionUri, pooler: f.poolerConnectionUri, prepared: f.prepared, password: f.initialPassword };
   };
 
+/**
+ * What destroying a stack of a prepared fork leaves, without the engine: each fork its state
+ * records deleted through the simulator's API, as the provider's delete asks it (its server stopped
+ * and its data gone, waited for), then the stack removed from the backend. The engine's destroy is
+ * the lifecycle suites' to test; here it started the provider again for every fork a test made.
+ */
+export async function discard(h: EngineHarness, s: Scenario): Promise<void> {
+  type State = { checkpoint: { latest?: { resources?: { type: string; id?: string }[] } } };
+  // A stack no update has written yet has no state file: nothing to delete.
+  let state: State = { checkpoint: {} };
+  try {
+    state = JSON.parse(s.rawState()) as State;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const forks = (state.checkpoint.latest?.resources ?? []).filter((r) => r.type.endsWith("tigercloud:ServiceFork") && r.id);
+  for (const { id } of forks) {
+    const url = `${h.sim.url}/projects/${h.ids.projectId}/services/${id}`;
+    // A fork still busy (stopping after a failed preparation) is refused with a 409 until it is not.
+    for (let tries = 0; ; tries++) {
+      const answer = await fetch(url, { method: "DELETE", headers: { Authorization: `Bearer ${h.sim.apiKey}` } });
+      await answer.arrayBuffer();
+      if (answer.status === 202 || answer.status === 404) break;
+      if (answer.status !== 409 || tries >= 100) throw new Error(`DELETE ${url}: ${answer.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await h.sim.databases.settled(id as string);
+  }
+  await s.stack.workspace.removeStack(s.stack.name, { force: true });
+}
+
 /** Whether a text holds any production e-mail address (they all end so). */
 export const holdsProduction = (text: string) => text.includes("@prod-customers.example.com");
 
@@ -60,8 +91,8 @@ export interface RefusedFork {
  * A suite's lab on a TimescaleDB production, its hooks registered where it is called: the engine
  * and simulator started before the suite's tests and closed after them; production reached as its
  * superuser or as tsdbadmin (the objects a test makes there are then tsdbadmin's, as a user's are);
- * forks prepared as a test declares, each destroyed after its test (with what the test adds to
- * `cleanups`, in the order added).
+ * forks prepared as a test declares, each discarded after its test (its fork deleted, its stack
+ * removed), with what the test adds to `cleanups`, in the order added.
  */
 export function productionSuite(delays: Partial<Delays>) {
   let harness: EngineHarness | undefined;
@@ -85,8 +116,9 @@ export function productionSuite(delays: Partial<Delays>) {
   const inProduction = (sql: string) => asSuperuser(`SET ROLE tsdbadmin; ${sql}`);
   const forkProgram = (name: string, prepare: object) => preparedForkProgram(h(), name, prepare);
   /**
-   * A fork prepared with `prepare`: its URL and what `prepared` said; destroyed after the test, or
-   * by whoever `destroyLater` hands its destroy to (a fork a describe's tests share).
+   * A fork prepared with `prepare`: its URL and what `prepared` said; discarded (its fork deleted,
+   * its stack removed) after the test, or by whoever `destroyLater` hands that to (a fork a
+   * describe's tests share).
    */
   async function preparedFork(
     name: string,
@@ -94,14 +126,14 @@ export function productionSuite(delays: Partial<Delays>) {
     destroyLater: (destroy: () => Promise<unknown>) => void = (destroy) => cleanups.push(destroy),
   ): Promise<PreparedFork> {
     const s = await h().stack(name, forkProgram(name, prepare));
-    destroyLater(() => s.destroy());
+    destroyLater(() => discard(h(), s));
     const up = await s.up();
     return { uri: up.outputs.uri?.value as string, prepared: up.outputs.prepared?.value as Record<string, unknown>, stdout: up.stdout };
   }
   /** A fork whose preparation must fail: the failure's text, the state's, and no URL published. */
   async function refusedFork(name: string, prepare: object): Promise<RefusedFork> {
     const s = await h().stack(name, forkProgram(name, prepare));
-    cleanups.push(() => s.destroy());
+    cleanups.push(() => discard(h(), s));
     const message = await s.up().then(
       () => "",
       (err: Error) => err.message,
@@ -119,6 +151,8 @@ export function productionSuite(delays: Partial<Delays>) {
     asSuperuser,
     inProduction,
     forkProgram,
+    /** A stack's forks deleted and the stack removed, as its destroy would leave them. */
+    discard: (s: Scenario) => discard(h(), s),
     preparedFork,
     refusedFork,
   };
