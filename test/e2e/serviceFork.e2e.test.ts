@@ -70,7 +70,12 @@ test("a fork that does not become READY in time is still recorded, the next up f
     expect(recorded?.id).toMatch(/^svc-/);
     expect(h.sim.services(h.ids.projectId).filter((x) => x.name === "slow")).toHaveLength(1);
 
-    await new Promise((r) => setTimeout(r, 4000));
+    // The next up once the fork is READY: polled, not a fixed wait as long as the simulator's delay.
+    const ready = Date.now() + 30_000;
+    while (h.sim.service(h.ids.projectId, recorded!.id as string)?.status !== "READY") {
+      if (Date.now() > ready) throw new Error(`fork ${recorded?.id} is not READY after 30 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const retry = await s.up();
     expect(retry.requests.map((r) => r.operation)).not.toContain("forkService");
     const after = (await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"));
