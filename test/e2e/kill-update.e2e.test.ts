@@ -66,7 +66,8 @@ test.each(UPDATES.map(({ label }, i) => [label, i] as const))(
       const stack = `update-${i}`;
       const forkName = `update-fork-${i}`;
       await lab.initStack(stack, forkName);
-      await lab.ok("up", "--yes", "--stack", stack);
+      // The stack's first create is no case's moment: made at once, the update's delays restored after.
+      await lab.withoutDelays(() => lab.ok("up", "--yes", "--stack", stack));
       const [before] = lab.forksNamed(forkName);
       expect(before?.ha_replicas.replica_count).toBe(1);
 
@@ -113,7 +114,8 @@ test("a kill that left the file backend's sidecar empty: the engine reads no sta
   lab.inCase("during the file backend's sidecar write (made certain: emptied by hand)", async () => {
     const stack = "sidecar";
     await lab.initStack(stack, "sidecar-fork");
-    await lab.ok("up", "--yes", "--stack", stack);
+    // No kill here falls on the create: it is made at once.
+    await lab.withoutDelays(() => lab.ok("up", "--yes", "--stack", stack));
     const [fork] = lab.forksNamed("sidecar-fork");
     // What a SIGKILL between fileblob's truncate and write of `<stack>.json.attrs` leaves.
     const sidecars = lab.sidecarsOf(stack);

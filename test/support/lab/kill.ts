@@ -277,6 +277,21 @@ export class KillLab {
       .filter((f) => fs.statSync(f).isFile());
   }
 
+  /**
+   * `op` on a simulator without status delays (restored after it): for what only sets a case up,
+   * such as the first create of a stack whose update is the one killed. The delays are there so
+   * that a kill can fall at every moment of a change; a change no kill interrupts only waits on them.
+   */
+  async withoutDelays<T>(op: () => Promise<T>): Promise<T> {
+    const delays = this.sim.delays;
+    this.sim.delays = { ...NO_DELAYS };
+    try {
+      return await op();
+    } finally {
+      this.sim.delays = delays;
+    }
+  }
+
   async initStack(stack: string, forkName: string): Promise<void> {
     await this.ok("stack", "init", stack);
     const { serviceId, vpcId } = this.sim.defaults();
