@@ -42,9 +42,10 @@ const gitEnv = {
   GIT_COMMITTER_NAME: "dev",
   GIT_COMMITTER_EMAIL: "d@example.com",
 };
+/** git in a user's repository. Never without one: git would then work on this checkout (a test run
+ *  alone, whose repository an earlier test makes, once left this checkout on a branch of its own). */
 const sh = (cwd: string | undefined, ...args: string[]) => {
-  // Only in a repository this suite made: with none (its set-up failed), git would run in the checkout the tests run from.
-  if (!cwd) throw new Error(`git ${args[0]}: no repository to run in (the suite's set-up failed)`);
+  if (!cwd || !cwd.startsWith(work)) throw new Error(`git ${args.join(" ")}: no user repository (${cwd}); an earlier test makes it`);
   return execFileSync("git", args, { cwd, env: gitEnv, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 };
 
