@@ -1,0 +1,211 @@
+// A migration rehearsed: the database read, the command run with DATABASE_URL while a session of
+// our own watches it (watch.ts), the database read again (schema.ts), then what happened, per
+// statement, judged by the rules a reviewer acts on. Watches the database, not the tool: any
+// migration tool, any language.
+import { spawn } from "child_process";
+import { connect } from "./connection";
+import { type ChunkState, type Counter, type Rewrite, type SchemaChange, rewrites, rowsChanged, schemaDiff, snapshot } from "./schema";
+import { BLOCKS_WRITES, type Statement, Watcher } from "./watch";
+
+export interface RehearsalRules {
+  /** A lock that stops production's writes, held longer than this, is flagged. */
+  lockMs: number;
+  /** A rewrite (or index build) of a relation larger than this is flagged. */
+  rewriteBytes: number;
+  /** How often the watching session looks. */
+  intervalMs: number;
+}
+
+export interface ReportedStatement {
+  /** Its text, whitespace collapsed, every quoted literal replaced by '…', shortened. */
+  text: string;
+  ms: number;
+  failed: boolean;
+  locks: { relation: string; mode: string; ms: number; blocksWrites: boolean }[];
+  waited: { relation: string; mode: string; ms: number }[];
+  rewrote: Rewrite[];
+  flags: string[];
+}
+
+export interface Rehearsal {
+  command: string;
+  exitCode: number;
+  ms: number;
+  /** The tail of what the command printed (its error, where it failed). */
+  output: string;
+  statements: ReportedStatement[];
+  /** Rewrites and builds no statement seen could be tied to (a statement shorter than a look). */
+  otherRewrites: Rewrite[];
+  rows: Counter[];
+  chunks: { hypertable: string; before: ChunkState | undefined; after: ChunkState | undefined }[];
+  schema: SchemaChange[];
+  /** Continuous aggregates whose refresh failed after the migration, and why. */
+  aggregatesFailing: { view: string; error: string }[];
+  /** Which tables count as written by production: those whose counters say so, or (none counted) those holding rows. */
+  writtenBasis: "counters" | "rows";
+  flags: string[];
+  samples: number;
+}
+
+const QUOTED = /(?:[EeBbXxUu]&?)?'(?:[^']|'')*'|\$([A-Za-z_]*)\$[\s\S]*?\$\1\$/g;
+
+/** A statement's text as a reviewer may see it: no literal of the data, one line, at most 160 characters. */
+export function shownText(text: string): string {
+  const flat = text.replace(QUOTED, "'…'").replace(/\s+/g, " ").trim();
+  return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 2 : 0)} MB`;
+
+export async function rehearse(
+  url: string,
+  command: string,
+  rules: RehearsalRules,
+  print: (line: string) => void = () => undefined,
+): Promise<Rehearsal> {
+  const db = await connect(url, "tigercloud-rehearsal");
+  try {
+    const before = await snapshot(db);
+    const watcher = new Watcher(db, rules.intervalMs);
+    await watcher.start();
+    const started = Date.now();
+    const ran = await runCommand(command, url, print).finally(() => undefined);
+    const seen = await watcher.stop();
+    const ms = Date.now() - started;
+    await settled(db);
+    const after = await snapshot(db);
+    const aggregatesFailing = after.timescaledb && ran.code === 0 ? await refreshAll(db) : [];
+    return judge({ command, ran, ms, seen, before, after, aggregatesFailing, rules, samples: watcher.samples });
+  } finally {
+    await db.end();
+  }
+}
+
+/** The command through the shell, DATABASE_URL set; its output passed on as it comes, its tail kept. */
+function runCommand(command: string, url: string, print: (line: string) => void): Promise<{ code: number; tail: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("sh", ["-c", command], { env: { ...process.env, DATABASE_URL: url }, stdio: ["ignore", "pipe", "pipe"] });
+    let tail = "";
+    const take = (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      tail = (tail + text).slice(-4000);
+      for (const line of text.split("\n").filter(Boolean)) print(line);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("error", (err) => resolve({ code: 127, tail: err.message }));
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), tail }));
+  });
+}
+
+/** Until the command's sessions are gone (their row counters are written as they end). */
+async function settled(db: Awaited<ReturnType<typeof connect>>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const [row] = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_catalog.pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_catalog.pg_backend_pid()",
+    );
+    if (!row?.n) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await db.query("SELECT pg_catalog.pg_stat_clear_snapshot()");
+}
+
+/** Each continuous aggregate refreshed where the migration changed its data: one that fails no longer refreshes. */
+async function refreshAll(db: Awaited<ReturnType<typeof connect>>): Promise<{ view: string; error: string }[]> {
+  const views = await db.query<{ view: string }>(
+    "SELECT format('%I.%I', view_schema, view_name) AS view FROM timescaledb_information.continuous_aggregates ORDER BY 1",
+  );
+  const failing: { view: string; error: string }[] = [];
+  for (const { view } of views) {
+    await db.query("SELECT pg_catalog.set_config('tigercloud.rehearsed', $1, false)", [view]);
+    await db
+      .query("CALL refresh_continuous_aggregate(pg_catalog.current_setting('tigercloud.rehearsed')::pg_catalog.regclass, NULL, NULL)")
+      .catch((err: Error & { code?: string }) => failing.push({ view, error: `SQLSTATE ${err.code ?? "?"}: ${err.message}` }));
+  }
+  return failing;
+}
+
+interface Seen {
+  command: string;
+  ran: { code: number; tail: string };
+  ms: number;
+  seen: Statement[];
+  before: Awaited<ReturnType<typeof snapshot>>;
+  after: Awaited<ReturnType<typeof snapshot>>;
+  aggregatesFailing: { view: string; error: string }[];
+  rules: RehearsalRules;
+  samples: number;
+}
+
+function judge(x: Seen): Rehearsal {
+  const counted = new Set(x.before.counters.filter((c) => c.inserted + c.updated + c.deleted > 0).map((c) => c.table));
+  const writtenBasis = counted.size ? "counters" : "rows";
+  const holding = new Set(x.before.files.filter((f) => f.kind !== "i" && f.bytes > 8192).map((f) => f.of));
+  const written = (relation: string) => (counted.size ? counted.has(relation) : holding.has(relation));
+  const rewritten = rewrites(x.before, x.after);
+  const tied = new Set<Rewrite>();
+  // The last statement seen is the failing one when the command failed and none ended its transaction aborted.
+  const failedAt = x.ran.code !== 0 && !x.seen.some((s) => s.failed) ? x.seen[x.seen.length - 1] : undefined;
+  const statements = x.seen.map((s): ReportedStatement => {
+    const end = s.ended ?? s.started;
+    const locks = s.held.map((l) => ({
+      relation: l.relation,
+      mode: l.mode,
+      ms: Math.max(0, l.until - l.from),
+      blocksWrites: BLOCKS_WRITES.has(l.mode),
+    }));
+    // A rewrite is the statement's that held its table under ACCESS EXCLUSIVE; a build, under SHARE (or SHARE UPDATE EXCLUSIVE: CONCURRENTLY).
+    const rewrote = rewritten.filter(
+      (r) =>
+        !tied.has(r) &&
+        s.held.some(
+          (l) =>
+            l.relation === r.of &&
+            (r.kind === "rewrote"
+              ? l.mode === "AccessExclusiveLock"
+              : ["ShareLock", "ShareUpdateExclusiveLock", "AccessExclusiveLock"].includes(l.mode)),
+        ),
+    );
+    for (const r of rewrote) tied.add(r);
+    const flags: string[] = [];
+    for (const l of locks)
+      if (l.blocksWrites && l.ms >= x.rules.lockMs && written(l.relation))
+        flags.push(
+          `${l.mode.replace(/Lock$/, "")} on ${l.relation} for ${seconds(l.ms)}: production's writes to it would have waited that long`,
+        );
+    for (const r of rewrote) if (r.bytes >= x.rules.rewriteBytes) flags.push(`${r.kind} ${r.relation} (${megabytes(r.bytes)}, of ${r.of})`);
+    const failed = s.failed || s === failedAt;
+    if (failed) flags.push("failed");
+    return { text: shownText(s.text), ms: Math.max(0, end - s.started), failed, locks, waited: s.waited, rewrote, flags };
+  });
+  const otherRewrites = rewritten.filter((r) => !tied.has(r));
+  const flags = statements.flatMap((s, i) => s.flags.map((f) => `statement ${i + 1}: ${f}`));
+  for (const r of otherRewrites)
+    if (r.bytes >= x.rules.rewriteBytes) flags.push(`${r.kind} ${r.relation} (${megabytes(r.bytes)}, of ${r.of})`);
+  for (const a of x.aggregatesFailing) flags.push(`the continuous aggregate ${a.view} no longer refreshes: ${a.error}`);
+  if (x.ran.code !== 0) flags.push(`the migration failed (exit ${x.ran.code})`);
+  const hypertables = [...new Set([...x.before.chunks, ...x.after.chunks].map((c) => c.hypertable))].sort();
+  const chunks = hypertables
+    .map((h) => ({
+      hypertable: h,
+      before: x.before.chunks.find((c) => c.hypertable === h),
+      after: x.after.chunks.find((c) => c.hypertable === h),
+    }))
+    .filter((c) => JSON.stringify({ ...c.before, hypertable: "" }) !== JSON.stringify({ ...c.after, hypertable: "" }));
+  return {
+    command: x.command,
+    exitCode: x.ran.code,
+    ms: x.ms,
+    output: x.ran.code !== 0 ? x.ran.tail : "",
+    statements,
+    otherRewrites,
+    rows: rowsChanged(x.before, x.after),
+    chunks,
+    schema: schemaDiff(x.before, x.after),
+    aggregatesFailing: x.aggregatesFailing,
+    writtenBasis,
+    flags,
+    samples: x.samples,
+  };
+}

@@ -1,0 +1,156 @@
+// tigercloud-rehearse, run as a person runs it, on a fork of the simulator's production (real
+// PostgreSQL with TimescaleDB: customers, and the events hypertable with compressed chunks and
+// continuous aggregates): each migration reported as it happened, flagged or not as the rules say.
+import { execFile } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { Databases } from "../../simulator/databases";
+import type { Rehearsal } from "../../rehearsal/rehearse";
+
+jest.setTimeout(120_000);
+const ROOT = path.join(__dirname, "..", "..");
+const dbs = new Databases("postgres");
+let forks = 0;
+let dir = "";
+
+beforeAll(async () => {
+  await dbs.start();
+  if (dbs.kind !== "timescaledb") throw new Error(`the rehearsal's tests need TimescaleDB behind the simulator: ${dbs.describe()}`);
+  await dbs.seed("production", "production-password");
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-rehearse-"));
+});
+afterAll(async () => {
+  await dbs.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new fork of production, as a push's rehearsal starts from: its URL. */
+async function freshFork(): Promise<string> {
+  const id = `rehearsal-${++forks}`;
+  const { port } = await dbs.fork("production", id, `pw-${id}`, 0);
+  await dbs.settled(id);
+  return `postgresql://tsdbadmin:pw-${id}@127.0.0.1:${port}/tsdb?sslmode=require`;
+}
+
+/** The command, its exit code, the report it printed and the one it wrote as JSON. */
+function rehearse(
+  url: string,
+  command: string,
+  ...options: string[]
+): Promise<{ code: number; stdout: string; stderr: string; report: Rehearsal }> {
+  const json = path.join(dir, `report-${forks}.json`);
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["-r", "ts-node/register/transpile-only", path.join(ROOT, "rehearsal", "main.ts"), "--command", command, "--json", json, ...options],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: url }, timeout: 90_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr, report: JSON.parse(fs.readFileSync(json, "utf8")) as Rehearsal });
+      },
+    );
+  });
+}
+
+const psql = (sql: string) => `psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c ${JSON.stringify(sql)}`;
+const locksOf = (r: Rehearsal, relation: string) => r.statements.flatMap((s) => s.locks.filter((l) => l.relation === relation));
+
+test("a column with a volatile default: a rewrite of customers under ACCESS EXCLUSIVE, flagged; the schema's difference shows only the column", async () => {
+  const url = await freshFork();
+  const { code, stdout, report } = await rehearse(
+    url,
+    psql("ALTER TABLE customers ADD COLUMN token text DEFAULT md5(random()::text)"),
+    "--lock-threshold",
+    "0ms",
+  );
+  expect(code).toBe(0);
+  const statement = report.statements.find((s) => s.text.startsWith("ALTER TABLE customers ADD COLUMN token"));
+  expect(statement?.locks).toEqual(
+    expect.arrayContaining([expect.objectContaining({ relation: "public.customers", mode: "AccessExclusiveLock", blocksWrites: true })]),
+  );
+  expect(statement?.rewrote).toEqual(expect.arrayContaining([expect.objectContaining({ relation: "public.customers", kind: "rewrote" })]));
+  expect(statement?.flags.some((f) => /^AccessExclusive on public\.customers for [0-9.]+ s/.test(f))).toBe(true);
+  // No literal of the statement reaches the report.
+  expect(statement?.text).toBe("ALTER TABLE customers ADD COLUMN token text DEFAULT md5(random()::text)");
+  expect(report.schema).toEqual([{ change: "added", key: "column public.customers.token", after: "text DEFAULT md5((random())::text)" }]);
+  expect(stdout).toMatch(/^### Migration rehearsal: \*\*[0-9]+ flagged\*\*/);
+});
+
+test("an index built plainly holds SHARE (flagged past the threshold); built CONCURRENTLY, nothing that stops writes", async () => {
+  const plain = await rehearse(await freshFork(), psql("CREATE INDEX customers_name ON customers (full_name)"), "--lock-threshold", "0ms");
+  const built = plain.report.statements.find((s) => s.text.startsWith("CREATE INDEX customers_name"));
+  expect(built?.locks).toEqual(
+    expect.arrayContaining([expect.objectContaining({ relation: "public.customers", mode: "ShareLock", blocksWrites: true })]),
+  );
+  expect(built?.rewrote).toEqual([expect.objectContaining({ relation: "public.customers_name", of: "public.customers", kind: "built" })]);
+  expect(built?.flags.some((f) => f.startsWith("Share on public.customers"))).toBe(true);
+
+  const concurrently = await rehearse(
+    await freshFork(),
+    psql("CREATE INDEX CONCURRENTLY customers_name ON customers (full_name)"),
+    "--lock-threshold",
+    "0ms",
+  );
+  expect(concurrently.code).toBe(0);
+  const locks = locksOf(concurrently.report, "public.customers");
+  expect(locks.map((l) => l.mode)).toContain("ShareUpdateExclusiveLock");
+  expect(locks.filter((l) => l.blocksWrites)).toEqual([]);
+  expect(concurrently.report.flags).toEqual([]);
+  expect(concurrently.report.schema.map((c) => c.key)).toEqual(["index public.customers_name"]);
+});
+
+test("an UPDATE of the events hypertable's compressed chunks: rows changed, chunks left partly compressed, the aggregates still refresh", async () => {
+  const { code, report } = await rehearse(
+    await freshFork(),
+    psql("UPDATE events SET duration_ms = duration_ms + 1 WHERE path = '/page/3'"),
+  );
+  expect(code).toBe(0);
+  expect(report.rows).toEqual([expect.objectContaining({ table: "public.events" })]);
+  expect(report.rows[0]?.updated).toBeGreaterThan(0);
+  const events = report.chunks.find((c) => c.hypertable === "public.events");
+  expect(events?.after?.partial).toBeGreaterThan(events?.before?.partial ?? 0);
+  expect(report.aggregatesFailing).toEqual([]);
+  expect(report.schema).toEqual([]);
+  // The statement's literal is not in the report.
+  expect(JSON.stringify(report)).not.toContain("/page/3");
+});
+
+test("a migration that fails on production's data fails the command, naming the statement and PostgreSQL's error", async () => {
+  const { code, stdout, report } = await rehearse(await freshFork(), psql("ALTER TABLE customers ALTER COLUMN referred_by SET NOT NULL"));
+  expect(code).toBe(1);
+  expect(report.exitCode).not.toBe(0);
+  const failed = report.statements.filter((s) => s.failed);
+  expect(failed.map((s) => s.text)).toEqual(["ALTER TABLE customers ALTER COLUMN referred_by SET NOT NULL"]);
+  expect(report.output).toMatch(/column "referred_by" of relation "customers" contains null values/);
+  expect(stdout).toMatch(/^### Migration rehearsal: \*\*failed\*\*/);
+  expect(report.schema).toEqual([]);
+});
+
+test("a lock held for a known time is reported within 0.2 s of it, and what waited for it is reported too", async () => {
+  const url = await freshFork();
+  const holdAndWait =
+    `psql "$DATABASE_URL" -X -q -c "BEGIN; LOCK TABLE customers IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;" & ` +
+    `sleep 0.5; psql "$DATABASE_URL" -X -q -c "SELECT count(*) FROM customers"; wait`;
+  const { code, report } = await rehearse(url, holdAndWait, "--lock-threshold", "1s");
+  expect(code).toBe(0);
+  const held = locksOf(report, "public.customers").find((l) => l.mode === "AccessExclusiveLock");
+  expect(Math.abs((held?.ms ?? 0) - 2000)).toBeLessThanOrEqual(200);
+  const waited = report.statements.flatMap((s) => s.waited).find((w) => w.relation === "public.customers");
+  expect(waited?.mode).toBe("AccessShareLock");
+  expect(waited?.ms).toBeGreaterThan(1000);
+  expect(report.flags.some((f) => /AccessExclusive on public\.customers for 2\.[0-2][0-9] s/.test(f))).toBe(true);
+});
+
+test("a wrong option is refused naming it, exit 2, nothing run", async () => {
+  const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) =>
+    execFile(
+      process.execPath,
+      ["-r", "ts-node/register/transpile-only", path.join(ROOT, "rehearsal", "main.ts"), "--command", "true", "--lock-threshold", "soon"],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: "postgresql://x@127.0.0.1:9/tsdb" } },
+      (err, _stdout, stderr) => resolve({ code: typeof err?.code === "number" ? err.code : 0, stderr }),
+    ),
+  );
+  expect(code).toBe(2);
+  expect(stderr).toContain('--lock-threshold is a duration such as "1s" or "250ms" (got "soon")');
+});
