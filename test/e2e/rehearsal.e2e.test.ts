@@ -40,13 +40,19 @@ function rehearse(
   ...options: string[]
 ): Promise<{ code: number; stdout: string; stderr: string; report: Rehearsal }> {
   const json = path.join(dir, `report-${forks}.json`);
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       ["-r", "ts-node/register/transpile-only", path.join(ROOT, "rehearsal", "main.ts"), "--command", command, "--json", json, ...options],
       { cwd: ROOT, env: { ...process.env, DATABASE_URL: url }, timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        // No report: the rehearsal itself did not run to its end. Its own words fail the test (a throw
+        // here, in execFile's callback, would leave the promise pending until the test's timeout).
+        if (!fs.existsSync(json)) {
+          reject(new Error(`no report (exit ${code}${err?.signal ? `, ${err.signal}` : ""}):\n${stderr}${stdout}`));
+          return;
+        }
         resolve({ code, stdout, stderr, report: JSON.parse(fs.readFileSync(json, "utf8")) as Rehearsal });
       },
     );
