@@ -52,7 +52,7 @@ UNION ALL
 SELECT 'continuous aggregate ' || format('%I.%I', view_schema, view_name), 'materialized only: ' || materialized_only || ', compressed: ' || compression_enabled
   FROM timescaledb_information.continuous_aggregates
 UNION ALL
-SELECT 'job ' || j.proc_name || coalesce(' on ' || format('%I.%I', j.hypertable_schema, j.hypertable_name), ''),
+SELECT 'job ' || j.proc_name || CASE WHEN j.hypertable_name IS NULL THEN '' ELSE ' on ' || format('%I.%I', j.hypertable_schema, j.hypertable_name) END,
        'every ' || j.schedule_interval::text || coalesce(', config ' || j.config::text, '') || CASE WHEN j.scheduled THEN '' ELSE ' (not scheduled)' END
   FROM timescaledb_information.jobs j WHERE j.job_id >= 1000
 ORDER BY 1`;
@@ -72,11 +72,16 @@ const COUNTERS = `SELECT coalesce(h.relation, format('%I.%I', s.schemaname, s.re
        sum(s.n_tup_ins)::float8 AS inserted, sum(s.n_tup_upd)::float8 AS updated, sum(s.n_tup_del)::float8 AS deleted
   FROM pg_catalog.pg_stat_user_tables s LEFT JOIN chunks h ON h.chunk = s.relid GROUP BY 1`;
 
-/** Each hypertable's chunks: how many, compressed, and partly (rows written into a compressed chunk). */
+/** Each hypertable's chunks: how many, compressed, and partly (rows written into a compressed chunk). A chunk
+ *  counts while its table exists: older TimescaleDB keeps a dropped chunk's row (chunk.dropped, a column
+ *  2.28 no longer has), so the table is what tells them apart on every version. */
 const CHUNK_STATES = `SELECT format('%I.%I', h.schema_name, h.table_name) AS hypertable, count(*)::int AS chunks,
        count(*) FILTER (WHERE k.status & 1 = 1)::int AS compressed, count(*) FILTER (WHERE k.status & 8 = 8)::int AS partial
   FROM _timescaledb_catalog.chunk k JOIN _timescaledb_catalog.hypertable h ON h.id = k.hypertable_id
- WHERE NOT k.dropped AND h.compression_state <> 2 GROUP BY 1 ORDER BY 1`;
+ WHERE h.compression_state <> 2
+   AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = k.schema_name AND c.relname = k.table_name)
+ GROUP BY 1 ORDER BY 1`;
 
 const CHUNK_OWNERS = `SELECT c.oid AS chunk, format('%I.%I', h.schema_name, h.table_name) AS relation
   FROM _timescaledb_catalog.chunk k JOIN _timescaledb_catalog.hypertable h ON h.id = k.hypertable_id
