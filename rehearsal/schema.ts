@@ -67,10 +67,15 @@ const FILES = `SELECT c.oid::int AS oid, format('%I.%I', n.nspname, c.relname) A
   LEFT JOIN chunks h ON h.chunk = c.oid
  WHERE c.relkind IN ('r', 'p', 'm', 'i') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg\\_%'`;
 
-/** Rows written per table since the statistics began (a chunk's counted as its hypertable's). */
+/** Rows written per user table since the statistics began (a chunk's counted as its hypertable's). Not
+ *  counted: TimescaleDB's catalog and compressed chunks, whose rows are its bookkeeping and batches of
+ *  rows, not the application's (an UPDATE of compressed rows deletes batches and writes the rows back). */
 const COUNTERS = `SELECT coalesce(h.relation, format('%I.%I', s.schemaname, s.relname)) AS "table",
        sum(s.n_tup_ins)::float8 AS inserted, sum(s.n_tup_upd)::float8 AS updated, sum(s.n_tup_del)::float8 AS deleted
-  FROM pg_catalog.pg_stat_user_tables s LEFT JOIN chunks h ON h.chunk = s.relid GROUP BY 1`;
+  FROM pg_catalog.pg_stat_user_tables s JOIN pg_catalog.pg_class c ON c.oid = s.relid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN chunks h ON h.chunk = s.relid
+ WHERE CASE WHEN h.chunk IS NOT NULL THEN NOT h.compressed ELSE ${USER_SCHEMAS} END
+ GROUP BY 1`;
 
 /** Each hypertable's chunks: how many, compressed, and partly (rows written into a compressed chunk). A chunk
  *  counts while its table exists: older TimescaleDB keeps a dropped chunk's row (chunk.dropped, a column
@@ -83,10 +88,14 @@ const CHUNK_STATES = `SELECT format('%I.%I', h.schema_name, h.table_name) AS hyp
                 WHERE n.nspname = k.schema_name AND c.relname = k.table_name)
  GROUP BY 1 ORDER BY 1`;
 
-const CHUNK_OWNERS = `SELECT c.oid AS chunk, format('%I.%I', h.schema_name, h.table_name) AS relation
+/** Each chunk's hypertable, the one the application knows: a compressed chunk's is the hypertable whose
+ *  rows it holds, not TimescaleDB's internal one (`compressed` says which it is). Shared with watch.ts. */
+export const CHUNK_OWNERS = `SELECT c.oid AS chunk, format('%I.%I', coalesce(p.schema_name, h.schema_name), coalesce(p.table_name, h.table_name)) AS relation,
+       p.id IS NOT NULL AS compressed
   FROM _timescaledb_catalog.chunk k JOIN _timescaledb_catalog.hypertable h ON h.id = k.hypertable_id
+  LEFT JOIN _timescaledb_catalog.hypertable p ON p.compressed_hypertable_id = h.id
   JOIN pg_catalog.pg_class c ON c.relname = k.table_name JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace AND n.nspname = k.schema_name`;
-const NO_CHUNKS = "SELECT NULL::oid AS chunk, NULL::text AS relation WHERE false";
+export const NO_CHUNKS = "SELECT NULL::oid AS chunk, NULL::text AS relation, NULL::boolean AS compressed WHERE false";
 
 const SchemaObject = z.object({ key: z.string(), definition: z.string().nullable() });
 const RelationFile = z.object({

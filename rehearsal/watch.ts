@@ -6,6 +6,7 @@
 // needs more than the database's owner: no extension, no superuser setting.
 import { z } from "zod";
 import type { Connection } from "./connection";
+import { CHUNK_OWNERS, NO_CHUNKS } from "./schema";
 
 /** Modes that conflict with ROW EXCLUSIVE: while one is held, the table's INSERT, UPDATE and DELETE wait. */
 export const BLOCKS_WRITES = new Set(["ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"]);
@@ -21,28 +22,32 @@ export const MODES = [
   "AccessExclusiveLock",
 ];
 
-const SAMPLE = `SELECT a.pid, a.query, a.state,
+/** One look: each other client session of the database, with the relation locks it holds or waits for.
+ *  pg_locks is read once (the locks CTE), not once per session: each read is a new view of the lock
+ *  table, and a per-session read made after pg_stat_activity's view could miss the locks of a statement
+ *  that had ended in between while still showing it active. A chunk's lock is its hypertable's;
+ *  TimescaleDB's own catalog (read and written by its functions) is left out. */
+const SAMPLE = `locks AS MATERIALIZED (
+  SELECT l.pid, json_agg(json_build_object('relation', coalesce(h.relation, format('%I.%I', n.nspname, c.relname)),
+                                           'mode', l.mode, 'granted', l.granted,
+                                           'waitstart', (extract(epoch FROM l.waitstart) * 1000)::float8)) AS locks
+    FROM pg_catalog.pg_locks l
+    JOIN pg_catalog.pg_class c ON c.oid = l.relation
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    LEFT JOIN chunks h ON h.chunk = c.oid
+   WHERE l.locktype = 'relation' AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+     AND l.pid <> pg_catalog.pg_backend_pid()
+     AND (h.chunk IS NOT NULL OR (n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg\\_%'
+          AND n.nspname NOT LIKE '\\_timescaledb%' AND n.nspname NOT LIKE 'timescaledb\\_%'))
+   GROUP BY l.pid)
+SELECT a.pid, a.query, a.state,
        (extract(epoch FROM a.query_start) * 1000)::float8 AS query_start,
        (extract(epoch FROM a.state_change) * 1000)::float8 AS state_change,
        (extract(epoch FROM a.xact_start) * 1000)::float8 AS xact_start,
        (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
-       coalesce((SELECT json_agg(json_build_object('relation', coalesce(h.relation, format('%I.%I', n.nspname, c.relname)),
-                                                   'mode', l.mode, 'granted', l.granted,
-                                                   'waitstart', (extract(epoch FROM l.waitstart) * 1000)::float8))
-                   FROM pg_catalog.pg_locks l
-                   JOIN pg_catalog.pg_class c ON c.oid = l.relation
-                   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                   LEFT JOIN chunks h ON h.chunk = c.oid
-                  WHERE l.pid = a.pid AND l.locktype = 'relation' AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
-                    AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg_temp%'
-                    AND n.nspname NOT LIKE 'pg_toast_temp%'), '[]') AS locks
-  FROM pg_catalog.pg_stat_activity a
+       coalesce(k.locks, '[]') AS locks
+  FROM pg_catalog.pg_stat_activity a LEFT JOIN locks k ON k.pid = a.pid
  WHERE a.datname = current_database() AND a.backend_type = 'client backend' AND a.pid <> pg_catalog.pg_backend_pid()`;
-
-/** A chunk's hypertable, so that a lock on a chunk is reported as one on its hypertable (TimescaleDB, if installed). */
-const CHUNKS = `SELECT c.oid AS chunk, format('%I.%I', h.schema_name, h.table_name) AS relation
-  FROM _timescaledb_catalog.chunk k JOIN _timescaledb_catalog.hypertable h ON h.id = k.hypertable_id
-  JOIN pg_catalog.pg_class c ON c.relname = k.table_name JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace AND n.nspname = k.schema_name`;
 
 const Lock = z.object({ relation: z.string(), mode: z.string(), granted: z.boolean(), waitstart: z.number().nullable() });
 const Backend = z.object({
@@ -106,13 +111,16 @@ export class Watcher {
     const timescaledb = (
       await this.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_catalog.pg_extension WHERE extname = 'timescaledb'")
     )[0]?.n;
-    const chunks = timescaledb ? CHUNKS : "SELECT NULL::oid AS chunk, NULL::text AS relation WHERE false";
-    await this.db.query(`PREPARE tigercloud_sample AS WITH chunks AS MATERIALIZED (${chunks}) ${SAMPLE}`);
+    await this.db.query(`PREPARE tigercloud_sample AS WITH chunks AS MATERIALIZED (${timescaledb ? CHUNK_OWNERS : NO_CHUNKS}), ${SAMPLE}`);
     await this.sample();
+    // A look every interval from the last one's start, not from its end: a look's own time (a few ms,
+    // more on a busy machine) does not widen the gaps a short statement can fall into.
     this.loop = (async () => {
+      let next = Date.now();
       while (!this.stopping) {
-        await new Promise((r) => setTimeout(r, this.intervalMs));
-        await this.sample();
+        next = Math.max(next + this.intervalMs, Date.now());
+        await new Promise((r) => setTimeout(r, next - Date.now()));
+        if (!this.stopping) await this.sample();
       }
     })();
   }
