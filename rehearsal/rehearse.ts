@@ -41,8 +41,6 @@ export interface Rehearsal {
   schema: SchemaChange[];
   /** Continuous aggregates whose refresh failed after the migration, and why. */
   aggregatesFailing: { view: string; error: string }[];
-  /** Which tables count as written by production: those whose counters say so, or (none counted) those holding rows. */
-  writtenBasis: "counters" | "rows";
   flags: string[];
   samples: number;
 }
@@ -139,10 +137,12 @@ interface Seen {
 }
 
 function judge(x: Seen): Rehearsal {
+  // A copy's write counters are rarely production's (a fork's statistics start again; its own
+  // scheduler's jobs write a few tables before the migration runs), so a table holding rows counts too:
+  // counters alone once left a table production writes (customers) unflagged because a job had written another.
   const counted = new Set(x.before.counters.filter((c) => c.inserted + c.updated + c.deleted > 0).map((c) => c.table));
-  const writtenBasis = counted.size ? "counters" : "rows";
   const holding = new Set(x.before.files.filter((f) => f.kind !== "i" && f.bytes > 8192).map((f) => f.of));
-  const written = (relation: string) => (counted.size ? counted.has(relation) : holding.has(relation));
+  const written = (relation: string) => counted.has(relation) || holding.has(relation);
   const rewritten = rewrites(x.before, x.after);
   const tied = new Set<Rewrite>();
   // The last statement seen is the failing one when the command failed and none ended its transaction aborted.
@@ -204,7 +204,6 @@ function judge(x: Seen): Rehearsal {
     chunks,
     schema: schemaDiff(x.before, x.after),
     aggregatesFailing: x.aggregatesFailing,
-    writtenBasis,
     flags,
     samples: x.samples,
   };

@@ -70,7 +70,7 @@ export function markdown(r: Rehearsal): string {
     lines.push("```", "", "</details>", "");
   } else lines.push("The schema is unchanged.", "");
   lines.push(
-    `Locks that stop writes are in bold; a table counts as written by production ${r.writtenBasis === "counters" ? "where its write counters say so" : "where it holds rows (no write counters were carried into the copy)"}. ` +
+    "Locks that stop writes are in bold; a table counts as written by production where it holds rows or its write counters show writes. " +
       "Times are the copy's, not production's: its load and hardware differ.",
   );
   return lines.join("\n");
