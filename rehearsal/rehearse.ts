@@ -28,6 +28,7 @@ export interface ReportedStatement {
 }
 
 export interface Rehearsal {
+  /** The command, every quoted literal replaced by '…'. */
   command: string;
   exitCode: number;
   ms: number;
@@ -47,9 +48,12 @@ export interface Rehearsal {
 
 const QUOTED = /(?:[EeBbXxUu]&?)?'(?:[^']|'')*'|\$([A-Za-z_]*)\$[\s\S]*?\$\1\$/g;
 
+/** Every quoted literal (single- or dollar-quoted) replaced by '…'. */
+export const withoutLiterals = (text: string) => text.replace(QUOTED, "'…'");
+
 /** A statement's text as a reviewer may see it: no literal of the data, one line, at most 160 characters. */
 export function shownText(text: string): string {
-  const flat = text.replace(QUOTED, "'…'").replace(/\s+/g, " ").trim();
+  const flat = withoutLiterals(text).replace(/\s+/g, " ").trim();
   return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
 }
 
@@ -194,7 +198,8 @@ function judge(x: Seen): Rehearsal {
     }))
     .filter((c) => JSON.stringify({ ...c.before, hypertable: "" }) !== JSON.stringify({ ...c.after, hypertable: "" }));
   return {
-    command: x.command,
+    // The command as given can hold the migration's SQL (psql -c "…"): its literals are left out as the statements' are.
+    command: withoutLiterals(x.command),
     exitCode: x.ran.code,
     ms: x.ms,
     output: x.ran.code !== 0 ? x.ran.tail : "",
