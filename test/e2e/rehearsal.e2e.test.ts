@@ -18,6 +18,15 @@ beforeAll(async () => {
   await dbs.start();
   if (dbs.kind !== "timescaledb") throw new Error(`the rehearsal's tests need TimescaleDB behind the simulator: ${dbs.describe()}`);
   await dbs.seed("production", "production-password");
+  // customers as a table production writes is sized: 100 rows are rewritten or indexed in about a
+  // millisecond, far less than a look's interval (50 ms), and the rehearsal says a statement shorter
+  // than that may be missed. 100,000 rows hold its locks for a few tenths of a second, longer than
+  // several looks. Row 1 keeps its NULL referred_by (the failing migration's cause).
+  await dbs.query(
+    "production",
+    "INSERT INTO customers SELECT g, 'customer' || g || '@prod-customers.example.com', 'Customer Number' || g || ' Realname', " +
+      "'tok_live_' || lpad(to_hex(g::bigint * 2654435761), 8, '0'), 1 + g % 100 FROM generate_series(101, 100100) g",
+  );
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-rehearse-"));
 });
 afterAll(async () => {
