@@ -148,7 +148,22 @@ function judge(x: Seen): Rehearsal {
   const holding = new Set(x.before.files.filter((f) => f.kind !== "i" && f.bytes > 8192).map((f) => f.of));
   const written = (relation: string) => counted.has(relation) || holding.has(relation);
   const rewritten = rewrites(x.before, x.after);
-  const tied = new Set<Rewrite>();
+  // Each rewrite or build is tied to one statement: first the earliest seen holding the relation itself (a
+  // new index is locked by the statement that builds it, CONCURRENTLY too), else the earliest holding its
+  // table as such a statement does: ACCESS EXCLUSIVE for a rewrite; SHARE, SHARE UPDATE EXCLUSIVE
+  // (CONCURRENTLY) or ACCESS EXCLUSIVE for a build. By the table alone, an ALTER TABLE before a
+  // CREATE INDEX CONCURRENTLY took the index as its own.
+  const owner = new Map<Rewrite, Statement>();
+  for (const r of rewritten) {
+    const holds = (s: Statement, relation: string, modes?: string[]) =>
+      s.held.some((l) => l.relation === relation && (!modes || modes.includes(l.mode)));
+    const asTable = r.kind === "rewrote" ? ["AccessExclusiveLock"] : ["ShareLock", "ShareUpdateExclusiveLock", "AccessExclusiveLock"];
+    const by =
+      (r.relation !== r.of
+        ? x.seen.find((s) => holds(s, r.relation, r.kind === "rewrote" ? ["AccessExclusiveLock"] : undefined))
+        : undefined) ?? x.seen.find((s) => holds(s, r.of, asTable));
+    if (by) owner.set(r, by);
+  }
   // The last statement seen is the failing one when the command failed and none ended its transaction aborted.
   const failedAt = x.ran.code !== 0 && !x.seen.some((s) => s.failed) ? x.seen[x.seen.length - 1] : undefined;
   const statements = x.seen.map((s): ReportedStatement => {
@@ -159,19 +174,7 @@ function judge(x: Seen): Rehearsal {
       ms: Math.max(0, l.until - l.from),
       blocksWrites: BLOCKS_WRITES.has(l.mode),
     }));
-    // A rewrite is the statement's that held its table under ACCESS EXCLUSIVE; a build, under SHARE (or SHARE UPDATE EXCLUSIVE: CONCURRENTLY).
-    const rewrote = rewritten.filter(
-      (r) =>
-        !tied.has(r) &&
-        s.held.some(
-          (l) =>
-            l.relation === r.of &&
-            (r.kind === "rewrote"
-              ? l.mode === "AccessExclusiveLock"
-              : ["ShareLock", "ShareUpdateExclusiveLock", "AccessExclusiveLock"].includes(l.mode)),
-        ),
-    );
-    for (const r of rewrote) tied.add(r);
+    const rewrote = rewritten.filter((r) => owner.get(r) === s);
     const flags: string[] = [];
     for (const l of locks)
       if (l.blocksWrites && l.ms >= x.rules.lockMs && written(l.relation))
@@ -183,7 +186,7 @@ function judge(x: Seen): Rehearsal {
     if (failed) flags.push("failed");
     return { text: shownText(s.text), ms: Math.max(0, end - s.started), failed, locks, waited: s.waited, rewrote, flags };
   });
-  const otherRewrites = rewritten.filter((r) => !tied.has(r));
+  const otherRewrites = rewritten.filter((r) => !owner.has(r));
   const flags = statements.flatMap((s, i) => s.flags.map((f) => `statement ${i + 1}: ${f}`));
   for (const r of otherRewrites)
     if (r.bytes >= x.rules.rewriteBytes) flags.push(`${r.kind} ${r.relation} (${megabytes(r.bytes)}, of ${r.of})`);
