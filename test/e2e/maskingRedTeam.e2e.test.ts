@@ -315,6 +315,27 @@ test("a partition or a materialized view of tsdbadmin's whose column it may not 
     pauseJobs: true,
   });
   expect(message).toMatch(
-    /public\.rt_nodata \(email\), public\.rt_nodata \(id\), public\.rt_part_1 \(email\): tsdbadmin owns it but may not read it, so its statistics are hidden from the checks/,
+    /public\.rt_nodata \(email\), public\.rt_nodata \(id\), public\.rt_part_1 \(email\): tsdbadmin owns it but may not read it \(or forces its row security on itself\), so its statistics are hidden from the checks/,
+  );
+});
+
+test("an inheritance parent of tsdbadmin's whose row security it forces on itself (so pg_stats hides its statistics from the checks) is refused, naming it", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.e_kid, public.e_par;"));
+  await inProduction(`
+    CREATE TABLE public.e_par (id int, email text);
+    INSERT INTO public.e_par SELECT g, 'epar' || g || '@prod-customers.example.com' FROM generate_series(1, 300) g;
+    ANALYZE public.e_par;
+    CREATE TABLE public.e_kid () INHERITS (public.e_par);
+    INSERT INTO public.e_kid SELECT * FROM ONLY public.e_par;
+    DELETE FROM ONLY public.e_par;
+    CREATE POLICY rl_all ON public.e_par USING (true);
+    ALTER TABLE public.e_par ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE public.e_par FORCE ROW LEVEL SECURITY;`);
+  const { message } = await refusedFork("pr-redteam-forced-rls", {
+    mask: [...RULES, { table: "e_kid", column: "email", with: "email" }],
+    pauseJobs: true,
+  });
+  expect(message).toMatch(
+    /public\.e_par \(row security forced\): tsdbadmin owns it but may not read it \(or forces its row security on itself\)/,
   );
 });

@@ -318,8 +318,8 @@ const hiddenFromChecks: Guard<void, { place: string }> = {
       ? `${said(
           list(hidden, (h) => h.place),
           300,
-        )}: tsdbadmin owns it but may not read it, so its statistics are hidden from the checks (and the URL's holder may grant ` +
-        "it back); grant it in prepare.sql (GRANT SELECT ON … TO tsdbadmin)"
+        )}: tsdbadmin owns it but may not read it (or forces its row security on itself), so its statistics are hidden from the ` +
+        "checks (and the URL's holder may undo that); grant it in prepare.sql (GRANT SELECT ON … TO tsdbadmin, ALTER TABLE … NO FORCE ROW LEVEL SECURITY)"
       : undefined,
 };
 

@@ -453,8 +453,9 @@ SELECT format('%I.%I', x.stxnamespace::regnamespace::text, x.stxname) AS place
    AND EXISTS (SELECT 1 FROM pg_stats_ext e WHERE e.statistics_schemaname = x.stxnamespace::regnamespace::text AND e.statistics_name = x.stxname)`;
 
 /**
- * Columns of this role's own tables and materialized views that it may not read: pg_stats shows
- * no statistic of them to the checks, and the owner may grant itself the privilege back.
+ * What of this role's own tables and materialized views pg_stats hides from the checks: columns
+ * it may not read, and tables whose row security it forces on itself (pg_stats shows no row of a
+ * table row security is active for). The owner may undo either.
  */
 export const HIDDEN_COLUMNS = `SELECT format('%I.%I', n.nspname, c.relname) || ' (' || quote_ident(a.attname) || ')' AS place
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -462,6 +463,11 @@ export const HIDDEN_COLUMNS = `SELECT format('%I.%I', n.nspname, c.relname) || '
  WHERE c.relkind IN ('r', 'm', 'p') AND pg_has_role(c.relowner, 'USAGE')
    AND n.nspname NOT IN ('pg_catalog', 'information_schema')
    AND NOT has_column_privilege(c.oid, a.attnum, 'SELECT')
+UNION ALL
+SELECT format('%I.%I', n.nspname, c.relname) || ' (row security forced)' AS place
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'm', 'p') AND pg_has_role(c.relowner, 'USAGE') AND c.relrowsecurity AND c.relforcerowsecurity
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  ORDER BY 1`;
 
 /**
