@@ -339,3 +339,21 @@ test("an inheritance parent of tsdbadmin's whose row security it forces on itsel
     /public\.e_par \(row security forced\): tsdbadmin owns it but may not read it \(or forces its row security on itself\)/,
   );
 });
+
+test("a table the masking leaves alone, whose expression index and extended statistics call a function of the database's own reading customers, is analysed again: its statistics hold no production value, reversed or not", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.t_ids; DROP FUNCTION IF EXISTS public.rev_email_of(integer);"));
+  await inProduction(`
+    CREATE FUNCTION public.rev_email_of(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT reverse(email) FROM public.customers WHERE id = $1 $f$;
+    CREATE TABLE public.t_ids AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    CREATE INDEX t_ids_rev ON public.t_ids (public.rev_email_of(id));
+    CREATE STATISTICS public.t_ids_s ON (public.rev_email_of(id)) FROM public.t_ids;
+    ANALYZE public.t_ids;`);
+  const statistics = `SELECT coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '') AS v FROM pg_stats WHERE tablename = 't_ids_rev'
+    UNION ALL SELECT coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '') FROM pg_stats_ext_exprs WHERE statistics_name = 't_ids_s'`;
+  const holding = `SELECT count(*) FROM (${statistics}) s WHERE lower(reverse(v)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("2");
+  const fork = await preparedFork("pr-redteam-untouched-index", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+  // Made again from the masked rows, not dropped.
+  expect(await read(fork.uri, `SELECT count(*) FROM (${statistics}) s WHERE v <> ''`)).toBe("2");
+});

@@ -337,6 +337,20 @@ const statisticsKept: Guard<{ relations: number[] }, { place: string }> = {
       : undefined,
 };
 
+const statisticsCallingOwnOfOthers: Guard<{ tables: Array<Table & { analysable: boolean }> }> = {
+  name: "a table whose ANALYZE runs a function of the database's own, that tsdbadmin may not analyse",
+  refuse: (_, { tables }) => {
+    const theirs = tables.filter((t) => !t.analysable);
+    return theirs.length
+      ? said(
+          `${list(theirs, shownName)}: its index, extended statistics or range type call(s) a function of the database's own, whose ` +
+            "statistics may hold what it read in production (masked values among them), and tsdbadmin may not ANALYZE it again (only its " +
+            "owner or the database's may); make it tsdbadmin's, or drop that index or statistics, in prepare.sql",
+        )
+      : undefined;
+  },
+};
+
 const statisticsHolding: Guard<Compared, { place: string }> = {
   name: "statistics that still hold production's values",
   statement: ({ tables, columns, values, relations }) => [sql.STATISTICS_HOLDING, [tables, columns, values, relations]],
@@ -424,6 +438,7 @@ export const GUARDS = {
   frozenStatistics,
   hiddenFromChecks,
   statisticsKept,
+  statisticsCallingOwnOfOthers,
   statisticsHolding,
   emptyViewWithStatistics,
   statisticsCopied,

@@ -252,6 +252,11 @@ const STEPS: Step[] = [
     when: masking,
     run: refreshDerived,
   },
+  {
+    name: "prepare.mask (the statistics of tables whose ANALYZE calls a function of the database's own)",
+    when: masking,
+    run: restatisticizeCallingOwn,
+  },
   // Last, once everything above is committed and checked, so that no failed preparation leaves it.
   {
     name: "marking the fork as prepared (_tigercloud.prepared_forks)",
@@ -734,6 +739,25 @@ async function refreshDerived(s: Preparing): Promise<void> {
   for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
   for (const view of unpopulated.filter((v) => runsOwn.has(v.oid))) await restatisticizeUnpopulated(s, view);
   s.refreshed.push(...plan.map(refreshedName));
+}
+
+/**
+ * The tables whose ANALYZE calls a function of the database's own (an expression index's, say),
+ * which may read what the masking wrote: their statistics hold what it read in production.
+ * Analysed again last, once every view and aggregate it could read is refreshed, and checked.
+ */
+async function restatisticizeCallingOwn(s: Preparing): Promise<void> {
+  const analysed = [...s.reach.written, ...s.reach.ancestors].map((t) => t.oid);
+  const tables = await s.q<Table & { analysable: boolean }>(sql.STATISTICS_CALLING_OWN, [analysed]);
+  await s.check(GUARDS.statisticsCallingOwnOfOthers, { tables });
+  if (!tables.length) return;
+  for (const t of tables) {
+    s.step = `prepare.mask (ANALYZE ${shownName(t)}, whose statistics call a function of the database's own)`;
+    await asUser(s, sql.analyze(tableName(t)));
+  }
+  const relations = tables.map((t) => t.oid);
+  await s.check(GUARDS.frozenStatistics, { relations });
+  await s.check(GUARDS.statisticsKept, { relations });
 }
 
 /** A materialized view left unpopulated: populated from the masked data, analysed, checked, then emptied again. */

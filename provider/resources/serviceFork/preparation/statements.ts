@@ -484,6 +484,37 @@ export const KEPT_STATISTICS = `SELECT format('%I.%I', n.nspname, c.relname) AS 
         OR EXISTS (SELECT 1 FROM pg_stats_ext_exprs e WHERE e.schemaname = n.nspname AND e.tablename = c.relname AND NOT e.inherited))
  ORDER BY 1`;
 
+/**
+ * Tables (chunks among them) whose ANALYZE runs a function of the database's own (owned by a role
+ * that is not a superuser, or no extension's), which may read what the masking wrote: an index's
+ * expression or predicate, an extended statistics object's expression, a column's range type's
+ * subtype_diff or canonical function. Their statistics hold what it returned in production. None
+ * of those already analysed ($1: oids). analysable: this role may ANALYZE it (it, or a role it is,
+ * owns the table or the database).
+ */
+export const STATISTICS_CALLING_OWN = `WITH RECURSIVE own AS (
+  SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
+   WHERE f.oid >= 16384
+     AND (NOT r.rolsuper OR NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = f.oid AND e.deptype = 'e'))),
+-- A domain's base type, at any depth: a column of a domain over a range is analysed as the range.
+bases(typ, base) AS (SELECT oid, oid FROM pg_type
+  UNION ALL SELECT b.typ, t.typbasetype FROM bases b JOIN pg_type t ON t.oid = b.base WHERE t.typtype = 'd'),
+calling(rel) AS (
+  SELECT i.indrelid FROM pg_index i JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+   WHERE d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own)
+  UNION
+  SELECT s.stxrelid FROM pg_statistic_ext s JOIN pg_depend d ON d.classid = 'pg_statistic_ext'::regclass AND d.objid = s.oid
+   WHERE d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own)
+  UNION
+  SELECT a.attrelid FROM pg_attribute a JOIN bases b ON b.typ = a.atttypid JOIN pg_range g ON g.rngtypid = b.base
+   WHERE a.attnum > 0 AND NOT a.attisdropped AND (g.rngsubdiff IN (SELECT oid FROM own) OR g.rngcanonical IN (SELECT oid FROM own)))
+SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
+       pg_has_role(c.relowner, 'USAGE')
+         OR pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE') AS analysable
+  FROM calling JOIN pg_class c ON c.oid = calling.rel JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'p') AND NOT c.oid = ANY($1::oid[])
+ ORDER BY n.nspname = '_timescaledb_internal', 2, 3`;
+
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id

@@ -211,6 +211,18 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.KEPT_STATISTICS, params: [[10, 20]] },
   },
+  statisticsCallingOwnOfOthers: {
+    input: {
+      tables: [
+        { ...table("r", "ids"), analysable: false },
+        { ...table("r", "orders"), analysable: true },
+      ],
+    },
+    refused: [],
+    says: /^public\.ids: its index, extended statistics or range type call\(s\) a function of the database's own, .* make it tsdbadmin's, or drop that index or statistics, in prepare\.sql$/,
+    passes: [],
+    passingInput: { tables: [{ ...table("r", "orders"), analysable: true }] },
+  },
   statisticsCopied: {
     input: { views: ["public.stats_copy", "public.daily"] },
     refused: [],
