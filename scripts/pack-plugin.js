@@ -12,15 +12,26 @@
 //   node scripts/pack-plugin.js --all                 the six platforms; prints six paths
 //   node scripts/pack-plugin.js --platform darwin-arm64 [--platform ...]
 // (progress: stderr). An archive whose inputs (the bundle, that Node.js, the launcher) did not change
-// is not packed again.
+// is not packed again: not in this checkout (dist/plugin/, by its stamp), nor in any other sharing
+// the project's cache, where every archive packed is kept by the digest of its inputs (the newest
+// few of each platform; the bytes follow the inputs alone). A clean clone, as the release's job and
+// the release's rehearsal make one, takes them from there instead of packing the six again.
 const { execFileSync } = require("child_process");
 const crypto = require("crypto");
 const fs = require("fs");
+const os = require("os");
 const path = require("path");
 const toolchain = require("./toolchain");
 const { ensurePlatformNode, shown } = require("./ensure-node");
 
 const root = path.join(__dirname, "..");
+/** Archives packed in any checkout, by platform and the digest of their inputs (the project's cache). */
+const STORE = path.join(
+  process.env.PULUMI_TIGERCLOUD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-tigercloud"),
+  "plugin-archives",
+);
+/** How many archives of each platform the store keeps, the newest (several checkouts at once may each want their own). */
+const STORE_KEEP = 3;
 const say = (what) => process.stderr.write(`pack-plugin: ${what}\n`);
 const NAME = "pulumi-resource-tigercloud";
 /** Every entry's time in an archive (1980-01-01, zip's earliest, as the Python wheel's). */
@@ -68,8 +79,56 @@ function launcherOf(platform) {
   return { file: NAME, text: lines.join("\n") };
 }
 
-/** Packs the archives of `platforms` (names in PLATFORMS) and returns their paths, in that order. */
-function packPlugins(platforms = PLATFORMS) {
+/** `from` put at `to` whole (a hard link where it can be, else a copy), replacing what is there. */
+function placeWhole(from, to) {
+  const tmp = `${to}.${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`;
+  try {
+    try {
+      fs.linkSync(from, tmp);
+    } catch (err) {
+      if (err.code === "ENOENT") throw err;
+      fs.copyFileSync(from, tmp);
+    }
+    fs.renameSync(tmp, to);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/** The store's archive of `platform` packed from inputs of `digest`, at `archive`; false when it holds none. */
+function fromStore(platform, digest, archive) {
+  try {
+    placeWhole(path.join(STORE, `${platform}-${digest}.tar.gz`), archive);
+    return true;
+  } catch (err) {
+    // None there (or pruned meanwhile), or not readable: packed here.
+    if (err.code !== "ENOENT") say(`not taken from ${STORE}: ${err.message}`);
+    return false;
+  }
+}
+
+/** `archive` kept in the store; only the newest STORE_KEEP of its platform stay. Never fails the pack. */
+function intoStore(platform, digest, archive) {
+  try {
+    fs.mkdirSync(STORE, { recursive: true });
+    placeWhole(archive, path.join(STORE, `${platform}-${digest}.tar.gz`));
+    const own = new RegExp(`^${platform}-[0-9a-f]{64}\\.tar\\.gz$`);
+    const mine = fs
+      .readdirSync(STORE)
+      .filter((f) => own.test(f))
+      .map((f) => ({ f, t: fs.statSync(path.join(STORE, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+      .sort((a, b) => b.t - a.t);
+    for (const { f } of mine.slice(STORE_KEEP)) fs.rmSync(path.join(STORE, f), { force: true });
+  } catch (err) {
+    say(`not kept in ${STORE}: ${err.message}`);
+  }
+}
+
+/**
+ * Packs the archives of `platforms` (names in PLATFORMS) and returns their paths, in that order.
+ * `reuse: false` packs each anew, neither this checkout's nor the store's taken (but kept after).
+ */
+function packPlugins(platforms = PLATFORMS, { reuse = true } = {}) {
   const unknown = platforms.filter((p) => !PLATFORMS.includes(p));
   if (unknown.length > 0)
     throw new Error(
@@ -104,13 +163,13 @@ function packPlugins(platforms = PLATFORMS) {
       .createHash("sha256")
       .update(fs.readFileSync(path.join(stage, "plugin.js")))
       .digest("hex");
-    return platforms.map((platform) => packOne(platform, version, stage, bundleDigest, outDir));
+    return platforms.map((platform) => packOne(platform, version, stage, bundleDigest, outDir, reuse));
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
   }
 }
 
-function packOne(platform, version, stage, bundleDigest, outDir) {
+function packOne(platform, version, stage, bundleDigest, outDir, reuse) {
   const archive = path.join(outDir, archiveName(version, platform));
   const spec = toolchain.pluginNode[platform];
   const node = ensurePlatformNode(platform, spec);
@@ -125,8 +184,13 @@ function packOne(platform, version, stage, bundleDigest, outDir) {
     .update([bundleDigest, version, `${spec.package}@${spec.version}`, ...nodeFiles, launcher.file, launcher.text, TAR_FORMAT].join("\n"))
     .digest("hex");
   const stamp = `${archive}.sha256`;
-  if (fs.existsSync(archive) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === digest) {
+  if (reuse && fs.existsSync(archive) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === digest) {
     say(`unchanged: ${path.relative(root, archive)}`);
+    return archive;
+  }
+  if (reuse && fromStore(platform, digest, archive)) {
+    fs.writeFileSync(stamp, digest);
+    say(`unchanged, from ${STORE}: ${path.relative(root, archive)}`);
     return archive;
   }
   // The launcher in a folder of its own: each platform's beside the one bundle.
@@ -154,6 +218,7 @@ function packOne(platform, version, stage, bundleDigest, outDir) {
     fs.rmSync(tmp, { force: true });
   }
   fs.writeFileSync(stamp, digest);
+  intoStore(platform, digest, archive);
   say(`packed ${path.relative(root, archive)} (${(fs.statSync(archive).size / 1e6).toFixed(1)} MB, ${spec.package}@${spec.version})`);
   return archive;
 }

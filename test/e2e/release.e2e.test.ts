@@ -81,14 +81,19 @@ const hashFile = (file: string) =>
     .update(crypto.createHash("sha256").update(fs.readFileSync(file)).digest())
     .digest("hex");
 
-/** The tool cache the workflow keeps (.cache/tools): links to what this machine's cache holds already. */
+/** The tool cache the workflow keeps (.cache/tools): links to what this machine's cache holds already,
+ *  the plugin's archives packed from the same inputs among them (scripts/pack-plugin.js keeps them by
+ *  their inputs' digest): the six are packed once in a test run, not again in each release job.
+ *  Packing anew, and that it makes the same bytes, is archives.e2e's. */
 function toolCacheSeed(): string {
   const cache =
     process.env.PULUMI_TIGERCLOUD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-tigercloud");
   const seed = path.join(work, "tools-seed");
   fs.mkdirSync(seed);
-  for (const entry of fs.readdirSync(cache).filter((e) => e.startsWith("plugin-node-") || e === "python"))
-    fs.symlinkSync(path.join(cache, entry), path.join(seed, entry));
+  // A link to it must not dangle: the job's pack-plugin fills it.
+  fs.mkdirSync(path.join(cache, "plugin-archives"), { recursive: true });
+  const shared = (e: string) => e.startsWith("plugin-node-") || e === "python" || e === "plugin-archives";
+  for (const entry of fs.readdirSync(cache).filter(shared)) fs.symlinkSync(path.join(cache, entry), path.join(seed, entry));
   return seed;
 }
 
