@@ -104,6 +104,17 @@ const releaseRun = async () => {
   return job as JobRun;
 };
 
+/** `check`'s expectations of a job; when one fails, its message carries the job's log (what each target said, and why). */
+function ofJob(job: JobRun, check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    if (err instanceof Error)
+      err.message += `\n\nthe job's steps: ${job.steps.map((s) => `${s.title} ${s.seconds.toFixed(1)} s`).join("; ")}\nthe job's log:\n${job.log}`;
+    throw err;
+  }
+}
+
 /** The release's summary lines in a job's log, by target: "published", "already published", ... */
 function summary(job: JobRun): Record<string, string> {
   const found: Record<string, string> = {};
@@ -173,10 +184,12 @@ afterAll(async () => {
 test("the release workflow on a version tag: with PyPI down, the plugin's release, the npm package and the Go tag are published and PyPI is named; run again, only the wheel is published, nothing twice", async () => {
   const first = await releaseRun();
   expect(first.ran).toBe(true);
-  expect(first.status).not.toBe(0);
-  expect(summary(first)).toEqual({ github: "published", npm: "published", pypi: "FAILED", nuget: "skipped", go: "published" });
-  expect(first.log).toMatch(/Not published: pypi\. Fix the cause and run the same command again/);
-  // No secret in the log.
+  ofJob(first, () => {
+    expect(first.status).not.toBe(0);
+    expect(summary(first)).toEqual({ github: "published", npm: "published", pypi: "FAILED", nuget: "skipped", go: "published" });
+    expect(first.log).toMatch(/Not published: pypi\. Fix the cause and run the same command again/);
+  });
+  // No secret in the log (which a failure above shows whole).
   for (const secret of [GITHUB_TOKEN, npm.token]) expect(first.log).not.toContain(secret);
 
   // The GitHub release: an archive for each platform, named as the engine asks, and their checksums.
@@ -212,13 +225,15 @@ test("the release workflow on a version tag: with PyPI down, the plugin's releas
   pypi = await startPypiServer(work, pypiPort);
   const uploadsBefore = release.requests().filter((r) => r.method === "POST").length;
   const second = await releaseRun();
-  expect(second.status).toBe(0);
-  expect(summary(second)).toEqual({
-    github: "already published",
-    npm: "already published",
-    pypi: "published",
-    nuget: "skipped",
-    go: "already published",
+  ofJob(second, () => {
+    expect(second.status).toBe(0);
+    expect(summary(second)).toEqual({
+      github: "already published",
+      npm: "already published",
+      pypi: "published",
+      nuget: "skipped",
+      go: "already published",
+    });
   });
   // Nothing went twice: no release made or file uploaded, the npm version published once, the wheel once.
   expect(release.requests().filter((r) => r.method === "POST").length).toBe(uploadsBefore);

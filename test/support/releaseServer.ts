@@ -79,7 +79,9 @@ export async function releaseServer(assets: string, version: string, publishing?
   const downloads = `/releases/download/${tag}/`;
   let url = "";
   /** The release, once made: a folder given up front holds its assets already (for the engine's suites). */
-  type Asset = { id: number; name: string; file: string; state: "uploaded" | "starter" };
+  /** An asset's SHA-256 is computed once (its file never changes): hashing the six archives at every
+   *  request held this process's event loop, the simulator's too, for seconds on a busy machine. */
+  type Asset = { id: number; name: string; file: string; state: "uploaded" | "starter"; sha256?: string };
   let release: { id: number; assets: Asset[] } | undefined;
   let nextId = 1;
   const folder = (name: string) => path.join(assets, name);
@@ -92,13 +94,14 @@ export async function releaseServer(assets: string, version: string, publishing?
         .map((name) => ({ id: nextId++, name, file: folder(name), state: "uploaded" })),
     };
   let failing = 0;
-  const sha256 = (file: string) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+  const sha256 = (bytes: Buffer) => crypto.createHash("sha256").update(bytes).digest("hex");
+  const digestOf = (a: Asset) => (a.sha256 ??= sha256(fs.readFileSync(a.file)));
   const assetJson = (a: Asset) => ({
     id: a.id,
     name: a.name,
     state: a.state,
     size: fs.statSync(a.file).size,
-    digest: `sha256:${sha256(a.file)}`,
+    digest: `sha256:${digestOf(a)}`,
     url: `${url}${downloads}${encodeURIComponent(a.name)}`,
     browser_download_url: `${url}${downloads}${encodeURIComponent(a.name)}`,
   });
@@ -156,7 +159,7 @@ export async function releaseServer(assets: string, version: string, publishing?
         if (!/^[\w.-]+$/.test(name)) return answer(422, { message: "Validation Failed" });
         if (release?.assets.some((a) => a.name === name))
           return answer(422, { message: "Validation Failed", errors: [{ code: "already_exists" }] });
-        const asset: Asset = { id: nextId++, name, file: folder(name), state: "starter" };
+        const asset: Asset = { id: nextId++, name, file: folder(name), state: "starter", sha256: sha256(b) };
         release?.assets.push(asset);
         fs.writeFileSync(asset.file, b);
         if (failing > 0) {
@@ -191,7 +194,7 @@ export async function releaseServer(assets: string, version: string, publishing?
   return {
     url,
     certificates: bundle,
-    assets: () => (release?.assets ?? []).filter((a) => a.state === "uploaded").map((a) => ({ name: a.name, sha256: sha256(a.file) })),
+    assets: () => (release?.assets ?? []).filter((a) => a.state === "uploaded").map((a) => ({ name: a.name, sha256: digestOf(a) })),
     assetFile: (name) => folder(name),
     failUploads: (count) => {
       failing = count;
