@@ -3,7 +3,7 @@
 // (docs/production.md) and committed, then for each event each job in a fresh clone, with only the
 // environment the workflow declares and the `run:` steps of the YAML as committed. Against the
 // simulator, a file state backend standing in for S3, and a local stand-in of GitHub's API. (The PR
-// pipeline, the PR database action, has its own suite: prDatabase.e2e.test.ts.)
+// pipeline, the PR database action, has its own suites: prDatabase.e2e.test.ts and the two beside it.)
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";

@@ -7,7 +7,9 @@ const Sequencer = require("@jest/test-sequencer").default;
 const KNOWN_SLOW = [
   "gitops",
   "release",
+  "prDatabaseGolden",
   "prDatabase",
+  "prDatabaseRepositories",
   "kill-create",
   "kill-update",
   "projects",

@@ -1,0 +1,228 @@
+// The PR database action with golden: true (the lab: test/support/lab/prDatabase.ts): production
+// masked once a night into a golden fork, and every PR's database forked from it; a refresh by hand
+// from a branch, a refresh that fails, one the API refuses, rules changed since, a PR whose first up
+// forked nothing, a PR into another branch. One behaviour a test, in order: each goes on from the
+// state the one before it left.
+import * as fs from "fs";
+import * as path from "path";
+import { PERSONAL_ROWS, PERSONAL_TABLE } from "../../simulator/databases";
+import {
+  changeRules,
+  downloads,
+  forksNamed,
+  ids,
+  prDatabaseLab,
+  PRODUCTION,
+  psql,
+  pullRequest,
+  ran,
+  repositories,
+  RULES,
+  runnerOf,
+  sh,
+  sim,
+  trigger,
+  WITH,
+  WORKFLOW,
+} from "../support/lab/prDatabase";
+
+jest.setTimeout(300_000);
+prDatabaseLab("pr-database-golden.e2e");
+
+describe("golden: true, production masked once a night and every PR's database forked from it", () => {
+  const repo = "acme/golden";
+  const goldenForks = () => sim.services(ids.projectId).filter((s) => /^golden-[0-9-]+\.acme\.golden$/.test(s.name));
+  const serving = () => goldenForks().filter((s) => !/^DELET/.test(s.status));
+  const night = (status = 0) => trigger(repo, { name: "schedule", cron: "0 20 * * 1-5" }, status);
+  let golden: string;
+  let prFork: string;
+  let prUrl: string;
+
+  test("the night makes a golden fork of production, masked, checked and stopped (two nights at once take turns)", async () => {
+    WITH[repo] = ["golden: true"];
+    runnerOf(repo);
+    // Two nights at once (a manual run beside the schedule): the stack's lock makes one wait; one golden fork serves after.
+    const both = await Promise.all([night(), night()]);
+    expect(both.map((n) => n.log).join("\n")).toContain(`another run holds stack golden-${ids.serviceId}.acme.golden`);
+    // The suite's first jobs, at once on a fresh runner: each downloaded the plugin, none had installed it yet.
+    expect(downloads()).toHaveLength(2);
+    const [made] = serving();
+    expect(serving()).toHaveLength(1);
+    expect(made?.forked_from?.service_id).toBe(ids.serviceId);
+    expect(made?.status).toMatch(/^PAUS/);
+    golden = made!.service_id;
+    for (const g of goldenForks()) if (g.service_id !== golden) expect(g.status).toMatch(/^DELET/);
+    const nightly = both.find((n) => n.summary.includes(`| Serving now | \`${golden}\``)) ?? both[0]!;
+    expect(nightly.summary).toContain("### The golden fork: refreshed");
+    expect(nightly.summary).toContain(`| Serving now | \`${golden}\``);
+    // The sweep lists it, held by its stack: never swept.
+    expect(nightly.log).toContain(`keep fork ${golden} "${made!.name}": held by stack golden-${ids.serviceId}.acme.golden`);
+  });
+
+  test("a PR's database is forked from the golden fork, masks nothing itself and shows no production value", async () => {
+    const opened = await trigger(repo, pullRequest(repo, 31, "opened"));
+    const [fork] = forksNamed("pr-31.acme.golden");
+    expect(fork?.forked_from?.service_id).toBe(golden);
+    expect(fork?.status).toBe("READY");
+    prFork = fork!.service_id;
+    prUrl = opened.exported.DATABASE_URL ?? "";
+    expect(opened.log).toContain(`a fork of golden fork ${golden}`);
+    expect(opened.summary).toContain(`of golden fork \`${golden}\``);
+    expect(opened.summary).toContain("nothing masked in this job");
+    expect(opened.summary).toMatch(/its data as of \d{4}-\d\d-\d\dT[^|]+\(0 h \d+ min old\)/);
+    const values = (await psql(prUrl, `SELECT concat_ws('|', email, full_name, api_token) FROM ${PERSONAL_TABLE}`)).split(/[\n|]/);
+    expect(values.length).toBe(PERSONAL_ROWS * 3);
+    for (const value of PRODUCTION) expect(values).not.toContain(value);
+    // The golden fork's jobs were paused when it was made: its copies are.
+    expect(await psql(prUrl, "SELECT count(*) FROM timescaledb_information.jobs WHERE scheduled AND job_id >= 1000")).toBe("0");
+  });
+
+  test("a refresh started by hand on a branch whose rules mask less replaces the golden fork by main's rules (the old one deleted)", async () => {
+    const dir = repositories.get(repo) as string;
+    const main = sh(dir, "rev-parse", "main").trim();
+    sh(dir, "checkout", "--quiet", "-b", "weaker");
+    const edit = (file: string, change: (text: string) => string) =>
+      fs.writeFileSync(path.join(dir, file), change(fs.readFileSync(path.join(dir, file), "utf8")));
+    edit(WORKFLOW, (text) => text.replace(/^on:\n/m, "on:\n  workflow_dispatch: {}\n"));
+    edit(RULES, (text) => text.replace(/^ {2}- \{ table: customers, column: email,.*\n/m, ""));
+    expect(fs.readFileSync(path.join(dir, RULES), "utf8")).not.toContain("column: email");
+    sh(dir, "commit", "--quiet", "-am", "a manual refresh; email unmasked");
+    sh(dir, "checkout", "--quiet", "main");
+    const nightly = await trigger(repo, { name: "workflow_dispatch", workflow: path.basename(WORKFLOW), branch: "weaker" });
+    expect(nightly.annotations).toContainEqual(
+      expect.objectContaining({ level: "notice", title: "The golden fork takes the default branch's rules" }),
+    );
+    expect(nightly.summary).toContain(`at ${main.slice(0, 7)} |`);
+    const [fresh] = serving();
+    expect(serving()).toHaveLength(1);
+    expect(fresh!.service_id).not.toBe(golden);
+    expect(sim.service(ids.projectId, golden)?.status).toMatch(/^DELET/);
+    expect(nightly.summary).toMatch(new RegExp(`\\| Replaced \\| \`${golden}\`.*deleted`));
+    golden = fresh!.service_id;
+  });
+
+  test("after the golden fork was replaced, the open PR's database keeps working (its next push starts the same fork) and a new PR's is forked from the new one, masked", async () => {
+    const pushed = await trigger(repo, pullRequest(repo, 31, "synchronize"));
+    expect(forksNamed("pr-31.acme.golden").map((s) => [s.service_id, s.status])).toEqual([[prFork, "READY"]]);
+    expect(pushed.exported.DATABASE_URL).toBe(prUrl);
+    expect(await psql(prUrl, `SELECT count(*) FROM ${PERSONAL_TABLE}`)).toBe(String(PERSONAL_ROWS));
+    const next = await trigger(repo, pullRequest(repo, 32, "opened"));
+    expect(forksNamed("pr-32.acme.golden")[0]?.forked_from?.service_id).toBe(golden);
+    expect(next.summary).toContain(`of golden fork \`${golden}\``);
+    const url = next.exported.DATABASE_URL ?? "";
+    const values = (await psql(url, `SELECT concat_ws('|', email, full_name, api_token) FROM ${PERSONAL_TABLE}`)).split(/[\n|]/);
+    expect(values.length).toBe(PERSONAL_ROWS * 3);
+    for (const value of PRODUCTION) expect(values).not.toContain(value);
+  });
+
+  /** The rules file as it was before the failing refresh's rule. */
+  let good: string;
+  /** The golden forks the failing refresh left, stopped. */
+  let others: ReturnType<typeof serving>;
+  let fromGolden: ReturnType<typeof forksNamed>[number] | undefined;
+
+  test("a refresh that fails leaves yesterday's golden fork serving, says so in the job's summary, and leaves nothing running", async () => {
+    const dir = repositories.get(repo) as string;
+    good = fs.readFileSync(path.join(dir, RULES), "utf8");
+    changeRules(
+      repo,
+      "main",
+      (rules) => rules.replace(/^(mask:\n)/m, '$1  - { table: customers, column: phone, with: "null" }\n'),
+      "phone",
+    );
+    const failed = await night(1);
+    expect(failed.summary).toContain("### The golden fork: refresh FAILED");
+    expect(failed.summary).toContain(`Yesterday's golden fork \`${golden}\``);
+    // The rule and its cause, in the rules file's words, not the engine's last line ("update failed").
+    expect(failed.annotations).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        title: "Golden fork not refreshed",
+        message: expect.stringMatching(
+          /^mask\[0\] of \S+: prepare\.mask\[0\] \(customers\.phone, with null\): public\.customers has no column phone\./,
+        ),
+      }),
+    );
+    expect(failed.summary).toContain("public.customers has no column phone");
+    expect(sim.service(ids.projectId, golden)?.status).toMatch(/^PAUS/);
+    // The new one that failed its preparation is stopped, not running; the next good night deletes it.
+    others = serving().filter((s) => s.service_id !== golden);
+    expect(others.map((s) => s.status)).toEqual([expect.stringMatching(/^PAUS/)]);
+  });
+
+  test("a PR whose base's rules changed since the golden fork was made is forked from production and masked by them in its job (which fail here: it is stopped)", async () => {
+    // Yesterday's golden fork lacks today's rule: a new PR's database is production's, masked by the
+    // base's rules in its job (which name no column here: it fails, and is stopped).
+    const refused = await trigger(repo, pullRequest(repo, 33, "opened"), 1);
+    expect(refused.annotations).toContainEqual(
+      expect.objectContaining({ level: "notice", title: "The rules changed since the golden fork was made" }),
+    );
+    expect(refused.annotations).toContainEqual(expect.objectContaining({ level: "error", message: expect.stringContaining("mask[0] of") }));
+    expect(forksNamed("pr-33.acme.golden").map((s) => [s.forked_from?.service_id, s.status])).toEqual([
+      [ids.serviceId, expect.stringMatching(/^PAUS/)],
+    ]);
+  });
+
+  test("a refresh the API refuses: yesterday's golden fork still serves new PRs", async () => {
+    // The rules as they were, and a refresh the API refuses: yesterday's still serves new PRs.
+    changeRules(repo, "main", () => good, "phone is not a column");
+    sim.injectFault("forkService", { kind: "status", status: 400 });
+    const refusedNight = await night(1);
+    sim.clearFaults();
+    expect(refusedNight.summary).toContain(`Yesterday's golden fork \`${golden}\``);
+    await trigger(repo, pullRequest(repo, 34, "opened"));
+    [fromGolden] = forksNamed("pr-34.acme.golden");
+    expect(fromGolden?.forked_from?.service_id).toBe(golden);
+  });
+
+  test("a rule changed on main: the next push replaces a PR's database forked from the golden fork by one forked from production, masked by the new rules", async () => {
+    // A rule changed on main: the next push replaces PR 34's database, forked from production and
+    // masked by the new rules (the golden fork has the old ones), as a changed prepare would.
+    changeRules(repo, "main", (rules) => rules.replace("with: keepFirst, chars: 8", "with: keepFirst, chars: 4"), "shorter names");
+    const replaced = await trigger(repo, pullRequest(repo, 34, "synchronize"));
+    expect(replaced.annotations).toContainEqual(
+      expect.objectContaining({ level: "notice", title: "The rules changed since this database was made" }),
+    );
+    expect(sim.service(ids.projectId, fromGolden!.service_id)?.status).toMatch(/^DELET/);
+    const live = forksNamed("pr-34.acme.golden").filter((f) => f.status === "READY");
+    expect(live.map((f) => f.forked_from?.service_id)).toEqual([ids.serviceId]);
+    const names = (await psql(replaced.exported.DATABASE_URL ?? "", `SELECT DISTINCT length(full_name) FROM ${PERSONAL_TABLE}`)).split(
+      "\n",
+    );
+    expect(names).toEqual(["4"]);
+  });
+
+  test("a PR whose first up fails before forking holds no fork", async () => {
+    // A PR whose first up failed before forking holds no fork (the next good night pauses nothing there, and forks nothing).
+    sim.injectFault("forkService", { kind: "status", status: 400 });
+    await trigger(repo, pullRequest(repo, 35, "opened"), 1);
+    sim.clearFaults();
+    expect(forksNamed("pr-35.acme.golden")).toEqual([]);
+  });
+
+  test("a PR into another branch, whose rules anyone who can push it may weaken, gets the golden fork, masked by main's rules", async () => {
+    changeRules(repo, "weaker-base", (rules) => rules.replace(/^ {2}- \{ table: customers, column: email,.*\n/m, ""), "email unmasked");
+    const intoBranch = await trigger(repo, pullRequest(repo, 36, "opened", { branch: "weaker-base", base: "weaker-base" }));
+    expect(forksNamed("pr-36.acme.golden").map((f) => f.forked_from?.service_id)).toEqual([golden]);
+    const shown = (await psql(intoBranch.exported.DATABASE_URL ?? "", `SELECT email FROM ${PERSONAL_TABLE}`)).split("\n");
+    expect(shown).toHaveLength(PERSONAL_ROWS);
+    for (const value of PRODUCTION) expect(shown).not.toContain(value);
+  });
+
+  test("the next good night replaces the golden fork, deletes the failed refresh's, pauses nothing for the PR that holds no fork and forks nothing for it, and leaves a PR's production source as it was", async () => {
+    const goodNight = await night();
+    expect(goodNight.log).toContain("stack pr-35.acme.golden holds no fork: nothing to pause");
+    expect(forksNamed("pr-35.acme.golden")).toEqual([]);
+    expect(serving()).toHaveLength(1);
+    expect(serving()[0]!.service_id).not.toBe(golden);
+    for (const s of others) expect(sim.service(ids.projectId, s.service_id)?.status).toMatch(/^DELET/);
+    // PR 33's stack, whose first up failed, kept its source (production) through the night: no new fork.
+    expect(forksNamed("pr-33.acme.golden").map((s) => s.forked_from?.service_id)).toEqual([ids.serviceId]);
+  });
+});
+
+test("every job of the suite after its first two (at once) ran on the plugin they downloaded: no download after theirs", () => {
+  // The suite's last test: every job has run.
+  expect(ran.filter((j) => j.repository === "acme/golden").length).toBeGreaterThan(5);
+  expect(downloads()).toHaveLength(2);
+});
