@@ -181,6 +181,11 @@ export async function releaseServer(assets: string, version: string, publishing?
     }
     return notFound();
   });
+  // An idle connection kept a minute, not Node's 5 s: a client that reuses one just as the server
+  // closes it gets a reset, not an answer, and fetch sends a POST (an upload) no second time
+  // (nodejs/undici#3141). Between its uploads the release hashes and reads the next archive, seconds
+  // on a busy machine. GitHub keeps connections longer than 5 s too.
+  server.keepAliveTimeout = 60_000;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
