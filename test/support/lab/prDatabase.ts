@@ -1,11 +1,12 @@
-// The PR database suites' lab (test/e2e/prDatabase*.e2e.test.ts): users' repositories holding only
-// examples/pr-fork's workflow and rules file, each job in a fresh clone, run by the workflow runner
-// (test/support/gitops/runner.ts) with the action read from this checkout, as GitHub fetches it at
-// its ref. The plugin comes from a stand-in of GitHub's releases on loopback, fetched by the engine
-// as for users; the simulator has a real PostgreSQL server behind every service, its parent holding
-// customers' personal data and TimescaleDB's jobs. Each suite calls prDatabaseLab() once: its own
-// simulator, GitHub stand-ins and state, so that jest runs the suites side by side, each on a worker.
-// The bindings below (sim, api, ids, work) are set by its beforeAll.
+// The PR database suites' lab (test/e2e/prDatabase.e2e.test.ts and the two beside it): users'
+// repositories holding only examples/pr-fork's workflow and rules file, each job in a fresh clone,
+// run by the workflow runner (test/support/gitops/runner.ts) with the action read from this
+// checkout, as GitHub fetches it at its ref. The plugin comes from a stand-in of GitHub's releases
+// on loopback, fetched by the engine as for users; the simulator has a real PostgreSQL server
+// behind every service, its parent holding customers' personal data and TimescaleDB's jobs. Each
+// suite calls prDatabaseLab() once: its own simulator, GitHub stand-ins and state, so that jest
+// runs the suites side by side, each on a worker. The bindings below (sim, api, ids, work) are set
+// by its beforeAll.
 import { execFile, execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
