@@ -2,8 +2,9 @@
 // runner with the action read from this checkout (the lab: test/support/lab/prDatabase.ts): the
 // example's workflow at most 20 lines; open, push, a second repository's PR of the same number, the
 // nightly pause and sweep, an expired fork destroyed at night, close. Each in a repository of its
-// own: prDatabaseRepositories.e2e.test.ts; the golden fork: prDatabaseGolden.e2e.test.ts (three
-// suites, so that jest runs them on three workers side by side).
+// own: prDatabaseRepositories.e2e.test.ts; the golden fork: prDatabaseGolden.e2e.test.ts and
+// prDatabaseGoldenRefresh.e2e.test.ts (four suites, so that jest runs them on its workers side by
+// side).
 import * as fs from "fs";
 import * as path from "path";
 import { PERSONAL_TABLE } from "../../simulator/databases";

@@ -8,6 +8,7 @@ const KNOWN_SLOW = [
   "gitops",
   "release",
   "prDatabaseGolden",
+  "prDatabaseGoldenRefresh",
   "prDatabase",
   "prDatabaseRepositories",
   "kill-create",
