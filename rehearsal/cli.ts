@@ -19,14 +19,26 @@ export class UsageError extends Error {}
 
 const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s)$/;
 const SIZE = /^([0-9]+(?:\.[0-9]+)?)(kB|MB|GB)$/;
-const duration = (name: string) =>
+/** A duration such as "1s" or "250ms", in milliseconds; `name` is the option or input as its user writes it. */
+export const duration = (name: string) =>
   z.string().transform((text, ctx) => {
     const m = DURATION.exec(text);
     if (!m) {
-      ctx.addIssue({ code: "custom", message: `--${name} is a duration such as "1s" or "250ms" (got "${printable(text)}")` });
+      ctx.addIssue({ code: "custom", message: `${name} is a duration such as "1s" or "250ms" (got "${printable(text)}")` });
       return z.NEVER;
     }
     return Number(m[1]) * (m[2] === "s" ? 1000 : 1);
+  });
+
+/** A size such as "100MB", in bytes. */
+export const size = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const m = SIZE.exec(text);
+    if (!m) {
+      ctx.addIssue({ code: "custom", message: `${name} is a size such as "100MB" (got "${printable(text)}")` });
+      return z.NEVER;
+    }
+    return Number(m[1]) * { kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[m[2] as "kB" | "MB" | "GB"];
   });
 
 const Options = z.object({
@@ -36,16 +48,9 @@ const Options = z.object({
   url: z
     .string({ message: "--url (or DATABASE_URL) is required: the database to rehearse on" })
     .regex(/^postgres(ql)?:\/\//, "--url is a postgresql:// URL"),
-  lockMs: duration("lock-threshold"),
-  rewriteBytes: z.string().transform((text, ctx) => {
-    const m = SIZE.exec(text);
-    if (!m) {
-      ctx.addIssue({ code: "custom", message: `--rewrite-threshold is a size such as "100MB" (got "${printable(text)}")` });
-      return z.NEVER;
-    }
-    return Number(m[1]) * { kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[m[2] as "kB" | "MB" | "GB"];
-  }),
-  intervalMs: duration("interval").refine((ms) => ms >= 10 && ms <= 1000, "--interval is between 10ms and 1s"),
+  lockMs: duration("--lock-threshold"),
+  rewriteBytes: size("--rewrite-threshold"),
+  intervalMs: duration("--interval").refine((ms) => ms >= 10 && ms <= 1000, "--interval is between 10ms and 1s"),
   failOnFlag: z.boolean(),
   json: z.string().optional(),
   summary: z.string().optional(),

@@ -14,6 +14,8 @@ export interface RehearsalRules {
   rewriteBytes: number;
   /** How often the watching session looks. */
   intervalMs: number;
+  /** The environment the command runs with (DATABASE_URL added); default this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface ReportedStatement {
@@ -21,6 +23,8 @@ export interface ReportedStatement {
   text: string;
   ms: number;
   failed: boolean;
+  /** Blamed for the failure as the last statement seen, though not seen failing: a shorter one after it may have failed. */
+  orNext?: true;
   locks: { relation: string; mode: string; ms: number; blocksWrites: boolean }[];
   waited: { relation: string; mode: string; ms: number }[];
   rewrote: Rewrite[];
@@ -72,7 +76,7 @@ export async function rehearse(
     const watcher = new Watcher(db, rules.intervalMs);
     await watcher.start();
     const started = Date.now();
-    const ran = await runCommand(command, url, print).finally(() => undefined);
+    const ran = await runCommand(command, url, rules.env ?? process.env, print);
     const seen = await watcher.stop();
     const ms = Date.now() - started;
     await settled(db);
@@ -84,20 +88,49 @@ export async function rehearse(
   }
 }
 
-/** The command through the shell, DATABASE_URL set; its output passed on as it comes, its tail kept. */
-function runCommand(command: string, url: string, print: (line: string) => void): Promise<{ code: number; tail: string }> {
+/** The URL and its password, as a command may print them (a tool saying where it connects). */
+function redactorOf(url: string): (text: string) => string {
+  const password = url.startsWith("postgres") ? new URL(url).password : "";
+  const secrets = [url, password, password && decodeURIComponent(password)].filter((x) => x.length >= 4);
+  return (text) => secrets.reduce((t, x) => t.split(x).join("***"), text);
+}
+
+/**
+ * The command through the shell, DATABASE_URL set; its output passed on line by line as it comes,
+ * its tail kept, the URL and its password redacted from both before anything is cut.
+ */
+function runCommand(
+  command: string,
+  url: string,
+  env: NodeJS.ProcessEnv,
+  print: (line: string) => void,
+): Promise<{ code: number; tail: string }> {
+  const redact = redactorOf(url);
   return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", command], { env: { ...process.env, DATABASE_URL: url }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("sh", ["-c", command], { env: { ...env, DATABASE_URL: url }, stdio: ["ignore", "pipe", "pipe"] });
     let tail = "";
-    const take = (chunk: Buffer) => {
-      const text = chunk.toString("utf8");
-      tail = (tail + text).slice(-4000);
-      for (const line of text.split("\n").filter(Boolean)) print(line);
+    const keep = (line: string) => {
+      const said = redact(line);
+      if (!said) return;
+      print(said);
+      tail = `${tail}${said}\n`.slice(-4000);
     };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
-    child.on("error", (err) => resolve({ code: 127, tail: err.message }));
-    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), tail }));
+    // Whole lines only, each stream's own: a password split across two reads is still one line's.
+    const lines = (stream: NodeJS.ReadableStream) => {
+      let partial = "";
+      stream.on("data", (chunk: Buffer) => {
+        const parts = (partial + chunk.toString("utf8")).split("\n");
+        partial = parts.pop() ?? "";
+        parts.forEach(keep);
+      });
+      return () => keep(partial);
+    };
+    const flush = [lines(child.stdout), lines(child.stderr)];
+    child.on("error", (err) => resolve({ code: 127, tail: redact(err.message) }));
+    child.on("close", (code, signal) => {
+      flush.forEach((f) => f());
+      resolve({ code: code ?? (signal ? 128 : 1), tail });
+    });
   });
 }
 
@@ -183,8 +216,21 @@ function judge(x: Seen): Rehearsal {
         );
     for (const r of rewrote) if (r.bytes >= x.rules.rewriteBytes) flags.push(`${r.kind} ${r.relation} (${megabytes(r.bytes)}, of ${r.of})`);
     const failed = s.failed || s === failedAt;
-    if (failed) flags.push("failed");
-    return { text: shownText(s.text), ms: Math.max(0, end - s.started), failed, locks, waited: s.waited, rewrote, flags };
+    const orNext = !s.failed && s === failedAt;
+    if (failed)
+      flags.push(
+        orNext ? "failed, or a statement right after it too short to be seen (the last seen before the migration stopped)" : "failed",
+      );
+    return {
+      text: shownText(s.text),
+      ms: Math.max(0, end - s.started),
+      failed,
+      ...(orNext ? { orNext: true as const } : {}),
+      locks,
+      waited: s.waited,
+      rewrote,
+      flags,
+    };
   });
   const otherRewrites = rewritten.filter((r) => !owner.has(r));
   const flags = statements.flatMap((s, i) => s.flags.map((f) => `statement ${i + 1}: ${f}`));
