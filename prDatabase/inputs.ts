@@ -4,6 +4,7 @@
 import * as fs from "fs";
 import { z } from "zod";
 import { printable } from "../provider/text";
+import { duration, size } from "../rehearsal/cli";
 
 /** A failure of the action, its message for the job's annotation. */
 export class ActionError extends Error {
@@ -39,6 +40,11 @@ const InputsSchema = z
     "pulumi-config-passphrase": z.string(),
     "pulumi-access-token": z.string(),
     "github-token": z.string(),
+    // The migration rehearsed on each push (empty: none), and what its report flags.
+    migrate: z.string(),
+    "lock-threshold": duration("lock-threshold"),
+    "rewrite-threshold": size("rewrite-threshold"),
+    "fail-on-flag": z.enum(["true", "false"], { error: 'fail-on-flag must be "true" or "false"' }),
     version: z.string().regex(/^[0-9]+\.[0-9]+\.[0-9]+/, { error: "the plugin's version is not known" }),
     "plugin-download-url": z.string().min(1),
   })
@@ -65,6 +71,9 @@ const DEFAULTS: Record<string, string> = {
   "require-masking": "true",
   "older-than": "2d",
   golden: "false",
+  "lock-threshold": "1s",
+  "rewrite-threshold": "100MB",
+  "fail-on-flag": "false",
   "plugin-download-url": "github://api.github.com/tigercloud/pulumi-tigercloud",
 };
 

@@ -19,6 +19,8 @@ import { currentGolden, goldenDigestOf, goldenStackName, madeBy, prPreparationFr
 import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
 import { OutputsSchema, preparationFailure, prFix, readyReport, rulesChangedNote, summarize } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
+import { markdown as rehearsalReport } from "../rehearsal/report";
+import { type Rehearsal, rehearse } from "../rehearsal/rehearse";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -40,6 +42,41 @@ interface Source {
   dataTakenAt: string;
   /** The digest of the golden fork's preparation, as the action recorded it ("" for production, or unknown). */
   goldenDigest: string;
+}
+
+/**
+ * The migration (the migrate input) run in the job's workspace against the PR's fork, watched. It
+ * gets the job's environment and DATABASE_URL, none of the action's inputs (its secrets).
+ */
+async function rehearseMigration(inputs: Inputs, url: string, env: NodeJS.ProcessEnv): Promise<Rehearsal> {
+  const jobEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("INPUT_")));
+  say(`rehearsing the migration: ${printable(inputs.migrate)}`);
+  return rehearse(
+    url,
+    inputs.migrate,
+    { lockMs: inputs["lock-threshold"], rewriteBytes: inputs["rewrite-threshold"], intervalMs: 50, env: jobEnv },
+    (line) => say(`  | ${printable(line)}`),
+  );
+}
+
+/** The job's end: a failed migration fails it, naming the statement; a flag fails it with fail-on-flag, else warns. */
+function rehearsalVerdict(r: Rehearsal, failOnFlag: boolean): number {
+  if (r.exitCode !== 0) {
+    const n = r.statements.findIndex((s) => s.failed);
+    // The error's line (a tool's CONTEXT or DETAIL lines may follow it), else the last one.
+    const lines = r.output.trim().split("\n");
+    const last = [...lines].reverse().find((l) => /\bERROR\b/i.test(l)) ?? lines[lines.length - 1] ?? "";
+    say(
+      `::error title=The migration failed::${command(
+        printable(
+          `${n >= 0 ? `statement ${n + 1}, ${r.statements[n]?.text},${r.statements[n]?.orNext ? " or one right after it too short to be seen," : ""} failed` : `the migration exited ${r.exitCode}`} on production's masked copy: ${last}`,
+        ),
+      )}`,
+    );
+    return 1;
+  }
+  for (const flag of r.flags) say(`::${failOnFlag ? "error" : "warning"} title=Migration rehearsal::${command(printable(flag))}`);
+  return failOnFlag && r.flags.length ? 1 : 0;
 }
 
 /** What a PR's stack recorded of its source (outputs; older stacks have only sourceServiceId). */
@@ -163,6 +200,16 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     // The project's file first: the CLI finds the stacks of the project it names.
     fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, false));
     let source: Source | undefined = await recordedSource(stack);
+    // A migration to rehearse starts from production's masked state on every push, never from what the
+    // previous push's migration left: the previous push's fork deleted (a replacement in one update
+    // would find it running under the same name and take it over), then a new one made below (of the
+    // golden fork serving now, or of production, masked in this job).
+    if (inputs.migrate !== "" && source) {
+      say("the migration is rehearsed on a new fork: the previous push's fork is deleted first");
+      await configure(stack, pr, false, source);
+      await locked(stack, ["destroy", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
+      source = undefined;
+    }
     // Into the default branch, a database forked from a golden fork made by other rules than the
     // base's now (a rule added since) is forked anew, as a changed prepare replaces a fork of production.
     const fromDefaultBranch =
@@ -226,9 +273,11 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       headSha: commits.head.sha,
       seconds: (Date.now() - started) / 1000,
     });
-    summarize(env, report);
-    say(await upsertComment(github, pr, report));
-    return 0;
+    const rehearsal = inputs.migrate === "" ? undefined : await rehearseMigration(inputs, url, env);
+    const text = rehearsal ? `${report}\n\n${rehearsalReport(rehearsal)}` : report;
+    summarize(env, text);
+    say(await upsertComment(github, pr, text));
+    return rehearsal ? rehearsalVerdict(rehearsal, inputs["fail-on-flag"] === "true") : 0;
   }
 
   fs.writeFileSync(path.join(dir, "Pulumi.yaml"), programText(inputs, undefined, todo.command === "nightly"));

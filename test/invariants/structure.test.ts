@@ -222,7 +222,7 @@ test("the fork janitor is a command of its own: it reaches the package through i
   expect(wrong).toEqual([]);
 });
 
-test("the PR database action's runner is a room of its own: it reaches the janitor by its command, and the package only through the shared modules and the public entry of the preparation's rules it checks a rules file by", () => {
+test("the PR database action's runner is a room of its own: it reaches the janitor by its command, the migration rehearsal by its options, run and report, and the package only through the shared modules and the public entry of the preparation's rules it checks a rules file by", () => {
   // That module is what the package exports as pulumi-tigercloud/preparation.
   const exported = (
     JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { exports: Record<string, { default?: string }> }
@@ -238,6 +238,9 @@ test("the PR database action's runner is a room of its own: it reaches the janit
       if (!spec.startsWith("../")) continue;
       const allowed = [
         "../forks/cli",
+        "../rehearsal/cli",
+        "../rehearsal/rehearse",
+        "../rehearsal/report",
         "../provider/resources/serviceFork/preparation/schema",
         ...SHARED.map((s) => `../provider/${s.replace(/\.ts$/, "")}`),
       ];
