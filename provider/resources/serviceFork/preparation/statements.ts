@@ -144,8 +144,11 @@ export const FIND_TABLE = `SELECT c.oid::int AS oid, n.nspname AS schema, c.reln
  * (or a hypertable's chunks' ranges) are then its values, production's, which no UPDATE changes.
  */
 export const PARTITIONS_BY = `SELECT EXISTS (
-    SELECT 1 FROM pg_partitioned_table p JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = ANY (p.partattrs::int2[])
-     WHERE p.partrelid IN (SELECT relid FROM pg_partition_ancestors($1)) AND a.attname = $2) AS declared`;
+    SELECT 1 FROM pg_partitioned_table p JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum > 0 AND NOT a.attisdropped
+     -- Above it and under it (a partition partitioned again), by the column or an expression of it (lower(email)).
+     WHERE p.partrelid IN (SELECT relid FROM pg_partition_ancestors($1) UNION SELECT relid FROM pg_partition_tree($1))
+       AND a.attname = $2
+       AND (a.attnum = ANY (p.partattrs::int2[]) OR coalesce(p.partexprs::text, '') ~ (':varattno ' || a.attnum || ' '))) AS declared`;
 export const HYPERTABLE_DIMENSION = `SELECT EXISTS (
     SELECT 1 FROM _timescaledb_catalog.dimension d JOIN _timescaledb_catalog.hypertable h ON h.id = d.hypertable_id
      WHERE format('%I.%I', h.schema_name, h.table_name)::regclass = $1::oid::regclass AND d.column_name = $2) AS dimension`;
@@ -506,7 +509,8 @@ calling(rel) AS (
   SELECT s.stxrelid FROM pg_statistic_ext s JOIN pg_depend d ON d.classid = 'pg_statistic_ext'::regclass AND d.objid = s.oid
    WHERE d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own)
   UNION
-  SELECT a.attrelid FROM pg_attribute a JOIN bases b ON b.typ = a.atttypid JOIN pg_range g ON g.rngtypid = b.base
+  -- A multirange's ANALYZE computes its range type's length histogram with subtype_diff too.
+  SELECT a.attrelid FROM pg_attribute a JOIN bases b ON b.typ = a.atttypid JOIN pg_range g ON b.base IN (g.rngtypid, g.rngmultitypid)
    WHERE a.attnum > 0 AND NOT a.attisdropped AND (g.rngsubdiff IN (SELECT oid FROM own) OR g.rngcanonical IN (SELECT oid FROM own)))
 SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        pg_has_role(c.relowner, 'USAGE')
