@@ -357,3 +357,60 @@ test("a table the masking leaves alone, whose expression index and extended stat
   // Made again from the masked rows, not dropped.
   expect(await read(fork.uri, `SELECT count(*) FROM (${statistics}) s WHERE v <> ''`)).toBe("2");
 });
+
+test("a table the masking leaves alone with a multirange column, whose range type's subtype_diff (a function of the database's own) ANALYZE calls on each row, is analysed again last as a range column's is", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP TABLE IF EXISTS public.t_multi, public.diff_seen; DROP TYPE IF EXISTS public.mspan; " +
+        "DROP FUNCTION IF EXISTS public.mspan_diff(float8, float8), public.note_seen();",
+    ),
+  );
+  // ANALYZE of a multirange column computes its range type's length histogram with subtype_diff
+  // (PostgreSQL 17 shows it as pg_stats.range_length_histogram): in production, whatever the
+  // function made of what it read. STATISTICS_CALLING_OWN joins pg_range on rngtypid only.
+  await inProduction(`
+    CREATE TABLE public.diff_seen (v text);
+    CREATE FUNCTION public.note_seen() RETURNS void LANGUAGE sql AS $f$ INSERT INTO public.diff_seen SELECT email FROM public.customers WHERE id = 1 $f$;
+    CREATE FUNCTION public.mspan_diff(float8, float8) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $f$
+      BEGIN PERFORM public.note_seen(); RETURN $1 - $2; END $f$;
+    CREATE TYPE public.mspan AS RANGE (subtype = float8, subtype_diff = public.mspan_diff);
+    CREATE TABLE public.t_multi (id int, m public.mspan_multirange);
+    INSERT INTO public.t_multi SELECT g, public.mspan_multirange(public.mspan(g, g + 1)) FROM generate_series(1, 300) g;
+    ANALYZE public.t_multi;`);
+  expect(Number(await inProduction("SELECT count(*) FROM public.diff_seen"))).toBeGreaterThan(0);
+  await inProduction("TRUNCATE public.diff_seen;");
+  const fork = await preparedFork("pr-redteam-multirange", { mask: RULES, pauseJobs: true });
+  // Analysed again in the fork, its function ran (and saw customer 1's masked address): none ran, its statistics are production's.
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.diff_seen"))).toBeGreaterThan(0);
+  expect(await read(fork.uri, `SELECT count(*) FROM public.diff_seen WHERE v LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+});
+
+test("a masked table list-partitioned by an expression of the masked column, or whose partition is itself partitioned by it, is refused as one partitioned by the column is: the partitions' bounds are production's values", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.t_lowkey, public.t_subkey;"));
+  await inProduction(`
+    CREATE TABLE public.t_lowkey (id int, email text) PARTITION BY LIST (lower(email));
+    CREATE TABLE public.t_lowkey_1 PARTITION OF public.t_lowkey FOR VALUES IN ('customer1@prod-customers.example.com');
+    CREATE TABLE public.t_lowkey_rest PARTITION OF public.t_lowkey DEFAULT;
+    INSERT INTO public.t_lowkey SELECT g, 'Customer' || g || '@prod-customers.example.com' FROM generate_series(1, 20) g;
+    CREATE TABLE public.t_subkey (id int NOT NULL, email text) PARTITION BY RANGE (id);
+    CREATE TABLE public.t_subkey_1 PARTITION OF public.t_subkey FOR VALUES FROM (0) TO (1000) PARTITION BY LIST (email);
+    CREATE TABLE public.t_subkey_1a PARTITION OF public.t_subkey_1 FOR VALUES IN ('customer1@prod-customers.example.com');
+    CREATE TABLE public.t_subkey_1r PARTITION OF public.t_subkey_1 DEFAULT;
+    INSERT INTO public.t_subkey SELECT g, 'customer' || g || '@prod-customers.example.com' FROM generate_series(1, 20) g;`);
+  const bounds = (table: string) =>
+    `SELECT count(*) FROM pg_class WHERE relispartition AND relname LIKE '${table}%' AND lower(pg_get_expr(relpartbound, oid)) LIKE '${PRODUCTION_ADDRESS}'`;
+  const outcomes: string[] = [];
+  for (const table of ["t_lowkey", "t_subkey"]) {
+    expect(await inProduction(bounds(table))).toBe("1");
+    outcomes.push(
+      await preparedFork(`pr-redteam-key-${table}`, { mask: [{ table, column: "email", with: "email" }] }).then(
+        async (fork) => `${table} published, bounds holding production's addresses: ${await read(fork.uri, bounds(table))}`,
+        (err: Error) => err.message,
+      ),
+    );
+  }
+  expect(outcomes).toEqual([
+    expect.stringMatching(/t_lowkey is partitioned by email: its partitions' bounds are production's values/),
+    expect.stringMatching(/t_subkey(_1)? is partitioned by email: its partitions' bounds are production's values/),
+  ]);
+});
