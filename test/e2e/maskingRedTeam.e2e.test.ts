@@ -414,3 +414,101 @@ test("a masked table list-partitioned by an expression of the masked column, or 
     expect.stringMatching(/t_subkey(_1)? is partitioned by email: its partitions' bounds are production's values/),
   ]);
 });
+
+test("a materialized view whose query calls a function of the database's own through an operator (pg_depend records the operator, not its function) runs after everything else: it copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_op, public.m_deep, public.m_base; DROP OPERATOR IF EXISTS public.### (text, integer); " +
+        "DROP FUNCTION IF EXISTS public.stats_text(text, integer);",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep AS SELECT email FROM public.m_base;
+    ANALYZE public.m_deep;
+    CREATE FUNCTION public.stats_text(text, integer) RETURNS text LANGUAGE sql STABLE AS $f$
+      SELECT string_agg(coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, ''), ' ')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = $1 $f$;
+    CREATE OPERATOR public.### (LEFTARG = text, RIGHTARG = integer, FUNCTION = public.stats_text);
+    -- Its rule depends on the operator only: neither opaque nor a reader of pg_stats, it is refreshed in the first wave, unchecked.
+    CREATE MATERIALIZED VIEW public.a_op AS SELECT 'm_deep'::text OPERATOR(public.###) 0 AS v;`);
+  const holding = `SELECT count(*) FROM public.a_op WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-operator-view", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+});
+
+test("a continuous aggregate over a table the masking leaves alone, grouping by an operator whose function reads customers, is refreshed from the masked data as one calling that function is", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.visits_by_email CASCADE; DROP TABLE IF EXISTS public.visits; " +
+        "DROP OPERATOR IF EXISTS public.@@@ (integer, integer); DROP FUNCTION IF EXISTS public.email_of_id(integer, integer);",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.visits (time timestamptz NOT NULL, customer_id integer);
+    SELECT create_hypertable('public.visits', by_range('time'));
+    INSERT INTO public.visits SELECT timestamptz '2026-01-01' + g * interval '1 hour', 1 + g % 50 FROM generate_series(1, 500) g;
+    CREATE FUNCTION public.email_of_id(integer, integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT email FROM public.customers WHERE id = $1 $f$;
+    CREATE OPERATOR public.@@@ (LEFTARG = integer, RIGHTARG = integer, FUNCTION = public.email_of_id);
+    -- Its query's rule depends on visits and the operator: not on the function, nor on customers.
+    CREATE MATERIALIZED VIEW public.visits_by_email WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS day, customer_id OPERATOR(public.@@@) 0 AS email, count(*) AS n
+        FROM public.visits GROUP BY 1, 2 WITH NO DATA;
+    CALL refresh_continuous_aggregate('public.visits_by_email', NULL, NULL);`);
+  const holding = `SELECT count(*) FROM public.visits_by_email WHERE email LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(Number(await inProduction(holding))).toBeGreaterThan(0);
+  const fork = await preparedFork("pr-redteam-operator-aggregate", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+});
+
+test("a materialized view whose query casts to a domain whose CHECK calls a function of the database's own (pg_depend records the domain, not the function) runs after everything else: it copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_dom, public.m_deep2, public.m_base2; DROP DOMAIN IF EXISTS public.dom_copy; " +
+        "DROP FUNCTION IF EXISTS public.copy_stats(text); DROP TABLE IF EXISTS public.stolen_dom;",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base2 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base2): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep2 AS SELECT email FROM public.m_base2;
+    ANALYZE public.m_deep2;
+    CREATE TABLE public.stolen_dom (v text);
+    CREATE FUNCTION public.copy_stats(text) RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen_dom SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = $1;
+      RETURN true; END $f$;
+    CREATE DOMAIN public.dom_copy AS text CHECK (public.copy_stats(VALUE));
+    -- Its rule depends on the domain only: neither opaque nor a reader of pg_stats, it is refreshed in the first wave.
+    CREATE MATERIALIZED VIEW public.a_dom AS SELECT 'm_deep2'::text::public.dom_copy AS v;
+    TRUNCATE public.stolen_dom;`);
+  const fork = await preparedFork("pr-redteam-domain-view", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_dom WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+  // It ran in its refresh: what it copied is the masked data's statistics.
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.stolen_dom"))).toBeGreaterThan(0);
+});
+
+test("a materialized view running a query given as text through an operator over PostgreSQL's ts_rewrite (no function of the database's own, no ts_rewrite( in its definition) copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_tsr, public.m_deep3, public.m_base3; DROP OPERATOR IF EXISTS public.~~~ (tsquery, text);",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base3 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base3): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep3 AS SELECT email FROM public.m_base3;
+    ANALYZE public.m_deep3;
+    CREATE OPERATOR public.~~~ (LEFTARG = tsquery, RIGHTARG = text, FUNCTION = pg_catalog.ts_rewrite);
+    -- ts_rewrite runs its text as a query; pg_get_viewdef shows the operator, and the rule depends on the operator only.
+    CREATE MATERIALIZED VIEW public.a_tsr AS SELECT ('a'::tsquery OPERATOR(public.~~~)
+      'SELECT ''a''::pg_catalog.tsquery, (SELECT pg_catalog.string_agg(pg_catalog.quote_literal(v), '' | '')
+         FROM pg_catalog.pg_stats s, pg_catalog.unnest(s.histogram_bounds::text::text[]) v
+        WHERE s.schemaname = ''public'' AND s.tablename = ''m_deep3'')::pg_catalog.tsquery')::text AS v;`);
+  const holding = `SELECT count(*) FROM public.a_tsr WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-operator-ts-rewrite", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+});

@@ -351,28 +351,47 @@ export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS sc
  WHERE h.schema_name = $1 AND h.table_name = $2`;
 
 /**
+ * The functions of the database's own: made by a role that is not a superuser, or made by anyone and
+ * no extension's (an extension's functions its owner, a superuser, installed are PostgreSQL's kin).
+ */
+const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
+   WHERE f.oid >= 16384
+     AND (NOT r.rolsuper OR NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = f.oid AND e.deptype = 'e'))`;
+
+/**
  * What reads what among views, materialized views and continuous aggregates: for each view and
  * materialized view, the relations its query reads and whether it calls a function of the
  * database's own (not PostgreSQL's or an extension's: what it reads cannot be told). A
  * continuous aggregate is its materialization hypertable, which reads what its query (its direct
  * view) reads; `view` is what it is refreshed by.
  */
-export const READS = `SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
+export const READS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+-- PostgreSQL's functions that run a query given as text (the XML exports, ts_stat, ts_rewrite, crosstab, connectby, dblink).
+text_queries AS (SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'),
+-- A domain's base types, at any depth: a cast to a domain checks its base domains' constraints too.
+bases(typ, base) AS (SELECT oid, oid FROM pg_type WHERE typtype = 'd'
+  UNION ALL SELECT b.typ, t.typbasetype FROM bases b JOIN pg_type t ON t.oid = b.base WHERE t.typtype = 'd'),
+-- Every function a view's query calls, read from its rule's parsed form (pg_depend records the operator,
+-- not its function; an aggregate or window function by its own oid; none of PostgreSQL's), and those a
+-- CHECK of a domain it casts to calls.
+calls(rule, fn) AS (
+  SELECT w.oid, m[1]::oid FROM pg_rewrite w, regexp_matches(w.ev_action::text, ':(?:funcid|opfuncid|aggfnoid|winfnoid) ([0-9]+)', 'g') m
+   WHERE w.ev_class IN (SELECT oid FROM pg_class WHERE relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace))
+  UNION
+  SELECT d.objid, x.refobjid FROM pg_depend d JOIN bases b ON b.typ = d.refobjid
+    JOIN pg_constraint k ON k.contypid = b.base
+    JOIN pg_depend x ON x.classid = 'pg_constraint'::regclass AND x.objid = k.oid AND x.refclassid = 'pg_proc'::regclass
+   WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_type'::regclass)
+SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
-       coalesce(bool_or(d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384 AND (
-         NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = d.refobjid AND e.deptype = 'e')
-         -- A function made an extension's member by a role that is not a superuser is the database's own.
-         OR NOT (SELECT r.rolsuper FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner WHERE f.oid = d.refobjid))), false)
-       -- A function that runs a query given as text (PostgreSQL's XML exports, ts_stat, ts_rewrite, crosstab, connectby,
-       -- dblink): PostgreSQL records no dependency on its own functions, so its name is looked for in the definition.
-       OR pg_get_viewdef(w.ev_class) ~* '(_to_xml|_to_xmlschema|_to_xml_and_xmlschema|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink[a-z_]*)\\s*\\('
+       -- What it reads cannot be told: it calls a function of the database's own, or one running a query given as text.
+       EXISTS (SELECT 1 FROM pg_rewrite r JOIN calls k ON k.rule = r.oid
+                WHERE r.ev_class = w.ev_class AND (k.fn IN (SELECT oid FROM own) OR k.fn IN (SELECT oid FROM text_queries)))
        -- A materialized view's index or extended statistics calling a function of the database's own: it runs in the refresh and ANALYZE.
        OR EXISTS (SELECT 1 FROM pg_depend x
                    WHERE ((x.classid = 'pg_class'::regclass AND x.objid IN (SELECT indexrelid FROM pg_index WHERE indrelid = w.ev_class))
                           OR (x.classid = 'pg_statistic_ext'::regclass AND x.objid IN (SELECT oid FROM pg_statistic_ext WHERE stxrelid = w.ev_class)))
-                     AND x.refclassid = 'pg_proc'::regclass AND x.refobjid >= 16384
-                     AND (NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = x.refobjid AND e.deptype = 'e')
-                          OR NOT (SELECT r.rolsuper FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner WHERE f.oid = x.refobjid))) AS opaque,
+                     AND x.refclassid = 'pg_proc'::regclass AND x.refobjid IN (SELECT oid FROM own)) AS opaque,
        c.relkind <> 'm' OR c.relispopulated AS populated,
        -- What ANALYZE keeps, as a reader sees it (the tables under these views only a superuser reads).
        coalesce(bool_or(d.refclassid = 'pg_class'::regclass AND d.refobjid IN (
@@ -495,10 +514,7 @@ export const KEPT_STATISTICS = `SELECT format('%I.%I', n.nspname, c.relname) AS 
  * of those already analysed ($1: oids). analysable: this role may ANALYZE it (it, or a role it is,
  * owns the table or the database).
  */
-export const STATISTICS_CALLING_OWN = `WITH RECURSIVE own AS (
-  SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
-   WHERE f.oid >= 16384
-     AND (NOT r.rolsuper OR NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = f.oid AND e.deptype = 'e'))),
+export const STATISTICS_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 -- A domain's base type, at any depth: a column of a domain over a range is analysed as the range.
 bases(typ, base) AS (SELECT oid, oid FROM pg_type
   UNION ALL SELECT b.typ, t.typbasetype FROM bases b JOIN pg_type t ON t.oid = b.base WHERE t.typtype = 'd'),
