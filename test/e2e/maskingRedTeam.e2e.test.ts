@@ -512,3 +512,20 @@ test("a materialized view running a query given as text through an operator over
   const fork = await preparedFork("pr-redteam-operator-ts-rewrite", { mask: RULES, pauseJobs: true });
   expect(await read(fork.uri, holding)).toBe("0");
 });
+
+test("a table a masked key cascades to, list-partitioned by that key (a partition per production address), is refused as a masked partition key is: its partitions' bounds are production's values", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.t_vip;"));
+  await inProduction(`
+    CREATE TABLE public.t_vip (email text REFERENCES public.customers (email) ON UPDATE CASCADE, note text) PARTITION BY LIST (email);
+    CREATE TABLE public.t_vip_1 PARTITION OF public.t_vip FOR VALUES IN ('customer1@prod-customers.example.com');
+    CREATE TABLE public.t_vip_2 PARTITION OF public.t_vip FOR VALUES IN ('customer2@prod-customers.example.com');
+    CREATE TABLE public.t_vip_rest PARTITION OF public.t_vip DEFAULT;
+    INSERT INTO public.t_vip VALUES ('customer1@prod-customers.example.com', 'a'), ('customer2@prod-customers.example.com', 'b'), ('customer3@prod-customers.example.com', 'c');`);
+  const bounds = `SELECT count(*) FROM pg_class WHERE relispartition AND lower(pg_get_expr(relpartbound, oid)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(bounds)).toBe("2");
+  const outcome = await preparedFork("pr-redteam-cascaded-partition-key", { mask: RULES, pauseJobs: true }).then(
+    async (fork) => `published, bounds holding production's addresses: ${await read(fork.uri, bounds)}`,
+    (err: Error) => err.message,
+  );
+  expect(outcome).toMatch(/t_vip is partitioned by email: its partitions' bounds are production's values/);
+});

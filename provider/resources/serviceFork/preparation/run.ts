@@ -454,6 +454,14 @@ async function reachOf(s: Preparing): Promise<void> {
   const ancestors = await s.q<Table>(sql.ANCESTORS, [written.map((t) => t.oid)]);
   const hypertables = s.timescaledb ? await s.q<Table>(sql.HYPERTABLES, [written.map((t) => t.oid)]) : [];
   s.reach = { written, cascaded: written.filter((t) => !masked.has(t.oid)), ancestors, hypertables };
+  // What a key's cascade writes may partition its table as a masked column may: refused alike.
+  const cascadedOids = s.reach.cascaded.map((t) => t.oid);
+  const keys = await s.q<{ oid: number; label: string; column: string }>(sql.CASCADED_COLUMNS, [cascadedOids, written.map((t) => t.oid)]);
+  const hypertableOids = new Set(hypertables.map((h) => h.oid));
+  for (const key of keys) {
+    await s.check(GUARDS.partitionKey, key);
+    if (hypertableOids.has(key.oid)) await s.check(GUARDS.hypertableDimension, key);
+  }
 }
 
 async function functionsOnWrite(s: Preparing): Promise<void> {

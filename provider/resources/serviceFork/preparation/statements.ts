@@ -175,6 +175,16 @@ export const WRITTEN = `WITH RECURSIVE edges(parent, child) AS (
 SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind
   FROM written JOIN pg_class c ON c.oid = written.oid JOIN pg_namespace n ON n.oid = c.relnamespace`;
 
+/**
+ * The columns a key's ON UPDATE action writes, of these tables ($1: oids), when what it references
+ * ($2: oids) is written: a cascaded table's own masked columns, which may partition it too.
+ */
+export const CASCADED_COLUMNS = `SELECT DISTINCT k.conrelid::int AS oid, format('%I.%I', n.nspname, c.relname) AS label, a.attname AS column
+  FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)
+ WHERE k.contype = 'f' AND k.confupdtype IN ('c', 'n', 'd') AND k.conrelid = ANY($1::oid[]) AND k.confrelid = ANY($2::oid[])
+ ORDER BY 2, 3`;
+
 /** The tables above these ($1: oids): a partitioned table's statistics of its whole (inherited) hold its partitions' values. */
 export const ANCESTORS = `WITH RECURSIVE up(oid) AS (SELECT unnest($1::oid[]) UNION SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.oid)
 SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind
