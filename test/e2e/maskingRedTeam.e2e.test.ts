@@ -257,7 +257,7 @@ test("materialized views left unpopulated holding index statistics only are made
   expect(message).toMatch(/statistics with a target of 0 keep what production's ANALYZE put there: public\.u_ext_s/);
 });
 
-test("a materialized view reading nothing masked, whose index statistics are frozen (a function of the database's own reads customers), is refused naming the index", async () => {
+test("a materialized view reading nothing masked, whose index statistics are frozen (a function of the database's own reads customers), is published with none of production's: the index is made again, its target of 0 with it", async () => {
   cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.m_ids; DROP FUNCTION IF EXISTS public.email_of(int);"));
   await inProduction(`
     CREATE FUNCTION public.email_of(int) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT email FROM public.customers WHERE id = $1 $f$;
@@ -265,8 +265,11 @@ test("a materialized view reading nothing masked, whose index statistics are fro
     CREATE INDEX m_ids_email ON public.m_ids (public.email_of(id));
     ANALYZE public.m_ids;
     ALTER INDEX public.m_ids_email ALTER COLUMN 1 SET STATISTICS 0;`);
-  const { message } = await refusedFork("pr-redteam-frozen-index", { mask: RULES, pauseJobs: true });
-  expect(message).toMatch(/statistics with a target of 0 keep what production's ANALYZE put there: public\.m_ids_email/);
+  const holding = `SELECT count(*) FROM pg_stats WHERE tablename = 'm_ids_email' AND lower(coalesce(histogram_bounds::text, '') || coalesce(most_common_vals::text, '')) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-frozen-index", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+  expect(await read(fork.uri, "SELECT attstattarget FROM pg_attribute WHERE attrelid = 'public.m_ids_email'::regclass")).toBe("0");
 });
 
 test("what runs a function of the database's own (an index of a materialized view; query_to_xml over pg_stats) runs after everything else is made again: it copies no production statistic", async () => {
@@ -528,4 +531,71 @@ test("a table a masked key cascades to, list-partitioned by that key (a partitio
     (err: Error) => err.message,
   );
   expect(outcome).toMatch(/t_vip is partitioned by email: its partitions' bounds are production's values/);
+});
+
+test("a table the masking leaves alone, whose expression index reads its own statistics (production's until its ANALYZE ends), keeps no production value when analysed again last", async () => {
+  cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.t_self; DROP FUNCTION IF EXISTS public.self_kept(integer);"));
+  await inProduction(`
+    -- Returns what the index's own statistics hold (while ANALYZE runs they are still the last ones: production's), else a reversed e-mail.
+    CREATE FUNCTION public.self_kept(integer) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $f$
+      DECLARE kept text[];
+      BEGIN
+        SELECT pg_catalog.array_cat(coalesce(s.most_common_vals::text::text[], '{}'), coalesce(s.histogram_bounds::text::text[], '{}')) INTO kept
+          FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 't_self_rev';
+        IF pg_catalog.cardinality(kept) > 0 THEN RETURN kept[1 + $1 % pg_catalog.cardinality(kept)]; END IF;
+        RETURN (SELECT pg_catalog.reverse(c.email) FROM public.customers c WHERE c.id = $1);
+      END $f$;
+    CREATE TABLE public.t_self AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    CREATE INDEX t_self_rev ON public.t_self (public.self_kept(id));
+    ANALYZE public.t_self;`);
+  const holding = `SELECT count(*) FROM pg_stats WHERE tablename = 't_self_rev'
+    AND lower(reverse(coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, ''))) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-self-stats", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+});
+
+test("a materialized view whose function reads the statistics of a table analysed again last (its index calls a function of the database's own) copies no production value in its refresh", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.m_copy; DROP TABLE IF EXISTS public.t_src; DROP FUNCTION IF EXISTS public.stats_of_src(), public.rev_of(integer);",
+    ),
+  );
+  await inProduction(`
+    CREATE FUNCTION public.rev_of(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT reverse(email) FROM public.customers WHERE id = $1 $f$;
+    CREATE TABLE public.t_src AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    CREATE INDEX t_src_rev ON public.t_src (public.rev_of(id));
+    ANALYZE public.t_src;
+    -- Its query names no catalog: what the function reads cannot be told.
+    CREATE FUNCTION public.stats_of_src() RETURNS SETOF text LANGUAGE plpgsql STABLE AS $f$ BEGIN
+      RETURN QUERY SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 't_src_rev'; END $f$;
+    CREATE MATERIALIZED VIEW public.m_copy AS SELECT public.stats_of_src() AS v;`);
+  const holding = `SELECT count(*) FROM public.m_copy WHERE lower(reverse(v)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-view-of-last", { mask: RULES, pauseJobs: true });
+  expect(fork.prepared.refreshed).toEqual(expect.arrayContaining(["public.m_copy"]));
+  expect(await read(fork.uri, holding)).toBe("0");
+});
+
+test("a materialized view whose expression index reads its own statistics (production's until its ANALYZE ends) keeps no production value once refreshed and analysed", async () => {
+  cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.m_self; DROP FUNCTION IF EXISTS public.self_kept_m(integer);"));
+  await inProduction(`
+    CREATE FUNCTION public.self_kept_m(integer) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $f$
+      DECLARE kept text[];
+      BEGIN
+        SELECT pg_catalog.array_cat(coalesce(s.most_common_vals::text::text[], '{}'), coalesce(s.histogram_bounds::text::text[], '{}')) INTO kept
+          FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_self_rev';
+        IF pg_catalog.cardinality(kept) > 0 THEN RETURN kept[1 + $1 % pg_catalog.cardinality(kept)]; END IF;
+        RETURN (SELECT pg_catalog.reverse(c.email) FROM public.customers c WHERE c.id = $1);
+      END $f$;
+    CREATE MATERIALIZED VIEW public.m_self AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    CREATE INDEX m_self_rev ON public.m_self (public.self_kept_m(id));
+    ANALYZE public.m_self;`);
+  const holding = `SELECT count(*) FROM pg_stats WHERE tablename = 'm_self_rev'
+    AND lower(reverse(coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, ''))) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-self-stats-view", { mask: RULES, pauseJobs: true });
+  expect(fork.prepared.refreshed).toEqual(expect.arrayContaining(["public.m_self"]));
+  expect(await read(fork.uri, holding)).toBe("0");
 });

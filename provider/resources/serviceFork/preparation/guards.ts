@@ -351,6 +351,30 @@ const statisticsCallingOwnOfOthers: Guard<{ tables: Array<Table & { analysable: 
   },
 };
 
+export interface OwnStatisticsObject extends Table {
+  what: string;
+  owned: boolean;
+  constrained: boolean;
+  drop: sql.ServerStatement;
+  make: sql.ServerStatement;
+  after: sql.ServerStatement[];
+}
+
+const statisticsCallingOwnKept: Guard<{ objects: OwnStatisticsObject[] }> = {
+  name: "an index or extended statistics calling a function of the database's own, that cannot be dropped and made again",
+  refuse: (_, { objects }) => {
+    const kept = objects.filter((o) => !o.owned || o.constrained);
+    return kept.length
+      ? said(
+          `${list(kept, (o) => `${o.what} of ${shownName(o)} (${o.constrained ? "a constraint stands on it" : "not tsdbadmin's"})`)}: ` +
+            "it calls a function of the database's own, which can read statistics still production's while it runs in a refresh or " +
+            "ANALYZE, so the preparation drops it until everything else is made again, and it cannot; drop it in prepare.sql and make it " +
+            "again in prepare.sqlAfter, or make its table tsdbadmin's in production",
+        )
+      : undefined;
+  },
+};
+
 const statisticsHolding: Guard<Compared, { place: string }> = {
   name: "statistics that still hold production's values",
   statement: ({ tables, columns, values, relations }) => [sql.STATISTICS_HOLDING, [tables, columns, values, relations]],
@@ -439,6 +463,7 @@ export const GUARDS = {
   hiddenFromChecks,
   statisticsKept,
   statisticsCallingOwnOfOthers,
+  statisticsCallingOwnKept,
   statisticsHolding,
   emptyViewWithStatistics,
   statisticsCopied,

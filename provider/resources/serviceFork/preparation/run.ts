@@ -23,6 +23,7 @@ import {
   type ForeignServer,
   type Found,
   GUARDS,
+  type OwnStatisticsObject,
   type Guard,
   type LeftBehind,
   type PreparedTransaction,
@@ -100,6 +101,8 @@ class Preparing {
   jobsPaused: number[] = [];
   removed: string[] = [];
   refreshed: string[] = [];
+  /** Indexes and extended statistics dropped until everything else is made again: made again last (or after a failure). */
+  remakeLast: OwnStatisticsObject[] = [];
   /** The time each step (or part of one) spent in its statements: the longest are said at the end, where a slow preparation is looked into. */
   readonly took: Map<string, number>;
   tables: MaskedTable[] = [];
@@ -155,9 +158,14 @@ class Preparing {
     if (err instanceof TigerCloudError) throw err;
     const why = err instanceof Refusal ? err.message : describeFailure(failureOf(err), this.statement);
     throw new TigerCloudError(
-      this.redact(`Preparing fork ${this.target.serviceId} failed at ${this.step}: ${why}. ${kept(this.stage, this.p, this.jobsPaused)}`),
+      this.redact(
+        `Preparing fork ${this.target.serviceId} failed at ${this.step}: ${why}. ${kept(this.stage, this.p, this.jobsPaused, this.notRemade)}`,
+      ),
     );
   };
+
+  /** What a failure left dropped, made again as far as it could be: what could not be, named. */
+  notRemade: string[] = [];
 
   get masking(): boolean {
     return (this.p.mask?.length ?? 0) > 0;
@@ -293,6 +301,7 @@ export async function prepareFork(
     }
     return prepared(s);
   } catch (err) {
+    await remakeAfterFailure(s);
     return s.fail(err);
   } finally {
     await s.session.end();
@@ -719,6 +728,7 @@ async function refreshDerived(s: Preparing): Promise<void> {
   // refreshed (it could read them), unless it runs one itself.
   const unpopulated = await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS);
   const runsOwn = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
+  await dropOwnStatisticsObjects(s);
   const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
     s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
@@ -750,14 +760,58 @@ async function refreshDerived(s: Preparing): Promise<void> {
 }
 
 /**
- * The tables whose ANALYZE calls a function of the database's own (an expression index's, say),
- * which may read what the masking wrote: their statistics hold what it read in production.
- * Analysed again last, once every view and aggregate it could read is refreshed, and checked.
+ * The indexes and extended statistics of what the masking does not write that call a function of
+ * the database's own, dropped before anything is refreshed: such a function can read pg_stats (its
+ * own statistics among them) while a refresh or ANALYZE runs it, and copy what is still production's.
+ * Made again last (restatisticizeCallingOwn), once every other statistic is the masked data's.
+ */
+async function dropOwnStatisticsObjects(s: Preparing): Promise<void> {
+  const objects = await s.q<OwnStatisticsObject>(sql.OWN_STATISTICS_OBJECTS, [s.reach.written.map((t) => t.oid)]);
+  await s.check(GUARDS.statisticsCallingOwnKept, { objects });
+  for (const o of objects) {
+    s.step = `prepare.mask (dropping the ${o.what} until everything else is made again)`;
+    await s.q(o.drop);
+    s.remakeLast.push(o);
+  }
+}
+
+/** The dropped indexes and extended statistics made again, as they were (a comment, a CLUSTER mark, a target with them). */
+async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
+  while (s.remakeLast.length) {
+    const o = s.remakeLast[0] as OwnStatisticsObject;
+    s.step = `prepare.mask (making the ${o.what} again)`;
+    await s.q(o.make);
+    for (const text of o.after) await s.q(text);
+    s.remakeLast.shift();
+  }
+}
+
+/** After a failure: what was dropped made again where it can be; what cannot be, named in the failure. */
+async function remakeAfterFailure(s: Preparing): Promise<void> {
+  for (const o of s.remakeLast) {
+    try {
+      await s.session.query("ROLLBACK").catch(() => undefined);
+      await s.session.query(o.make);
+      for (const text of o.after) await s.session.query(text);
+    } catch {
+      s.notRemade.push(`${o.what} (${o.make})`);
+    }
+  }
+  s.remakeLast = [];
+}
+
+/**
+ * Last, once every view and aggregate is refreshed: the indexes and extended statistics dropped
+ * before them made again, and the tables whose ANALYZE calls a function of the database's own (an
+ * expression index's, say), which may read what the masking wrote, analysed again and checked.
  */
 async function restatisticizeCallingOwn(s: Preparing): Promise<void> {
+  const remade = [...new Map(s.remakeLast.map((o) => [o.oid, o as Table])).values()];
+  await remakeOwnStatisticsObjects(s);
   const analysed = [...s.reach.written, ...s.reach.ancestors].map((t) => t.oid);
-  const tables = await s.q<Table & { analysable: boolean }>(sql.STATISTICS_CALLING_OWN, [analysed]);
-  await s.check(GUARDS.statisticsCallingOwnOfOthers, { tables });
+  const calling = await s.q<Table & { analysable: boolean }>(sql.STATISTICS_CALLING_OWN, [analysed]);
+  await s.check(GUARDS.statisticsCallingOwnOfOthers, { tables: calling });
+  const tables = [...new Map([...remade, ...calling].map((t) => [t.oid, t])).values()];
   if (!tables.length) return;
   for (const t of tables) {
     s.step = `prepare.mask (ANALYZE ${shownName(t)}, whose statistics call a function of the database's own)`;
@@ -940,7 +994,7 @@ function longest(took: Preparing["took"]): string {
 }
 
 /** What a failure at `stage` leaves, said truly. */
-function kept(stage: Stage, p: Preparation, jobsPaused: number[]): string {
+function kept(stage: Stage, p: Preparation, jobsPaused: number[], notRemade: string[] = []): string {
   const jobs = !p.pauseJobs
     ? ""
     : stage === "jobs"
@@ -954,8 +1008,11 @@ function kept(stage: Stage, p: Preparation, jobsPaused: number[]): string {
       : stage === "transaction"
         ? "Nothing of its SQL and masking was kept (one transaction, rolled back). "
         : "";
+  const lost = notRemade.length
+    ? `These, dropped until the statistics were made again, could not be made again: ${notRemade.join("; ")}. `
+    : "";
   return (
-    `${work}${jobs}The fork is recorded and its connection strings are not published. ` +
+    `${work}${lost}${jobs}The fork is recorded and its connection strings are not published. ` +
     "Fix prepare and run `pulumi up` again: it prepares the fork then."
   );
 }

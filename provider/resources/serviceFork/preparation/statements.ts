@@ -545,6 +545,47 @@ SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I'
  WHERE c.relkind IN ('r', 'p') AND NOT c.oid = ANY($1::oid[])
  ORDER BY n.nspname = '_timescaledb_internal', 2, 3`;
 
+/**
+ * The indexes and extended statistics objects of tables and materialized views the masking does not
+ * write ($1: the written tables' oids) that call a function of the database's own, and how each is
+ * dropped and made again: such a function can read pg_stats (its own statistics among them) while
+ * a refresh or ANALYZE runs it, and copy what is still production's, so none is left until every
+ * other statistic is made again. A partition's index goes with its parent's, a chunk's with its
+ * hypertable's. owned: this role owns the table (only its owner may drop an index); constrained:
+ * a constraint stands on the index (an exclusion constraint's).
+ */
+export const OWN_STATISTICS_OBJECTS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS})
+SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n.nspname AS schema, t.relname AS name,
+       format('%I.%I', n.nspname, t.relname) AS quoted, t.relkind::text AS kind,
+       pg_has_role(t.relowner, 'USAGE') AS owned, EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) AS constrained,
+       format('DROP INDEX %I.%I', n.nspname, x.relname) AS "drop", pg_get_indexdef(i.indexrelid) AS make,
+       array_remove(ARRAY[
+         CASE WHEN i.indisclustered THEN format('ALTER TABLE %I.%I CLUSTER ON %I', n.nspname, t.relname, x.relname) END,
+         CASE WHEN obj_description(i.indexrelid, 'pg_class') IS NOT NULL
+              THEN format('COMMENT ON INDEX %I.%I IS %L', n.nspname, x.relname, obj_description(i.indexrelid, 'pg_class')) END], NULL)
+       || ARRAY(SELECT format('ALTER INDEX %I.%I ALTER COLUMN %s SET STATISTICS %s', n.nspname, x.relname, a.attnum, a.attstattarget)
+                  FROM pg_attribute a WHERE a.attrelid = i.indexrelid AND a.attstattarget >= 0 ORDER BY a.attnum) AS after
+  FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+ WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
+   AND NOT t.oid = ANY($1::oid[]) AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)
+   AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                 AND d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own))
+UNION ALL
+SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname, t.relname, format('%I.%I', n.nspname, t.relname), t.relkind::text,
+       pg_has_role(s.stxowner, 'USAGE'), false,
+       format('DROP STATISTICS %I.%I', sn.nspname, s.stxname), pg_get_statisticsobjdef(s.oid),
+       array_remove(ARRAY[
+         CASE WHEN s.stxstattarget >= 0 THEN format('ALTER STATISTICS %I.%I SET STATISTICS %s', sn.nspname, s.stxname, s.stxstattarget) END,
+         CASE WHEN obj_description(s.oid, 'pg_statistic_ext') IS NOT NULL
+              THEN format('COMMENT ON STATISTICS %I.%I IS %L', sn.nspname, s.stxname, obj_description(s.oid, 'pg_statistic_ext')) END], NULL)
+  FROM pg_statistic_ext s JOIN pg_namespace sn ON sn.oid = s.stxnamespace
+  JOIN pg_class t ON t.oid = s.stxrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+ WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
+   AND NOT t.oid = ANY($1::oid[])
+   AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_statistic_ext'::regclass AND d.objid = s.oid
+                 AND d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own))
+ ORDER BY 1`;
+
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
