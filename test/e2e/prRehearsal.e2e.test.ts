@@ -1,79 +1,38 @@
-// The PR database action's migration rehearsal (migrate:), as a user's repository uses it: the
-// example's workflow with migrate: added, its migration a file of the repository run by psql in the
-// job's workspace, each job in a fresh clone run by the workflow runner, the plugin fetched from a
-// stand-in of GitHub's releases. Each push starts again from production's masked state (a new fork,
-// the previous push's deleted), the migration watched; the PR's comment says what each statement did.
-import { execFileSync } from "child_process";
+// The PR database action's migration rehearsal (migrate:), as a user's repository uses it (the
+// lab: test/support/lab/prDatabase.ts): the example's workflow with migrate: added, its migration a
+// file of the repository run by psql in the job's workspace. Each push starts again from
+// production's masked state (a new fork, the previous push's deleted), the migration watched; the
+// PR's comment says what each statement did.
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { PERSONAL_TABLE } from "../../simulator/databases";
-import { GitHubApi } from "../support/gitops/githubApi";
-import { type GitHubEvent, type JobRun, runnerPaths, WorkflowRunner } from "../support/gitops/runner";
-import { releaseServer, type ReleaseServer } from "../support/releaseServer";
-import { NO_DELAYS, Simulator } from "../../simulator";
+import { api, forksNamed, prDatabaseLab, pullRequest, repositories, runnerOf, sh, trigger, WITH } from "../support/lab/prDatabase";
 
 jest.setTimeout(300_000);
-const ROOT = path.join(__dirname, "..", "..");
-const EXAMPLE = path.join(ROOT, "examples", "pr-fork");
-const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
-const WORKFLOW = path.join(".github", "workflows", "pr-database.yml");
-const RULES = path.join(".github", "pr-database.yml");
+prDatabaseLab("pr-rehearsal.e2e");
+
 const REPOSITORY = "acme/rehearsed";
 const PR = 3;
+// The migration, a file of the repository; every lock that stops writes flagged (the tables are small).
+WITH[REPOSITORY] = ["migrate: sh migrate.sh", "lock-threshold: 0ms"];
 
-let sim: Simulator;
-let api: GitHubApi;
-let release: ReleaseServer;
-let work: string;
-let repo: string;
-let runner: WorkflowRunner;
-
-const git = (...args: string[]) =>
-  execFileSync("git", args, {
-    cwd: repo,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "dev",
-      GIT_AUTHOR_EMAIL: "d@example.com",
-      GIT_COMMITTER_NAME: "dev",
-      GIT_COMMITTER_EMAIL: "d@example.com",
-    },
-  });
-
-/** The migration at the PR's head: a new commit of migrate.sql, and the migrate.sh that runs it (it says whether it sees the action's secrets). */
-function push(sql: string): string {
-  fs.writeFileSync(path.join(repo, "migrate.sql"), sql);
-  git("add", "-A");
-  git("commit", "--quiet", "--allow-empty", "-m", "a migration");
-  return git("rev-parse", "HEAD").trim();
+/** A push to the PR's branch: migrate.sql as given, and the migrate.sh that runs it (saying whether it sees the action's inputs, and the URL). */
+function push(sql: string): void {
+  runnerOf(REPOSITORY);
+  const dir = repositories.get(REPOSITORY);
+  sh(dir, "checkout", "--quiet", ...(sh(dir, "branch", "--list", "feature").trim() ? ["feature"] : ["-b", "feature"]));
+  fs.writeFileSync(
+    path.join(dir as string, "migrate.sh"),
+    'echo "action inputs seen: $(env | grep -c ^INPUT_)"\necho "connecting to $DATABASE_URL"\npsql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -f migrate.sql\n',
+  );
+  fs.writeFileSync(path.join(dir as string, "migrate.sql"), sql);
+  sh(dir, "add", "-A");
+  sh(dir, "commit", "--quiet", "--allow-empty", "-m", "a migration");
+  sh(dir, "checkout", "--quiet", "main");
 }
 
-async function pushed(action: "opened" | "synchronize", status: number): Promise<JobRun> {
-  const head = git("rev-parse", "HEAD").trim();
-  const base = git("rev-parse", "main").trim();
-  api.pullRequestEvent(REPOSITORY, PR, action);
-  const event: GitHubEvent = {
-    name: "pull_request",
-    payload: {
-      action,
-      number: PR,
-      pull_request: {
-        number: PR,
-        head: { ref: "feature", sha: head, repo: { full_name: REPOSITORY } },
-        base: { ref: "main", sha: base, repo: { full_name: REPOSITORY } },
-      },
-    },
-  };
-  const jobs = (await runner.trigger(event)).filter((j) => j.ran);
-  const job = jobs[0];
-  if (jobs.length !== 1 || !job || job.status !== status)
-    throw new Error(
-      `wanted one job ending ${status}, got ${jobs.map((j) => `${j.job} ${j.status}`).join(", ")}\n${jobs.map((j) => j.log).join("\n---\n")}`,
-    );
-  return job;
-}
+const pushed = (action: "opened" | "synchronize", status: number) =>
+  trigger(REPOSITORY, pullRequest(REPOSITORY, PR, action, { branch: "feature" }), status);
 
 // The simulator's production holds 100 customers: a data migration first makes the table large
 // enough for each statement after it to last longer than the watch's 50 ms look.
@@ -82,81 +41,7 @@ const MIGRATION = `${GROW}ALTER TABLE ${PERSONAL_TABLE} ADD COLUMN score float8 
 
 const comment = () => api.comments.filter((c) => c.repository === REPOSITORY && c.issue === PR && c.user.type === "Bot").map((c) => c.body);
 /** The PR's forks not deleted (nor being deleted). */
-const liveForks = () =>
-  sim
-    .services(sim.defaults().projectId)
-    .filter((s) => s.name === `pr-${PR}.acme.rehearsed` && s.forked_from && !["DELETING", "DELETED"].includes(s.status));
-
-beforeAll(async () => {
-  sim = new Simulator({ delays: { ...NO_DELAYS, forkQueuedMs: 100, forkConfiguringMs: 100 }, databases: "postgres" });
-  await sim.start();
-  api = new GitHubApi();
-  await api.start();
-  work = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-pr-rehearsal-"));
-  const assets = path.join(work, "release");
-  fs.mkdirSync(assets);
-  const { packPlugin } = require("../../scripts/pack-plugin") as { packPlugin: () => string };
-  const archive = packPlugin();
-  fs.copyFileSync(archive, path.join(assets, path.basename(archive)));
-  release = await releaseServer(assets, VERSION);
-
-  // A user's repository: the example's two files, the workflow rehearsing its migration.
-  repo = path.join(work, "repo");
-  for (const file of [WORKFLOW, RULES]) {
-    fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
-    fs.copyFileSync(path.join(EXAMPLE, file), path.join(repo, file));
-  }
-  const workflow = path.join(repo, WORKFLOW);
-  const added = [
-    "tiger-api-url: ${{ secrets.TIGER_API_URL }}",
-    "migrate: sh migrate.sh",
-    // Every lock that stops writes is flagged here: the simulator's tables are small.
-    "lock-threshold: 0ms",
-  ];
-  fs.writeFileSync(workflow, `${fs.readFileSync(workflow, "utf8").trimEnd()}\n${added.map((l) => `          ${l}`).join("\n")}\n`);
-  fs.writeFileSync(
-    path.join(repo, "migrate.sh"),
-    'echo "action inputs seen: $(env | grep -c ^INPUT_)"\necho "connecting to $DATABASE_URL"\npsql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -f migrate.sql\n',
-  );
-  fs.writeFileSync(path.join(repo, "migrate.sql"), "SELECT 1;\n");
-  execFileSync("git", ["init", "--quiet", "--initial-branch=main", repo]);
-  git("add", "-A");
-  git("commit", "--quiet", "-m", "A database for each pull request, its migration rehearsed");
-  git("checkout", "--quiet", "-b", "feature");
-  api.addRepository(REPOSITORY, repo);
-
-  const { basePath, pulumiPath } = runnerPaths(ROOT);
-  fs.mkdirSync(path.join(work, "jobs"));
-  fs.mkdirSync(path.join(work, "npm"));
-  runner = new WorkflowRunner({
-    repository: repo,
-    repositoryName: REPOSITORY,
-    secrets: {
-      TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
-      TIGER_SECRET_KEY: sim.keyPair.secretKey,
-      TIGER_API_URL: sim.url,
-      PULUMI_BACKEND_URL: `file://${fs.mkdtempSync(path.join(work, "state-"))}`,
-      PULUMI_CONFIG_PASSPHRASE: "pr-rehearsal-e2e",
-    },
-    vars: { SOURCE_SERVICE_ID: sim.defaults().serviceId },
-    githubApiUrl: api.url,
-    issueToken: (p) => api.issueToken(p),
-    basePath,
-    pulumiPath,
-    work: path.join(work, "jobs"),
-    npmCache: path.join(work, "npm"),
-    machineEnv: release.githubEnv(),
-    actions: { "tigercloud/pulumi-tigercloud": ROOT },
-    pluginCache: path.join(work, "plugin-cache"),
-  });
-});
-
-afterAll(async () => {
-  await release?.close();
-  await api?.stop();
-  await sim?.stop();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
-});
+const liveForks = () => forksNamed(`pr-${PR}.acme.rehearsed`).filter((s) => !["DELETING", "DELETED"].includes(s.status));
 
 test("each push rehearses its migration on a new fork of production's masked state: a rewrite under ACCESS EXCLUSIVE and an index build reported and flagged, then a failing one fails the job naming the statement; the migration sees none of the action's inputs, the comment no URL and no value", async () => {
   push(MIGRATION);
