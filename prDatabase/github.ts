@@ -93,24 +93,31 @@ const CommentsSchema = z.array(
 
 /**
  * The action's comment on pull request `pr`: made the first time, updated after (found by its
- * marker, among comments a bot wrote). Says what happened; a token that cannot write pull requests
- * is no failure of the job.
+ * marker, among comments a bot wrote), or changed from what it says (`body` a function of it).
+ * Says what happened; a token that cannot write pull requests is no failure of the job.
  */
-export async function upsertComment(github: GitHub, pr: number, body: string): Promise<string> {
+export async function upsertComment(
+  github: GitHub,
+  pr: number,
+  body: string | ((existing: string | undefined) => string | undefined),
+): Promise<string> {
   try {
-    let found: number | undefined;
+    let found: { id: number; body?: string | null | undefined } | undefined;
     for (let page = 1; found === undefined; page++) {
       const listed = await call(github, "GET", `/issues/${pr}/comments?per_page=${PAGE}&page=${page}`);
       if (listed.status !== 200) return `no comment on the pull request: GitHub answered ${listed.status} to reading its comments`;
       const comments = CommentsSchema.parse(JSON.parse(listed.text));
-      found = comments.find((c) => c.user?.type === "Bot" && (c.body ?? "").startsWith(COMMENT_MARKER))?.id;
+      found = comments.find((c) => c.user?.type === "Bot" && (c.body ?? "").startsWith(COMMENT_MARKER));
       if (comments.length < PAGE) break;
     }
-    const text = `${COMMENT_MARKER}\n${body}`;
+    // A change of the comment there is (the night's word on it): none, nothing to change.
+    const said = typeof body === "string" ? body : body(found?.body?.slice(COMMENT_MARKER.length).replace(/^\n/, ""));
+    if (said === undefined) return "the pull request has no comment of ours to change";
+    const text = `${COMMENT_MARKER}\n${said}`;
     const written =
       found === undefined
         ? await call(github, "POST", `/issues/${pr}/comments`, { body: { body: text } })
-        : await call(github, "PATCH", `/issues/comments/${found}`, { body: { body: text } });
+        : await call(github, "PATCH", `/issues/comments/${found.id}`, { body: { body: text } });
     if (written.status === 403)
       return "no comment on the pull request: the token cannot write pull requests (grant pull-requests: write to have one)";
     if (written.status >= 300) return `no comment on the pull request: GitHub answered ${written.status}`;

@@ -17,7 +17,7 @@ import { defaultBranchHead, type GitHub, upsertComment } from "./github";
 import { ActionError, type Inputs, readInputs, SECRET_INPUTS, settingsOf, type Todo, whatToDo } from "./inputs";
 import { currentGolden, goldenDigestOf, goldenStackName, madeBy, prPreparationFromGolden, refreshGolden, refreshReport } from "./golden";
 import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
-import { OutputsSchema, preparationFailure, prFix, readyReport, rulesChangedNote, summarize } from "./report";
+import { OutputsSchema, preparationFailure, prFix, readyReport, rulesChangedNote, summarize, withNightNote } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 import { markdown as rehearsalReport } from "../rehearsal/report";
 import { type Rehearsal, rehearse } from "../rehearsal/rehearse";
@@ -356,6 +356,12 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
       await configure(stack, pr, true, source);
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
       paused.push(`| \`${stack}\` | paused |`);
+      if (github.token)
+        say(
+          await upsertComment(github, pr, (old) =>
+            withNightNote(old, `paused ${new Date().toISOString()}, data and all: the next push starts it (a few minutes).`),
+          ),
+        );
     } catch (err) {
       failed++;
       say(`could not pause stack ${stack}: ${printable(messageOf(err))}`);
@@ -369,10 +375,23 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
   Object.assign(process.env, settings);
   if (!settings.GITHUB_TOKEN) say("github-token is empty: the sweep cannot ask GitHub which pull requests are closed");
   const summary = env.GITHUB_STEP_SUMMARY ? ["--summary", env.GITHUB_STEP_SUMMARY] : [];
+  const before = await prNumbers(suffix, dir, runEnv);
   for (const source of sources) {
     const common = ["--source", source, "--project-dir", dir];
     if ((await forks(["list", ...common])) !== 0) failed++;
     if ((await forks(["sweep", ...common, "--older-than", inputs["older-than"], "--apply", ...summary])) !== 0) failed++;
   }
+  // A PR whose stack the sweep destroyed (expired, or closed without its close job) is told so: its comment offered a database.
+  const after = new Set(await prNumbers(suffix, dir, runEnv));
+  if (github.token)
+    for (const pr of before.filter((n) => !after.has(n)))
+      say(
+        await upsertComment(github, pr, (old) =>
+          withNightNote(
+            old,
+            `the sweep destroyed this database ${new Date().toISOString()} (expired, or its pull request closed); the next push makes a new one.`,
+          ),
+        ),
+      );
   return failed === 0 ? 0 : 1;
 }

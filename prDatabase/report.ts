@@ -130,3 +130,12 @@ export function preparationFailure(output: string, rules: Rules | undefined, fix
     : ` Fork ${fork}'s URL was never handed out;`;
   return printable(`${where}: ${step}: ${why}.${stopped} ${fix}`);
 }
+
+/** The line the night writes at the top of a pull request's comment (the one before it replaced). */
+const NIGHT_LINE = /^> \*\*At night\*\*:.*\n\n/;
+
+/** A pull request's comment with the night's word on its database at its top; undefined where there is no comment. */
+export function withNightNote(existing: string | undefined, note: string): string | undefined {
+  if (existing === undefined) return undefined;
+  return `> **At night**: ${cell(note)}\n\n${existing.replace(NIGHT_LINE, "")}`;
+}

@@ -106,9 +106,14 @@ test("nightly: this repository's PR forks paused (the other repository's left ru
   expect(nightly.log).toContain(`DELETE fork ${leftBehind} "pr-3.acme.shop": no stack holds it`);
   expect(nightly.log).toContain(`keep fork ${shopFork} "pr-7.acme.shop": held by stack pr-7.acme.shop`);
   expect(sim.service(ids.projectId, leftBehind)?.status).toMatch(/^DELET/);
-  // The PR's next push starts its fork again.
+  // The PR's comment says the night paused its database, above what it said of it.
+  const comment = () => api.comments.find((c) => c.repository === "acme/shop" && c.issue === 7 && c.user.type === "Bot")?.body ?? "";
+  expect(comment()).toMatch(/^<!-- tigercloud-pr-database -->\n> \*\*At night\*\*: paused \d{4}-\d\d-\d\dT.*the next push starts it/);
+  expect(comment()).toContain("### Database for this pull request: `pr-7.acme.shop`");
+  // The PR's next push starts its fork again, and the comment no longer says it is paused.
   await trigger("acme/shop", pullRequest("acme/shop", 7, "synchronize"));
   expect(sim.service(ids.projectId, shopFork)?.status).toBe("READY");
+  expect(comment()).not.toContain("At night");
 });
 
 test("a fork that has expired: the night's sweep destroys its stack, and with it the fork, though its PR is open", async () => {
@@ -124,6 +129,10 @@ test("a fork that has expired: the night's sweep destroys its stack, and with it
   expect(nightly.log).toContain(`DESTROY stack pr-5.acme.ops: fork ${made!.service_id} expired at 2026-01-01T00:00:00.000Z`);
   expect(nightly.log).toMatch(/EXPIRED \d+d \d+h ago/);
   expect(sim.service(ids.projectId, made!.service_id)?.status).toMatch(/^DELET/);
+  // The PR's comment, which offered the database, says the sweep destroyed it.
+  expect(api.comments.find((c) => c.repository === "acme/ops" && c.issue === 5 && c.user.type === "Bot")?.body).toMatch(
+    /> \*\*At night\*\*: the sweep destroyed this database .*the next push makes a new one/,
+  );
   // The other repositories' forks, in the same backend, are theirs to sweep.
   expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
 });
