@@ -23,6 +23,7 @@ import {
   trigger,
   WITH,
   WORKFLOW,
+  goldenOf,
 } from "../support/lab/prDatabase";
 
 jest.setTimeout(300_000);
@@ -30,9 +31,7 @@ prDatabaseLab("pr-database-golden.e2e");
 
 describe("golden: true, production masked once a night and every PR's database forked from it", () => {
   const repo = "acme/golden";
-  const goldenForks = () => sim.services(ids.projectId).filter((s) => /^golden-[0-9-]+\.acme\.golden$/.test(s.name));
-  const serving = () => goldenForks().filter((s) => !/^DELET/.test(s.status));
-  const night = (status = 0) => trigger(repo, { name: "schedule", cron: "0 20 * * 1-5" }, status);
+  const { goldenForks, serving, night } = goldenOf(repo);
   let golden: string;
   let prFork: string;
   let prUrl: string;

@@ -23,6 +23,7 @@ import {
   sim,
   trigger,
   WITH,
+  goldenOf,
 } from "../support/lab/prDatabase";
 
 jest.setTimeout(300_000);
@@ -30,9 +31,7 @@ prDatabaseLab("pr-database-golden-refresh.e2e");
 
 describe("golden: true, when a refresh goes wrong", () => {
   const repo = "acme/golden";
-  const goldenForks = () => sim.services(ids.projectId).filter((s) => /^golden-[0-9-]+\.acme\.golden$/.test(s.name));
-  const serving = () => goldenForks().filter((s) => !/^DELET/.test(s.status));
-  const night = (status = 0) => trigger(repo, { name: "schedule", cron: "0 20 * * 1-5" }, status);
+  const { serving, night } = goldenOf(repo);
   let golden: string;
 
   test("a first night makes the golden fork the nights below start from, stopped", async () => {

@@ -206,3 +206,12 @@ export function prDatabaseLab(name: string): void {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 }
+
+/** A golden repository's golden forks (every generation), those serving (not being deleted), and its night (its one job, ending `status`). */
+export function goldenOf(repo: string) {
+  const goldenForks = () =>
+    sim.services(ids.projectId).filter((s) => /^golden-[0-9-]+\./.test(s.name) && s.name.endsWith(`.${repo.replace("/", ".")}`));
+  const serving = () => goldenForks().filter((s) => !/^DELET/.test(s.status));
+  const night = (status = 0) => trigger(repo, { name: "schedule", cron: "0 20 * * 1-5" }, status);
+  return { goldenForks, serving, night };
+}
