@@ -22,7 +22,7 @@ const FIRST_VPC_ID = 7_000_000;
 
 // ---- options -------------------------------------------------------------------------------
 
-const PARTS = ["a", "b", "c", "d"] as const;
+const PARTS = ["a", "b", "c", "d", "e"] as const;
 type Part = (typeof PARTS)[number];
 
 interface Options {
@@ -39,6 +39,9 @@ interface Options {
   seedDays: number;
   /** Part D: the production sizes (rows of the same hypertable) the golden fork is measured at. */
   goldenRows: number[];
+  /** Part E: rows of customers the rehearsed migration rewrites, and how many pairs of runs (plain, watched). */
+  rehearseRows: number;
+  rehearseRuns: number;
   keep: boolean;
   /** B.4 also without the type check (doubles its runs; --smoke leaves it out). */
   uncheckedOverhead: boolean;
@@ -58,6 +61,8 @@ const DEFAULTS: Options = {
   prepareRows: 1_000_000,
   seedDays: 30,
   goldenRows: [1_000_000, 10_000_000],
+  rehearseRows: 1_000_000,
+  rehearseRuns: 5,
   keep: false,
   uncheckedOverhead: true,
   checkRuns: 5,
@@ -73,6 +78,8 @@ const SMOKE: Partial<Options> = {
   uncheckedOverhead: false,
   checkRuns: 1,
   prepareRows: 10_000,
+  rehearseRows: 20_000,
+  rehearseRuns: 1,
   // Enough days for compressed chunks and aggregates (older than 2 and 3 days), few rounds of the policies.
   seedDays: 6,
   // Two sizes, so that part D's ratio between them is computed (and its code run) in CI too.
@@ -89,7 +96,9 @@ const HELP = `Usage: npm run bench -- [options]
   --ready-ms 5000      part B: T, how long the simulator takes to make a fork READY
   --prepare-rows 1000000  part C: rows of the hypertable a fork's preparation masks (two columns)
   --golden-rows 1000000,10000000  part D: production sizes a golden fork (masked once, paused) is forked at
-  --part a|b|c|d       only one part (default: a, b and c; --smoke: all four)
+  --rehearse-rows 1000000  part E: customers' rows the rehearsed migration rewrites
+  --rehearse-runs 5    part E: pairs of runs (plain, then watched), each on a fresh fork
+  --part a|b|c|d|e     only one part (default: a, b and c; --smoke: all five)
   --smoke              tiny sizes (${JSON.stringify({ ...SMOKE, parts: PARTS }).replace(/"/g, "")}); other flags still apply
   --keep               keep the temporary directory under .tmp/ (for debugging)
 A MISS is reported, not failed on: the exit code is non-zero only when the benchmark could not run.`;
@@ -134,6 +143,12 @@ function parseOptions(argv: string[]): Options {
         break;
       case "--golden-rows":
         options.goldenRows = (value() ?? "").split(",").map((s) => count(flag, s));
+        break;
+      case "--rehearse-rows":
+        options.rehearseRows = Number(value());
+        break;
+      case "--rehearse-runs":
+        options.rehearseRuns = Number(value());
         break;
       case "--part": {
         const part = (value() ?? "").toLowerCase();
@@ -1398,6 +1413,87 @@ function forkNamed(sim: Simulator, name: string): ReturnType<Simulator["services
   return found;
 }
 
+// ---- part E: what watching a migration costs it, and how true its lock times are ------------------
+
+/**
+ * A migration (a rewrite under ACCESS EXCLUSIVE, an index build, an UPDATE of every row) run on fresh
+ * forks of a production of `rehearseRows` customers: plainly through `sh`, then under the
+ * rehearsal's watch (rehearse(), looking every 50 ms), alternating; the medians' ratio is what
+ * watching costs. Then a lock held for a known 2 s, and the lock time the rehearsal reports.
+ */
+async function partE(options: Options, root: string): Promise<void> {
+  const { Databases } = require("../simulator/databases") as typeof import("../simulator/databases");
+  const { rehearse } = require("../rehearsal/rehearse") as typeof import("../rehearsal/rehearse");
+  const dbs = new Databases("postgres");
+  await dbs.start();
+  try {
+    await dbs.seed("production", "production-password");
+    await dbs.query(
+      "production",
+      "INSERT INTO customers SELECT g, 'customer' || g || '@prod-customers.example.com', 'Customer Number' || g, 'tok_' || g, 1 + g % 100 " +
+        `FROM generate_series(101, ${options.rehearseRows}) g`,
+    );
+    let forks = 0;
+    const fresh = async () => {
+      const id = `bench-rehearsal-${++forks}`;
+      const { port } = await dbs.fork("production", id, `pw-${id}`, 0);
+      await dbs.settled(id);
+      return `postgresql://tsdbadmin:pw-${id}@127.0.0.1:${port}/tsdb?sslmode=require`;
+    };
+    const file = path.join(root, "migration.sql");
+    fs.writeFileSync(
+      file,
+      "ALTER TABLE customers ADD COLUMN score float8 DEFAULT random();\nCREATE INDEX customers_name ON customers (full_name);\n" +
+        "UPDATE customers SET referred_by = referred_by + 1;\n",
+    );
+    const command = `psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -f ${file}`;
+    const rules = { lockMs: 1000, rewriteBytes: 100 * 1024 * 1024, intervalMs: 50 };
+    const plain: number[] = [];
+    const watched: number[] = [];
+    for (let i = 0; i < options.rehearseRuns; i++) {
+      const url = await fresh();
+      const t = performance.now();
+      await run("sh", ["-c", command], { cwd: root, env: { ...process.env, DATABASE_URL: url } });
+      plain.push(performance.now() - t);
+      const r = await rehearse(await fresh(), command, rules);
+      if (r.exitCode !== 0) throw new Error(`the rehearsed migration failed: ${r.output}`);
+      watched.push(r.ms);
+    }
+    const locked = await rehearse(
+      await fresh(),
+      `psql "$DATABASE_URL" -X -q -c "BEGIN; LOCK TABLE customers IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;"`,
+      rules,
+    );
+    const held = Math.max(
+      0,
+      ...locked.statements.flatMap((st) =>
+        st.locks.filter((l) => l.relation === "public.customers" && l.mode === "AccessExclusiveLock").map((l) => l.ms),
+      ),
+    );
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+    const overhead = median(watched) / median(plain) - 1;
+    table(
+      `E. The rehearsal's watch: a migration of ${options.rehearseRows.toLocaleString("en")} customers' rows, ${options.rehearseRuns} run(s) each way`,
+      ["measure", "plain", "watched", "goal", "result"],
+      [
+        [
+          "migration, median",
+          sec(median(plain)),
+          sec(median(watched)),
+          "+5% at most",
+          `${(overhead * 100).toFixed(1)}% ${overhead <= 0.05 ? "PASS" : "MISS"}`,
+        ],
+        ["a 2 s ACCESS EXCLUSIVE lock, reported", "2.00 s", sec(held), "within 0.2 s", `${Math.abs(held - 2000) <= 200 ? "PASS" : "MISS"}`],
+      ],
+      [
+        `plain runs: ${plain.map(sec).join(", ")}; watched: ${watched.map(sec).join(", ")} (each on a fresh fork; the watched time is the command's, as the report gives it)`,
+      ],
+    );
+  } finally {
+    await dbs.close();
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const started = performance.now();
@@ -1450,6 +1546,7 @@ async function main(): Promise<void> {
     if (options.parts.has("b")) parts.push(["B", () => partB(options, engine as Engine, sim)]);
     if (options.parts.has("c")) parts.push(["C", () => partC(options, root)]);
     if (options.parts.has("d")) parts.push(["D", () => partD(options, root)]);
+    if (options.parts.has("e")) parts.push(["E", () => partE(options, root)]);
     for (const [name, part] of parts) {
       const partStarted = performance.now();
       try {
