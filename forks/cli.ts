@@ -255,8 +255,10 @@ async function sweep(client: TigerCloudClient, projectId: string, options: Optio
   const decisions = planSweep(inventory, rules);
   if (decisions.length === 0) print("nothing to sweep: no PR stack, and no fork of this source");
   const rows: string[] = [];
+  let elsewhere = 0;
   const context = {
-    outcome: (d: Decision, outcome: string) => rows.push(summaryRow(d, outcome)),
+    // The summary lists what is this pipeline's: another's forks of the same source are counted, not listed.
+    outcome: (d: Decision, outcome: string) => (d.kind === "keep" && d.elsewhere ? elsewhere++ : rows.push(summaryRow(d, outcome))),
     client,
     projectId,
     sourceServiceId: source,
@@ -270,8 +272,17 @@ async function sweep(client: TigerCloudClient, projectId: string, options: Optio
   if (options.summary) {
     const head = `### Sweep of the forks of \`${cell(source)}\`${options.apply ? "" : " (a dry run)"}`;
     const table = rows.length ? ["| Stack or fork | Decision | Why | Outcome |", "|---|---|---|---|", ...rows] : ["Nothing to sweep."];
-    const note =
-      prStacks && !github ? ["", "No GitHub token: no pull request's state was asked, so no PR stack was destroyed for a closed PR."] : [];
+    const note = [
+      ...(elsewhere
+        ? [
+            "",
+            `${elsewhere} fork(s) of this source not named like ${cell(rules.forkNames.glob)} (another repository's or pipeline's) left alone, not listed.`,
+          ]
+        : []),
+      ...(prStacks && !github
+        ? ["", "No GitHub token: no pull request's state was asked, so no PR stack was destroyed for a closed PR."]
+        : []),
+    ];
     fs.appendFileSync(options.summary, `${[head, "", ...table, ...note].join("\n")}\n\n`);
   }
   if (inventory.standbys.length > 0)

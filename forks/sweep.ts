@@ -27,7 +27,7 @@ export type Decision =
   | { kind: "destroy stack"; stack: Stack; why: string; pr?: PullRequestStack; expired?: { serviceId: string; at: string } }
   | { kind: "keep stack"; stack: Stack; why: string; failed?: boolean }
   | { kind: "delete" | "stop"; fork: Service; why: string }
-  | { kind: "keep"; fork: Service; why: string };
+  | { kind: "keep"; fork: Service; why: string; elsewhere?: true };
 
 const DAY_MS = 86_400_000;
 /** "3d 4h", "5h 10m", "12m": an age a person reads at a glance. */
@@ -86,7 +86,10 @@ export function planSweep(inventory: Inventory, rules: SweepRules): Decision[] {
 }
 
 function decide(inventory: Inventory, rules: SweepRules, fork: Service, destroyed: Set<Stack>): Decision {
-  const keep = (why: string): Decision => ({ kind: "keep", fork, why });
+  // One not named like this pipeline's forks is another repository's or pipeline's on the same source
+  // (held by its stack, or not): its own sweep's to report.
+  const elsewhere = rules.forkNames.matches(fork.name) ? {} : { elsewhere: true as const };
+  const keep = (why: string): Decision => ({ kind: "keep", fork, why, ...elsewhere });
   const notOurs = notAForkOf(fork, { projectId: inventory.projectId, sourceServiceId: rules.sourceServiceId });
   if (notOurs) return keep(printable(notOurs));
   const holders = holdersOf(inventory, fork.service_id);

@@ -105,6 +105,10 @@ test("nightly: this repository's PR forks paused (the other repository's left ru
   expect(forksNamed("pr-7.acme.web").map((s) => s.status)).toEqual(["READY"]);
   expect(nightly.log).toContain(`DELETE fork ${leftBehind} "pr-3.acme.shop": no stack holds it`);
   expect(nightly.log).toContain(`keep fork ${shopFork} "pr-7.acme.shop": held by stack pr-7.acme.shop`);
+  // The night's summary lists this repository's forks only: acme/web's, of the same source, are counted.
+  expect(nightly.summary).toContain(`| fork \`${shopFork}\` pr-7.acme.shop | keep |`);
+  expect(nightly.summary).not.toContain("pr-7.acme.web");
+  expect(nightly.summary).toMatch(/\d+ fork\(s\) of this source not named like pr-\*\.acme\.shop .* left alone, not listed/);
   expect(sim.service(ids.projectId, leftBehind)?.status).toMatch(/^DELET/);
   // The PR's comment says the night paused its database, above what it said of it.
   const comment = () => api.comments.find((c) => c.repository === "acme/shop" && c.issue === 7 && c.user.type === "Bot")?.body ?? "";
