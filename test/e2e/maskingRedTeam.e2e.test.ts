@@ -599,3 +599,162 @@ test("a materialized view whose expression index reads its own statistics (produ
   expect(fork.prepared.refreshed).toEqual(expect.arrayContaining(["public.m_self"]));
   expect(await read(fork.uri, holding)).toBe("0");
 });
+
+test("a table the masking leaves alone, whose expression index and extended statistics call a function of the database's own through an operator (pg_depend records the operator, not its function), keeps no production statistic: it is analysed again last", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP TABLE IF EXISTS public.t_opidx; DROP OPERATOR IF EXISTS public.@@@ (integer, integer); DROP FUNCTION IF EXISTS public.rev_op(integer, integer);",
+    ),
+  );
+  await inProduction(`
+    CREATE FUNCTION public.rev_op(integer, integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT reverse(email) FROM public.customers WHERE id = $1 $f$;
+    CREATE OPERATOR public.@@@ (LEFTARG = integer, RIGHTARG = integer, FUNCTION = public.rev_op);
+    CREATE TABLE public.t_opidx AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    -- The index and the statistics object depend on the operator only: neither dropped and made again, nor analysed again last.
+    CREATE INDEX t_opidx_rev ON public.t_opidx ((id OPERATOR(public.@@@) 0));
+    CREATE STATISTICS public.t_opidx_st ON (id OPERATOR(public.@@@) 1) FROM public.t_opidx;
+    ANALYZE public.t_opidx;`);
+  const holding = `SELECT count(*) FROM (
+      SELECT coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '') AS v FROM pg_stats WHERE tablename = 't_opidx_rev'
+      UNION ALL
+      SELECT coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '') FROM pg_stats_ext_exprs WHERE statistics_name = 't_opidx_st') s
+    WHERE lower(reverse(v)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("2");
+  const fork = await preparedFork("pr-redteam-operator-index", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+});
+
+test("a materialized view with a range column whose subtype_diff is a function of the database's own (its ANALYZE calls it, after a first-wave refresh) copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.m_rng, public.m_deep7, public.m_base7; DROP TABLE IF EXISTS public.stolen_rng; " +
+        "DROP TYPE IF EXISTS public.spanr7; DROP FUNCTION IF EXISTS public.spanr7_diff(float8, float8), public.copy_deep7();",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base7 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base7): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep7 AS SELECT email FROM public.m_base7;
+    ANALYZE public.m_deep7;
+    CREATE TABLE public.stolen_rng (v text);
+    CREATE FUNCTION public.copy_deep7() RETURNS void LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen_rng SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep7'; END $f$;
+    CREATE FUNCTION public.spanr7_diff(float8, float8) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $f$ BEGIN
+      PERFORM public.copy_deep7(); RETURN $1 - $2; END $f$;
+    CREATE TYPE public.spanr7 AS RANGE (subtype = float8, subtype_diff = public.spanr7_diff);
+    -- A cast from text (range_in, PostgreSQL's): its query calls no function of the database's own; a first-wave refresh.
+    CREATE MATERIALIZED VIEW public.m_rng AS SELECT ('[' || g || ',' || (g + 1) || ')')::public.spanr7 AS r FROM generate_series(1, 30) g;
+    TRUNCATE public.stolen_rng;`);
+  const fork = await preparedFork("pr-redteam-range-view", { mask: RULES, pauseJobs: true });
+  expect(fork.prepared.refreshed).toEqual(expect.arrayContaining(["public.m_rng", "public.m_deep7"]));
+  // It ran in the fork's ANALYZE of m_rng: what it copied must be the masked data's statistics.
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.stolen_rng"))).toBeGreaterThan(0);
+  expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_rng WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+});
+
+test("a materialized view whose query makes a composite value whose field is a domain whose CHECK calls a function of the database's own (pg_depend records the composite type only) runs after everything else: it copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_comp, public.m_deep8, public.m_base8; DROP TABLE IF EXISTS public.stolen_comp; " +
+        "DROP TYPE IF EXISTS public.comp8; DROP DOMAIN IF EXISTS public.dom8; DROP FUNCTION IF EXISTS public.copy_stats8(text);",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base8 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base8): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep8 AS SELECT email FROM public.m_base8;
+    ANALYZE public.m_deep8;
+    CREATE TABLE public.stolen_comp (v text);
+    CREATE FUNCTION public.copy_stats8(text) RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen_comp SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = $1;
+      RETURN true; END $f$;
+    CREATE DOMAIN public.dom8 AS text CHECK (public.copy_stats8(VALUE));
+    CREATE TYPE public.comp8 AS (v public.dom8);
+    -- record_in checks the field's domain; the rule depends on comp8 alone: neither opaque nor a reader of pg_stats, a first-wave refresh.
+    CREATE MATERIALIZED VIEW public.a_comp AS SELECT (('(' || 'm_deep8' || ')')::public.comp8).v::text AS v;
+    TRUNCATE public.stolen_comp;`);
+  const fork = await preparedFork("pr-redteam-composite-domain-view", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_comp WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+  // It ran in its refresh: what it copied is the masked data's statistics.
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.stolen_comp"))).toBeGreaterThan(0);
+});
+
+test("a materialized view whose query casts to a domain whose CHECK calls a function of the database's own through an operator (pg_depend records the operator, not its function) runs after everything else: it copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_domop, public.m_deep9, public.m_base9; DROP DOMAIN IF EXISTS public.dom_op9; " +
+        "DROP OPERATOR IF EXISTS public.#=# (text, text); DROP FUNCTION IF EXISTS public.copy_stats9(text, text); DROP TABLE IF EXISTS public.stolen_domop;",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base9 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base9): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep9 AS SELECT email FROM public.m_base9;
+    ANALYZE public.m_deep9;
+    CREATE TABLE public.stolen_domop (v text);
+    CREATE FUNCTION public.copy_stats9(text, text) RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen_domop SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = $1;
+      RETURN true; END $f$;
+    CREATE OPERATOR public.#=# (LEFTARG = text, RIGHTARG = text, FUNCTION = public.copy_stats9);
+    -- The CHECK depends on the operator only: READS finds no function of the database's own behind the domain.
+    CREATE DOMAIN public.dom_op9 AS text CHECK (VALUE OPERATOR(public.#=#) 'x');
+    CREATE MATERIALIZED VIEW public.a_domop AS SELECT 'm_deep9'::text::public.dom_op9 AS v;
+    TRUNCATE public.stolen_domop;`);
+  const fork = await preparedFork("pr-redteam-domain-operator-view", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, `SELECT count(*) FROM public.stolen_domop WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+  // It ran in its refresh: what it copied is the masked data's statistics.
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.stolen_domop"))).toBeGreaterThan(0);
+});
+
+test("an index of a table the masking leaves alone, whose function of the database's own names another unqualified (as production's search_path finds it), is not lost when it is dropped and made again under the preparation's search_path", async () => {
+  cleanups.push(() =>
+    inProduction("DROP TABLE IF EXISTS public.t_path; DROP FUNCTION IF EXISTS public.tagged(integer), public.tag_prefix();"),
+  );
+  await inProduction(`
+    CREATE FUNCTION public.tag_prefix() RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT 'tag-' $f$;
+    -- No SET search_path: its body finds tag_prefix() on the caller's path (public), as production's sessions and ANALYZE have it.
+    CREATE FUNCTION public.tagged(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT tag_prefix() || $1 $f$;
+    CREATE TABLE public.t_path AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    CREATE INDEX t_path_tag ON public.t_path (public.tagged(id));
+    ANALYZE public.t_path;`);
+  const s = await lab.h.stack("pr-redteam-index-path", lab.forkProgram("pr-redteam-index-path", { mask: RULES, pauseJobs: true }));
+  cleanups.push(() => lab.discard(s));
+  const first = await s.up().then(
+    () => "published",
+    (err: Error) => err.message,
+  );
+  const uri = (await s.up()).outputs.uri?.value as string;
+  const index = await read(uri, "SELECT count(*) FROM pg_indexes WHERE indexname = 't_path_tag'");
+  expect(`${index} index, after: ${said(first)}`).toMatch(/^1 index, after: published/);
+});
+
+test("a partitioned table the masking leaves alone, whose index calls a function of the database's own, or a unique index calling one, is refused naming each: dropped and made again, its partitions' indexes or its uniqueness over the masked data could be lost", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP TABLE IF EXISTS public.t_parted, public.t_uniq; DROP FUNCTION IF EXISTS public.lowered(text), public.prefix12(integer);",
+    ),
+  );
+  await inProduction(`
+    CREATE FUNCTION public.lowered(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT lower($1) $f$;
+    CREATE TABLE public.t_parted (id int, note text) PARTITION BY RANGE (id);
+    CREATE TABLE public.t_parted_1 PARTITION OF public.t_parted FOR VALUES FROM (0) TO (1000);
+    INSERT INTO public.t_parted SELECT g, 'Note ' || g FROM generate_series(1, 999) g;
+    CREATE INDEX t_parted_low ON public.t_parted (public.lowered(note));
+    -- Distinct in production (customer1@pr, customer12@p, ...), one value once masked.
+    CREATE FUNCTION public.prefix12(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT left(email, 12) FROM public.customers WHERE id = $1 $f$;
+    CREATE TABLE public.t_uniq AS SELECT id FROM public.customers ORDER BY id LIMIT 200;
+    CREATE UNIQUE INDEX t_uniq_prefix ON public.t_uniq (public.prefix12(id));`);
+  const { message } = await refusedFork("pr-redteam-kept-indexes", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /index public\.t_parted_low of public\.t_parted \(of a partitioned table: its partitions' indexes go with it\), index public\.t_uniq_prefix of public\.t_uniq \(unique: the masked data may not be\): it calls a function of the database's own/,
+  );
+});
+
+/** A failed up's own words: from "Preparing fork" on, one line, as long as a reader needs. */
+function said(message: string): string {
+  const line = message.replace(/\s+/g, " ");
+  return line.slice(Math.max(0, line.indexOf("Preparing fork")), Math.max(0, line.indexOf("Preparing fork")) + 700);
+}

@@ -354,7 +354,7 @@ const statisticsCallingOwnOfOthers: Guard<{ tables: Array<Table & { analysable: 
 export interface OwnStatisticsObject extends Table {
   what: string;
   owned: boolean;
-  constrained: boolean;
+  kept: string | null;
   drop: sql.ServerStatement;
   make: sql.ServerStatement;
   after: sql.ServerStatement[];
@@ -363,10 +363,10 @@ export interface OwnStatisticsObject extends Table {
 const statisticsCallingOwnKept: Guard<{ objects: OwnStatisticsObject[] }> = {
   name: "an index or extended statistics calling a function of the database's own, that cannot be dropped and made again",
   refuse: (_, { objects }) => {
-    const kept = objects.filter((o) => !o.owned || o.constrained);
+    const kept = objects.filter((o) => !o.owned || o.kept);
     return kept.length
       ? said(
-          `${list(kept, (o) => `${o.what} of ${shownName(o)} (${o.constrained ? "a constraint stands on it" : "not tsdbadmin's"})`)}: ` +
+          `${list(kept, (o) => `${o.what} of ${shownName(o)} (${o.kept ?? "not tsdbadmin's"})`)}: ` +
             "it calls a function of the database's own, which can read statistics still production's while it runs in a refresh or " +
             "ANALYZE, so the preparation drops it until everything else is made again, and it cannot; drop it in prepare.sql and make it " +
             "again in prepare.sqlAfter, or make its table tsdbadmin's in production",

@@ -121,7 +121,7 @@ class Preparing {
     readonly target: PrepareTarget,
     readonly p: Preparation,
     readonly limit: Limit,
-    private readonly redact: (text: string) => string,
+    readonly redact: (text: string) => string,
     /** Another session on the fork, as the first was opened (refreshes of one wave run side by side). */
     readonly connect: () => Promise<Session>,
     took?: Map<string, number>,
@@ -302,6 +302,11 @@ export async function prepareFork(
     return prepared(s);
   } catch (err) {
     await remakeAfterFailure(s);
+    // A failure already said (ours) says too what could not be made again.
+    if (err instanceof TigerCloudError && s.notRemade.length)
+      throw new TigerCloudError(
+        s.redact(`${err.message} These, dropped until the statistics were made again, could not be made again: ${s.notRemade.join("; ")}.`),
+      );
     return s.fail(err);
   } finally {
     await s.session.end();
@@ -780,7 +785,8 @@ async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
   while (s.remakeLast.length) {
     const o = s.remakeLast[0] as OwnStatisticsObject;
     s.step = `prepare.mask (making the ${o.what} again)`;
-    await s.q(o.make);
+    // With the role's search_path, as production made it: its function may name others unqualified.
+    await asUser(s, o.make);
     for (const text of o.after) await s.q(text);
     s.remakeLast.shift();
   }
@@ -791,6 +797,7 @@ async function remakeAfterFailure(s: Preparing): Promise<void> {
   for (const o of s.remakeLast) {
     try {
       await s.session.query("ROLLBACK").catch(() => undefined);
+      await s.session.query(sql.SESSION_SEARCH_PATH, [s.userPath]);
       await s.session.query(o.make);
       for (const text of o.after) await s.session.query(text);
     } catch {

@@ -364,6 +364,16 @@ export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS sc
  * The functions of the database's own: made by a role that is not a superuser, or made by anyone and
  * no extension's (an extension's functions its owner, a superuser, installed are PostgreSQL's kin).
  */
+/** Where a parsed expression (pg_node_tree as text) calls a function: its own, an operator's, an aggregate's or a window function's. */
+const CALLED = ":(?:funcid|opfuncid|aggfnoid|winfnoid) ([0-9]+)";
+/** Every type inside a type: a domain's base, an array's element, a multirange's range, a composite's fields. */
+const INNER_TYPES = `inner_types(outer_type, inner_type) AS (
+  SELECT oid, typbasetype FROM pg_type WHERE typtype = 'd'
+  UNION ALL SELECT oid, typelem FROM pg_type WHERE typelem <> 0
+  UNION ALL SELECT rngmultitypid, rngtypid FROM pg_range
+  UNION ALL SELECT y.oid, a.atttypid FROM pg_type y JOIN pg_attribute a ON a.attrelid = y.typrelid
+             WHERE y.typtype = 'c' AND a.attnum > 0 AND NOT a.attisdropped)`;
+
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
      AND (NOT r.rolsuper OR NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = f.oid AND e.deptype = 'e'))`;
@@ -378,30 +388,37 @@ const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.
 export const READS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 -- PostgreSQL's functions that run a query given as text (the XML exports, ts_stat, ts_rewrite, crosstab, connectby, dblink).
 text_queries AS (SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'),
--- A domain's base types, at any depth: a cast to a domain checks its base domains' constraints too.
-bases(typ, base) AS (SELECT oid, oid FROM pg_type WHERE typtype = 'd'
-  UNION ALL SELECT b.typ, t.typbasetype FROM bases b JOIN pg_type t ON t.oid = b.base WHERE t.typtype = 'd'),
+${INNER_TYPES},
+user_rules AS (SELECT w.oid, w.ev_class, w.ev_action FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class
+                WHERE c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)),
+-- The types a view's query makes or casts to (pg_depend), its columns', and every type inside those.
+rule_types(rule, typ) AS (
+  SELECT d.objid, d.refobjid FROM pg_depend d JOIN user_rules w ON w.oid = d.objid
+   WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_type'::regclass
+  UNION SELECT w.oid, a.atttypid FROM user_rules w JOIN pg_attribute a ON a.attrelid = w.ev_class AND a.attnum > 0 AND NOT a.attisdropped
+  UNION SELECT r.rule, i.inner_type FROM rule_types r JOIN inner_types i ON i.outer_type = r.typ),
 -- Every function a view's query calls, read from its rule's parsed form (pg_depend records the operator,
--- not its function; an aggregate or window function by its own oid; none of PostgreSQL's), and those a
--- CHECK of a domain it casts to calls.
+-- not its function; an aggregate or window function by its own oid; none of PostgreSQL's); those a
+-- CHECK of a domain among its types calls; a range type's subtype_diff and canonical (its ANALYZE
+-- and GiST indexes call them); and those of its indexes and extended statistics (its refresh and ANALYZE run them).
 calls(rule, fn) AS (
-  SELECT w.oid, m[1]::oid FROM pg_rewrite w, regexp_matches(w.ev_action::text, ':(?:funcid|opfuncid|aggfnoid|winfnoid) ([0-9]+)', 'g') m
-   WHERE w.ev_class IN (SELECT oid FROM pg_class WHERE relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace))
+  SELECT w.oid, m[1]::oid FROM user_rules w, regexp_matches(w.ev_action::text, '${CALLED}', 'g') m
   UNION
-  SELECT d.objid, x.refobjid FROM pg_depend d JOIN bases b ON b.typ = d.refobjid
-    JOIN pg_constraint k ON k.contypid = b.base
-    JOIN pg_depend x ON x.classid = 'pg_constraint'::regclass AND x.objid = k.oid AND x.refclassid = 'pg_proc'::regclass
-   WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_type'::regclass)
+  SELECT t.rule, m[1]::oid FROM rule_types t JOIN pg_constraint k ON k.contypid = t.typ, regexp_matches(k.conbin::text, '${CALLED}', 'g') m
+  UNION
+  SELECT t.rule, f.fn FROM rule_types t JOIN pg_range g ON g.rngtypid = t.typ, unnest(ARRAY[g.rngsubdiff, g.rngcanonical]::oid[]) f(fn)
+   WHERE f.fn <> 0
+  UNION
+  SELECT w.oid, m[1]::oid FROM user_rules w JOIN pg_index i ON i.indrelid = w.ev_class,
+         regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
+  UNION
+  SELECT w.oid, m[1]::oid FROM user_rules w JOIN pg_statistic_ext x ON x.stxrelid = w.ev_class,
+         regexp_matches(coalesce(x.stxexprs::text, ''), '${CALLED}', 'g') m)
 SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
        -- What it reads cannot be told: it calls a function of the database's own, or one running a query given as text.
        EXISTS (SELECT 1 FROM pg_rewrite r JOIN calls k ON k.rule = r.oid
-                WHERE r.ev_class = w.ev_class AND (k.fn IN (SELECT oid FROM own) OR k.fn IN (SELECT oid FROM text_queries)))
-       -- A materialized view's index or extended statistics calling a function of the database's own: it runs in the refresh and ANALYZE.
-       OR EXISTS (SELECT 1 FROM pg_depend x
-                   WHERE ((x.classid = 'pg_class'::regclass AND x.objid IN (SELECT indexrelid FROM pg_index WHERE indrelid = w.ev_class))
-                          OR (x.classid = 'pg_statistic_ext'::regclass AND x.objid IN (SELECT oid FROM pg_statistic_ext WHERE stxrelid = w.ev_class)))
-                     AND x.refclassid = 'pg_proc'::regclass AND x.refobjid IN (SELECT oid FROM own)) AS opaque,
+                WHERE r.ev_class = w.ev_class AND (k.fn IN (SELECT oid FROM own) OR k.fn IN (SELECT oid FROM text_queries))) AS opaque,
        c.relkind <> 'm' OR c.relispopulated AS populated,
        -- What ANALYZE keeps, as a reader sees it (the tables under these views only a superuser reads).
        coalesce(bool_or(d.refclassid = 'pg_class'::regclass AND d.refobjid IN (
@@ -529,11 +546,11 @@ export const STATISTICS_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 bases(typ, base) AS (SELECT oid, oid FROM pg_type
   UNION ALL SELECT b.typ, t.typbasetype FROM bases b JOIN pg_type t ON t.oid = b.base WHERE t.typtype = 'd'),
 calling(rel) AS (
-  SELECT i.indrelid FROM pg_index i JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
-   WHERE d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own)
+  SELECT i.indrelid FROM pg_index i, regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
+   WHERE m[1]::oid IN (SELECT oid FROM own)
   UNION
-  SELECT s.stxrelid FROM pg_statistic_ext s JOIN pg_depend d ON d.classid = 'pg_statistic_ext'::regclass AND d.objid = s.oid
-   WHERE d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own)
+  SELECT s.stxrelid FROM pg_statistic_ext s, regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') m
+   WHERE m[1]::oid IN (SELECT oid FROM own)
   UNION
   -- A multirange's ANALYZE computes its range type's length histogram with subtype_diff too.
   SELECT a.attrelid FROM pg_attribute a JOIN bases b ON b.typ = a.atttypid JOIN pg_range g ON b.base IN (g.rngtypid, g.rngmultitypid)
@@ -551,13 +568,17 @@ SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I'
  * dropped and made again: such a function can read pg_stats (its own statistics among them) while
  * a refresh or ANALYZE runs it, and copy what is still production's, so none is left until every
  * other statistic is made again. A partition's index goes with its parent's, a chunk's with its
- * hypertable's. owned: this role owns the table (only its owner may drop an index); constrained:
- * a constraint stands on the index (an exclusion constraint's).
+ * hypertable's. owned: this role owns the table (only its owner may drop an index); kept: why it
+ * cannot be dropped and made again (a constraint stands on it; unique, which the masked data may not
+ * be; a partitioned table's, whose partitions' indexes would go with it).
  */
 export const OWN_STATISTICS_OBJECTS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS})
 SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n.nspname AS schema, t.relname AS name,
        format('%I.%I', n.nspname, t.relname) AS quoted, t.relkind::text AS kind,
-       pg_has_role(t.relowner, 'USAGE') AS owned, EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) AS constrained,
+       pg_has_role(t.relowner, 'USAGE') AS owned,
+       CASE WHEN EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) THEN 'a constraint stands on it'
+            WHEN i.indisunique THEN 'unique: the masked data may not be'
+            WHEN t.relkind = 'p' THEN 'of a partitioned table: its partitions'' indexes go with it' END AS kept,
        format('DROP INDEX %I.%I', n.nspname, x.relname) AS "drop", pg_get_indexdef(i.indexrelid) AS make,
        array_remove(ARRAY[
          CASE WHEN i.indisclustered THEN format('ALTER TABLE %I.%I CLUSTER ON %I', n.nspname, t.relname, x.relname) END,
@@ -568,11 +589,11 @@ SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n
   FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
  WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
    AND NOT t.oid = ANY($1::oid[]) AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)
-   AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
-                 AND d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own))
+   AND EXISTS (SELECT 1 FROM regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
+                WHERE m[1]::oid IN (SELECT oid FROM own))
 UNION ALL
 SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname, t.relname, format('%I.%I', n.nspname, t.relname), t.relkind::text,
-       pg_has_role(s.stxowner, 'USAGE'), false,
+       pg_has_role(s.stxowner, 'USAGE'), NULL,
        format('DROP STATISTICS %I.%I', sn.nspname, s.stxname), pg_get_statisticsobjdef(s.oid),
        array_remove(ARRAY[
          CASE WHEN s.stxstattarget >= 0 THEN format('ALTER STATISTICS %I.%I SET STATISTICS %s', sn.nspname, s.stxname, s.stxstattarget) END,
@@ -582,8 +603,7 @@ SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname,
   JOIN pg_class t ON t.oid = s.stxrelid JOIN pg_namespace n ON n.oid = t.relnamespace
  WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
    AND NOT t.oid = ANY($1::oid[])
-   AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_statistic_ext'::regclass AND d.objid = s.oid
-                 AND d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM own))
+   AND EXISTS (SELECT 1 FROM regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') m WHERE m[1]::oid IN (SELECT oid FROM own))
  ORDER BY 1`;
 
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */

@@ -226,18 +226,24 @@ const CASES: Record<Name, Case> = {
   statisticsCallingOwnKept: {
     input: {
       objects: [
-        { ...table("r", "ids"), what: "index public.ids_rev", owned: true, constrained: true, drop: "", make: "", after: [] },
-        { ...table("m", "names"), what: "statistics public.names_s", owned: false, constrained: false, drop: "", make: "", after: [] },
-        { ...table("r", "orders"), what: "index public.orders_rev", owned: true, constrained: false, drop: "", make: "", after: [] },
+        {
+          ...table("r", "ids"),
+          what: "index public.ids_rev",
+          owned: true,
+          kept: "a constraint stands on it",
+          drop: "",
+          make: "",
+          after: [],
+        },
+        { ...table("m", "names"), what: "statistics public.names_s", owned: false, kept: null, drop: "", make: "", after: [] },
+        { ...table("r", "orders"), what: "index public.orders_rev", owned: true, kept: null, drop: "", make: "", after: [] },
       ],
     },
     refused: [],
     says: /^index public\.ids_rev of public\.ids \(a constraint stands on it\), statistics public\.names_s of public\.names \(not tsdbadmin's\): it calls a function of the database's own, .* drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
     passes: [],
     passingInput: {
-      objects: [
-        { ...table("r", "orders"), what: "index public.orders_rev", owned: true, constrained: false, drop: "", make: "", after: [] },
-      ],
+      objects: [{ ...table("r", "orders"), what: "index public.orders_rev", owned: true, kept: null, drop: "", make: "", after: [] }],
     },
   },
   statisticsCopied: {
