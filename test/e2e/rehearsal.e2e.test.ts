@@ -180,3 +180,114 @@ test("a wrong option is refused naming it, exit 2, nothing run", async () => {
   expect(code).toBe(2);
   expect(stderr).toContain('--lock-threshold is a duration such as "1s" or "250ms" (got "soon")');
 });
+
+// Red team: a migration that holds ACCESS EXCLUSIVE on customers (a table production writes) for
+// 2 s must be flagged however it hides from the watcher; a migration that failed must fail.
+describe("red team", () => {
+  const flaggedOnCustomers = (r: Rehearsal) => r.flags.filter((f) => /AccessExclusive on .*customers.* for [0-9.]+ s/.test(f));
+
+  test("renamed first: the lock is on customers, under another name, for 2 s: flagged", async () => {
+    const { report, stdout } = await rehearse(
+      await freshFork(),
+      `psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "ALTER TABLE customers RENAME TO customers_old" ` +
+        `-c "BEGIN; LOCK TABLE customers_old IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;" ` +
+        `-c "ALTER TABLE customers_old RENAME TO customers"`,
+    );
+    expect(locksOf(report, "public.customers_old").some((l) => l.mode === "AccessExclusiveLock" && l.ms >= 1800)).toBe(true);
+    expect(flaggedOnCustomers(report)).not.toEqual([]);
+    expect(stdout).not.toMatch(/^### Migration rehearsal: nothing flagged/);
+  });
+
+  test("moved into a schema named like TimescaleDB's: the lock on customers for 2 s is seen and flagged", async () => {
+    const { report, stdout } = await rehearse(
+      await freshFork(),
+      `psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "CREATE SCHEMA timescaledb_app" -c "ALTER TABLE customers SET SCHEMA timescaledb_app" ` +
+        `-c "BEGIN; LOCK TABLE timescaledb_app.customers IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;" ` +
+        `-c "ALTER TABLE timescaledb_app.customers SET SCHEMA public" -c "DROP SCHEMA timescaledb_app"`,
+    );
+    expect(flaggedOnCustomers(report)).not.toEqual([]);
+    expect(stdout).not.toMatch(/^### Migration rehearsal: nothing flagged/);
+  });
+
+  test("run in the background, the command exiting at once: the lock it held for 2 s is still flagged", async () => {
+    const { report, stdout } = await rehearse(
+      await freshFork(),
+      `(sleep 0.3; psql "$DATABASE_URL" -X -q -c "BEGIN; LOCK TABLE customers IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;") >/dev/null 2>&1 &`,
+    );
+    expect(flaggedOnCustomers(report)).not.toEqual([]);
+    expect(stdout).not.toMatch(/^### Migration rehearsal: nothing flagged/);
+  });
+
+  test("a statement that failed, its transaction rolled back, while the command exited 0: the rehearsal fails", async () => {
+    const { code, stdout, report } = await rehearse(
+      await freshFork(),
+      `printf 'BEGIN;\\nALTER TABLE customers ADD COLUMN token text;\\nSELECT 1/0;\\n\\\\! sleep 0.5\\nCOMMIT;\\n' | psql "$DATABASE_URL" -X -q`,
+    );
+    expect(report.statements.some((s) => s.failed)).toBe(true);
+    expect(report.schema).toEqual([]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^### Migration rehearsal: \*\*failed\*\*/);
+  });
+
+  test("a session of another login role (made by the migration) holding the lock for 2 s: seen and flagged", async () => {
+    // As on Tiger Cloud, the owner may create roles.
+    const url = await freshFork("ALTER ROLE tsdbadmin CREATEROLE");
+    const { report, stdout } = await rehearse(
+      url,
+      `psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "CREATE ROLE ghost LOGIN PASSWORD 'ghost-pw'" -c "GRANT tsdbadmin TO ghost" && ` +
+        `psql "$(echo "$DATABASE_URL" | sed 's|//tsdbadmin:[^@]*@|//ghost:ghost-pw@|')" -X -q -v ON_ERROR_STOP=1 ` +
+        `-c "BEGIN; LOCK TABLE customers IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;"`,
+    );
+    expect(flaggedOnCustomers(report)).not.toEqual([]);
+    expect(stdout).not.toMatch(/^### Migration rehearsal: nothing flagged/);
+  });
+
+  test("the command's output cannot give the runner a workflow command (GitHub's ##[ form, found anywhere in a line)", async () => {
+    const { stderr } = await rehearse(
+      await freshFork(),
+      `psql "$DATABASE_URL" -X -q -c "DO \\$\\$ BEGIN RAISE NOTICE '##[error]forged by the migration'; END \\$\\$"; echo '##[add-mask]ERROR'; echo '##[set-output name=database-url;]postgresql://attacker.example/x'`,
+    );
+    // What the command printed: each line after "  | ".
+    const printed = stderr.split("\n").filter((l) => l.startsWith("  | "));
+    expect(printed.join("\n")).toContain("forged by the migration");
+    expect(printed.filter((l) => l.includes("##["))).toEqual([]);
+  });
+
+  test("a partitioned table production writes (its rows in its partitions), locked ONLY for 2 s: every write to it waits, flagged", async () => {
+    const url = await freshFork(
+      "CREATE TABLE readings (at timestamptz NOT NULL, v float8) PARTITION BY RANGE (at); " +
+        "CREATE TABLE readings_2026 PARTITION OF readings FOR VALUES FROM ('2026-01-01') TO ('2027-01-01'); " +
+        "INSERT INTO readings SELECT '2026-01-01'::timestamptz + g * interval '1 minute', g FROM generate_series(1, 10000) g; " +
+        "ALTER TABLE readings OWNER TO tsdbadmin; ALTER TABLE readings_2026 OWNER TO tsdbadmin;",
+    );
+    const { report } = await rehearse(
+      url,
+      `psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "BEGIN; LOCK TABLE ONLY readings IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;"`,
+    );
+    expect(locksOf(report, "public.readings").some((l) => l.mode === "AccessExclusiveLock" && l.ms >= 1800)).toBe(true);
+    expect(report.flags.filter((f) => /AccessExclusive on public\.readings for/.test(f))).not.toEqual([]);
+  });
+
+  test("what the command printed on failure never names the action's secrets (the parent's environment)", async () => {
+    const url = await freshFork();
+    const json = path.join(dir, "secret.json");
+    const { stdout } = await new Promise<{ stdout: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [
+          "-r",
+          "ts-node/register/transpile-only",
+          "-e",
+          `require(${JSON.stringify(path.join(ROOT, "rehearsal", "rehearse"))}).rehearse(process.env.DATABASE_URL, ` +
+            `"tr '\\\\0' '\\\\n' < /proc/$PPID/environ | grep ^INPUT_; exit 1", {lockMs: 1000, rewriteBytes: 1e9, intervalMs: 50, ` +
+            `env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("INPUT_")))})` +
+            `.then((r) => require("fs").writeFileSync(${JSON.stringify(json)}, JSON.stringify(r)))`,
+        ],
+        { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, INPUT_TIGER_SECRET_KEY: "tiger-secret-key-value-1234" } },
+        (_err, stdout) => resolve({ stdout }),
+      ),
+    );
+    const report = fs.readFileSync(json, "utf8");
+    expect(stdout + report).not.toContain("tiger-secret-key-value-1234");
+  });
+});
