@@ -20,7 +20,8 @@ import { EngineFailure, locked, programText, prNumbers, pulumiOk, recordedFork, 
 import { OutputsSchema, preparationFailure, prFix, readyReport, rulesChangedNote, summarize, withNightNote } from "./report";
 import { changedAt, type Rules, rulesAt } from "./rules";
 import { markdown as rehearsalReport } from "../rehearsal/report";
-import { type Rehearsal, rehearse } from "../rehearsal/rehearse";
+import { migrationFailed, type Rehearsal, rehearse } from "../rehearsal/rehearse";
+import { outputLine } from "../rehearsal/cli";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -55,13 +56,13 @@ async function rehearseMigration(inputs: Inputs, url: string, env: NodeJS.Proces
     url,
     inputs.migrate,
     { lockMs: inputs["lock-threshold"], rewriteBytes: inputs["rewrite-threshold"], intervalMs: 50, env: jobEnv },
-    (line) => say(`  | ${printable(line)}`),
+    (line) => say(`  | ${outputLine(line)}`),
   );
 }
 
 /** The job's end: a failed migration fails it, naming the statement; a flag fails it with fail-on-flag, else warns. */
 function rehearsalVerdict(r: Rehearsal, failOnFlag: boolean): number {
-  if (r.exitCode !== 0) {
+  if (migrationFailed(r)) {
     const n = r.statements.findIndex((s) => s.failed);
     // The error's line (a tool's CONTEXT or DETAIL lines may follow it), else the last one.
     const lines = r.output.trim().split("\n");

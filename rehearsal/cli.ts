@@ -7,7 +7,7 @@ import { parseArgs } from "util";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { markdown } from "./report";
-import { rehearse } from "./rehearse";
+import { migrationFailed, rehearse } from "./rehearse";
 
 const USAGE = `usage: tigercloud-rehearse --command "npx prisma migrate deploy" [--url URL] [--lock-threshold 1s]
                           [--rewrite-threshold 100MB] [--fail-on-flag] [--json FILE] [--summary FILE] [--interval 50ms]
@@ -16,6 +16,10 @@ watching it from a session of its own, then prints the report (Markdown). Exit 1
 failed (or, with --fail-on-flag, when anything was flagged); 2 for a wrong option.`;
 
 export class UsageError extends Error {}
+
+/** A line the command printed, for a log GitHub's runner reads: printable, and no workflow command in
+ *  its older form (`##[command]`, found anywhere in a line; the `::command::` form must start one). */
+export const outputLine = (line: string) => printable(line).replace(/##\[/g, "##\\[");
 
 const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s)$/;
 const SIZE = /^([0-9]+(?:\.[0-9]+)?)(kB|MB|GB)$/;
@@ -100,12 +104,12 @@ export async function main(
   }
   try {
     err.write(`tigercloud-rehearse: running ${printable(options.command)}, watched every ${options.intervalMs} ms\n`);
-    const r = await rehearse(options.url, options.command, options, (line) => err.write(`  | ${printable(line)}\n`));
+    const r = await rehearse(options.url, options.command, options, (line) => err.write(`  | ${outputLine(line)}\n`));
     const text = markdown(r);
     out.write(`${text}\n`);
     if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(r, null, 2)}\n`);
     if (options.summary) fs.appendFileSync(options.summary, `${text}\n`);
-    return r.exitCode !== 0 || (options.failOnFlag && r.flags.length) ? 1 : 0;
+    return migrationFailed(r) || (options.failOnFlag && r.flags.length) ? 1 : 0;
   } catch (e) {
     // The URL's password never reaches the terminal.
     const password = decodeURIComponent(new URL(options.url).password);

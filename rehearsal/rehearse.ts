@@ -50,16 +50,27 @@ export interface Rehearsal {
   samples: number;
 }
 
-const QUOTED = /(?:[EeBbXxUu]&?)?'(?:[^']|'')*'|\$([A-Za-z_]*)\$[\s\S]*?\$\1\$/g;
+/** Comments and quoted identifiers (kept: an apostrophe in them opens no literal), then literals:
+ *  E'' strings with their backslash escapes, other quoted strings, dollar-quoted ones (a tag may hold
+ *  digits), each also when cut short (pg_stat_activity keeps a statement's first 1,024 bytes). */
+const STRINGS =
+  /(?<![\w$])[Ee]'(?:[^'\\]|''|\\[\s\S])*(?:'|$)|(?<![\w$])(?:[BbXxNn]|[Uu]&)?'(?:[^']|'')*(?:'|$)|(?<![\w$])\$([A-Za-z_\u0080-\uffff][\w\u0080-\uffff]*)?\$[\s\S]*?(?:\$\1\$|$)/
+    .source;
+const TOKENS = new RegExp(`(--[^\\n]*|/\\*[\\s\\S]*?(?:\\*/|$)|"(?:[^"]|"")*(?:"|$))|${STRINGS.replace("\\$\\1\\$", "\\$\\2\\$")}`, "g");
 
-/** Every quoted literal (single- or dollar-quoted) replaced by '…'. */
-export const withoutLiterals = (text: string) => text.replace(QUOTED, "'…'");
+/** Every quoted literal (single- or dollar-quoted) of a statement replaced by '…'. */
+export const withoutLiterals = (text: string) => text.replace(TOKENS, (token, kept: string | undefined) => kept ?? "'…'");
+/** The same in a shell command (psql -c "…"): its double quotes and dashes are the shell's, not SQL's. */
+const commandWithoutLiterals = (text: string) => text.replace(new RegExp(STRINGS, "g"), "'…'");
 
 /** A statement's text as a reviewer may see it: no literal of the data, one line, at most 160 characters. */
 export function shownText(text: string): string {
   const flat = withoutLiterals(text).replace(/\s+/g, " ").trim();
   return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
 }
+
+/** The migration failed: its command exited non-zero, or a statement ended its transaction aborted (rolled back) though the command exited 0. */
+export const migrationFailed = (r: Pick<Rehearsal, "exitCode" | "statements">) => r.exitCode !== 0 || r.statements.some((s) => s.failed);
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 2 : 0)} MB`;
@@ -77,9 +88,10 @@ export async function rehearse(
     await watcher.start();
     const started = Date.now();
     const ran = await runCommand(command, url, rules.env ?? process.env, print);
-    const seen = await watcher.stop();
     const ms = Date.now() - started;
+    // Watched until the command's sessions are gone: a session it left running (in the background) is still its.
     await settled(db);
+    const seen = await watcher.stop();
     const after = await snapshot(db);
     const aggregatesFailing = after.timescaledb && ran.code === 0 ? await refreshAll(db) : [];
     return judge({ command, ran, ms, seen, before, after, aggregatesFailing, rules, samples: watcher.samples });
@@ -89,9 +101,12 @@ export async function rehearse(
 }
 
 /** The URL and its password, as a command may print them (a tool saying where it connects). */
-function redactorOf(url: string): (text: string) => string {
+function redactorOf(url: string, withheld: string[] = []): (text: string) => string {
   const password = url.startsWith("postgres") ? new URL(url).password : "";
   const secrets = [url, password, password && decodeURIComponent(password)].filter((x) => x.length >= 4);
+  // What this process holds but did not give the command (the action's inputs, its secrets): the command
+  // can still read it (/proc/<its parent>/environ), so it is redacted too, the longest first.
+  secrets.push(...withheld.filter((x) => x.length >= 8).sort((a, b) => b.length - a.length));
   return (text) => secrets.reduce((t, x) => t.split(x).join("***"), text);
 }
 
@@ -105,9 +120,15 @@ function runCommand(
   env: NodeJS.ProcessEnv,
   print: (line: string) => void,
 ): Promise<{ code: number; tail: string }> {
-  const redact = redactorOf(url);
+  const redact = redactorOf(
+    url,
+    Object.entries(process.env)
+      .filter(([k, v]) => v !== undefined && env[k] !== v)
+      .map(([, v]) => v as string),
+  );
   return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", command], { env: { ...env, DATABASE_URL: url }, stdio: ["ignore", "pipe", "pipe"] });
+    // Its own process group: what it leaves running in the background is waited for (and watched) too.
+    const child = spawn("sh", ["-c", command], { env: { ...env, DATABASE_URL: url }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let tail = "";
     const keep = (line: string) => {
       const said = redact(line);
@@ -129,7 +150,18 @@ function runCommand(
     child.on("error", (err) => resolve({ code: 127, tail: redact(err.message) }));
     child.on("close", (code, signal) => {
       flush.forEach((f) => f());
-      resolve({ code: code ?? (signal ? 128 : 1), tail });
+      const alive = () => {
+        try {
+          process.kill(-(child.pid as number), 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      // Until its process group is gone (5 minutes at most).
+      const done = Date.now() + 300_000;
+      const wait = () => (child.pid && alive() && Date.now() < done ? setTimeout(wait, 50) : resolve({ code: code ?? (signal ? 128 : 1), tail }));
+      wait();
     });
   });
 }
@@ -179,7 +211,16 @@ function judge(x: Seen): Rehearsal {
   // counters alone once left a table production writes (customers) unflagged because a job had written another.
   const counted = new Set(x.before.counters.filter((c) => c.inserted + c.updated + c.deleted > 0).map((c) => c.table));
   const holding = new Set(x.before.files.filter((f) => f.kind !== "i" && f.bytes > 8192).map((f) => f.of));
-  const written = (relation: string) => counted.has(relation) || holding.has(relation);
+  const directly = (relation: string) => counted.has(relation) || holding.has(relation);
+  // A partitioned table is written where one of its partitions is: a lock on it alone (LOCK ONLY, DETACH) stops their writes through it.
+  const partitions = new Map<string, string[]>();
+  for (const f of x.before.files) if (f.root && f.root !== f.name) partitions.set(f.root, [...(partitions.get(f.root) ?? []), f.name]);
+  const written = (relation: string) => directly(relation) || (partitions.get(relation) ?? []).some(directly);
+  // By the relation's oid where known: a table renamed (or moved to another schema) before it was locked is still the one production writes.
+  const writtenLock = (l: { relation: string; oid?: number | undefined }) => {
+    const file = l.oid === undefined ? undefined : x.before.files.find((f) => f.oid === l.oid);
+    return written(l.relation) || (file !== undefined && written(file.of));
+  };
   const rewritten = rewrites(x.before, x.after);
   // Each rewrite or build is tied to one statement: first the earliest seen holding the relation itself (a
   // new index is locked by the statement that builds it, CONCURRENTLY too), else the earliest holding its
@@ -202,6 +243,7 @@ function judge(x: Seen): Rehearsal {
   const statements = x.seen.map((s): ReportedStatement => {
     const end = s.ended ?? s.started;
     const locks = s.held.map((l) => ({
+      oid: l.oid,
       relation: l.relation,
       mode: l.mode,
       ms: Math.max(0, l.until - l.from),
@@ -210,7 +252,7 @@ function judge(x: Seen): Rehearsal {
     const rewrote = rewritten.filter((r) => owner.get(r) === s);
     const flags: string[] = [];
     for (const l of locks)
-      if (l.blocksWrites && l.ms >= x.rules.lockMs && written(l.relation))
+      if (l.blocksWrites && l.ms >= x.rules.lockMs && writtenLock(l))
         flags.push(
           `${l.mode.replace(/Lock$/, "")} on ${l.relation} for ${seconds(l.ms)}: production's writes to it would have waited that long`,
         );
@@ -226,7 +268,7 @@ function judge(x: Seen): Rehearsal {
       ms: Math.max(0, end - s.started),
       failed,
       ...(orNext ? { orNext: true as const } : {}),
-      locks,
+      locks: locks.map(({ oid: _oid, ...l }) => l),
       waited: s.waited,
       rewrote,
       flags,
@@ -248,10 +290,10 @@ function judge(x: Seen): Rehearsal {
     .filter((c) => JSON.stringify({ ...c.before, hypertable: "" }) !== JSON.stringify({ ...c.after, hypertable: "" }));
   return {
     // The command as given can hold the migration's SQL (psql -c "…"): its literals are left out as the statements' are.
-    command: withoutLiterals(x.command),
+    command: commandWithoutLiterals(x.command),
     exitCode: x.ran.code,
     ms: x.ms,
-    output: x.ran.code !== 0 ? x.ran.tail : "",
+    output: x.ran.code !== 0 || statements.some((s) => s.failed) ? x.ran.tail : "",
     statements,
     otherRewrites,
     rows: rowsChanged(x.before, x.after),

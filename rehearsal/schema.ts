@@ -62,7 +62,9 @@ const FILES = `SELECT c.oid::int AS oid, format('%I.%I', n.nspname, c.relname) A
        pg_catalog.pg_total_relation_size(c.oid)::float8 AS bytes,
        (SELECT format('%I.%I', tn.nspname, t.relname) FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
           JOIN pg_catalog.pg_namespace tn ON tn.oid = t.relnamespace WHERE i.indexrelid = c.oid) AS "table",
-       coalesce(h.relation, format('%I.%I', n.nspname, c.relname)) AS "of"
+       coalesce(h.relation, format('%I.%I', n.nspname, c.relname)) AS "of",
+       (SELECT format('%I.%I', rn.nspname, r.relname) FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace rn ON rn.oid = r.relnamespace
+         WHERE c.relispartition AND r.oid = pg_catalog.pg_partition_root(c.oid)) AS root
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN chunks h ON h.chunk = c.oid
  WHERE c.relkind IN ('r', 'p', 'm', 'i') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg\\_%'`;
@@ -106,6 +108,8 @@ const RelationFile = z.object({
   bytes: z.number(),
   table: z.string().nullable(),
   of: z.string(),
+  /** A partition's partitioned table (its root): writes to that go to the partition. */
+  root: z.string().nullable().optional(),
 });
 const Counter = z.object({ table: z.string(), inserted: z.number(), updated: z.number(), deleted: z.number() });
 const ChunkState = z.object({ hypertable: z.string(), chunks: z.number(), compressed: z.number(), partial: z.number() });

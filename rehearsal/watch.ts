@@ -28,7 +28,7 @@ export const MODES = [
  *  that had ended in between while still showing it active. A chunk's lock is its hypertable's;
  *  TimescaleDB's own catalog (read and written by its functions) is left out. */
 const SAMPLE = `locks AS MATERIALIZED (
-  SELECT l.pid, json_agg(json_build_object('relation', coalesce(h.relation, format('%I.%I', n.nspname, c.relname)),
+  SELECT l.pid, json_agg(json_build_object('relation', coalesce(h.relation, format('%I.%I', n.nspname, c.relname)), 'oid', c.oid::int,
                                            'mode', l.mode, 'granted', l.granted,
                                            'waitstart', (extract(epoch FROM l.waitstart) * 1000)::float8)) AS locks
     FROM pg_catalog.pg_locks l
@@ -38,7 +38,9 @@ const SAMPLE = `locks AS MATERIALIZED (
    WHERE l.locktype = 'relation' AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
      AND l.pid <> pg_catalog.pg_backend_pid()
      AND (h.chunk IS NOT NULL OR (n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg\\_%'
-          AND n.nspname NOT LIKE '\\_timescaledb%' AND n.nspname NOT LIKE 'timescaledb\\_%'))
+          -- TimescaleDB's own schemas by what they are (the extension's), not by a name a migration can take too
+          AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                             AND d.objid = n.oid AND d.deptype = 'e')))
    GROUP BY l.pid)
 SELECT a.pid, a.query, a.state,
        (extract(epoch FROM a.query_start) * 1000)::float8 AS query_start,
@@ -47,9 +49,11 @@ SELECT a.pid, a.query, a.state,
        (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
        coalesce(k.locks, '[]') AS locks
   FROM pg_catalog.pg_stat_activity a LEFT JOIN locks k ON k.pid = a.pid
- WHERE a.datname = current_database() AND a.backend_type = 'client backend' AND a.pid <> pg_catalog.pg_backend_pid()`;
+ WHERE a.datname = current_database() AND a.pid <> pg_catalog.pg_backend_pid()
+   -- a client's session, or one whose activity (backend_type too) the watcher may not read: a login role's (usesysid)
+   AND (a.backend_type = 'client backend' OR (a.backend_type IS NULL AND a.usesysid IS NOT NULL))`;
 
-const Lock = z.object({ relation: z.string(), mode: z.string(), granted: z.boolean(), waitstart: z.number().nullable() });
+const Lock = z.object({ relation: z.string(), oid: z.number().optional(), mode: z.string(), granted: z.boolean(), waitstart: z.number().nullable() });
 const Backend = z.object({
   pid: z.number(),
   query: z.string().nullable(),
@@ -62,9 +66,14 @@ const Backend = z.object({
 });
 type Backend = z.infer<typeof Backend>;
 
+/** The text of a statement the watcher may not read. */
+export const HIDDEN = "(a session of a role whose statements the watcher may not read)";
+
 /** One relation's lock as a statement held it: its strongest mode, from when to when (ms since the epoch, the server's clock). */
 export interface HeldLock {
   relation: string;
+  /** The relation's oid (its name may have changed since the database was read). */
+  oid?: number | undefined;
   mode: string;
   from: number;
   until: number;
@@ -98,6 +107,8 @@ export class Watcher {
   /** Locks held per session: relation → lock (attributed to the statement first seen holding it). */
   private readonly locks = new Map<number, Map<string, { lock: HeldLock; statement: string }>>();
   private readonly waits = new Map<string, { wait: LockWait; statement: string; since: number }>();
+  /** Sessions whose activity cannot be read, since when they were seen holding a lock. */
+  private readonly hidden = new Map<number, number>();
   private stopping = false;
   private loop: Promise<void> | undefined;
   samples = 0;
@@ -152,7 +163,15 @@ export class Watcher {
     }
   }
 
-  private observe(b: Backend): void {
+  private observe(seen: Backend): void {
+    let b = seen;
+    // A session of a role whose activity the watcher may not read (another login role): its statement,
+    // state and times are NULL, its locks are not. Watched as one statement, from its first sighting holding one.
+    if (b.query_start === null && b.state === null && (b.locks.some((l) => BLOCKS_WRITES.has(l.mode)) || this.hidden.has(b.pid))) {
+      const since = this.hidden.get(b.pid) ?? b.now;
+      this.hidden.set(b.pid, since);
+      b = { ...b, query: HIDDEN, state: "active", query_start: since, xact_start: since };
+    }
     if (b.query_start === null || !b.query) return;
     const key = `${b.pid}@${b.query_start}`;
     let s = this.statements.get(key);
@@ -189,7 +208,7 @@ export class Watcher {
       }
       const known = held.get(l.relation);
       if (!known) {
-        const lock = { relation: l.relation, mode: l.mode, from: s.started, until: b.now };
+        const lock = { relation: l.relation, oid: l.oid, mode: l.mode, from: s.started, until: b.now };
         held.set(l.relation, { lock, statement: key });
         s.held.push(lock);
       } else {

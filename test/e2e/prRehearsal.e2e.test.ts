@@ -49,10 +49,10 @@ test("each push rehearses its migration on a new fork of production's masked sta
   const [report] = comment();
   expect(report).toContain("### Migration rehearsal: **");
   expect(report).toMatch(
-    /`ALTER TABLE customers ADD COLUMN score float8 DEFAULT random\(\);` \| [0-9.]+ s \| \*\*ACCESS EXCLUSIVE\*\* public\.customers/,
+    /`ALTER TABLE customers ADD COLUMN score float8 DEFAULT random\(\);` \| [0-9.]+ s \| \*\*ACCESS EXCLUSIVE\*\* `public\.customers`/,
   );
-  expect(report).toMatch(/rewrote public\.customers/);
-  expect(report).toMatch(/`CREATE INDEX customers_name ON customers \(full_name\);` \| [0-9.]+ s \| \*\*SHARE\*\* public\.customers/);
+  expect(report).toMatch(/rewrote `public\.customers`/);
+  expect(report).toMatch(/`CREATE INDEX customers_name ON customers \(full_name\);` \| [0-9.]+ s \| \*\*SHARE\*\* `public\.customers`/);
   expect(report).toMatch(/\+ column public\.customers\.score: double precision/);
   expect(first.log).toMatch(/::warning title=Migration rehearsal::statement 2: AccessExclusive on public\.customers/);
   expect(first.log).toContain("action inputs seen: 0");
