@@ -160,7 +160,8 @@ function runCommand(
       };
       // Until its process group is gone (5 minutes at most).
       const done = Date.now() + 300_000;
-      const wait = () => (child.pid && alive() && Date.now() < done ? setTimeout(wait, 50) : resolve({ code: code ?? (signal ? 128 : 1), tail }));
+      const wait = () =>
+        child.pid && alive() && Date.now() < done ? setTimeout(wait, 50) : resolve({ code: code ?? (signal ? 128 : 1), tail });
       wait();
     });
   });

@@ -53,7 +53,13 @@ SELECT a.pid, a.query, a.state,
    -- a client's session, or one whose activity (backend_type too) the watcher may not read: a login role's (usesysid)
    AND (a.backend_type = 'client backend' OR (a.backend_type IS NULL AND a.usesysid IS NOT NULL))`;
 
-const Lock = z.object({ relation: z.string(), oid: z.number().optional(), mode: z.string(), granted: z.boolean(), waitstart: z.number().nullable() });
+const Lock = z.object({
+  relation: z.string(),
+  oid: z.number().optional(),
+  mode: z.string(),
+  granted: z.boolean(),
+  waitstart: z.number().nullable(),
+});
 const Backend = z.object({
   pid: z.number(),
   query: z.string().nullable(),
