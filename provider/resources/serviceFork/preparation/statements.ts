@@ -679,12 +679,7 @@ SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
  */
 export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
 -- A domain's base type, an array's element, a multirange's range, a composite's fields: their types' functions run too.
-inner_types(outer_type, inner_type) AS (
-  SELECT oid, typbasetype FROM pg_type WHERE typtype = 'd'
-  UNION ALL SELECT oid, typelem FROM pg_type WHERE typelem <> 0
-  UNION ALL SELECT rngmultitypid, rngtypid FROM pg_range
-  UNION ALL SELECT y.oid, a.atttypid FROM pg_type y JOIN pg_attribute a ON a.attrelid = y.typrelid
-             WHERE y.typtype = 'c' AND a.attnum > 0 AND NOT a.attisdropped),
+${INNER_TYPES},
 direct(rel, what, classid, objid, tree) AS (
   SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid, c.conbin::text
     FROM pg_constraint c JOIN written w ON c.conrelid = w.oid WHERE c.contype IN ('c', 'x')
