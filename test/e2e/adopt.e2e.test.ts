@@ -111,6 +111,38 @@ test.each([true, false])(
   },
 );
 
+test('`pulumi up --replace` of a named fork (onDestroy "delete"): its replacement takes the running fork over and the old one\'s delete leaves it; with deleteBeforeReplace, a new fork', async () => {
+  const { ServiceFork } = tigercloud();
+  const program = (deleteBeforeReplace: boolean) => async () => {
+    const f = new ServiceFork(
+      "f",
+      { sourceServiceId: h.ids.serviceId, forkStrategy: "NOW", name: "forced", onDestroy: "delete" },
+      { deleteBeforeReplace },
+    );
+    return { id: f.serviceId, status: f.status };
+  };
+  const s = await h.stack("forced", program(false));
+  const made = (await s.up()).outputs.id?.value as string;
+  const urn = (await s.exportState()).resources?.find((r) => r.type.endsWith("ServiceFork"))?.urn as string;
+  // The engine forces it without asking the provider's diff: the replacement is made before the delete.
+  const replaced = await s.up({ replace: [urn] });
+  expect(replaced.outputs.id?.value).toBe(made);
+  expect(writes(replaced.requests)).toEqual(["updatePassword"]); // taken over, its password reset; no stop, no delete
+  expect(h.sim.service(h.ids.projectId, made)?.status).toBe("READY");
+  expect(replaced.stdout).toContain(`fork ${made} was taken over by this resource's replacement`);
+  await s.stack.preview({ expectNoChanges: true });
+
+  // Deleted first, then a new fork: what the message offers.
+  s.setProgram(program(true));
+  await s.up();
+  const renewed = await s.up({ replace: [urn] });
+  const now = renewed.outputs.id?.value as string;
+  expect(now).not.toBe(made);
+  expect(h.sim.service(h.ids.projectId, made)?.status).toBe("DELETED");
+  expect(h.sim.service(h.ids.projectId, now)?.status).toBe("READY");
+  await s.destroy();
+});
+
 // What docs/refactoring-and-adoption.md says of Pulumi's own import, held on each SDK a lane runs: should an SDK make it
 // work for dynamic resources, this fails and its advice is to be changed.
 test("Pulumi's import resource option still fails for a dynamic resource, with the message the README quotes, before any request of ours", async () => {

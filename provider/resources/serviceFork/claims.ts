@@ -12,9 +12,12 @@ import type { ServiceForkState } from "./state";
 const forkHeld = (projectId: string, serviceId: string) => `ServiceFork ${projectId}/${serviceId}`;
 const forkIdentity = (projectId: string, source: string, name: string) => `ServiceFork identity ${projectId}/${source}/${name}`;
 
+/** How a resource came to hold a fork this run: its create made it or took it over, or its diff kept it. */
+export type Holding = "made" | "taken over" | "kept";
+
 /** Records that `resource` holds fork `serviceId` from now on (a create, or a fork the program keeps). */
-export function claimFork(run: RunMemory, projectId: string, serviceId: string, resource: Declarant): void {
-  recordClaim(run, forkHeld(projectId, serviceId), resource, true);
+export function claimFork(run: RunMemory, projectId: string, serviceId: string, resource: Declarant, how: Holding): void {
+  recordClaim(run, forkHeld(projectId, serviceId), resource, how);
 }
 
 /**
@@ -26,7 +29,8 @@ export function claimFork(run: RunMemory, projectId: string, serviceId: string, 
 export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>): Failure[] {
   const { resource } = ctx;
   const { projectId, sourceServiceId, name, adoptServiceId } = inputs;
-  if (isKnownText(projectId) && isKnownText(adoptServiceId)) recordClaim(ctx, forkHeld(projectId, adoptServiceId), resource, true);
+  if (isKnownText(projectId) && isKnownText(adoptServiceId))
+    recordClaim<Holding>(ctx, forkHeld(projectId, adoptServiceId), resource, "kept");
   // A value unknown until apply declares nothing yet: the check `up` makes once it is known does.
   if (!isKnownText(projectId) || !isKnownText(sourceServiceId) || !isKnownText(name)) return [];
   const adopts = inputs.adoptExisting !== false && adoptServiceId === undefined;
@@ -37,6 +41,17 @@ export function recordForkClaims(ctx: CallContext, inputs: Pending<ForkInputs>):
       `ServiceFork ${describeDeclarant(resource)} and ServiceFork ${describeDeclarant(other.resource)} both declare a fork named "${name}" of service ${sourceServiceId}: ` +
       `a fork's identity is its project, source and name, so they would be one fork. Give each its own name.`,
   }));
+}
+
+/**
+ * Whether this resource's replacement, created earlier in this run, took over the fork its old
+ * state holds: a replacement the engine forces (`--replace`) asks the provider no diff, so it is
+ * made before the old one is deleted, and a named fork's replacement adopts the old, still running.
+ */
+export function takenOverByReplacement(ctx: CallContext, id: string, state: ServiceForkState): boolean {
+  return declaredBy<Holding>(ctx, forkHeld(state.projectId, id)).some(
+    (claim) => claim.resource.urn === ctx.resource.urn && claim.value === "taken over",
+  );
 }
 
 /**

@@ -18,6 +18,6 @@ export async function createFork(ctx: CallContext, inputs: ForkInputs): Promise<
   const id = obtained.fork.service_id;
   // From here on the fork exists: any failure must hand its ID to the engine, and a resource of
   // this run being deleted must not stop it (see delete).
-  claimFork(ctx, inputs.projectId, id, ctx.resource);
+  claimFork(ctx, inputs.projectId, id, ctx.resource, obtained.adopted ? "taken over" : "made");
   return { id, state: await makeUsable(ctx, inputs, obtained, limit, mark) };
 }

@@ -7,7 +7,7 @@ import { NotFoundError, TigerCloudError, WaitError } from "../../errors";
 import { describeDeclarant } from "../../rules/claims";
 import { serviceUnlessGone } from "../../policies/gone";
 import { waitForService } from "../../policies/waiting";
-import { heldElsewhere } from "./claims";
+import { heldElsewhere, takenOverByReplacement } from "./claims";
 import { notAForkOf } from "./identity";
 import type { Limit } from "../../rules/inputSchemas";
 import { deleteLimit } from "./inputs";
@@ -16,6 +16,13 @@ import type { ServiceForkState } from "./state";
 
 export async function destroyFork(ctx: CallContext, id: string, state: ServiceForkState): Promise<void> {
   const { projectId, sourceServiceId } = state;
+  if (takenOverByReplacement(ctx, id, state)) {
+    ctx.progress(
+      `fork ${id} was taken over by this resource's replacement, made before this delete (as \`--replace\` makes it); leaving it as it is. ` +
+        `For a new fork instead, give the resource the option deleteBeforeReplace: true (the old fork is then destroyed first)`,
+    );
+    return;
+  }
   // Renamed or moved without an alias, this resource is deleted after its successor adopted its fork.
   const holders = heldElsewhere(ctx, id, state);
   if (holders.length > 0) {

@@ -32,7 +32,7 @@ export const serviceFork = defineResource({
   recordClaims: recordForkClaims,
   warnOfCreate: warnOfTakeover,
   recordKept(ctx, id, olds) {
-    claimFork(ctx, olds.projectId, id, ctx.resource);
+    claimFork(ctx, olds.projectId, id, ctx.resource, "kept");
   },
   references: forkReferences,
   keysThatReplace: replacedOnChange,

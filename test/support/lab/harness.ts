@@ -5,7 +5,7 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { type EngineEvent, LocalWorkspace, PulumiCommand, type PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { type EngineEvent, LocalWorkspace, PulumiCommand, type PulumiFn, Stack, type UpOptions } from "@pulumi/pulumi/automation";
 import type { DatabaseMode } from "../../../simulator";
 import { NO_DELAYS, type Delays, type LoggedRequest, Simulator } from "../../../simulator";
 import { isolateEngineClients } from "../../../scripts/inlinePrograms";
@@ -42,7 +42,7 @@ export interface Scenario {
   preview(): Promise<Outcome & { changes: Record<string, number> }>;
   /** `outputs` is read when first touched (one `stack output` run), and must be read before the
    *  stack's next operation. */
-  up(): Promise<Outcome & { readonly outputs: Outputs }>;
+  up(options?: UpOptions): Promise<Outcome & { readonly outputs: Outputs }>;
   refresh(): Promise<Outcome & { changes: Record<string, number> }>;
   destroy(): Promise<Outcome>;
   /** The stack's state file as stored by the backend (what an attacker with the bucket reads). */
@@ -53,7 +53,7 @@ export interface Scenario {
   cli(args: string[]): string;
   /** The Automation API's export, which runs `stack export --show-secrets`: secrets in plaintext. */
   exportState(): Promise<{
-    resources?: { type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[];
+    resources?: { urn: string; type: string; id?: string; outputs?: Record<string, unknown>; inputs?: Record<string, unknown> }[];
   }>;
 }
 
@@ -170,8 +170,8 @@ export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: 
         const [r, requests] = await logged(() => s.preview());
         return { stdout: r.stdout, changes: r.changeSummary as Record<string, number>, requests };
       },
-      async up() {
-        const [r, requests] = await logged(() => s.up());
+      async up(options) {
+        const [r, requests] = await logged(() => s.up(options));
         const after = operations;
         let outputs: Outputs | undefined;
         return {

@@ -218,6 +218,30 @@ describe("a fork another declaration of the run holds or would take over is neve
     expect(sim.requests("deleteService")).toEqual([]);
   });
 
+  test("replaced by force (`--replace`: no diff, so made before the delete): the replacement took the running fork over, so the old state's delete leaves it and says how to get a new one", async () => {
+    const { id, props } = await created({ onDestroy: "delete" });
+    startRun(); // the `up --replace` that follows
+    const replacement = await created({ onDestroy: "delete" });
+    expect(replacement.id).toBe(id); // adopted: same name and source, running
+    sim.clearLog();
+    await fork.delete(id, props);
+    expect(sim.requests("deleteService")).toEqual([]);
+    expect(sim.requests("stop")).toEqual([]);
+    expect(sim.service(ids.projectId, id)?.status).toBe("READY");
+    expect(stderrText()).toContain(`fork ${id} was taken over by this resource's replacement`);
+    expect(stderrText()).toContain("deleteBeforeReplace: true");
+  });
+
+  test("replaced by force with a new fork (adoptExisting: false): the old one is deleted as declared", async () => {
+    const { id, props } = await created({ onDestroy: "delete" });
+    startRun();
+    const replacement = await created({ onDestroy: "delete", adoptExisting: false });
+    expect(replacement.id).not.toBe(id);
+    await fork.delete(id, props);
+    expect(sim.service(ids.projectId, id)?.status).toBe("DELETED");
+    expect(sim.service(ids.projectId, replacement.id)?.status).toBe("READY");
+  });
+
   test("a declaration with the same name and source that would NOT adopt (adoptExisting: false) does not save it", async () => {
     const { id, props } = await created({ onDestroy: "delete" });
     await inputsFor({ onDestroy: "delete", adoptExisting: false }, "fresh");
