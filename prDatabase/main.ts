@@ -238,7 +238,8 @@ async function run(todo: Exclude<Todo, { command: "skip" }>, inputs: Inputs, env
     await selectOrCreate(stack, dir, runEnv);
     await configure(stack, pr, false, source);
     try {
-      await locked(stack, ["preview", "--stack", stack], dir, runEnv);
+      // One engine run: up checks every resource before it changes any (a refused fork fails there),
+      // and a separate preview would say each check's warnings twice.
       await locked(stack, ["up", "--stack", stack, "--yes", "--skip-preview"], dir, runEnv);
     } catch (err) {
       const said = err instanceof EngineFailure ? preparationFailure(err.output, rules, prFix(rulesFrom, baseRef)) : undefined;

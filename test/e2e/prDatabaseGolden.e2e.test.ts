@@ -65,6 +65,10 @@ describe("golden: true, production masked once a night and every PR's database f
     prFork = fork!.service_id;
     prUrl = opened.exported.DATABASE_URL ?? "";
     expect(opened.log).toContain(`a fork of golden fork ${golden}`);
+    // requireMasking's note on a fork of a fork with no rule of its own: one engine run, so one
+    // warning in the engine's diagnostics (which also shows it on the stack's progress line).
+    const note = `\n    warning: [tigercloud] ServiceFork: fork "pr-31.acme.golden" of service ${golden} declares no masking rule`;
+    expect(opened.log.split(note)).toHaveLength(2);
     expect(opened.summary).toContain(`of golden fork \`${golden}\``);
     expect(opened.summary).toContain("nothing masked in this job");
     expect(opened.summary).toMatch(/its data as of \d{4}-\d\d-\d\dT[^|]+\(0 h \d+ min old\)/);
