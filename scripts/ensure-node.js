@@ -185,7 +185,7 @@ function readJson(file) {
   }
 }
 
-module.exports = { ensureNode, ensurePlatformNode, majorOf, shown };
+module.exports = { cacheRoot, ensureNode, ensurePlatformNode, majorOf, shown };
 
 if (require.main === module) {
   const version = process.argv[2];

@@ -9,15 +9,13 @@
 // non-zero when either failed. PULUMI_TIGERCLOUD_FLOOR_LANE=off leaves the floor lane out, =only runs it alone.
 const { execFileSync, spawn, spawnSync } = require("child_process");
 const fs = require("fs");
-const os = require("os");
 const path = require("path");
 const toolchain = require("./toolchain");
+const { cacheRoot } = require("./ensure-node");
 const { floorLane } = require("../test/support/lanes");
 
 const root = path.join(__dirname, "..");
 const floorDir = path.join(root, ".tmp", "floor");
-const cacheRoot =
-  process.env.PULUMI_TIGERCLOUD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-tigercloud");
 const step = (what) => process.stderr.write(`[test-lanes] ${what}\n`);
 const withPulumi = path.join("scripts", "with-pulumi.js");
 

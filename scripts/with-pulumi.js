@@ -13,7 +13,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const toolchain = require("./toolchain");
-const { ensureNode } = require("./ensure-node");
+const { cacheRoot, ensureNode } = require("./ensure-node");
 
 const root = path.join(__dirname, "..");
 const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
@@ -141,6 +141,9 @@ function main() {
     PATH: [laneNodeDir(), ...toolDirs, pluginDir, path.join(root, "node_modules", ".bin"), process.env.PATH].join(path.delimiter),
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    // Node.js (22 and later; 20 ignores it) keeps each module's compiled code here: every engine run
+    // starts a program and a provider process that load @pulumi/pulumi, each paying its compile again.
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE || path.join(cacheRoot, "node-compile-cache"),
   };
   const version = execFileSync(path.join(pulumiBin, "pulumi"), ["version"], { env, encoding: "utf8" }).trim();
   const sdkVersion = require(require.resolve("@pulumi/pulumi/package.json", { paths: [root] })).version;
