@@ -30,6 +30,12 @@ describe("literals never reach the report", () => {
   });
 });
 
+test("numbers stay as written, as docs/rehearsal.md says (a value that must not be shown is written as a string)", () => {
+  expect(shownText("DELETE FROM customers WHERE id = 4711 AND note = 'alice@real.example'")).toBe(
+    "DELETE FROM customers WHERE id = 4711 AND note = '…'",
+  );
+});
+
 describe("the command's output cannot leave its code block", () => {
   test("a line of three backticks does not close the block: what follows is not rendered Markdown", () => {
     const md = markdown({
