@@ -63,6 +63,16 @@ export const withoutLiterals = (text: string) => text.replace(TOKENS, (token, ke
 /** The same in a shell command (psql -c "…"): its double quotes and dashes are the shell's, not SQL's. */
 const commandWithoutLiterals = (text: string) => text.replace(new RegExp(STRINGS, "g"), "'…'");
 
+/** Whether a statement's text, its literals left out, names `relation` ("schema.name", as format('%I.%I') gives it) by its own name. */
+function namesRelation(text: string, relation: string): boolean {
+  const own = relation
+    .slice(relation.lastIndexOf(".") + 1)
+    .replace(/^"|"$/g, "")
+    .replace(/""/g, '"');
+  const escaped = own.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w$])"?${escaped}"?($|[^\\w$])`, "i").test(withoutLiterals(text));
+}
+
 /** A statement's text as a reviewer may see it: no literal of the data, one line, at most 160 characters. */
 export function shownText(text: string): string {
   const flat = withoutLiterals(text).replace(/\s+/g, " ").trim();
@@ -227,16 +237,21 @@ function judge(x: Seen): Rehearsal {
   // new index is locked by the statement that builds it, CONCURRENTLY too), else the earliest holding its
   // table as such a statement does: ACCESS EXCLUSIVE for a rewrite; SHARE, SHARE UPDATE EXCLUSIVE
   // (CONCURRENTLY) or ACCESS EXCLUSIVE for a build. By the table alone, an ALTER TABLE before a
-  // CREATE INDEX CONCURRENTLY took the index as its own.
+  // CREATE INDEX CONCURRENTLY took the index as its own. A plain CREATE INDEX's lock on its new index is
+  // not seen (the index is not committed yet): among those holding its table, the one naming it in its text
+  // (outside literals), else the earliest; by the earliest alone, an ALTER TABLE took the next CREATE INDEX's.
   const owner = new Map<Rewrite, Statement>();
   for (const r of rewritten) {
     const holds = (s: Statement, relation: string, modes?: string[]) =>
       s.held.some((l) => l.relation === relation && (!modes || modes.includes(l.mode)));
     const asTable = r.kind === "rewrote" ? ["AccessExclusiveLock"] : ["ShareLock", "ShareUpdateExclusiveLock", "AccessExclusiveLock"];
+    const byTable = x.seen.filter((s) => holds(s, r.of, asTable));
     const by =
       (r.relation !== r.of
         ? x.seen.find((s) => holds(s, r.relation, r.kind === "rewrote" ? ["AccessExclusiveLock"] : undefined))
-        : undefined) ?? x.seen.find((s) => holds(s, r.of, asTable));
+        : undefined) ??
+      (r.kind === "rewrote" ? undefined : byTable.find((s) => namesRelation(s.text, r.relation))) ??
+      byTable[0];
     if (by) owner.set(r, by);
   }
   // The last statement seen is the failing one when the command failed and none ended its transaction aborted.

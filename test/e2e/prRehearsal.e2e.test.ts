@@ -1,20 +1,35 @@
 // The PR database action's migration rehearsal (migrate:), as a user's repository uses it (the
-// lab: test/support/lab/prDatabase.ts): the example's workflow with migrate: added, its migration a
-// file of the repository run by psql in the job's workspace. Each push starts again from
-// production's masked state (a new fork, the previous push's deleted), the migration watched; the
-// PR's comment says what each statement did.
+// lab: test/support/lab/prDatabase.ts): the example's workflow with golden: true and migrate: added,
+// its migration a file of the repository run by psql in the job's workspace. The night masks a
+// production grown to PR_REHEARSAL_ROWS customers (CI: 300,000; the issue's scale: 1,000,000) into
+// a golden fork; each push starts again from it (a new fork, the previous push's deleted), the
+// migration watched; the PR's comment says what each statement did.
 import * as fs from "fs";
 import * as path from "path";
 import { PERSONAL_TABLE } from "../../simulator/databases";
-import { api, forksNamed, prDatabaseLab, pullRequest, repositories, runnerOf, sh, trigger, WITH } from "../support/lab/prDatabase";
+import {
+  api,
+  forksNamed,
+  goldenOf,
+  ids,
+  prDatabaseLab,
+  pullRequest,
+  repositories,
+  runnerOf,
+  sh,
+  sim,
+  trigger,
+  WITH,
+} from "../support/lab/prDatabase";
 
-jest.setTimeout(300_000);
+jest.setTimeout(600_000);
 prDatabaseLab("pr-rehearsal.e2e");
 
 const REPOSITORY = "acme/rehearsed";
 const PR = 3;
-// The migration, a file of the repository; every lock that stops writes flagged (the tables are small).
-WITH[REPOSITORY] = ["migrate: sh migrate.sh", "lock-threshold: 0ms"];
+// The migration, a file of the repository; every lock that stops writes flagged, however short.
+WITH[REPOSITORY] = ["golden: true", "migrate: sh migrate.sh", "lock-threshold: 0ms"];
+const ROWS = Number(process.env.PR_REHEARSAL_ROWS ?? 300_000);
 
 /** A push to the PR's branch: migrate.sql as given, and the migrate.sh that runs it (saying whether it sees the action's inputs, and the URL). */
 function push(sql: string): void {
@@ -34,27 +49,60 @@ function push(sql: string): void {
 const pushed = (action: "opened" | "synchronize", status: number) =>
   trigger(REPOSITORY, pullRequest(REPOSITORY, PR, action, { branch: "feature" }), status);
 
-// The simulator's production holds 100 customers: a data migration first makes the table large
-// enough for each statement after it to last longer than the watch's 50 ms look.
-const GROW = `INSERT INTO ${PERSONAL_TABLE} (id, email) SELECT g, 'm' || g || '@example.com' FROM generate_series(1000, 300000) g;\n`;
-const MIGRATION = `${GROW}ALTER TABLE ${PERSONAL_TABLE} ADD COLUMN score float8 DEFAULT random();\nCREATE INDEX customers_name ON ${PERSONAL_TABLE} (full_name);\n`;
+// Production grown to ROWS customers (the simulator's holds 100), each statement then lasting longer
+// than the watch's 50 ms look. The hypertable events has compressed chunks (simulator/production.ts).
+const GROW =
+  `INSERT INTO ${PERSONAL_TABLE} SELECT g, 'customer' || g || '@prod-customers.example.com', 'Customer Number' || g || ' Realname', ` +
+  `'tok_live_' || lpad(to_hex(g::bigint * 2654435761), 8, '0'), 1 + g % 100 FROM generate_series(101, ${ROWS}) g; ANALYZE ${PERSONAL_TABLE};`;
+const MIGRATION = [
+  `ALTER TABLE ${PERSONAL_TABLE} ADD COLUMN score float8 DEFAULT random();`,
+  `CREATE INDEX customers_name ON ${PERSONAL_TABLE} (full_name);`,
+  `CREATE INDEX CONCURRENTLY customers_token ON ${PERSONAL_TABLE} (api_token);`,
+  "ALTER TABLE events ADD COLUMN referrer text;",
+  "UPDATE events SET duration_ms = duration_ms + 1 WHERE path = '/page/3';",
+  "",
+].join("\n");
 
 const comment = () => api.comments.filter((c) => c.repository === REPOSITORY && c.issue === PR && c.user.type === "Bot").map((c) => c.body);
 /** The PR's forks not deleted (nor being deleted). */
 const liveForks = () => forksNamed(`pr-${PR}.acme.rehearsed`).filter((s) => !["DELETING", "DELETED"].includes(s.status));
 
-test("each push rehearses its migration on a new fork of production's masked state: a rewrite under ACCESS EXCLUSIVE and an index build reported and flagged, then a failing one fails the job naming the statement; the migration sees none of the action's inputs, the comment no URL and no value", async () => {
+test(`the night masks production (${ROWS.toLocaleString("en")} customers, a hypertable with compressed chunks) into a golden fork`, async () => {
+  await sim.databases.query(ids.serviceId, GROW);
+  const started = Date.now();
+  await goldenOf(REPOSITORY).night();
+  const [golden] = goldenOf(REPOSITORY).serving();
+  expect(golden?.status).toMatch(/^PAUS/);
+  process.stdout.write(`golden fork of ${ROWS} customers made in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+});
+
+test("each push rehearses its migration on a new fork of the golden fork: a rewrite under ACCESS EXCLUSIVE and an index build flagged, one built CONCURRENTLY not, a hypertable with compressed chunks altered and written; then a failing one fails the job naming the statement; the migration sees none of the action's inputs, the comment no URL and no value", async () => {
   push(MIGRATION);
   const first = await pushed("opened", 0);
+  const [golden] = goldenOf(REPOSITORY).serving();
+  expect(first.log).toContain(`a fork of golden fork ${golden?.service_id}`);
   const [report] = comment();
   expect(report).toContain("### Migration rehearsal: **");
-  expect(report).toMatch(
-    /`ALTER TABLE customers ADD COLUMN score float8 DEFAULT random\(\);` \| [0-9.]+ s \| \*\*ACCESS EXCLUSIVE\*\* `public\.customers`/,
-  );
-  expect(report).toMatch(/rewrote `public\.customers`/);
-  expect(report).toMatch(/`CREATE INDEX customers_name ON customers \(full_name\);` \| [0-9.]+ s \| \*\*SHARE\*\* `public\.customers`/);
+  // Each statement's row: its locks, and what it rewrote or built (the index by the statement that made it).
+  const row = (n: number) => report?.split("\n").find((line) => line.startsWith(`| ${n} `)) ?? "";
+  expect(row(1)).toContain("`ALTER TABLE customers ADD COLUMN score float8 DEFAULT random();`");
+  expect(row(1)).toMatch(/\*\*ACCESS EXCLUSIVE\*\* `public\.customers`/);
+  expect(row(1)).toMatch(/rewrote `public\.customers` \(\d/);
+  expect(row(1)).not.toContain("customers_name");
+  expect(row(2)).toContain("`CREATE INDEX customers_name ON customers (full_name);`");
+  expect(row(2)).toMatch(/\*\*SHARE\*\* `public\.customers`/);
+  expect(row(2)).toContain("built `public.customers_name`");
+  // CONCURRENTLY: a lock that lets writes go on, not in bold, not flagged.
+  expect(row(3)).toContain("`CREATE INDEX CONCURRENTLY customers_token ON customers (api_token);`");
+  expect(row(3)).toContain("SHARE UPDATE EXCLUSIVE `public.customers`");
+  expect(row(3)).not.toContain("**");
+  expect(row(3)).toContain("built `public.customers_token`");
   expect(report).toMatch(/\+ column public\.customers\.score: double precision/);
-  expect(first.log).toMatch(/::warning title=Migration rehearsal::statement 2: AccessExclusive on public\.customers/);
+  expect(report).toMatch(/\+ column public\.events\.referrer: text/);
+  expect(report).toMatch(/Chunks of `public\.events`: (\d+) → \1 compressed, 0 → [1-9]\d* partly/);
+  expect(first.log).toMatch(/::warning title=Migration rehearsal::statement 1: AccessExclusive on public\.customers/);
+  expect(first.log).toMatch(/::warning title=Migration rehearsal::statement 2: Share on public\.customers/);
+  expect(first.log).not.toMatch(/::warning title=Migration rehearsal::statement 3:/);
   expect(first.log).toContain("action inputs seen: 0");
   // The migration printed the URL: neither it nor its password reaches the comment.
   const url = first.exported.DATABASE_URL ?? "";
@@ -70,14 +118,15 @@ test("each push rehearses its migration on a new fork of production's masked sta
   expect(second.exported.DATABASE_URL).not.toBe(firstFork);
   expect(liveForks()).toHaveLength(1);
   expect(comment()).toHaveLength(1);
+  expect(comment()[0]).toMatch(/rewrote `public\.customers`/);
 
   // A migration that fails on production's data fails the job, naming the statement and PostgreSQL's error.
   push(
-    `${GROW}CREATE INDEX customers_token ON ${PERSONAL_TABLE} (api_token);\nCREATE UNIQUE INDEX customers_domain ON ${PERSONAL_TABLE} (split_part(email, '@', 2));\n`,
+    `CREATE INDEX customers_token ON ${PERSONAL_TABLE} (api_token);\nCREATE UNIQUE INDEX customers_domain ON ${PERSONAL_TABLE} (split_part(email, '@', 2));\n`,
   );
   const third = await pushed("synchronize", 1);
   expect(third.log).toMatch(
-    /::error title=The migration failed::statement 3, CREATE UNIQUE INDEX customers_domain ON customers \(split_part\(email, '…', 2\)\);,( or one right after it too short to be seen,)? failed on production's masked copy: .*(could not create unique index "customers_domain"|is duplicated)/,
+    /::error title=The migration failed::statement 2, CREATE UNIQUE INDEX customers_domain ON customers \(split_part\(email, '…', 2\)\);,( or one right after it too short to be seen,)? failed on production's masked copy: .*(could not create unique index "customers_domain"|is duplicated)/,
   );
   expect(comment()[0]).toContain("### Migration rehearsal: **failed**");
   // What the migration printed last is shown, the URL it printed redacted.
@@ -85,5 +134,5 @@ test("each push rehearses its migration on a new fork of production's masked sta
   expect(thirdUrl).toMatch(/^postgres/);
   expect(comment()[0]).toContain("connecting to ***");
   expect(comment()[0]).not.toContain(decodeURIComponent(new URL(thirdUrl).password));
-  expect(comment()[0]).toMatch(/\| 3 ❌ \| `CREATE UNIQUE INDEX customers_domain ON customers \(split_part\(email, '…', 2\)\);`/);
+  expect(comment()[0]).toMatch(/\| 2 ❌ \| `CREATE UNIQUE INDEX customers_domain ON customers \(split_part\(email, '…', 2\)\);`/);
 });
