@@ -758,3 +758,344 @@ function said(message: string): string {
   const line = message.replace(/\s+/g, " ");
   return line.slice(Math.max(0, line.indexOf("Preparing fork")), Math.max(0, line.indexOf("Preparing fork")) + 700);
 }
+
+// Round 8.
+
+test("a CHECK of the masked table calling PostgreSQL's to_json of an enum whose cast to json is tsdbadmin's copies nothing while the masking runs", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "ALTER TABLE public.customers DROP CONSTRAINT IF EXISTS customers_kind_json; DROP CAST IF EXISTS (public.kind8 AS json); " +
+        "DROP FUNCTION IF EXISTS public.kind8_json(public.kind8); DROP TYPE IF EXISTS public.kind8; DROP TABLE IF EXISTS public.stolen_json;",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_json (q text, v text);
+    CREATE TYPE public.kind8 AS ENUM ('retail');
+    -- json's own cast for a type of the database's own: to_json calls it (json_categorize_type), no rule or constraint names it.
+    CREATE FUNCTION public.kind8_json(public.kind8) RETURNS json LANGUAGE plpgsql AS $f$
+      BEGIN
+        IF pg_catalog.strpos(pg_catalog.current_query(), 'masked_row') > 0 AND pg_catalog.current_setting('redteam.json', true) IS DISTINCT FROM 'yes' THEN
+          PERFORM pg_catalog.set_config('redteam.json', 'yes', false);
+          INSERT INTO public.stolen_json SELECT pg_catalog.left(pg_catalog.current_query(), 60), email FROM public.customers;
+        END IF;
+        RETURN '"retail"'::json;
+      END $f$;
+    CREATE CAST (public.kind8 AS json) WITH FUNCTION public.kind8_json(public.kind8);
+    ALTER TABLE public.customers ADD CONSTRAINT customers_kind_json CHECK (to_json('retail'::public.kind8) IS NOT NULL);`);
+  expect(await inProduction("SELECT count(*) FROM public.stolen_json")).toBe("0");
+  const outcome = await preparedFork("pr-redteam-json-cast-check", { mask: RULES, pauseJobs: true }).then(
+    async (fork) =>
+      `published, copied: ${await read(fork.uri, `SELECT count(*) FROM public.stolen_json WHERE v LIKE '${PRODUCTION_ADDRESS}'`)}`,
+    (err: Error) => err.message,
+  );
+  // Safe: published with nothing copied, or refused naming the constraint.
+  expect(outcome).toMatch(/^published, copied: 0$|customers_kind_json/);
+});
+
+test("a materialized view calling PostgreSQL's to_json of an enum whose cast to json is tsdbadmin's (refreshed first) copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_json, public.m_deep10, public.m_base10; DROP CAST IF EXISTS (public.tab10 AS json); " +
+        "DROP FUNCTION IF EXISTS public.tab10_json(public.tab10); DROP TYPE IF EXISTS public.tab10;",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base10 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base10): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep10 AS SELECT email FROM public.m_base10;
+    ANALYZE public.m_deep10;
+    CREATE TYPE public.tab10 AS ENUM ('m_deep10');
+    CREATE FUNCTION public.tab10_json(public.tab10) RETURNS json LANGUAGE sql STABLE AS $f$
+      SELECT pg_catalog.to_json(pg_catalog.string_agg(coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, ''), ' '))
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = $1::text $f$;
+    CREATE CAST (public.tab10 AS json) WITH FUNCTION public.tab10_json(public.tab10);
+    -- Its rule calls to_json (PostgreSQL's) and depends on the enum: neither opaque nor a reader of pg_stats, a first-wave refresh.
+    CREATE MATERIALIZED VIEW public.a_json AS SELECT to_json('m_deep10'::public.tab10)::text AS v;`);
+  const holding = `SELECT count(*) FROM public.a_json WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const fork = await preparedFork("pr-redteam-json-cast-view", { mask: RULES, pauseJobs: true });
+  expect(await read(fork.uri, holding)).toBe("0");
+});
+
+test("a trigger of a continuous aggregate's materialization hypertable calling a function of tsdbadmin's (it would run in the aggregate's refresh, reading statistics of a view not yet refreshed) is refused, naming it", async () => {
+  cleanups.push(async () => {
+    await inProduction(
+      `DO $d$ BEGIN EXECUTE (SELECT format('DROP TRIGGER IF EXISTS mat_copy ON %I.%I', materialization_hypertable_schema, materialization_hypertable_name)
+         FROM timescaledb_information.continuous_aggregates WHERE view_name = '${EVENTS_DAILY}'); END $d$;`,
+    );
+    await inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.m_deep11, public.m_base11; DROP FUNCTION IF EXISTS public.mat_copy(); DROP TABLE IF EXISTS public.stolen_mat;",
+    );
+  });
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base11 AS SELECT email FROM public.customers;
+    CREATE MATERIALIZED VIEW public.m_deep11 AS SELECT email FROM public.m_base11;
+    ANALYZE public.m_deep11;
+    CREATE TABLE public.stolen_mat (v text);
+    CREATE FUNCTION public.mat_copy() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
+      IF NOT EXISTS (SELECT 1 FROM public.stolen_mat) THEN
+        INSERT INTO public.stolen_mat SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+          FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep11';
+      END IF;
+      RETURN NULL; END $f$;
+    DO $d$ BEGIN EXECUTE (SELECT format('CREATE TRIGGER mat_copy AFTER INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION public.mat_copy()',
+        materialization_hypertable_schema, materialization_hypertable_name)
+      FROM timescaledb_information.continuous_aggregates WHERE view_name = '${EVENTS_DAILY}'); END $d$;`);
+  const { message } = await refusedFork("pr-redteam-mat-trigger", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /trigger mat_copy of continuous aggregate public\.events_daily: it calls a function of the database's own on the aggregate's materialization hypertable/,
+  );
+});
+
+test("an expression index of a continuous aggregate's materialization hypertable calling a function of tsdbadmin's (made there by a CREATE INDEX on the aggregate, in _timescaledb_internal) is refused, naming it", async () => {
+  cleanups.push(async () => {
+    await inProduction(
+      `DO $d$ BEGIN EXECUTE (SELECT format('DROP INDEX IF EXISTS %I.%I', schemaname, indexname) FROM pg_indexes WHERE indexname = 'mat_hook_idx'); END $d$;`,
+    );
+    await inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.m_deep12, public.m_base12; DROP FUNCTION IF EXISTS public.mat_hook(bigint), public.mat_copy12(); DROP TABLE IF EXISTS public.stolen_idx;",
+    );
+  });
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base12 AS SELECT email FROM public.customers;
+    CREATE MATERIALIZED VIEW public.m_deep12 AS SELECT email FROM public.m_base12;
+    ANALYZE public.m_deep12;
+    CREATE TABLE public.stolen_idx (v text);
+    CREATE FUNCTION public.mat_copy12() RETURNS void LANGUAGE plpgsql AS $f$ BEGIN
+      IF NOT EXISTS (SELECT 1 FROM public.stolen_idx) THEN
+        INSERT INTO public.stolen_idx SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+          FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep12';
+      END IF; END $f$;
+    CREATE FUNCTION public.mat_hook(bigint) RETURNS bigint LANGUAGE plpgsql IMMUTABLE AS $f$ BEGIN PERFORM public.mat_copy12(); RETURN $1; END $f$;
+    -- TimescaleDB makes it on the aggregate's materialization hypertable, in _timescaledb_internal.
+    CREATE INDEX mat_hook_idx ON public.${EVENTS_DAILY} (public.mat_hook(views));
+    TRUNCATE public.stolen_idx;`);
+  const { message } = await refusedFork("pr-redteam-mat-index", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /index mat_hook_idx of continuous aggregate public\.events_daily: it calls a function of the database's own on the aggregate's materialization hypertable/,
+  );
+});
+
+test("a refresh that fails once the data is masked makes no index calling a function of the database's own again (views emptied, not yet refreshed, still hold production's statistics): the failure names it and how to have it, the next up publishes nothing copied", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_fail13, public.z_deep13; DROP TABLE IF EXISTS public.t_hook13, public.stolen_fail; " +
+        "DROP FUNCTION IF EXISTS public.hook13(integer), public.copy13();",
+    ),
+  );
+  await inProduction(`
+    -- Refreshed after a_fail13 (by name, in the same wave): emptied, its statistics production's, when a_fail13 fails.
+    CREATE MATERIALIZED VIEW public.z_deep13 AS SELECT email FROM public.customers;
+    ANALYZE public.z_deep13;
+    CREATE TABLE public.stolen_fail (v text);
+    CREATE FUNCTION public.copy13() RETURNS void LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen_fail SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'z_deep13'; END $f$;
+    CREATE FUNCTION public.hook13(integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $f$ BEGIN PERFORM public.copy13(); RETURN $1; END $f$;
+    CREATE TABLE public.t_hook13 (x integer);
+    INSERT INTO public.t_hook13 VALUES (1);
+    CREATE INDEX t_hook13_i ON public.t_hook13 (public.hook13(x));
+    -- Divides by the production addresses left: none once masked, so its refresh fails (first, by name). Never analysed, it
+    -- is left unpopulated without statistics by the failure, so the next preparation leaves it alone.
+    CREATE MATERIALIZED VIEW public.a_fail13 WITH (autovacuum_enabled = false) AS
+      SELECT 1 / (SELECT count(*) FROM public.customers WHERE email LIKE '${PRODUCTION_ADDRESS}')::int AS x;
+    TRUNCATE public.stolen_fail;`);
+  const s = await lab.h.stack("pr-redteam-fail-remake", lab.forkProgram("pr-redteam-fail-remake", { mask: RULES, pauseJobs: true }));
+  cleanups.push(() => lab.discard(s));
+  const first = await s.up().then(
+    () => "published",
+    (err: Error) => err.message,
+  );
+  expect(first).toMatch(/refreshing the materialized view public\.a_fail13/);
+  expect(first).toMatch(
+    /were not made again: .*index public\.t_hook13_i \(CREATE INDEX t_hook13_i ON public\.t_hook13 .*make them in prepare\.sqlAfter/s,
+  );
+  const uri = (await s.up()).outputs.uri?.value as string;
+  const copied = await read(uri, `SELECT count(*) FROM public.stolen_fail WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`);
+  expect(`${copied} copied, after: ${said(first)}`).toMatch(/^0 copied/);
+  expect(await read(uri, "SELECT count(*) FROM pg_indexes WHERE indexname = 't_hook13_i'")).toBe("0");
+});
+
+test("a continuous aggregate the preparation does not refresh (over a table it leaves alone), whose index calls a function reading customers, keeps no production address in its compressed chunks' index statistics", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.visits14_daily CASCADE; DROP TABLE IF EXISTS public.visits14; DROP FUNCTION IF EXISTS public.email_of14(integer);",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.visits14 (time timestamptz NOT NULL, customer_id integer);
+    SELECT create_hypertable('public.visits14', by_range('time', interval '1 day'));
+    INSERT INTO public.visits14 SELECT timestamptz '2026-01-01' + g * interval '10 minutes', 1 + g % 100 FROM generate_series(1, 1000) g;
+    CREATE FUNCTION public.email_of14(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT email FROM public.customers WHERE id = $1 $f$;
+    CREATE MATERIALIZED VIEW public.visits14_daily WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS day, customer_id, count(*) AS n FROM public.visits14 GROUP BY 1, 2 WITH NO DATA;
+    SELECT set_chunk_time_interval('public.visits14_daily', interval '1 day');
+    -- On the materialization hypertable (in _timescaledb_internal) and each of its chunks: never dropped and made again.
+    CREATE INDEX visits14_email ON public.visits14_daily (public.email_of14(customer_id));
+    CALL refresh_continuous_aggregate('public.visits14_daily', NULL, NULL);
+    DO $d$ DECLARE c regclass; BEGIN FOR c IN SELECT show_chunks('public.visits14_daily') LOOP EXECUTE format('ANALYZE %s', c); END LOOP; END $d$;
+    ALTER MATERIALIZED VIEW public.visits14_daily SET (timescaledb.compress, timescaledb.compress_segmentby = 'customer_id');
+    SELECT count(compress_chunk(c)) FROM show_chunks('public.visits14_daily') c;`);
+  const holding = `SELECT count(*) FROM pg_stats WHERE schemaname = '_timescaledb_internal'
+    AND lower(coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '')) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(Number(await inProduction(holding))).toBeGreaterThan(0);
+  const outcome = await preparedFork("pr-redteam-aggregate-index-compressed", { mask: RULES, pauseJobs: true }).then(
+    async (fork) => `published, holding: ${await read(fork.uri, holding)}`,
+    (err: Error) => err.message,
+  );
+  expect(outcome).toMatch(/^published, holding: 0$|visits14|_hyper_/);
+});
+
+test("a CHECK of the masked table casting text to a range type over a domain whose CHECK calls a function of tsdbadmin's (range_in checks each bound's domain) copies nothing while the masking runs", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "ALTER TABLE public.customers DROP CONSTRAINT IF EXISTS customers_span16; DROP TYPE IF EXISTS public.r16; DROP DOMAIN IF EXISTS public.d16; " +
+        "DROP FUNCTION IF EXISTS public.copy16(float8); DROP TABLE IF EXISTS public.stolen_r16;",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.stolen_r16 (q text, v text);
+    CREATE FUNCTION public.copy16(float8) RETURNS boolean LANGUAGE plpgsql AS $f$
+      BEGIN
+        IF pg_catalog.strpos(pg_catalog.current_query(), 'masked_row') > 0 AND pg_catalog.current_setting('redteam.r16', true) IS DISTINCT FROM 'yes' THEN
+          PERFORM pg_catalog.set_config('redteam.r16', 'yes', false);
+          INSERT INTO public.stolen_r16 SELECT pg_catalog.left(pg_catalog.current_query(), 60), email FROM public.customers;
+        END IF;
+        RETURN true;
+      END $f$;
+    CREATE DOMAIN public.d16 AS float8 CHECK (public.copy16(VALUE));
+    -- A range over the domain: INNER_TYPES goes from a multirange to its range, not from a range to its subtype.
+    CREATE TYPE public.r16 AS RANGE (subtype = public.d16);
+    ALTER TABLE public.customers ADD CONSTRAINT customers_span16 CHECK (('[0,' || length(email) || ')')::public.r16 IS NOT NULL);`);
+  expect(await inProduction("SELECT count(*) FROM public.stolen_r16")).toBe("0");
+  const outcome = await preparedFork("pr-redteam-range-domain-check", { mask: RULES, pauseJobs: true }).then(
+    async (fork) =>
+      `published, copied: ${await read(fork.uri, `SELECT count(*) FROM public.stolen_r16 WHERE v LIKE '${PRODUCTION_ADDRESS}'`)}`,
+    (err: Error) => err.message,
+  );
+  expect(outcome).toMatch(/^published, copied: 0$|customers_span16/);
+});
+
+test("an aggregate whose materialization hypertable's index calls a function reading customers (its statistics production's until analysed again, read by an index made again before that) is refused, naming the index", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.visits17_daily CASCADE; DROP TABLE IF EXISTS public.visits17, public.t_hook17, public.stolen17; " +
+        "DROP FUNCTION IF EXISTS public.email_of17(integer), public.hook17(integer), public.copy17();",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.visits17 (time timestamptz NOT NULL, customer_id integer);
+    SELECT create_hypertable('public.visits17', by_range('time', interval '1 day'));
+    INSERT INTO public.visits17 SELECT timestamptz '2026-01-01' + g * interval '10 minutes', 1 + g % 100 FROM generate_series(1, 1000) g;
+    CREATE FUNCTION public.email_of17(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT email FROM public.customers WHERE id = $1 $f$;
+    -- Over a table the masking leaves alone, calling no function of the database's own in its query: not refreshed.
+    CREATE MATERIALIZED VIEW public.visits17_daily WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS day, customer_id, count(*) AS n FROM public.visits17 GROUP BY 1, 2 WITH NO DATA;
+    -- On its materialization hypertable, in _timescaledb_internal: not dropped and made again, analysed again last.
+    CREATE INDEX visits17_email ON public.visits17_daily (public.email_of17(customer_id));
+    CALL refresh_continuous_aggregate('public.visits17_daily', NULL, NULL);
+    DO $d$ DECLARE c regclass; BEGIN FOR c IN SELECT show_chunks('public.visits17_daily') LOOP EXECUTE format('ANALYZE %s', c); END LOOP; END $d$;
+    CREATE TABLE public.stolen17 (at text, v text);
+    CREATE FUNCTION public.copy17() RETURNS void LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen17 SELECT s.tablename, coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = '_timescaledb_internal'; END $f$;
+    CREATE FUNCTION public.hook17(integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $f$ BEGIN PERFORM public.copy17(); RETURN $1; END $f$;
+    -- A table the masking leaves alone: its index dropped before the first refresh, made again first in the last step.
+    CREATE TABLE public.t_hook17 (x integer);
+    INSERT INTO public.t_hook17 VALUES (1);
+    CREATE INDEX t_hook17_i ON public.t_hook17 (public.hook17(x));
+    TRUNCATE public.stolen17;`);
+  const holding = `SELECT count(*) FROM pg_stats WHERE schemaname = '_timescaledb_internal'
+    AND lower(coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '')) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(Number(await inProduction(holding))).toBeGreaterThan(0);
+  const { message } = await refusedFork("pr-redteam-remake-before-analyse", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /index visits17_email of continuous aggregate public\.visits17_daily: it calls a function of the database's own on the aggregate's materialization hypertable/,
+  );
+});
+
+test("a trigger of the masked hypertable's compressed hypertable (its compressed chunks are no table the masking writes, so it is not held off) copies nothing while the masking compresses events' chunks again", async () => {
+  cleanups.push(async () => {
+    await inProduction(
+      `DO $d$ BEGIN EXECUTE (SELECT format('DROP TRIGGER IF EXISTS cz_copy ON %I.%I', c.schema_name, c.table_name)
+         FROM _timescaledb_catalog.hypertable h JOIN _timescaledb_catalog.hypertable c ON c.id = h.compressed_hypertable_id WHERE h.table_name = '${EVENTS_TABLE}'); END $d$;`,
+    );
+    await inProduction("DROP FUNCTION IF EXISTS public.cz_copy(); DROP TABLE IF EXISTS public.stolen_cz;");
+  });
+  await inProduction(`
+    CREATE TABLE public.stolen_cz (q text, v text);
+    CREATE FUNCTION public.cz_copy() RETURNS trigger LANGUAGE plpgsql AS $f$
+      BEGIN
+        IF pg_catalog.current_setting('redteam.cz', true) IS DISTINCT FROM 'yes' THEN
+          PERFORM pg_catalog.set_config('redteam.cz', 'yes', false);
+          INSERT INTO public.stolen_cz SELECT pg_catalog.left(pg_catalog.current_query(), 60), email FROM public.customers;
+        END IF;
+        RETURN NULL;
+      END $f$;
+    DO $d$ BEGIN EXECUTE (SELECT format('CREATE TRIGGER cz_copy AFTER INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION public.cz_copy()', c.schema_name, c.table_name)
+      FROM _timescaledb_catalog.hypertable h JOIN _timescaledb_catalog.hypertable c ON c.id = h.compressed_hypertable_id WHERE h.table_name = '${EVENTS_TABLE}'); END $d$;
+    TRUNCATE public.stolen_cz;`);
+  const outcome = await preparedFork("pr-redteam-compressed-trigger", { mask: RULES, pauseJobs: true }).then(
+    async (fork) =>
+      `published, copied: ${await read(fork.uri, `SELECT count(*) FROM public.stolen_cz WHERE v LIKE '${PRODUCTION_ADDRESS}'`)} of ${await read(fork.uri, "SELECT count(*) FROM public.stolen_cz")}`,
+    (err: Error) => err.message,
+  );
+  expect(outcome).toMatch(/^published, copied: 0 of|cz_copy/);
+});
+
+test("an aggregate whose materialization hypertable's index calls a function reading customers (its statistics production's until analysed again, read by a view refreshed last) is refused, naming the index", async () => {
+  cleanups.push(() =>
+    inProduction(
+      // One aggregate a statement: TimescaleDB drops none listed beside another relation.
+      "DROP MATERIALIZED VIEW IF EXISTS public.z_last18; DROP MATERIALIZED VIEW IF EXISTS public.visits18_daily CASCADE; DROP TABLE IF EXISTS public.visits18; " +
+        "DROP FUNCTION IF EXISTS public.email_of18(integer), public.stats18();",
+    ),
+  );
+  await inProduction(`
+    CREATE TABLE public.visits18 (time timestamptz NOT NULL, customer_id integer);
+    SELECT create_hypertable('public.visits18', by_range('time', interval '1 day'));
+    INSERT INTO public.visits18 SELECT timestamptz '2026-01-01' + g * interval '10 minutes', 1 + g % 100 FROM generate_series(1, 1000) g;
+    CREATE FUNCTION public.email_of18(integer) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT email FROM public.customers WHERE id = $1 $f$;
+    CREATE MATERIALIZED VIEW public.visits18_daily WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS day, customer_id, count(*) AS n FROM public.visits18 GROUP BY 1, 2 WITH NO DATA;
+    CREATE INDEX visits18_email ON public.visits18_daily (public.email_of18(customer_id));
+    CALL refresh_continuous_aggregate('public.visits18_daily', NULL, NULL);
+    DO $d$ DECLARE c regclass; BEGIN FOR c IN SELECT show_chunks('public.visits18_daily') LOOP EXECUTE format('ANALYZE %s', c); END LOOP; END $d$;
+    -- Reversed: no check of values recognizes them.
+    CREATE FUNCTION public.stats18() RETURNS SETOF text LANGUAGE sql STABLE AS $f$
+      SELECT pg_catalog.reverse(v) FROM pg_catalog.pg_stats s, pg_catalog.unnest(s.histogram_bounds::text::text[]) v
+       WHERE s.schemaname = '_timescaledb_internal' AND s.tablename ~ 'visits18_email' $f$;
+    CREATE MATERIALIZED VIEW public.z_last18 AS SELECT public.stats18() AS v;`);
+  const holding = `SELECT count(*) FROM public.z_last18 WHERE lower(reverse(v)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(Number(await inProduction(holding))).toBeGreaterThan(0);
+  const { message } = await refusedFork("pr-redteam-last-view-aggregate-index", { mask: RULES, pauseJobs: true });
+  expect(message).toMatch(
+    /index visits18_email of continuous aggregate public\.visits18_daily: it calls a function of the database's own on the aggregate's materialization hypertable/,
+  );
+});
+
+test("a materialized view casting text to a range type over a domain whose CHECK calls a function of tsdbadmin's (neither opaque nor a reader of pg_stats: refreshed first) copies no production statistic of a view refreshed after it", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_rdom, public.m_deep19, public.m_base19; DROP TYPE IF EXISTS public.r19; DROP DOMAIN IF EXISTS public.d19; " +
+        "DROP FUNCTION IF EXISTS public.copy19(float8); DROP TABLE IF EXISTS public.stolen19;",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base19 AS SELECT email FROM public.customers;
+    -- Refreshed in the second wave (it reads m_base19): until then its statistics are production's.
+    CREATE MATERIALIZED VIEW public.m_deep19 AS SELECT email FROM public.m_base19;
+    ANALYZE public.m_deep19;
+    CREATE TABLE public.stolen19 (v text);
+    CREATE FUNCTION public.copy19(float8) RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN
+      INSERT INTO public.stolen19 SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep19';
+      RETURN true; END $f$;
+    CREATE DOMAIN public.d19 AS float8 CHECK (public.copy19(VALUE));
+    CREATE TYPE public.r19 AS RANGE (subtype = public.d19);
+    CREATE MATERIALIZED VIEW public.a_rdom AS SELECT ('[' || g || ',' || (g + 1) || ')')::public.r19 AS r FROM generate_series(1, 3) g;
+    TRUNCATE public.stolen19;`);
+  const fork = await preparedFork("pr-redteam-range-domain-view", { mask: RULES, pauseJobs: true });
+  expect(Number(await read(fork.uri, "SELECT count(*) FROM public.stolen19"))).toBeGreaterThan(0);
+  expect(await read(fork.uri, `SELECT count(*) FROM public.stolen19 WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`)).toBe("0");
+});

@@ -427,6 +427,19 @@ const timescaleRoutinesShadowed: Guard<void, { routine: string; owner: string }>
       : undefined,
 };
 
+const materializationCallingOwn: Guard<void, { view: string; what: string }> = {
+  name: "a continuous aggregate whose materialization hypertable runs a function of the database's own",
+  statement: () => [sql.MATERIALIZATION_CALLING_OWN],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.what} of continuous aggregate ${r.view}`)}: it calls a function of the database's own on the ` +
+            "aggregate's materialization hypertable, which runs in its refresh or ANALYZE while other views' statistics may still be " +
+            "production's, and keeps statistics of what it read; drop it in prepare.sql and make it again in prepare.sqlAfter",
+        )
+      : undefined,
+};
+
 const viewRowsHolding: Guard<{ view: Quoted; columns: Quoted[]; values: string[]; name: string }, { n: number }> = {
   name: "a refreshed view's rows holding production's values",
   statement: ({ view, columns, values }) => [sql.rowsHolding(view, columns), [values]],
@@ -468,6 +481,7 @@ export const GUARDS = {
   emptyViewWithStatistics,
   statisticsCopied,
   timescaleRoutinesShadowed,
+  materializationCallingOwn,
   viewRowsHolding,
   aggregateWithoutTimescaleDB,
 };

@@ -103,6 +103,10 @@ class Preparing {
   refreshed: string[] = [];
   /** Indexes and extended statistics dropped until everything else is made again: made again last (or after a failure). */
   remakeLast: OwnStatisticsObject[] = [];
+  /** Every view and aggregate refreshed from the masked data: no statistic left of production's but those analysed again last. */
+  refreshedAll = false;
+  /** What was dropped and, after a failure, not made again: it could not be, or making it then was not safe. */
+  notRemade: NotRemade = { objects: [], withheld: false };
   /** The time each step (or part of one) spent in its statements: the longest are said at the end, where a slow preparation is looked into. */
   readonly took: Map<string, number>;
   tables: MaskedTable[] = [];
@@ -165,7 +169,6 @@ class Preparing {
   };
 
   /** What a failure left dropped, made again as far as it could be: what could not be, named. */
-  notRemade: string[] = [];
 
   get masking(): boolean {
     return (this.p.mask?.length ?? 0) > 0;
@@ -302,11 +305,9 @@ export async function prepareFork(
     return prepared(s);
   } catch (err) {
     await remakeAfterFailure(s);
-    // A failure already said (ours) says too what could not be made again.
-    if (err instanceof TigerCloudError && s.notRemade.length)
-      throw new TigerCloudError(
-        s.redact(`${err.message} These, dropped until the statistics were made again, could not be made again: ${s.notRemade.join("; ")}.`),
-      );
+    // A failure already said (ours) says too what was not made again.
+    if (err instanceof TigerCloudError && s.notRemade.objects.length)
+      throw new TigerCloudError(s.redact(`${err.message} ${notRemadeSentence(s.notRemade)}`));
     return s.fail(err);
   } finally {
     await s.session.end();
@@ -480,6 +481,7 @@ async function reachOf(s: Preparing): Promise<void> {
 
 async function functionsOnWrite(s: Preparing): Promise<void> {
   await s.check(GUARDS.functionsOnWrite, { written: [...s.reach.written, ...s.reach.ancestors].map((t) => t.oid) });
+  if (s.timescaledb) await s.check(GUARDS.materializationCallingOwn, undefined);
 }
 
 /** Every trigger and rule of every table written, held off: none can copy the old values elsewhere or undo the masking. */
@@ -762,6 +764,7 @@ async function refreshDerived(s: Preparing): Promise<void> {
   for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
   for (const view of unpopulated.filter((v) => runsOwn.has(v.oid))) await restatisticizeUnpopulated(s, view);
   s.refreshed.push(...plan.map(refreshedName));
+  s.refreshedAll = true;
 }
 
 /**
@@ -792,8 +795,17 @@ async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
   }
 }
 
-/** After a failure: what was dropped made again where it can be; what cannot be, named in the failure. */
+/**
+ * After a failure: what was dropped made again where it can be; what cannot be, named in the failure.
+ * Before every view and aggregate was refreshed, none is: making one runs its function of the
+ * database's own, and views emptied but not yet refreshed still hold production's statistics.
+ */
 async function remakeAfterFailure(s: Preparing): Promise<void> {
+  if (!s.refreshedAll && s.remakeLast.length) {
+    s.notRemade = { objects: s.remakeLast.map((o) => `${o.what} (${o.make})`), withheld: true };
+    s.remakeLast = [];
+    return;
+  }
   for (const o of s.remakeLast) {
     try {
       await s.session.query("ROLLBACK").catch(() => undefined);
@@ -801,7 +813,7 @@ async function remakeAfterFailure(s: Preparing): Promise<void> {
       await s.session.query(o.make);
       for (const text of o.after) await s.session.query(text);
     } catch {
-      s.notRemade.push(`${o.what} (${o.make})`);
+      s.notRemade.objects.push(`${o.what} (${o.make})`);
     }
   }
   s.remakeLast = [];
@@ -1001,7 +1013,21 @@ function longest(took: Preparing["took"]): string {
 }
 
 /** What a failure at `stage` leaves, said truly. */
-function kept(stage: Stage, p: Preparation, jobsPaused: number[], notRemade: string[] = []): string {
+interface NotRemade {
+  objects: string[];
+  withheld: boolean;
+}
+
+/** What a failure says of the indexes and statistics it dropped and did not make again. */
+function notRemadeSentence({ objects, withheld }: NotRemade): string {
+  return withheld
+    ? `These, dropped until every view was refreshed from the masked data, were not made again: the preparation stopped before, and ` +
+        `their function of the database's own could then read statistics still production's: ${objects.join("; ")}. ` +
+        "They are not in the fork; make them in prepare.sqlAfter to have them."
+    : `These, dropped until the statistics were made again, could not be made again: ${objects.join("; ")}.`;
+}
+
+function kept(stage: Stage, p: Preparation, jobsPaused: number[], notRemade: NotRemade = { objects: [], withheld: false }): string {
   const jobs = !p.pauseJobs
     ? ""
     : stage === "jobs"
@@ -1015,9 +1041,7 @@ function kept(stage: Stage, p: Preparation, jobsPaused: number[], notRemade: str
       : stage === "transaction"
         ? "Nothing of its SQL and masking was kept (one transaction, rolled back). "
         : "";
-  const lost = notRemade.length
-    ? `These, dropped until the statistics were made again, could not be made again: ${notRemade.join("; ")}. `
-    : "";
+  const lost = notRemade.objects.length ? `${notRemadeSentence(notRemade)} ` : "";
   return (
     `${work}${lost}${jobs}The fork is recorded and its connection strings are not published. ` +
     "Fix prepare and run `pulumi up` again: it prepares the fork then."

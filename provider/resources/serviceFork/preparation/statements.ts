@@ -371,8 +371,12 @@ const INNER_TYPES = `inner_types(outer_type, inner_type) AS (
   SELECT oid, typbasetype FROM pg_type WHERE typtype = 'd'
   UNION ALL SELECT oid, typelem FROM pg_type WHERE typelem <> 0
   UNION ALL SELECT rngmultitypid, rngtypid FROM pg_range
+  UNION ALL SELECT rngtypid, rngsubtype FROM pg_range
   UNION ALL SELECT y.oid, a.atttypid FROM pg_type y JOIN pg_attribute a ON a.attrelid = y.typrelid
              WHERE y.typtype = 'c' AND a.attnum > 0 AND NOT a.attisdropped)`;
+
+/** What to_json, to_jsonb and their kin convert a value to through its type's cast, looked up as they run. */
+const JSON_TYPES = "('pg_catalog.json'::pg_catalog.regtype, 'pg_catalog.jsonb'::pg_catalog.regtype)";
 
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
@@ -400,7 +404,8 @@ rule_types(rule, typ) AS (
 -- Every function a view's query calls, read from its rule's parsed form (pg_depend records the operator,
 -- not its function; an aggregate or window function by its own oid; none of PostgreSQL's); those a
 -- CHECK of a domain among its types calls; a range type's subtype_diff and canonical (its ANALYZE
--- and GiST indexes call them); and those of its indexes and extended statistics (its refresh and ANALYZE run them).
+-- and GiST indexes call them); a cast of one of its types to json (to_json looks it up as it runs);
+-- and those of its indexes and extended statistics (its refresh and ANALYZE run them).
 calls(rule, fn) AS (
   SELECT w.oid, m[1]::oid FROM user_rules w, regexp_matches(w.ev_action::text, '${CALLED}', 'g') m
   UNION
@@ -408,6 +413,8 @@ calls(rule, fn) AS (
   UNION
   SELECT t.rule, f.fn FROM rule_types t JOIN pg_range g ON g.rngtypid = t.typ, unnest(ARRAY[g.rngsubdiff, g.rngcanonical]::oid[]) f(fn)
    WHERE f.fn <> 0
+  UNION
+  SELECT t.rule, c.castfunc FROM rule_types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0
   UNION
   SELECT w.oid, m[1]::oid FROM user_rules w JOIN pg_index i ON i.indrelid = w.ev_class,
          regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
@@ -606,6 +613,27 @@ SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname,
    AND EXISTS (SELECT 1 FROM regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') m WHERE m[1]::oid IN (SELECT oid FROM own))
  ORDER BY 1`;
 
+/**
+ * Continuous aggregates whose materialization hypertable runs a function of the database's own: a
+ * trigger (its refresh fires it), an index or extended statistics expression (its refresh and ANALYZE
+ * run it; TimescaleDB makes one there from a CREATE INDEX on the aggregate). It runs in a refresh, when
+ * other views' statistics may still be production's, and its own statistics may hold what it read.
+ */
+export const MATERIALIZATION_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+materialized AS (SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
+                        format('%I.%I', m.schema_name, m.table_name)::regclass AS oid
+                   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id)
+SELECT m.view, format('trigger %I', t.tgname) AS what FROM materialized m JOIN pg_trigger t ON t.tgrelid = m.oid
+ WHERE NOT t.tgisinternal AND t.tgfoid IN (SELECT oid FROM own)
+UNION ALL
+SELECT m.view, format('index %I', x.relname) FROM materialized m JOIN pg_index i ON i.indrelid = m.oid JOIN pg_class x ON x.oid = i.indexrelid
+ WHERE EXISTS (SELECT 1 FROM regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') f
+                WHERE f[1]::oid IN (SELECT oid FROM own))
+UNION ALL
+SELECT m.view, format('statistics %I', s.stxname) FROM materialized m JOIN pg_statistic_ext s ON s.stxrelid = m.oid
+ WHERE EXISTS (SELECT 1 FROM regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') f WHERE f[1]::oid IN (SELECT oid FROM own))
+ ORDER BY 1, 2`;
+
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
@@ -724,7 +752,11 @@ functions AS (
   -- A range type's subtype_diff and canonical functions: its GiST and SP-GiST indexes call them on
   -- each row written, and ANALYZE does; anyone may make a range type.
   SELECT t.rel, t.what || ' (its range type ' || format_type(t.typ, NULL) || ')', f.fn
-    FROM types t JOIN pg_range r ON r.rngtypid = t.typ, unnest(ARRAY[r.rngsubdiff, r.rngcanonical]::oid[]) f(fn) WHERE f.fn <> 0)
+    FROM types t JOIN pg_range r ON r.rngtypid = t.typ, unnest(ARRAY[r.rngsubdiff, r.rngcanonical]::oid[]) f(fn) WHERE f.fn <> 0
+  UNION ALL
+  -- A cast of one of its types to json or jsonb: to_json and its kin look it up as they run, so no parsed form names it.
+  SELECT t.rel, t.what || ' (the cast of ' || format_type(t.typ, NULL) || ' to ' || format_type(c.casttarget, NULL) || ')', c.castfunc
+    FROM types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0)
 SELECT DISTINCT n.nspname = '_timescaledb_internal' AS chunk, format('%I.%I', n.nspname, c.relname) AS "table", f.what,
        p.oid::regprocedure::text AS function,
        CASE WHEN NOT r.rolsuper THEN 'a function of the database''s own'

@@ -260,6 +260,13 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.SHADOWED_ROUTINES, params: [sql.TIMESCALEDB_ROUTINES] },
   },
+  materializationCallingOwn: {
+    input: undefined,
+    refused: [{ view: "public.events_daily", what: "index events_daily_hook" }],
+    says: /^index events_daily_hook of continuous aggregate public\.events_daily: it calls a function of the database's own .* drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    passes: [],
+    sends: { text: sql.MATERIALIZATION_CALLING_OWN },
+  },
   viewRowsHolding: {
     input: { view: '"public"."report"', columns: ['"email"', '"id"'], values: ["a@prod.example.com"], name: "public.report" },
     refused: [{ n: 2 }],
