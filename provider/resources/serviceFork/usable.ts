@@ -178,13 +178,15 @@ async function takeSteps(
     if (taking === undefined || taking === "pause" || !state.preparePending) throw partialFailure(id, state, err);
     const why =
       taking === "prepare"
-        ? "its preparation failed"
+        ? PREPARATION_FAILED
         : `it failed before its preparation (${taking === "ready" ? "waiting for READY" : `its ${taking}`})`;
     const [stopped, said] = await stopUnprepared(ctx, id, state, inputs, why, err);
     throw partialFailure(id, stopped, said);
   }
   return state;
 }
+
+const PREPARATION_FAILED = "its preparation failed";
 
 /**
  * A fork not prepared (its preparation failed, or a step before it did, `why`) holds the source's
@@ -204,8 +206,10 @@ export async function stopUnprepared(
   try {
     const stopped = await stopFork(ctx, id, inputs.projectId, inputs.waitForReady, deleteLimit(ctx, inputs));
     if (!stopped) return [state, failure];
-    ctx.progress(`fork ${id} was stopped: ${why}, and it holds the source's data unmasked`);
-    const note = ` Fork ${id} was stopped meanwhile (its data is not masked); the next \`up\` starts it and prepares it.`;
+    // A preparation that failed may have committed its masking (its failure says what it kept).
+    const data = why === PREPARATION_FAILED ? "its preparation did not finish" : "its data is not masked";
+    ctx.progress(`fork ${id} was stopped: ${why}, and ${data}`);
+    const note = ` Fork ${id} was stopped meanwhile (${data}); the next \`up\` starts it and prepares it.`;
     return [stateFromService(state, stopped, passwordOf(state)), new TigerCloudError(`${said}${note}`, { cause: failure })];
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);

@@ -24,6 +24,8 @@ export interface Reader extends Table {
 export interface Aggregate extends Table {
   view: Quoted;
   direct: number;
+  /** Its materialization hypertable has a trigger calling a function of the database's own. */
+  runsOwn: boolean;
 }
 
 /**
@@ -36,7 +38,7 @@ export type Refresh = {
   checked: boolean;
   /** Those of one wave read none of each other, so they may be refreshed at once; each wave after the one before. */
   wave: number;
-  /** It runs a function of the database's own (its query, its indexes): refreshed after all the others, alone. */
+  /** It runs a function of the database's own (its query, its indexes, its table's triggers), or reads one that does: refreshed after all the others, alone. */
   opaque: boolean;
 } & ({ kind: "materialized view"; table: Table } | { kind: "continuous aggregate"; aggregate: Aggregate });
 
@@ -49,7 +51,7 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
   const readsOf = (oid: number): { reads: number[]; opaque: boolean } => {
     const aggregate = aggregateOf.get(oid);
     const reader = byOid.get(aggregate ? aggregate.direct : oid);
-    return { reads: reader?.reads ?? [], opaque: reader?.opaque ?? false };
+    return { reads: reader?.reads ?? [], opaque: (reader?.opaque ?? false) || (aggregate?.runsOwn ?? false) };
   };
   // The refreshed objects each one reads, through views (a view is read live: it is not refreshed).
   const refreshable = new Set([...readers.filter((r) => r.kind === "m").map((r) => r.oid), ...aggregateOf.keys()]);
@@ -70,6 +72,15 @@ export function toRefresh(written: ReadonlySet<number>, readers: Reader[], aggre
     return { relations, opaque };
   };
   const of = new Map([...refreshable].map((oid) => [oid, inputs(oid)]));
+  // What reads one refreshed last goes after it (else it would be refreshed from it emptied): last too.
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const input of of.values())
+      if (!input.opaque && [...input.relations].some((r) => of.get(r)?.opaque)) {
+        input.opaque = true;
+        changed = true;
+      }
+  }
   // One made WITH NO DATA holds nothing, and refreshing it would fill it: left as it is.
   for (const r of readers) if (r.kind === "m" && !r.populated) of.delete(r.oid);
   // Tainted: what the masking wrote, and each refreshed object once chosen; to a fixed point.

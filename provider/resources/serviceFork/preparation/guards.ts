@@ -428,7 +428,7 @@ const timescaleRoutinesShadowed: Guard<void, { routine: string; owner: string }>
 };
 
 const materializationCallingOwn: Guard<void, { view: string; what: string }> = {
-  name: "a continuous aggregate whose materialization hypertable runs a function of the database's own",
+  name: "a continuous aggregate whose materialization hypertable's index or statistics call a function of the database's own",
   statement: () => [sql.MATERIALIZATION_CALLING_OWN],
   refuse: (rows) =>
     rows.length

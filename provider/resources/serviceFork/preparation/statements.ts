@@ -435,10 +435,14 @@ SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%
   LEFT JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
  WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  GROUP BY w.ev_class, n.nspname, c.relname, c.relkind, c.relispopulated`;
-export const CONTINUOUS_AGGREGATES = `SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
+export const CONTINUOUS_AGGREGATES = `WITH own AS (${OWN_FUNCTIONS})
+SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
        format('%I.%I', ca.direct_view_schema, ca.direct_view_name)::regclass::oid::int AS direct,
        format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name,
-       format('%I.%I', m.schema_name, m.table_name) AS quoted
+       format('%I.%I', m.schema_name, m.table_name) AS quoted,
+       -- A trigger of its materialization hypertable calling a function of the database's own: its refresh runs it.
+       EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = format('%I.%I', m.schema_name, m.table_name)::regclass
+                  AND NOT t.tgisinternal AND t.tgfoid IN (SELECT oid FROM own)) AS "runsOwn"
   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id`;
 /**
  * A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction
@@ -614,19 +618,17 @@ SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname,
  ORDER BY 1`;
 
 /**
- * Continuous aggregates whose materialization hypertable runs a function of the database's own: a
- * trigger (its refresh fires it), an index or extended statistics expression (its refresh and ANALYZE
- * run it; TimescaleDB makes one there from a CREATE INDEX on the aggregate). It runs in a refresh, when
- * other views' statistics may still be production's, and its own statistics may hold what it read.
+ * Continuous aggregates whose materialization hypertable has an index or extended statistics
+ * expression calling a function of the database's own (TimescaleDB makes one there from a CREATE
+ * INDEX on the aggregate): its statistics hold what it read in production until analysed again, and
+ * it runs in the refresh, when other views' statistics may still be production's. (A trigger there
+ * only runs: its aggregate is refreshed last, CONTINUOUS_AGGREGATES' runsOwn.)
  */
 export const MATERIALIZATION_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 materialized AS (SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
                         format('%I.%I', m.schema_name, m.table_name)::regclass AS oid
                    FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id)
-SELECT m.view, format('trigger %I', t.tgname) AS what FROM materialized m JOIN pg_trigger t ON t.tgrelid = m.oid
- WHERE NOT t.tgisinternal AND t.tgfoid IN (SELECT oid FROM own)
-UNION ALL
-SELECT m.view, format('index %I', x.relname) FROM materialized m JOIN pg_index i ON i.indrelid = m.oid JOIN pg_class x ON x.oid = i.indexrelid
+SELECT m.view, format('index %I', x.relname) AS what FROM materialized m JOIN pg_index i ON i.indrelid = m.oid JOIN pg_class x ON x.oid = i.indexrelid
  WHERE EXISTS (SELECT 1 FROM regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') f
                 WHERE f[1]::oid IN (SELECT oid FROM own))
 UNION ALL

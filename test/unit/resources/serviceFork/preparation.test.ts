@@ -130,6 +130,7 @@ describe("the runner", () => {
     kind: "r",
     view,
     direct: oid + 10,
+    runsOwn: false,
   });
   /**
    * A fork whose events table (masked, a hypertable with one compressed chunk and a trigger) is read by
@@ -147,6 +148,7 @@ describe("the runner", () => {
       if (text.includes("FROM _timescaledb_catalog.hypertable h JOIN pg_class")) return [events];
       if (text.includes("FROM pg_attribute WHERE attrelid = $1 AND")) return [{ name: "customer_email", quoted: '"customer_email"' }];
       if (text.includes("attrelid = $1::regclass")) return [{ name: "customer_email" }];
+      if (text === sql.CONTINUOUS_AGGREGATES) return aggregates;
       if (text.includes("FROM pg_trigger")) return [{ oid: 10, name: "audit", quoted: '"audit"', mode: "O" }];
       if (text.includes('SELECT count("customer_email")::int AS n0')) return [{ n0: 5, bad0: 0 }];
       if (text.includes("set_config('tigercloud.refreshed'")) refreshedOn.add(String(params?.[0]));
@@ -285,6 +287,7 @@ describe("what is refreshed after the masking", () => {
       kind: "r",
       view: quoted("public.views_by_email"),
       direct: 10,
+      runsOwn: false,
     },
     {
       oid: 21,
@@ -294,6 +297,7 @@ describe("what is refreshed after the masking", () => {
       kind: "r",
       view: quoted("public.metrics_daily"),
       direct: 14,
+      runsOwn: false,
     },
   ];
 
@@ -308,6 +312,19 @@ describe("what is refreshed after the masking", () => {
     // metric_report and views_by_email read none of each other: refreshed at once; report reads views_by_email; mailing_list alone, last.
     expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.wave)).toEqual([1, 1, 2, 3]);
     expect(toRefresh(new Set([1]), readers, aggregates).map((r) => r.opaque)).toEqual([false, false, false, true]);
+  });
+
+  test("an aggregate whose materialization hypertable has a trigger calling a function of the database's own is refreshed, alone and last, though it reads nothing written", () => {
+    const triggered = aggregates.map((a) => (a.view === "public.metrics_daily" ? { ...a, runsOwn: true } : a));
+    const plan = toRefresh(new Set([1]), readers, triggered);
+    const daily = plan.find((r) => r.kind === "continuous aggregate" && r.aggregate.view === "public.metrics_daily");
+    expect(daily?.opaque).toBe(true);
+    expect(plan.at(-1)?.opaque).toBe(true);
+    expect(
+      toRefresh(new Set([1]), readers, aggregates).some(
+        (r) => r.kind === "continuous aggregate" && r.aggregate.view === "public.metrics_daily",
+      ),
+    ).toBe(false);
   });
 
   test("nothing written: the materialized views all the same (what one reads cannot always be told), no aggregate", () => {
