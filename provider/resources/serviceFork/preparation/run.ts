@@ -168,8 +168,6 @@ class Preparing {
     );
   };
 
-  /** What a failure left dropped, made again as far as it could be: what could not be, named. */
-
   get masking(): boolean {
     return (this.p.mask?.length ?? 0) > 0;
   }
@@ -1012,7 +1010,7 @@ function longest(took: Preparing["took"]): string {
     .join(", ");
 }
 
-/** What a failure at `stage` leaves, said truly. */
+/** What a failure left dropped and did not make again: it could not, or (`withheld`) it was not safe to. */
 interface NotRemade {
   objects: string[];
   withheld: boolean;
@@ -1027,6 +1025,7 @@ function notRemadeSentence({ objects, withheld }: NotRemade): string {
     : `These, dropped until the statistics were made again, could not be made again: ${objects.join("; ")}.`;
 }
 
+/** What a failure at `stage` leaves, said truly. */
 function kept(stage: Stage, p: Preparation, jobsPaused: number[], notRemade: NotRemade = { objects: [], withheld: false }): string {
   const jobs = !p.pauseJobs
     ? ""
