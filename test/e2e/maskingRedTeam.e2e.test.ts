@@ -879,10 +879,10 @@ test("an expression index of a continuous aggregate's materialization hypertable
   );
 });
 
-test("a refresh that fails once the data is masked makes no index calling a function of the database's own again (views emptied, not yet refreshed, still hold production's statistics): the failure names it and how to have it, the next up publishes nothing copied", async () => {
+test("a refresh that fails once the data is masked makes no index calling a function of the database's own again (views emptied, not yet refreshed, still hold production's statistics): the failure names it and how to have it; the next up refreshes what the failure left emptied and publishes nothing copied", async () => {
   cleanups.push(() =>
     inProduction(
-      "DROP MATERIALIZED VIEW IF EXISTS public.a_fail13, public.z_deep13; DROP TABLE IF EXISTS public.t_hook13, public.stolen_fail; " +
+      "DROP MATERIALIZED VIEW IF EXISTS public.zz_after13, public.a_fail13, public.z_deep13; DROP TABLE IF EXISTS public.t_hook13, public.stolen_fail; " +
         "DROP FUNCTION IF EXISTS public.hook13(integer), public.copy13();",
     ),
   );
@@ -890,6 +890,8 @@ test("a refresh that fails once the data is masked makes no index calling a func
     -- Refreshed after a_fail13 (by name, in the same wave): emptied, its statistics production's, when a_fail13 fails.
     CREATE MATERIALIZED VIEW public.z_deep13 AS SELECT email FROM public.customers;
     ANALYZE public.z_deep13;
+    -- Read from z_deep13: refreshed in the wave after, which the failure never reaches. Never analysed.
+    CREATE MATERIALIZED VIEW public.zz_after13 WITH (autovacuum_enabled = false) AS SELECT email FROM public.z_deep13;
     CREATE TABLE public.stolen_fail (v text);
     CREATE FUNCTION public.copy13() RETURNS void LANGUAGE plpgsql AS $f$ BEGIN
       INSERT INTO public.stolen_fail SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
@@ -898,8 +900,7 @@ test("a refresh that fails once the data is masked makes no index calling a func
     CREATE TABLE public.t_hook13 (x integer);
     INSERT INTO public.t_hook13 VALUES (1);
     CREATE INDEX t_hook13_i ON public.t_hook13 (public.hook13(x));
-    -- Divides by the production addresses left: none once masked, so its refresh fails (first, by name). Never analysed, it
-    -- is left unpopulated without statistics by the failure, so the next preparation leaves it alone.
+    -- Divides by the production addresses left: none once masked, so its refresh fails (first, by name), on every try.
     CREATE MATERIALIZED VIEW public.a_fail13 WITH (autovacuum_enabled = false) AS
       SELECT 1 / (SELECT count(*) FROM public.customers WHERE email LIKE '${PRODUCTION_ADDRESS}')::int AS x;
     TRUNCATE public.stolen_fail;`);
@@ -916,10 +917,49 @@ test("a refresh that fails once the data is masked makes no index calling a func
   expect(first).toMatch(
     /were not made again: .*index public\.t_hook13_i \(CREATE INDEX t_hook13_i ON public\.t_hook13 .*make them in prepare\.sqlAfter/s,
   );
-  const uri = (await s.up()).outputs.uri?.value as string;
+  // The view that cannot be refreshed from masked data is dropped, as a team would; what the failure emptied is refreshed.
+  s.setProgram(
+    lab.forkProgram("pr-redteam-fail-remake", { mask: RULES, pauseJobs: true, sql: ["DROP MATERIALIZED VIEW public.a_fail13"] }),
+  );
+  const up = await s.up();
+  expect(up.stdout).toMatch(/refreshing too what an earlier preparation emptied and did not refresh: .*public\.zz_after13/);
+  const uri = up.outputs.uri?.value as string;
   const copied = await read(uri, `SELECT count(*) FROM public.stolen_fail WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}'`);
   expect(`${copied} copied, after: ${said(first)}`).toMatch(/^0 copied/);
   expect(await read(uri, "SELECT count(*) FROM pg_indexes WHERE indexname = 't_hook13_i'")).toBe("0");
+  // Populated in production, so in the fork: every row, masked.
+  expect(await read(uri, "SELECT relispopulated FROM pg_class WHERE relname = 'zz_after13'")).toBe("t");
+  expect(
+    await read(
+      uri,
+      `SELECT count(*) FILTER (WHERE email LIKE 'user-%@example.invalid'), count(*) FILTER (WHERE email LIKE '${PRODUCTION_ADDRESS}') FROM public.zz_after13`,
+    ),
+  ).toBe(`${await inProduction("SELECT count(*) FROM public.customers")}|0`);
+  // The record of what was emptied is gone with the preparation.
+  expect(await read(uri, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_tigercloud\\_owed\\_%'")).toBe("0");
+});
+
+test("a materialized view left unpopulated holding production's statistics, reading through a view another left unpopulated, is published with its statistics made from the masked data: what it reads populated for as long, both left unpopulated", async () => {
+  cleanups.push(() =>
+    inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.a_over17; DROP VIEW IF EXISTS public.v_mid17; DROP MATERIALIZED VIEW IF EXISTS public.m_base17;",
+    ),
+  );
+  await inProduction(`
+    CREATE MATERIALIZED VIEW public.m_base17 WITH (autovacuum_enabled = false) AS SELECT id, email FROM public.customers;
+    CREATE VIEW public.v_mid17 AS SELECT email FROM public.m_base17;
+    CREATE MATERIALIZED VIEW public.a_over17 WITH (autovacuum_enabled = false) AS SELECT email FROM public.v_mid17;
+    ANALYZE public.a_over17;
+    REFRESH MATERIALIZED VIEW public.a_over17 WITH NO DATA;
+    REFRESH MATERIALIZED VIEW public.m_base17 WITH NO DATA;`);
+  const holding = `SELECT count(*) FROM pg_stats WHERE tablename = 'a_over17' AND lower(concat_ws(' ', most_common_vals::text, histogram_bounds::text)) LIKE '${PRODUCTION_ADDRESS}'`;
+  expect(await inProduction(holding)).toBe("1");
+  const outcome = await preparedFork("pr-redteam-unpopulated-chain", { mask: RULES, pauseJobs: true }).then(
+    async (fork) =>
+      `published: ${await read(fork.uri, holding)} holding, populated: ${await read(fork.uri, "SELECT string_agg(relispopulated::text, ',' ORDER BY relname) FROM pg_class WHERE relname IN ('a_over17', 'm_base17')")}`,
+    (err: Error) => err.message,
+  );
+  expect(outcome).toBe("published: 0 holding, populated: false,false");
 });
 
 test("a continuous aggregate the preparation does not refresh (over a table it leaves alone), whose index calls a function reading customers, keeps no production address in its compressed chunks' index statistics", async () => {

@@ -146,3 +146,26 @@ export function statisticsReaders(readers: Reader[], aggregates: Aggregate[]): s
     ...aggregates.filter((a) => reads(a.direct, new Set())).map((a) => a.view),
   ];
 }
+
+/**
+ * The materialized views left unpopulated that `view` reads (through views, and through each
+ * other), in the order they must be populated for its own refresh to run, each after what it
+ * reads: a refresh reading an unpopulated view fails (SQLSTATE 55000).
+ */
+export function unpopulatedInputs(view: number, readers: Reader[]): Reader[] {
+  const byOid = new Map(readers.map((r) => [r.oid, r]));
+  const order: Reader[] = [];
+  const seen = new Set<number>([view]);
+  const visit = (oid: number) => {
+    for (const read of byOid.get(oid)?.reads ?? []) {
+      const reader = byOid.get(read);
+      if (seen.has(read) || !reader) continue;
+      seen.add(read);
+      // A populated one is read as it is: what it reads is not needed.
+      if (reader.kind === "v" || !reader.populated) visit(read);
+      if (reader.kind === "m" && !reader.populated) order.push(reader);
+    }
+  };
+  visit(view);
+  return order;
+}

@@ -16,7 +16,7 @@ import { TigerCloudError } from "../../../errors";
 import type { Limit } from "../../../rules/inputSchemas";
 import { printable } from "../../../text";
 import { sleep } from "../../../time";
-import { type Aggregate, type Reader, type Refresh, statisticsReaders, toRefresh } from "./derived";
+import { type Aggregate, type Reader, type Refresh, statisticsReaders, toRefresh, unpopulatedInputs } from "./derived";
 import { describeFailure } from "./failures";
 import {
   type Column,
@@ -727,13 +727,29 @@ async function refreshDerived(s: Preparing): Promise<void> {
   const readers = await s.q<Reader>(sql.READS);
   const aggregates = s.timescaledb ? await s.q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
   await s.check(GUARDS.statisticsCopied, { views: statisticsReaders(readers, aggregates) });
+  // Emptied by an earlier preparation of this fork that failed before refreshing them: populated in production.
+  const owed = await owedViews(s);
+  for (const r of readers) if (owed.has(r.oid)) r.populated = true;
+  if (owed.size)
+    s.progress(
+      `refreshing too what an earlier preparation emptied and did not refresh: ${printable(
+        readers
+          .filter((r) => owed.has(r.oid))
+          .map(shownName)
+          .join(", "),
+      ).slice(0, 300)}`,
+    );
   const plan = toRefresh(new Set([...s.reach.written, ...s.reach.ancestors].map((t) => t.oid)), readers, aggregates);
   // Left unpopulated, with statistics from when they held production's rows (found before the
   // emptying below adds its own): made again before what runs a function of the database's own is
-  // refreshed (it could read them), unless it runs one itself.
-  const unpopulated = await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS);
-  const runsOwn = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
+  // refreshed (it could read them), unless it runs one itself or reads one that does.
+  const unpopulated = (await s.q<Table>(sql.UNPOPULATED_WITH_STATISTICS))
+    .filter((v) => !owed.has(v.oid))
+    .map((view) => ({ view, inputs: unpopulatedInputs(view.oid, readers) }));
+  const opaque = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
+  const runsOwn = ({ view, inputs }: (typeof unpopulated)[number]) => opaque.has(view.oid) || inputs.some((i) => opaque.has(i.oid));
   await dropOwnStatisticsObjects(s);
+  await recordOwed(s, plan);
   const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
     s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
@@ -758,11 +774,42 @@ async function refreshDerived(s: Preparing): Promise<void> {
   } finally {
     await second?.session.end();
   }
-  for (const view of unpopulated.filter((v) => !runsOwn.has(v.oid))) await restatisticizeUnpopulated(s, view);
+  for (const view of unpopulated.filter((v) => !runsOwn(v))) await restatisticizeUnpopulated(s, view);
   for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
-  for (const view of unpopulated.filter((v) => runsOwn.has(v.oid))) await restatisticizeUnpopulated(s, view);
+  for (const view of unpopulated.filter(runsOwn)) await restatisticizeUnpopulated(s, view);
+  s.step = "prepare.mask (every view refreshed: the record of those emptied dropped)";
+  await s.q(sql.dropOwed(owedSchema(s).quoted));
   s.refreshed.push(...plan.map(refreshedName));
   s.refreshedAll = true;
+}
+
+/**
+ * This fork's record of the materialized views its preparation emptied (statements.ts, OWED_SCHEMA):
+ * a schema named by a digest of the fork's service ID, letters and digits only.
+ */
+function owedSchema(s: Preparing): { name: string; quoted: Quoted } {
+  const name = `_tigercloud_owed_${crypto.createHash("sha256").update(s.target.serviceId).digest("hex").slice(0, 24)}`;
+  return { name, quoted: sql.ident(name) };
+}
+
+/** The materialized views an earlier preparation of this fork emptied and did not refresh. */
+async function owedViews(s: Preparing): Promise<Set<number>> {
+  const { name, quoted } = owedSchema(s);
+  const present = (await s.q<{ present: boolean }>(sql.OWED_SCHEMA, [name]))[0]?.present === true;
+  return new Set(present ? (await s.q<{ oid: number }>(sql.owedViews(quoted))).map((r) => r.oid) : []);
+}
+
+/** The materialized views about to be emptied, recorded (committed) before the first is: a failure after leaves them owed. */
+async function recordOwed(s: Preparing, plan: Refresh[]): Promise<void> {
+  const views = plan.flatMap((item) => (item.kind === "materialized view" ? [item.table.oid] : []));
+  if (!views.length) return;
+  s.step = "prepare.mask (recording the materialized views about to be emptied)";
+  const [schema, table, insert] = sql.recordOwed(owedSchema(s).quoted);
+  await s.q(sql.BEGIN);
+  await s.q(schema as string);
+  await s.q(table as string);
+  await s.q(insert as string, [views]);
+  await s.q(sql.COMMIT);
 }
 
 /**
@@ -839,15 +886,20 @@ async function restatisticizeCallingOwn(s: Preparing): Promise<void> {
   await s.check(GUARDS.statisticsKept, { relations });
 }
 
-/** A materialized view left unpopulated: populated from the masked data, analysed, checked, then emptied again. */
-async function restatisticizeUnpopulated(s: Preparing, view: Table): Promise<void> {
+/**
+ * A materialized view left unpopulated: populated from the masked data (and first, for as long, the
+ * unpopulated ones it reads), analysed, checked, then emptied again, with them.
+ */
+async function restatisticizeUnpopulated(s: Preparing, { view, inputs }: { view: Table; inputs: Table[] }): Promise<void> {
   const name = shownName(view);
   s.step = `prepare.mask (the statistics of ${name}, a materialized view left unpopulated)`;
+  for (const input of inputs) await asUser(s, sql.refreshMaterializedView(tableName(input)));
   await asUser(s, sql.refreshMaterializedView(tableName(view)));
   await s.q(sql.analyze(tableName(view)));
   await s.check(GUARDS.frozenStatistics, { relations: [view.oid] });
   await s.check(GUARDS.statisticsKept, { relations: [view.oid] });
   await s.q(sql.emptyMaterializedView(tableName(view)));
+  for (const input of [...inputs].reverse()) await s.q(sql.emptyMaterializedView(tableName(input)));
   await s.check(GUARDS.statisticsHolding, {
     of: name,
     tables: [],

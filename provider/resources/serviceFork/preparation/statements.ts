@@ -487,6 +487,22 @@ export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname 
         OR EXISTS (SELECT 1 FROM pg_stats_ext_exprs e WHERE e.schemaname = n.nspname AND e.tablename = c.relname))
  ORDER BY 2, 3`;
 
+/**
+ * Where a preparation records the materialized views it empties, until every one is refreshed: a
+ * schema named after the fork ($1, a digest of its service ID: production cannot have made it, so
+ * what it holds is this fork's own preparation's). A failure in between leaves them unpopulated; the
+ * next preparation reads them here and refreshes them as the populated views they were.
+ */
+export const OWED_SCHEMA = `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1::text) AS present`;
+export const owedViews = (schema: Quoted) =>
+  `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
+export const recordOwed = (schema: Quoted): string[] => [
+  `CREATE SCHEMA IF NOT EXISTS ${schema}`,
+  `CREATE TABLE IF NOT EXISTS ${schema}.views (view oid PRIMARY KEY)`,
+  `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`,
+];
+export const dropOwed = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} CASCADE`;
+
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
 export function sampleValues(table: Quoted, column: Quoted): string {
   // The first rows found, not DISTINCT (which would read the whole table before its LIMIT).

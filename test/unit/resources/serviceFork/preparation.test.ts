@@ -136,10 +136,16 @@ describe("the runner", () => {
    * A fork whose events table (masked, a hypertable with one compressed chunk and a trigger) is read by
    * these aggregates, each with one compressed chunk before its refresh and a new one after it.
    */
-  const eventsFork = (aggregates: ReturnType<typeof aggregateOver>[], failing?: { session: number; text: string }) => {
+  const eventsFork = (
+    aggregates: ReturnType<typeof aggregateOver>[],
+    failing?: { session: number; text: string },
+    views: { readers: object[]; owed: number[] } = { readers: [], owed: [] },
+  ) => {
     const refreshedOn = new Set<string>();
     const fork = recording((text, params, session) => {
       if (failing && session === failing.session && text.includes(failing.text)) return { code: "53100", message: "disk full" };
+      if (text === sql.OWED_SCHEMA) return [{ present: views.owed.length > 0 }];
+      if (text.includes(".views o JOIN pg_class")) return views.owed.map((oid) => ({ oid }));
       if (text === sql.TIMESCALEDB_SCHEMA) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("as_read")) return [{ ...events, as_read: true }];
       if (text.includes("WITH RECURSIVE tree")) return [aggregates.find((a) => a.oid === params?.[0]) ?? events];
@@ -162,17 +168,20 @@ describe("the runner", () => {
       if (text.includes("is_compressed")) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
       if (text.includes("LIMIT 1) x")) return [{ n: 1 }];
       if (text.includes("FROM pg_rewrite w JOIN pg_class"))
-        return aggregates.map((a) => ({
-          oid: a.direct,
-          schema: "_timescaledb_internal",
-          name: `_direct_view_${a.oid}`,
-          quoted: `"_timescaledb_internal"."_direct_view_${a.oid}"`,
-          kind: "v",
-          reads: [10],
-          opaque: false,
-          populated: true,
-          statistics: false,
-        }));
+        return [
+          ...views.readers,
+          ...aggregates.map((a) => ({
+            oid: a.direct,
+            schema: "_timescaledb_internal",
+            name: `_direct_view_${a.oid}`,
+            quoted: `"_timescaledb_internal"."_direct_view_${a.oid}"`,
+            kind: "v",
+            reads: [10],
+            opaque: false,
+            populated: true,
+            statistics: false,
+          })),
+        ];
       if (text === sql.MATERIALIZATION_CALLING_OWN) return [];
       if (text.includes("user_view_schema")) return aggregates;
       if (text.includes("txid_current")) return [{ id: "7" }];
@@ -228,6 +237,39 @@ describe("the runner", () => {
     expect(sent.join("\n")).not.toMatch(/[0-9a-f]{32}/);
   });
 
+  test("the materialized views about to be emptied are recorded first, in a transaction of their own, and the record dropped once all are refreshed; one an earlier preparation emptied and left unpopulated is refreshed as the populated view it was", async () => {
+    const view = (oid: number, name: string, populated: boolean) => ({
+      oid,
+      schema: "public",
+      name,
+      quoted: `"public"."${name}"`,
+      kind: "m",
+      reads: [10],
+      opaque: false,
+      populated,
+      statistics: false,
+    });
+    const fork = eventsFork([], undefined, { readers: [view(50, "report", true), view(51, "left_empty", false)], owed: [51] });
+    const prepared = await prepareFork(testContext(), target, maskEvents, limit, fork.open);
+    expect(prepared.refreshed).toEqual(["public.left_empty", "public.report"]);
+    const record = '"_tigercloud_owed_' + require("crypto").createHash("sha256").update("svc-1").digest("hex").slice(0, 24) + '"';
+    const order = [
+      "COMMIT",
+      "BEGIN",
+      `CREATE SCHEMA IF NOT EXISTS ${record}`,
+      `CREATE TABLE IF NOT EXISTS ${record}.views (view oid PRIMARY KEY)`,
+      `INSERT INTO ${record}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`,
+      "COMMIT",
+      'REFRESH MATERIALIZED VIEW "public"."left_empty" WITH NO DATA',
+      'REFRESH MATERIALIZED VIEW "public"."report" WITH NO DATA',
+      'REFRESH MATERIALIZED VIEW "public"."left_empty"',
+      `DROP SCHEMA IF EXISTS ${record} CASCADE`,
+    ];
+    let from = 0;
+    expect(order.filter((x) => (from = fork.sent.indexOf(x, from) + 1) === 0)).toEqual([]);
+    expect(fork.sent.filter((x) => x === 'REFRESH MATERIALIZED VIEW "public"."report"')).toHaveLength(1);
+  });
+
   test("two aggregates that read none of each other: refreshed at once, the second over a session of its own, its settings pinned as the first's, ended after", async () => {
     const { bySession, open } = eventsFork([aggregateOver(2, "public.events_daily"), aggregateOver(3, "public.events_by_address")]);
     const prepared = await prepareFork(testContext(), target, maskEvents, limit, open);
@@ -257,7 +299,7 @@ describe("the runner", () => {
 });
 
 describe("what is refreshed after the masking", () => {
-  const { statisticsReaders, toRefresh } =
+  const { statisticsReaders, toRefresh, unpopulatedInputs } =
     require("../../../../provider/resources/serviceFork/preparation/derived") as typeof import("../../../../provider/resources/serviceFork/preparation/derived");
   const table = (oid: number, name: string) => ({ oid, schema: "public", name, quoted: quoted(`"public"."${name}"`), kind: "r" });
   const reader = (oid: number, name: string, kind: "v" | "m", reads: number[], opaque = false, populated = true, statistics = false) => ({
@@ -333,6 +375,20 @@ describe("what is refreshed after the masking", () => {
       "materialized view",
       "materialized view",
     ]);
+  });
+
+  test("an unpopulated materialized view's refresh first populates the unpopulated ones it reads, through views and each other, each after what it reads; a populated one is read as it is", () => {
+    const chain = [
+      ...readers,
+      reader(40, "top", "m", [41, 44], false, false), // reads a view over an unpopulated one, and a populated one
+      reader(41, "through", "v", [42]),
+      reader(42, "middle", "m", [43], false, false),
+      reader(43, "bottom", "m", [1], false, false),
+      reader(44, "filled", "m", [45]),
+      reader(45, "under_filled", "m", [1], false, false), // read by a populated view only: not needed
+    ];
+    expect(unpopulatedInputs(40, chain).map((r) => r.name)).toEqual(["bottom", "middle"]);
+    expect(unpopulatedInputs(43, chain)).toEqual([]);
   });
 
   test("a materialized view or aggregate reading statistics, itself or through views, populated or not, is named; one reading views that do not is not", () => {
