@@ -131,6 +131,38 @@ describe("the README's rules on a TimescaleDB production (customers, and a compr
   });
 });
 
+test("no function of the database's own can run until everything else is made from the masked data: EXECUTE is held off while views are refreshed, then given back as it was, grants and all; prepare.sql and sqlAfter still run them", async () => {
+  const acls = `SELECT string_agg(p.proname || ' ' || g.grantee::regrole || ' ' || g.privilege_type || ' ' || g.is_grantable, '; ' ORDER BY 1)
+    FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) g WHERE p.proname IN ('probe_own', 'kept_private')`;
+  cleanups.push(async () => {
+    await inProduction(
+      "DROP MATERIALIZED VIEW IF EXISTS public.m_probe_own, public.m_calls_own; DROP FUNCTION IF EXISTS public.probe_own(), public.kept_private();",
+    );
+    await asSuperuser("DROP ROLE IF EXISTS app_reader;");
+  });
+  await asSuperuser("CREATE ROLE app_reader;");
+  await inProduction(`
+    CREATE FUNCTION public.probe_own() RETURNS int LANGUAGE sql AS 'SELECT 1';
+    CREATE FUNCTION public.kept_private() RETURNS int LANGUAGE sql AS 'SELECT 2';
+    REVOKE ALL ON FUNCTION public.kept_private() FROM PUBLIC;
+    GRANT EXECUTE ON FUNCTION public.kept_private() TO app_reader WITH GRANT OPTION;
+    -- PostgreSQL's functions only: refreshed with the first, it records what EXECUTE tsdbadmin had then.
+    CREATE MATERIALIZED VIEW public.m_probe_own AS
+      SELECT has_function_privilege('public.probe_own()', 'EXECUTE') AS may, count(*) AS n FROM public.customers;
+    -- Calls one: refreshed after everything else, once EXECUTE is given back.
+    CREATE MATERIALIZED VIEW public.m_calls_own AS SELECT public.probe_own() AS x;`);
+  const before = await inProduction(acls);
+  const fork = await preparedFork("pr-held-off", {
+    sql: ["SELECT public.probe_own()"],
+    mask: [{ table: "customers", column: "email", with: "email" }],
+    sqlAfter: ["SELECT public.kept_private()"],
+  });
+  expect(await read(fork.uri, "SELECT may::text || ' ' || n FROM public.m_probe_own")).toBe("false 100");
+  expect(await read(fork.uri, "SELECT x FROM public.m_calls_own")).toBe("1");
+  expect(await read(fork.uri, acls)).toBe(before);
+  expect(await read(fork.uri, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%'")).toBe("0");
+});
+
 test("triggers and rules on a masked table do not run during the masking: none copies the old values, none undoes it", async () => {
   await inProduction(`
     CREATE TABLE leak_log (value text);

@@ -936,7 +936,7 @@ test("a refresh that fails once the data is masked makes no index calling a func
     ),
   ).toBe(`${await inProduction("SELECT count(*) FROM public.customers")}|0`);
   // The record of what was emptied is gone with the preparation.
-  expect(await read(uri, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_tigercloud\\_owed\\_%'")).toBe("0");
+  expect(await read(uri, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%'")).toBe("0");
 });
 
 test("a materialized view left unpopulated holding production's statistics, reading through a view another left unpopulated, is published with its statistics made from the masked data: what it reads populated for as long, both left unpopulated", async () => {

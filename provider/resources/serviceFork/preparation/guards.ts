@@ -175,14 +175,17 @@ export interface RuleColumn {
   column: string;
 }
 
-const textCast: Guard<RuleColumn, { type: string; function: string }> = {
-  name: "a column whose conversion to text is a function of the database's own",
+const textCast: Guard<RuleColumn, { type: string; function: string; way: "to" | "from" }> = {
+  name: "a column whose conversion to or from text is a function of the database's own",
   statement: ({ oid, column }) => [sql.TEXT_CAST, [oid, column]],
   refuse: ([cast], { label, column }) =>
     cast &&
     said(
-      `${label}.${column} is of type ${cast.type}, whose conversion to text runs ${cast.function}, a function of the database's own: ` +
-        "the masking reads every value as text, through it; drop the cast in prepare.sql, or mask the column there",
+      cast.way === "to"
+        ? `${label}.${column} is of type ${cast.type}, whose conversion to text runs ${cast.function}, a function of the database's own: ` +
+            "the masking reads every value as text, through it; drop the cast in prepare.sql, or mask the column there"
+        : `${label}.${column} is of type ${cast.type}, whose conversion from text runs ${cast.function}, a function of the database's own: ` +
+            "what the masking writes is assigned to the column through it, on each row; drop the cast in prepare.sql, or mask the column there",
     ),
 };
 

@@ -111,6 +111,10 @@ class Preparing {
   readonly took: Map<string, number>;
   tables: MaskedTable[] = [];
   reach: Reach = { written: [], cascaded: [], ancestors: [], hypertables: [] };
+  /** The tables TimescaleDB's catalog lists as chunks: their statistics go with their hypertable's. */
+  chunks = new Set<number>();
+  /** The functions of the database's own held off (no EXECUTE) until what may run them: named when one runs all the same. */
+  heldOff: { name: string; routine: string }[] = [];
   switched: Switched[] = [];
   samples: Samples = new Map();
   /** The rows each rule changed, by rule index. */
@@ -145,10 +149,10 @@ class Preparing {
     lane.userPath = this.userPath;
     lane.roleSettings = this.roleSettings;
     lane.samples = this.samples;
+    lane.heldOff = this.heldOff;
     lane.step = `${this.step} (a second session)`;
     lane.session = await this.connect().catch(lane.fail);
     try {
-      await lane.q(sql.PIN_SEARCH_PATH);
       await lane.pin();
     } catch (err) {
       await lane.session.end();
@@ -160,7 +164,7 @@ class Preparing {
   /** A failure said: the step, our refusal's words or PostgreSQL's SQLSTATE and objects, and what was kept. */
   fail = (err: unknown): never => {
     if (err instanceof TigerCloudError) throw err;
-    const why = err instanceof Refusal ? err.message : describeFailure(failureOf(err), this.statement);
+    const why = err instanceof Refusal ? err.message : (this.heldOffRan(err) ?? describeFailure(failureOf(err), this.statement));
     throw new TigerCloudError(
       this.redact(
         `Preparing fork ${this.target.serviceId} failed at ${this.step}: ${why}. ${kept(this.stage, this.p, this.jobsPaused, this.notRemade)}`,
@@ -168,11 +172,34 @@ class Preparing {
     );
   };
 
+  /**
+   * A function held off that something ran all the same (PostgreSQL refused it EXECUTE): named from
+   * the record, never from PostgreSQL's text, which is only matched against the names held off.
+   */
+  heldOffRan(err: unknown): string | undefined {
+    const failure = failureOf(err);
+    const name =
+      failure.code === "42501"
+        ? /^permission denied for (?:function|procedure|aggregate) (.+)$/.exec(failure.message ?? "")?.[1]
+        : undefined;
+    const ran = this.heldOff.filter((r) => r.name === name).map((r) => printable(r.routine));
+    if (!ran.length) return undefined;
+    return (
+      `${ran.join(" or ")}, a function of the database's own, ran where the preparation lets none run (it could read what is not yet masked, ` +
+      "or statistics not yet made again from the masked data), by a way the preparation does not recognize; " +
+      "drop it, or what calls it, in prepare.sql, and make it again in prepare.sqlAfter"
+    );
+  }
+
   get masking(): boolean {
     return (this.p.mask?.length ?? 0) > 0;
   }
   get timescaledb(): boolean {
     return this.ts !== undefined;
+  }
+  /** A chunk of TimescaleDB's (of a hypertable, or the compressed rows of one), in whatever schema. */
+  isChunk(t: Table): boolean {
+    return this.chunks.has(t.oid);
   }
   progress(text: string): void {
     this.ctx.progress(`fork ${this.target.serviceId}: ${text}`);
@@ -197,6 +224,8 @@ class Preparing {
 
   /** The preparation's own settings again, after anything of the user's has run (their SQL, a view's refresh). */
   async pin(): Promise<void> {
+    // First: what ran before (the user's SQL, a view's refresh) left the role's path, or one of its own.
+    await this.q(sql.PIN_SEARCH_PATH);
     await this.q(sql.RESET_SETTINGS);
     await this.q(sql.PIN_SETTINGS, sql.pinnedParameters());
     if (this.timescaledb) await this.q(sql.TIMESCALEDB_OWN_DEFAULTS);
@@ -218,15 +247,20 @@ interface Step {
 }
 
 const masking = (s: Preparing) => s.masking;
+const sqlAfterMasked = (s: Preparing) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0;
 
 const STEPS: Step[] = [
   { name: "reading the settings production gave the role (pg_settings)", run: readSettings },
+  // A preparation of this fork that failed halfway may have left functions held off: theirs again, before any SQL of the user's.
+  { name: "giving back what an earlier preparation held off (its record)", run: giveBackEarlier },
   // Before anything else: production's replication is production's alone.
   { name: "detaching the fork from production's replication (pg_subscription)", run: detachSubscriptions },
   { name: "prepare.pauseJobs", when: (s) => s.p.pauseJobs === true, run: pauseJobs },
   { name: "rolling back transactions prepared in production (pg_prepared_xacts)", when: masking, stage: "before", run: rollbackPrepared },
   { name: "BEGIN", stage: "transaction", run: begin },
   { name: "prepare.sql", run: (s) => userSql(s, "sql") },
+  // From here until the views that call one are refreshed, no function of the database's own may run.
+  { name: "prepare.mask (the database's own functions held off)", when: masking, run: holdOffRoutines },
   { name: "prepare.mask (the rules' tables and columns)", when: masking, run: resolveRules },
   { name: "prepare.mask (foreign servers)", when: masking, run: dropForeignServers },
   { name: "prepare.mask (chunks TimescaleDB left behind)", when: (s) => s.masking && s.timescaledb, run: dropLeftBehind },
@@ -249,7 +283,9 @@ const STEPS: Step[] = [
     when: (s) => s.masking && s.timescaledb,
     run: resetChunkSkipping,
   },
+  { name: "prepare.mask (the database's own functions given back for prepare.sqlAfter)", when: sqlAfterMasked, run: giveBackRoutines },
   { name: "prepare.sqlAfter", run: (s) => userSql(s, "sqlAfter") },
+  { name: "prepare.mask (the database's own functions held off again after prepare.sqlAfter)", when: sqlAfterMasked, run: holdOffRoutines },
   { name: "prepare.mask (triggers and rules back as they were)", when: masking, run: putBack },
   { name: "prepare.mask (statistics made again)", when: masking, run: restatisticize },
   { name: "prepare.mask (checking every row)", when: masking, run: checkRows },
@@ -466,6 +502,7 @@ async function reachOf(s: Preparing): Promise<void> {
   // Above anything written (a second parent too, or a cascaded partition's table): their statistics of their whole.
   const ancestors = await s.q<Table>(sql.ANCESTORS, [written.map((t) => t.oid)]);
   const hypertables = s.timescaledb ? await s.q<Table>(sql.HYPERTABLES, [written.map((t) => t.oid)]) : [];
+  if (s.timescaledb) s.chunks = new Set((await s.q<{ oid: number }>(sql.CHUNK_TABLES)).map((c) => c.oid));
   s.reach = { written, cascaded: written.filter((t) => !masked.has(t.oid)), ancestors, hypertables };
   // What a key's cascade writes may partition its table as a masked column may: refused alike.
   const cascadedOids = s.reach.cascaded.map((t) => t.oid);
@@ -560,6 +597,9 @@ async function maskTables(s: Preparing): Promise<void> {
     }
     const chunks =
       s.ts && t.hypertable ? (await s.q<{ chunk: Quoted }>(sql.COMPRESSED_CHUNKS, [t.schema, t.name])).map((c) => c.chunk) : [];
+    // Every chunk compressed: once compressed again, none holds a row for the hypertable's own ANALYZE to sample.
+    const allCompressed =
+      chunks.length > 0 && (await s.q<{ all: boolean }>(sql.ALL_CHUNKS_COMPRESSED, [t.schema, t.name]))[0]?.all === true;
     for (const chunk of chunks) await s.q(sql.decompressChunk(s.timescale), [chunk]);
     const { values, param } = sql.parameters(s.pseudonyms);
     await s.q(
@@ -571,8 +611,10 @@ async function maskTables(s: Preparing): Promise<void> {
       values,
     );
     // Once compressed, a chunk is empty, and ANALYZE keeps an empty table's statistics (production's, from when it was active).
+    // The hypertable's own (of the whole) likewise, where no chunk will hold rows: its ANALYZE analyses each chunk too.
+    if (allCompressed) await s.q(sql.analyze(tableName(t)));
     for (const chunk of chunks) {
-      await s.q(sql.analyze(chunk));
+      if (!allCompressed) await s.q(sql.analyze(chunk));
       await s.q(sql.compressChunk(s.timescale), [chunk]);
     }
   }
@@ -598,15 +640,14 @@ async function resetChunkSkipping(s: Preparing): Promise<void> {
     await s.q(sql.disableChunkSkipping(s.timescale), [c.hypertable, c.column]);
     await s.q(sql.enableChunkSkipping(s.timescale), [c.hypertable, c.column]);
   }
+  // The catalog's own statistics held the old ranges.
+  if (skipping.length) await s.q(sql.ANALYZE_CHUNK_RANGES);
 }
 
 async function putBack(s: Preparing): Promise<void> {
   for (const x of s.switched)
     await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, x.mode) : sql.ruleSwitch(x.table, x.name, x.mode));
 }
-
-/** A chunk of TimescaleDB's (of a hypertable, or the compressed rows of one): its statistics go with its hypertable's. */
-const isChunk = (t: Table) => t.schema === "_timescaledb_internal";
 
 /**
  * Statistics made again from the masked data: ANALYZE of every table written (each chunk too, and
@@ -616,15 +657,20 @@ const isChunk = (t: Table) => t.schema === "_timescaledb_internal";
  * where it did not.
  */
 async function restatisticize(s: Preparing): Promise<void> {
+  // First: what is below reads tables whole (an empty one's statistics are dropped), and every check after reads pg_stats,
+  // which shows a column's statistics only to a role that may read it (and no table's whose row security it forces).
+  await s.check(GUARDS.hiddenFromChecks, undefined);
   const compressed = await compressedTables(s, s.reach.hypertables);
   for (const t of [...s.reach.written.filter((x) => x.kind === "r" || x.kind === "p"), ...compressed, ...s.reach.ancestors]) {
     s.step = `prepare.mask (ANALYZE ${shownName(t)})`;
     await s.q(sql.analyze(tableName(t)));
   }
-  for (const t of s.reach.written.filter((x) => x.kind === "r" && !isChunk(x))) {
+  // An inheritance parent (its statistics of the whole too) is empty when every table under it is: its columns set again with theirs.
+  const parents = new Set(s.reach.ancestors.map((t) => t.oid));
+  for (const t of [...s.reach.written, ...s.reach.ancestors].filter((x) => x.kind === "r" && !s.isChunk(x))) {
     s.step = `prepare.mask (whether ${shownName(t)} is empty, with statistics ANALYZE would keep)`;
     if (!(await s.q<{ empty: boolean }>(sql.isEmpty(tableName(t))))[0]?.empty) continue;
-    for (const c of await s.q<{ name: string; retype: sql.ServerStatement }>(sql.COLUMNS_WITH_STATISTICS, [t.oid])) {
+    for (const c of await s.q<{ name: string; retype: sql.ServerStatement }>(sql.COLUMNS_WITH_STATISTICS, [t.oid, parents.has(t.oid)])) {
       s.step = `prepare.mask (the statistics of ${shownName(t)}.${c.name}, an empty table)`;
       await s.q(sql.SAVEPOINT);
       await s.session.query(c.retype).then(
@@ -632,6 +678,18 @@ async function restatisticize(s: Preparing): Promise<void> {
         () => s.q(sql.ROLLBACK_TO_SAVEPOINT),
       );
     }
+  }
+  if (!s.timescaledb) return;
+  s.step = "prepare.mask (chunks left empty with statistics ANALYZE would keep)";
+  // A chunk left empty in production (an erasure's DELETE) keeps its statistics, and TimescaleDB lets none of its columns be set again.
+  for (const c of await s.q<sql.EmptyChunk>(sql.EMPTY_CHUNKS_WITH_STATISTICS, [s.reach.hypertables.map((h) => h.oid)])) {
+    s.step = `prepare.mask (the empty chunk ${printable(c.chunk)} of ${printable(c.hypertable)}, with statistics ANALYZE would keep)`;
+    if (!(await s.q<{ empty: boolean }>(sql.isEmpty(c.chunk)))[0]?.empty) continue;
+    await s.q(c.drop);
+    s.removed.push(`chunk ${printable(c.chunk)} of ${printable(c.hypertable)}, empty (its statistics were production's)`);
+    // Gone: nothing after this (the checks, the space given back) looks for it.
+    s.reach.written = s.reach.written.filter((t) => t.oid !== c.oid);
+    s.reach.cascaded = s.reach.cascaded.filter((t) => t.oid !== c.oid);
   }
 }
 
@@ -682,11 +740,9 @@ async function checkStatistics(s: Preparing): Promise<void> {
     )),
   ];
   wide.push(...(await s.q<Table>(sql.INDEXES, [[...narrow, ...wide].map((t) => t.oid)])));
-  // Every check below reads pg_stats, which shows a column's statistics only to a role that may read it.
-  await s.check(GUARDS.hiddenFromChecks, undefined);
   await s.check(GUARDS.frozenStatistics, { relations: [...narrow, ...wide].map((t) => t.oid) });
   // Chunks aside: a compressed one's table is empty, its statistics made from the masked rows before compressing.
-  const own = [...s.reach.written, ...s.reach.cascaded, ...s.reach.ancestors].filter((t) => !isChunk(t));
+  const own = [...s.reach.written, ...s.reach.cascaded, ...s.reach.ancestors].filter((t) => !s.isChunk(t));
   await s.check(GUARDS.statisticsKept, { relations: own.map((t) => t.oid) });
   const tables = narrow.map((t) => t.oid);
   for (const [column, values] of s.samples)
@@ -775,28 +831,58 @@ async function refreshDerived(s: Preparing): Promise<void> {
     await second?.session.end();
   }
   for (const view of unpopulated.filter((v) => !runsOwn(v))) await restatisticizeUnpopulated(s, view);
+  // Everything else made from the masked data: what calls a function of the database's own may run now.
+  s.step = "prepare.mask (the database's own functions given back)";
+  await giveBackRoutines(s);
   for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
   for (const view of unpopulated.filter(runsOwn)) await restatisticizeUnpopulated(s, view);
-  s.step = "prepare.mask (every view refreshed: the record of those emptied dropped)";
-  await s.q(sql.dropOwed(owedSchema(s).quoted));
+  s.step = "prepare.mask (every view refreshed: the preparation's record dropped)";
+  await s.q(sql.dropRecord(record(s).quoted));
   s.refreshed.push(...plan.map(refreshedName));
   s.refreshedAll = true;
 }
 
-/**
- * This fork's record of the materialized views its preparation emptied (statements.ts, OWED_SCHEMA):
- * a schema named by a digest of the fork's service ID, letters and digits only.
- */
-function owedSchema(s: Preparing): { name: string; quoted: Quoted } {
-  const name = `_tigercloud_owed_${crypto.createHash("sha256").update(s.target.serviceId).digest("hex").slice(0, 24)}`;
+/** This fork's record of what its preparation must undo or finish (statements.ts, RECORD_PRESENT): a schema named by a digest of its service ID. */
+function record(s: Preparing): { name: string; quoted: Quoted } {
+  const name = `_tigercloud_preparing_${crypto.createHash("sha256").update(s.target.serviceId).digest("hex").slice(0, 24)}`;
   return { name, quoted: sql.ident(name) };
 }
+const recordPresent = async (s: Preparing) => (await s.q<{ present: boolean }>(sql.RECORD_PRESENT, [record(s).name]))[0]?.present === true;
 
 /** The materialized views an earlier preparation of this fork emptied and did not refresh. */
 async function owedViews(s: Preparing): Promise<Set<number>> {
-  const { name, quoted } = owedSchema(s);
-  const present = (await s.q<{ present: boolean }>(sql.OWED_SCHEMA, [name]))[0]?.present === true;
-  return new Set(present ? (await s.q<{ oid: number }>(sql.owedViews(quoted))).map((r) => r.oid) : []);
+  return new Set((await recordPresent(s)) ? (await s.q<{ oid: number }>(sql.owedViews(record(s).quoted))).map((r) => r.oid) : []);
+}
+
+/** The record, made where it is not (in the transaction that is open, or in one of its own). */
+async function makeRecord(s: Preparing): Promise<void> {
+  for (const text of sql.makeRecord(record(s).quoted)) await s.q(text);
+}
+
+/** The functions of the database's own held off (statements.ts, holdOffRoutines), in the masking's transaction. */
+async function holdOffRoutines(s: Preparing): Promise<void> {
+  await makeRecord(s);
+  const [recorded, revoked] = sql.holdOffRoutines(record(s).quoted) as [string, string];
+  await s.q(recorded);
+  await s.q(revoked);
+  const held = await s.q<{ name: string; routine: string; runs: boolean }>(sql.heldOffRoutines(record(s).quoted));
+  s.heldOff = held.filter((r) => !r.runs);
+}
+
+/** Their privileges given back as they were. */
+async function giveBackRoutines(s: Preparing): Promise<void> {
+  if (!s.heldOff.length) return;
+  await s.q(sql.giveBackRoutines(record(s).quoted));
+  s.heldOff = [];
+}
+
+/** What an earlier preparation of this fork held off and, failing, did not give back: given back now. */
+async function giveBackEarlier(s: Preparing): Promise<void> {
+  if (!(await recordPresent(s))) return;
+  const held = (await s.q<{ n: number }>(sql.routinesHeld(record(s).quoted)))[0]?.n ?? 0;
+  if (!held) return;
+  await s.q(sql.giveBackRoutines(record(s).quoted));
+  s.progress(`gave back EXECUTE on ${held} function(s) of the database's own that an earlier preparation, failing, had held off`);
 }
 
 /** The materialized views about to be emptied, recorded (committed) before the first is: a failure after leaves them owed. */
@@ -804,11 +890,9 @@ async function recordOwed(s: Preparing, plan: Refresh[]): Promise<void> {
   const views = plan.flatMap((item) => (item.kind === "materialized view" ? [item.table.oid] : []));
   if (!views.length) return;
   s.step = "prepare.mask (recording the materialized views about to be emptied)";
-  const [schema, table, insert] = sql.recordOwed(owedSchema(s).quoted);
   await s.q(sql.BEGIN);
-  await s.q(schema as string);
-  await s.q(table as string);
-  await s.q(insert as string, [views]);
+  await makeRecord(s);
+  await s.q(sql.recordViews(record(s).quoted), [views]);
   await s.q(sql.COMMIT);
 }
 
@@ -846,6 +930,12 @@ async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
  * database's own, and views emptied but not yet refreshed still hold production's statistics.
  */
 async function remakeAfterFailure(s: Preparing): Promise<void> {
+  // Held off after the commit: given back (the record keeps them for the next preparation should this fail too). Before it, rolled back.
+  if (s.stage === "committed" && s.heldOff.length)
+    await s.session
+      .query("ROLLBACK")
+      .then(() => s.session.query(sql.giveBackRoutines(record(s).quoted)))
+      .catch(() => undefined);
   if (!s.refreshedAll && s.remakeLast.length) {
     s.notRemade = { objects: s.remakeLast.map((o) => `${o.what} (${o.make})`), withheld: true };
     s.remakeLast = [];

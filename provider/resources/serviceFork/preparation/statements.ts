@@ -282,8 +282,8 @@ export const SESSION_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', 
  */
 export const ROLE_SETTINGS = `SELECT name, setting FROM pg_catalog.pg_settings
  WHERE source IN ('database', 'user', 'database user') AND context = 'user' AND name <> 'search_path' ORDER BY name`;
-export const USER_SETTINGS = `SELECT count(pg_catalog.set_config(s.name, s.value, true))
-  FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS s(name, value)`;
+export const USER_SETTINGS = `SELECT pg_catalog.count(pg_catalog.set_config(s.name, s.value, true))
+  FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.text[])) AS s(name, value)`;
 
 /**
  * What the preparation's own statements run with, whatever a role, the database or the user's SQL
@@ -314,11 +314,19 @@ export const PINNED: Readonly<Record<string, string>> = {
   // The catalog queries' recursive parts are estimated huge: JIT compiled one for 1.2 s that runs in 30 ms without it.
   jit: "off",
 };
-/** Every setting one may change that a role, the database or this session changed, back to PostgreSQL's own (a transaction's own mode stays: it cannot change halfway). */
-export const RESET_SETTINGS = `SELECT count(pg_catalog.set_config(s.name, s.boot_val, false)) AS n FROM pg_catalog.pg_settings s
- WHERE s.context = 'user' AND s.source IN ('database', 'user', 'database user', 'session') AND s.boot_val IS NOT NULL
-   AND left(s.name, 12) <> 'transaction_'`;
-export const PIN_SETTINGS = `SELECT count(pg_catalog.set_config(p.name, p.value, false)) AS n FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS p(name, value)`;
+/**
+ * Every setting one may change that a role, the database or this session changed, back to
+ * PostgreSQL's own (a transaction's own mode stays: it cannot change halfway; the search_path is
+ * PIN_SEARCH_PATH's, set just before). Every name in these two is qualified: they run right after
+ * the user's SQL or a view's refresh, which may have left any path, and the role's own would find a
+ * public.left(text, integer) or a public.= of text first.
+ */
+export const RESET_SETTINGS = `SELECT pg_catalog.count(pg_catalog.set_config(s.name, s.boot_val, false)) AS n FROM pg_catalog.pg_settings s
+ WHERE s.context OPERATOR(pg_catalog.=) 'user'
+   AND s.source OPERATOR(pg_catalog.=) ANY (ARRAY['database', 'user', 'database user', 'session']::pg_catalog.text[])
+   AND s.boot_val IS NOT NULL AND s.name OPERATOR(pg_catalog.<>) 'search_path'
+   AND NOT pg_catalog.starts_with(s.name, 'transaction_')`;
+export const PIN_SETTINGS = `SELECT pg_catalog.count(pg_catalog.set_config(p.name, p.value, false)) AS n FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.text[])) AS p(name, value)`;
 export const pinnedParameters = (): [string[], string[]] => [Object.keys(PINNED), Object.values(PINNED)];
 /**
  * TimescaleDB's own functions for a compressed chunk's default segmentby and orderby: a role's or
@@ -328,6 +336,37 @@ export const pinnedParameters = (): [string[], string[]] => [Object.keys(PINNED)
 export const TIMESCALEDB_OWN_DEFAULTS =
   "SELECT pg_catalog.set_config('timescaledb.compression_segmentby_default_function', '_timescaledb_functions.get_segmentby_defaults', false), " +
   "pg_catalog.set_config('timescaledb.compression_orderby_default_function', '_timescaledb_functions.get_orderby_defaults', false)";
+
+/**
+ * Every table TimescaleDB's catalog lists as a chunk (of a hypertable, or holding one's compressed
+ * rows), in whatever schema (a hypertable's associated_schema_name puts its chunks elsewhere than
+ * _timescaledb_internal): their statistics go with their hypertable's.
+ */
+export const CHUNK_TABLES = `SELECT c.oid::int AS oid FROM _timescaledb_catalog.chunk ch
+  JOIN pg_namespace n ON n.nspname = ch.schema_name JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ch.table_name`;
+/** Whether no chunk of a hypertable ($1 schema, $2 name) holds rows outside its compressed batches: then none is left to analyse it by once they are compressed again. */
+export const ALL_CHUNKS_COMPRESSED = `SELECT coalesce(bool_and(is_compressed), false) AS all
+  FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2`;
+/**
+ * The chunks of these hypertables ($1: oids) left empty, not compressed, that hold statistics (an
+ * erasure's DELETE emptied them in production, and ANALYZE keeps an empty table's): TimescaleDB lets
+ * no chunk's column be retyped, so such a chunk, holding nothing, is dropped. Read after ANALYZE
+ * (reltuples 0); each is looked at again before it is dropped.
+ */
+export interface EmptyChunk {
+  oid: number;
+  chunk: Quoted;
+  hypertable: string;
+  drop: ServerStatement;
+}
+export const EMPTY_CHUNKS_WITH_STATISTICS = `SELECT c.oid::int AS oid, format('%I.%I', ch.chunk_schema, ch.chunk_name) AS chunk,
+       format('%I.%I', ch.hypertable_schema, ch.hypertable_name) AS hypertable,
+       format('DROP TABLE %I.%I', ch.chunk_schema, ch.chunk_name) AS "drop"
+  FROM timescaledb_information.chunks ch
+  JOIN pg_namespace n ON n.nspname = ch.chunk_schema JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ch.chunk_name
+ WHERE format('%I.%I', ch.hypertable_schema, ch.hypertable_name)::regclass::oid = ANY($1::oid[]) AND NOT ch.is_compressed AND c.reltuples = 0
+   AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = ch.chunk_schema AND s.tablename = ch.chunk_name)
+ ORDER BY 1`;
 
 /** The compressed chunks of a hypertable ($1 schema, $2 name), if it is one. */
 export const COMPRESSED_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk
@@ -377,6 +416,53 @@ const INNER_TYPES = `inner_types(outer_type, inner_type) AS (
 
 /** What to_json, to_jsonb and their kin convert a value to through its type's cast, looked up as they run. */
 const JSON_TYPES = "('pg_catalog.json'::pg_catalog.regtype, 'pg_catalog.jsonb'::pg_catalog.regtype)";
+/**
+ * Where a parsed expression names a type: a column's, a constant's or a parameter's, a function's,
+ * an operator's or an aggregate's result, a cast's (to a domain, say), a row's, an array's. PostgreSQL's
+ * own types (below 16384) hold nothing of the database's own.
+ */
+const TYPES_NAMED =
+  ":(?:vartype|consttype|paramtype|funcresulttype|opresulttype|aggtype|wintype|resulttype|row_typeid|casetype|array_typeid|element_typeid|coalescetype|minmaxtype|type) ([0-9]+)";
+/** Where a parsed expression names an operator: the planner may put its negator (NOT a = b) or its commutator in its place. */
+const OPERATORS_NAMED = ":opno ([0-9]+)";
+/** Each operator and the functions it may run as: its own, its negator's, its commutator's and that one's negator's. */
+const OPERATOR_FUNCTIONS = `operator_functions(op, fn) AS (
+  SELECT o.oid, f.fn FROM pg_operator o
+    LEFT JOIN pg_operator ng ON ng.oid = o.oprnegate LEFT JOIN pg_operator cm ON cm.oid = o.oprcom LEFT JOIN pg_operator cn ON cn.oid = cm.oprnegate,
+    unnest(ARRAY[o.oprcode, ng.oprcode, cm.oprcode, cn.oprcode]::oid[]) f(fn)
+   WHERE f.fn IS NOT NULL AND f.fn <> 0)`;
+
+/** What a type leads to: the types inside it (INNER_TYPES), and those its domain's CHECK names. */
+const TYPE_EDGES = `type_edges(outer_type, inner_type) AS (
+  SELECT outer_type, inner_type FROM inner_types
+  UNION ALL SELECT k.contypid, m[1]::oid FROM pg_constraint k, regexp_matches(k.conbin::text, '${TYPES_NAMED}', 'g') m
+   WHERE k.contypid <> 0 AND m[1]::oid >= 16384)`;
+
+/**
+ * What the parsed expressions of trees(key, tree) (given as a query) can run, as calls(key, fn),
+ * PostgreSQL's functions among them: the functions they name (their own, an operator's, an
+ * aggregate's, a window function's), the operators' negators' and commutators', and what their
+ * types run: a domain's CHECK (and what that runs, at any depth: the types it names in turn), a
+ * range type's subtype_diff and canonical (ANALYZE and GiST indexes call them), a cast to json
+ * (to_json and its kin look it up as they run, so no parsed form names it). A tree may name a type
+ * alone, ':vartype <oid>' (a column's). CTEs to follow a WITH RECURSIVE.
+ */
+const callsOf = (trees: string) => `${INNER_TYPES},
+${OPERATOR_FUNCTIONS},
+${TYPE_EDGES},
+trees(key, tree) AS (${trees}),
+tree_types(key, typ) AS (
+  SELECT t.key, m[1]::oid FROM trees t, regexp_matches(t.tree, '${TYPES_NAMED}', 'g') m WHERE m[1]::oid >= 16384
+  UNION SELECT t.key, e.inner_type FROM tree_types t JOIN type_edges e ON e.outer_type = t.typ),
+all_trees(key, tree) AS (
+  SELECT key, tree FROM trees
+  UNION ALL SELECT t.key, k.conbin::text FROM tree_types t JOIN pg_constraint k ON k.contypid = t.typ),
+calls(key, fn) AS (
+  SELECT a.key, m[1]::oid FROM all_trees a, regexp_matches(a.tree, '${CALLED}', 'g') m
+  UNION SELECT a.key, o.fn FROM all_trees a, regexp_matches(a.tree, '${OPERATORS_NAMED}', 'g') m, operator_functions o WHERE o.op = m[1]::oid
+  UNION SELECT t.key, f.fn FROM tree_types t JOIN pg_range g ON g.rngtypid = t.typ, unnest(ARRAY[g.rngsubdiff, g.rngcanonical]::oid[]) f(fn)
+   WHERE f.fn <> 0
+  UNION SELECT t.key, c.castfunc FROM tree_types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0)`;
 
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
@@ -392,39 +478,21 @@ const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.
 export const READS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 -- PostgreSQL's functions that run a query given as text (the XML exports, ts_stat, ts_rewrite, crosstab, connectby, dblink).
 text_queries AS (SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'),
-${INNER_TYPES},
 user_rules AS (SELECT w.oid, w.ev_class, w.ev_action FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class
                 WHERE c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)),
--- The types a view's query makes or casts to (pg_depend), its columns', and every type inside those.
-rule_types(rule, typ) AS (
-  SELECT d.objid, d.refobjid FROM pg_depend d JOIN user_rules w ON w.oid = d.objid
+-- What a view's query runs (its rule's parsed form, the types it makes or casts to, its columns'),
+-- and what its indexes and extended statistics run (its refresh and ANALYZE run them).
+${callsOf(`
+  SELECT w.oid, w.ev_action::text FROM user_rules w
+  UNION ALL SELECT w.oid, ':vartype ' || d.refobjid FROM pg_depend d JOIN user_rules w ON w.oid = d.objid
    WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_type'::regclass
-  UNION SELECT w.oid, a.atttypid FROM user_rules w JOIN pg_attribute a ON a.attrelid = w.ev_class AND a.attnum > 0 AND NOT a.attisdropped
-  UNION SELECT r.rule, i.inner_type FROM rule_types r JOIN inner_types i ON i.outer_type = r.typ),
--- Every function a view's query calls, read from its rule's parsed form (pg_depend records the operator,
--- not its function; an aggregate or window function by its own oid; none of PostgreSQL's); those a
--- CHECK of a domain among its types calls; a range type's subtype_diff and canonical (its ANALYZE
--- and GiST indexes call them); a cast of one of its types to json (to_json looks it up as it runs);
--- and those of its indexes and extended statistics (its refresh and ANALYZE run them).
-calls(rule, fn) AS (
-  SELECT w.oid, m[1]::oid FROM user_rules w, regexp_matches(w.ev_action::text, '${CALLED}', 'g') m
-  UNION
-  SELECT t.rule, m[1]::oid FROM rule_types t JOIN pg_constraint k ON k.contypid = t.typ, regexp_matches(k.conbin::text, '${CALLED}', 'g') m
-  UNION
-  SELECT t.rule, f.fn FROM rule_types t JOIN pg_range g ON g.rngtypid = t.typ, unnest(ARRAY[g.rngsubdiff, g.rngcanonical]::oid[]) f(fn)
-   WHERE f.fn <> 0
-  UNION
-  SELECT t.rule, c.castfunc FROM rule_types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0
-  UNION
-  SELECT w.oid, m[1]::oid FROM user_rules w JOIN pg_index i ON i.indrelid = w.ev_class,
-         regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
-  UNION
-  SELECT w.oid, m[1]::oid FROM user_rules w JOIN pg_statistic_ext x ON x.stxrelid = w.ev_class,
-         regexp_matches(coalesce(x.stxexprs::text, ''), '${CALLED}', 'g') m)
+  UNION ALL SELECT w.oid, ':vartype ' || a.atttypid FROM user_rules w JOIN pg_attribute a ON a.attrelid = w.ev_class AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT w.oid, coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '') FROM user_rules w JOIN pg_index i ON i.indrelid = w.ev_class
+  UNION ALL SELECT w.oid, coalesce(x.stxexprs::text, '') FROM user_rules w JOIN pg_statistic_ext x ON x.stxrelid = w.ev_class`)}
 SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
        -- What it reads cannot be told: it calls a function of the database's own, or one running a query given as text.
-       EXISTS (SELECT 1 FROM pg_rewrite r JOIN calls k ON k.rule = r.oid
+       EXISTS (SELECT 1 FROM pg_rewrite r JOIN calls k ON k.key = r.oid
                 WHERE r.ev_class = w.ev_class AND (k.fn IN (SELECT oid FROM own) OR k.fn IN (SELECT oid FROM text_queries))) AS opaque,
        c.relkind <> 'm' OR c.relispopulated AS populated,
        -- What ANALYZE keeps, as a reader sees it (the tables under these views only a superuser reads).
@@ -435,15 +503,18 @@ SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%
   LEFT JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
  WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  GROUP BY w.ev_class, n.nspname, c.relname, c.relkind, c.relispopulated`;
-export const CONTINUOUS_AGGREGATES = `WITH own AS (${OWN_FUNCTIONS})
-SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
-       format('%I.%I', ca.direct_view_schema, ca.direct_view_name)::regclass::oid::int AS direct,
-       format('%I.%I', m.schema_name, m.table_name)::regclass::oid::int AS oid, m.schema_name AS schema, m.table_name AS name,
-       format('%I.%I', m.schema_name, m.table_name) AS quoted,
-       -- A trigger of its materialization hypertable calling a function of the database's own: its refresh runs it.
-       EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = format('%I.%I', m.schema_name, m.table_name)::regclass
-                  AND NOT t.tgisinternal AND t.tgfoid IN (SELECT oid FROM own)) AS "runsOwn"
-  FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id`;
+export const CONTINUOUS_AGGREGATES = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+materialized AS (SELECT ca.*, m.schema_name, m.table_name, format('%I.%I', m.schema_name, m.table_name)::regclass::oid AS mat
+                   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id),
+-- A trigger of its materialization hypertable, its function or its WHEN: its refresh runs them.
+${callsOf(`
+  SELECT t.tgrelid, ':funcid ' || t.tgfoid || ' ' || coalesce(t.tgqual::text, '') FROM pg_trigger t JOIN materialized m ON m.mat = t.tgrelid
+   WHERE NOT t.tgisinternal`)}
+SELECT format('%I.%I', m.user_view_schema, m.user_view_name) AS view,
+       format('%I.%I', m.direct_view_schema, m.direct_view_name)::regclass::oid::int AS direct,
+       m.mat::int AS oid, m.schema_name AS schema, m.table_name AS name, format('%I.%I', m.schema_name, m.table_name) AS quoted,
+       EXISTS (SELECT 1 FROM calls k WHERE k.key = m.mat AND k.fn IN (SELECT oid FROM own)) AS "runsOwn"
+  FROM materialized m`;
 /**
  * A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction
  * nor take a parameter (it commits; a bound CALL may not): the view's name is put in a setting of
@@ -488,20 +559,71 @@ export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname 
  ORDER BY 2, 3`;
 
 /**
- * Where a preparation records the materialized views it empties, until every one is refreshed: a
- * schema named after the fork ($1, a digest of its service ID: production cannot have made it, so
- * what it holds is this fork's own preparation's). A failure in between leaves them unpopulated; the
- * next preparation reads them here and refreshes them as the populated views they were.
+ * The preparation's record in the fork's database of what it must undo or finish should it fail
+ * halfway: the materialized views it empties until it refreshes them (a failure in between leaves
+ * them unpopulated, and the next preparation refreshes them as the populated views they were), and
+ * the privileges of the functions of the database's own it holds off (HOLD_OFF_ROUTINES). A schema
+ * named after the fork ($1, a digest of its service ID: production cannot have made it, so what it
+ * holds is this fork's own preparation's), dropped once all is done.
  */
-export const OWED_SCHEMA = `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1::text) AS present`;
-export const owedViews = (schema: Quoted) =>
-  `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
-export const recordOwed = (schema: Quoted): string[] => [
+export const RECORD_PRESENT = `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1::text) AS present`;
+export const makeRecord = (schema: Quoted): string[] => [
   `CREATE SCHEMA IF NOT EXISTS ${schema}`,
   `CREATE TABLE IF NOT EXISTS ${schema}.views (view oid PRIMARY KEY)`,
-  `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`,
+  `CREATE TABLE IF NOT EXISTS ${schema}.routines (routine oid PRIMARY KEY, acl aclitem[])`,
 ];
-export const dropOwed = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} CASCADE`;
+export const owedViews = (schema: Quoted) =>
+  `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
+export const recordViews = (schema: Quoted) => `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`;
+export const dropRecord = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} CASCADE`;
+
+/**
+ * The functions of the database's own (OWN_FUNCTIONS) whose privileges this role may change (its
+ * own, or a role's it is a member of), held off: EXECUTE taken from everyone who has it, PUBLIC
+ * too, the role itself (an owner's privilege may be taken from it), so that one run by a way the
+ * preparation does not foresee (a cast, an operator the planner chose, a domain's CHECK) fails the
+ * preparation instead of reading what is not yet masked. PostgreSQL checks EXECUTE wherever an
+ * expression is evaluated (a constraint, an index expression, a cast, a view's query); not where a
+ * function is called through the function manager alone (a trigger's function, a range's
+ * subtype_diff): those are held off or refused by what the catalog tells. Each one's privileges are
+ * recorded first, once (a second hold off keeps the first's); given back by GIVE_BACK_ROUTINES
+ * before what may run them (the views that call one, refreshed last).
+ */
+export const holdOffRoutines = (schema: Quoted): string[] => [
+  `WITH own AS (${OWN_FUNCTIONS})
+INSERT INTO ${schema}.routines SELECT p.oid, p.proacl FROM pg_proc p
+ WHERE p.oid IN (SELECT oid FROM own) AND pg_has_role(p.proowner, 'MEMBER') ON CONFLICT DO NOTHING`,
+  `DO $hold$ DECLARE r record; BEGIN
+  FOR r IN SELECT h.routine::regprocedure AS routine,
+                  (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)), ', ')
+                     FROM pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) g WHERE g.grantee <> 0) AS grantees
+             FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
+    EXECUTE pg_catalog.format('REVOKE ALL ON ROUTINE %s FROM PUBLIC%s CASCADE', r.routine,
+                              CASE WHEN r.grantees IS NULL THEN '' ELSE ', ' || r.grantees END);
+  END LOOP;
+END $hold$`,
+];
+/** The routines held off, and whether this role may still run each (a grant it could not take back). */
+export const heldOffRoutines = (schema: Quoted) => `SELECT p.proname::text AS name, p.oid::regprocedure::text AS routine,
+       has_function_privilege(p.oid, 'EXECUTE') AS runs
+  FROM ${schema}.routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 2`;
+/**
+ * Their privileges given back as recorded, each grant made again (one PostgreSQL made by default,
+ * a NULL ACL, as EXECUTE to PUBLIC and the owner: the same privileges), and the record of them emptied.
+ */
+export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE r record; g record; BEGIN
+  FOR r IN SELECT h.routine::regprocedure AS routine, coalesce(h.acl, pg_catalog.acldefault('f', p.proowner)) AS acl
+             FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
+    FOR g IN SELECT * FROM pg_catalog.aclexplode(r.acl) LOOP
+      EXECUTE pg_catalog.format('GRANT %s ON ROUTINE %s TO %s%s', g.privilege_type, r.routine,
+                                CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                                CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+    END LOOP;
+  END LOOP;
+  DELETE FROM ${schema}.routines;
+END $give$`;
+/** Whether the record holds routines held off (an earlier preparation failed before giving them back). */
+export const routinesHeld = (schema: Quoted) => `SELECT count(*)::int AS n FROM ${schema}.routines`;
 
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
 export function sampleValues(table: Quoted, column: Quoted): string {
@@ -569,15 +691,15 @@ export const KEPT_STATISTICS = `SELECT format('%I.%I', n.nspname, c.relname) AS 
  * owns the table or the database).
  */
 export const STATISTICS_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+${callsOf(`
+  SELECT i.indrelid, coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '') FROM pg_index i
+   WHERE i.indexprs IS NOT NULL OR i.indpred IS NOT NULL
+  UNION ALL SELECT x.stxrelid, x.stxexprs::text FROM pg_statistic_ext x WHERE x.stxexprs IS NOT NULL`)},
 -- A domain's base type, at any depth: a column of a domain over a range is analysed as the range.
 bases(typ, base) AS (SELECT oid, oid FROM pg_type
   UNION ALL SELECT b.typ, t.typbasetype FROM bases b JOIN pg_type t ON t.oid = b.base WHERE t.typtype = 'd'),
 calling(rel) AS (
-  SELECT i.indrelid FROM pg_index i, regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
-   WHERE m[1]::oid IN (SELECT oid FROM own)
-  UNION
-  SELECT s.stxrelid FROM pg_statistic_ext s, regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') m
-   WHERE m[1]::oid IN (SELECT oid FROM own)
+  SELECT key FROM calls WHERE fn IN (SELECT oid FROM own)
   UNION
   -- A multirange's ANALYZE computes its range type's length histogram with subtype_diff too.
   SELECT a.attrelid FROM pg_attribute a JOIN bases b ON b.typ = a.atttypid JOIN pg_range g ON b.base IN (g.rngtypid, g.rngmultitypid)
@@ -599,7 +721,12 @@ SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I'
  * cannot be dropped and made again (a constraint stands on it; unique, which the masked data may not
  * be; a partitioned table's, whose partitions' indexes would go with it).
  */
-export const OWN_STATISTICS_OBJECTS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS})
+export const OWN_STATISTICS_OBJECTS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+${callsOf(`
+  SELECT 'i' || i.indexrelid, coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '') FROM pg_index i
+   WHERE i.indexprs IS NOT NULL OR i.indpred IS NOT NULL
+  UNION ALL SELECT 's' || x.oid, x.stxexprs::text FROM pg_statistic_ext x WHERE x.stxexprs IS NOT NULL`)},
+calling(key) AS (SELECT DISTINCT key FROM calls WHERE fn IN (SELECT oid FROM own))
 SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n.nspname AS schema, t.relname AS name,
        format('%I.%I', n.nspname, t.relname) AS quoted, t.relkind::text AS kind,
        pg_has_role(t.relowner, 'USAGE') AS owned,
@@ -616,8 +743,7 @@ SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n
   FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
  WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
    AND NOT t.oid = ANY($1::oid[]) AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)
-   AND EXISTS (SELECT 1 FROM regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') m
-                WHERE m[1]::oid IN (SELECT oid FROM own))
+   AND 'i' || i.indexrelid IN (SELECT key FROM calling)
 UNION ALL
 SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname, t.relname, format('%I.%I', n.nspname, t.relname), t.relkind::text,
        pg_has_role(s.stxowner, 'USAGE'), NULL,
@@ -630,7 +756,7 @@ SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname,
   JOIN pg_class t ON t.oid = s.stxrelid JOIN pg_namespace n ON n.oid = t.relnamespace
  WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
    AND NOT t.oid = ANY($1::oid[])
-   AND EXISTS (SELECT 1 FROM regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') m WHERE m[1]::oid IN (SELECT oid FROM own))
+   AND 's' || s.oid IN (SELECT key FROM calling)
  ORDER BY 1`;
 
 /**
@@ -643,25 +769,33 @@ SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname,
 export const MATERIALIZATION_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 materialized AS (SELECT format('%I.%I', ca.user_view_schema, ca.user_view_name) AS view,
                         format('%I.%I', m.schema_name, m.table_name)::regclass AS oid
-                   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id)
-SELECT m.view, format('index %I', x.relname) AS what FROM materialized m JOIN pg_index i ON i.indrelid = m.oid JOIN pg_class x ON x.oid = i.indexrelid
- WHERE EXISTS (SELECT 1 FROM regexp_matches(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, ''), '${CALLED}', 'g') f
-                WHERE f[1]::oid IN (SELECT oid FROM own))
-UNION ALL
-SELECT m.view, format('statistics %I', s.stxname) FROM materialized m JOIN pg_statistic_ext s ON s.stxrelid = m.oid
- WHERE EXISTS (SELECT 1 FROM regexp_matches(coalesce(s.stxexprs::text, ''), '${CALLED}', 'g') f WHERE f[1]::oid IN (SELECT oid FROM own))
- ORDER BY 1, 2`;
+                   FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id),
+${callsOf(`
+  SELECT format('%s index %I', m.view, x.relname), coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')
+    FROM materialized m JOIN pg_index i ON i.indrelid = m.oid JOIN pg_class x ON x.oid = i.indexrelid
+  UNION ALL SELECT format('%s statistics %I', m.view, x.stxname), coalesce(x.stxexprs::text, '')
+    FROM materialized m JOIN pg_statistic_ext x ON x.stxrelid = m.oid`)}
+SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOIN calls k ON starts_with(k.key, m.view || ' ')
+ WHERE k.fn IN (SELECT oid FROM own)
+ GROUP BY 1, 2 ORDER BY 1, 2`;
 
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
  WHERE format('%I.%I', h.schema_name, h.table_name)::regclass::oid = ANY($1::oid[])`;
+/** TimescaleDB's catalog of chunk skipping's ranges: autovacuum analyses it, and its statistics keep the ranges it held (production's). */
+export const ANALYZE_CHUNK_RANGES = "ANALYZE _timescaledb_catalog.chunk_column_stats";
 export const disableChunkSkipping = (ts: Quoted) => `SELECT ${ts}.disable_chunk_skipping($1::regclass, $2::name)`;
 export const enableChunkSkipping = (ts: Quoted) => `SELECT ${ts}.enable_chunk_skipping($1::regclass, $2::name)`;
 
-/** The columns of a table ($1) that have statistics, and the statement that sets each one's type again (which drops them: an empty table's). */
+/**
+ * The columns of a table ($1) that have statistics, and the statement that sets each one's type
+ * again (which drops them: an empty table's). $2: with the tables under it (an inheritance parent's
+ * column is set again with its children's), or ONLY.
+ */
 export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name,
-       format('ALTER TABLE ONLY %I.%I ALTER COLUMN %I TYPE %s', n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod)) AS retype
+       format('ALTER TABLE %s%I.%I ALTER COLUMN %I TYPE %s', CASE WHEN $2::boolean THEN '' ELSE 'ONLY ' END,
+              n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod)) AS retype
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
    AND EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname)`;
@@ -704,7 +838,8 @@ SELECT s.place FROM statistics s, unnest(s.vals) v WHERE lower(btrim(v)) IN (SEL
  * not given as a constant it would scan for every row: 8x the preparation's time at 1,000,000 rows).
  */
 export function rowsHolding(view: Quoted, columns: Quoted[]): string {
-  const any = columns.map((c) => `lower(btrim(${c}::text)) IN (SELECT value FROM production)`).join(" OR ");
+  // Each value as its type's output function writes it (format's %s): a cast to text may be a function of the database's own.
+  const any = columns.map((c) => `lower(btrim(format('%s', ${c}))) IN (SELECT value FROM production)`).join(" OR ");
   return `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($1::text[]) x)
 SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
 }
@@ -726,6 +861,8 @@ SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
 export const FUNCTIONS_ON_WRITE = `WITH RECURSIVE written AS (SELECT unnest($1::oid[]) AS oid),
 -- A domain's base type, an array's element, a multirange's range, a composite's fields: their types' functions run too.
 ${INNER_TYPES},
+${TYPE_EDGES},
+${OPERATOR_FUNCTIONS},
 direct(rel, what, classid, objid, tree) AS (
   SELECT c.conrelid, 'constraint ' || quote_ident(c.conname), 'pg_constraint'::regclass, c.oid, c.conbin::text
     FROM pg_constraint c JOIN written w ON c.conrelid = w.oid WHERE c.contype IN ('c', 'x')
@@ -753,7 +890,9 @@ types(rel, what, typ) AS (
   SELECT e.rel, e.what, d.refobjid
     FROM direct e JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_type'::regclass
   UNION
-  SELECT t.rel, t.what, i.inner_type FROM types t JOIN inner_types i ON i.outer_type = t.typ),
+  SELECT e.rel, e.what, m[1]::oid FROM direct e, regexp_matches(e.tree, '${TYPES_NAMED}', 'g') m WHERE m[1]::oid >= 16384
+  UNION
+  SELECT t.rel, t.what, i.inner_type FROM types t JOIN type_edges i ON i.outer_type = t.typ),
 expressions(rel, what, classid, objid, tree) AS (
   SELECT rel, what, classid, objid, tree FROM direct
   UNION ALL
@@ -762,7 +901,10 @@ expressions(rel, what, classid, objid, tree) AS (
 -- Every function an expression calls, PostgreSQL's included (pg_depend records none of those: they
 -- are pinned), read from its parsed form: a function's or an operator's.
 functions AS (
-  SELECT e.rel, e.what, m[1]::oid AS fn FROM expressions e, regexp_matches(e.tree, ':(?:funcid|opfuncid) ([0-9]+)', 'g') m
+  SELECT e.rel, e.what, m[1]::oid AS fn FROM expressions e, regexp_matches(e.tree, '${CALLED}', 'g') m
+  UNION ALL
+  -- An operator's negator or commutator, which the planner may put in its place (NOT (a = b) becomes a <> b).
+  SELECT e.rel, e.what, o.fn FROM expressions e, regexp_matches(e.tree, '${OPERATORS_NAMED}', 'g') m, operator_functions o WHERE o.op = m[1]::oid
   UNION ALL
   SELECT e.rel, e.what, d.refobjid FROM expressions e
     JOIN pg_depend d ON d.classid = e.classid AND d.objid = e.objid AND d.refclassid = 'pg_proc'::regclass
@@ -786,16 +928,22 @@ SELECT DISTINCT n.nspname = '_timescaledb_internal' AS chunk, format('%I.%I', n.
  ORDER BY 1, 2, 3, 4`;
 
 /**
- * A column's conversion to text ($1 table, $2 column), when it runs a function of the database's
- * own: a cast its type's owner made (of the type, or of the base type of its domain). The
- * masking and the sampling read each value as text, through it.
+ * A column's conversion to text or from it ($1 table, $2 column), when it runs a function of the
+ * database's own: a cast its type's owner made (of the type, or of the base type of its domain).
+ * The masking and the sampling read each value as text, through the one; what a rule writes is
+ * assigned to the column through the other.
  */
 export const TEXT_CAST = `WITH RECURSIVE base(typ) AS (
     SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = $1 AND a.attname = $2
     UNION SELECT t.typbasetype FROM pg_type t JOIN base b ON t.oid = b.typ WHERE t.typtype = 'd')
-SELECT format_type(c.castsource, NULL) AS type, c.castfunc::regprocedure::text AS function
-  FROM pg_cast c JOIN base b ON c.castsource = b.typ JOIN pg_proc p ON p.oid = c.castfunc JOIN pg_roles r ON r.oid = p.proowner
- WHERE c.casttarget = 'text'::regtype AND NOT r.rolsuper`;
+SELECT format_type(b.typ, NULL) AS type, c.castfunc::regprocedure::text AS function,
+       CASE WHEN c.castsource = b.typ THEN 'to' ELSE 'from' END AS way
+  FROM pg_cast c JOIN base b ON b.typ IN (c.castsource, c.casttarget) JOIN pg_proc p ON p.oid = c.castfunc JOIN pg_roles r ON r.oid = p.proowner
+ WHERE NOT r.rolsuper
+   AND ((c.castsource = b.typ AND c.casttarget = 'text'::regtype)
+        -- What a rule writes (text: keepFirst's, hash's, email's) is assigned to the column through a cast from text.
+        OR (c.casttarget = b.typ AND c.castsource IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)))
+ ORDER BY 3 DESC, 1, 2`;
 
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */
 export const SCHEDULED_JOBS = "SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= 1000 AND scheduled ORDER BY job_id";

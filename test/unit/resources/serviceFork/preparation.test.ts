@@ -138,13 +138,15 @@ describe("the runner", () => {
    */
   const eventsFork = (
     aggregates: ReturnType<typeof aggregateOver>[],
-    failing?: { session: number; text: string },
-    views: { readers: object[]; owed: number[] } = { readers: [], owed: [] },
+    failing?: { session: number; text: string; failure?: { code: string; message: string } },
+    views: { readers: object[]; owed: number[]; heldOff?: object[] } = { readers: [], owed: [] },
   ) => {
     const refreshedOn = new Set<string>();
     const fork = recording((text, params, session) => {
-      if (failing && session === failing.session && text.includes(failing.text)) return { code: "53100", message: "disk full" };
-      if (text === sql.OWED_SCHEMA) return [{ present: views.owed.length > 0 }];
+      if (failing && session === failing.session && text.includes(failing.text))
+        return failing.failure ?? { code: "53100", message: "disk full" };
+      if (text.includes(".routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 2")) return views.heldOff ?? [];
+      if (text === sql.RECORD_PRESENT) return [{ present: views.owed.length > 0 }];
       if (text.includes(".views o JOIN pg_class")) return views.owed.map((oid) => ({ oid }));
       if (text === sql.TIMESCALEDB_SCHEMA) return [{ schema: "public", quoted: '"public"' }];
       if (text.includes("as_read")) return [{ ...events, as_read: true }];
@@ -165,7 +167,7 @@ describe("the runner", () => {
         const chunk = `_timescaledb_internal._hyper_${a.oid}_${n}_chunk`;
         return [{ chunk, compressed: !refreshedOn.has(a.view), start: "2026-01-01", start_integer: null, drop: `DROP TABLE ${chunk}` }];
       }
-      if (text.includes("is_compressed")) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
+      if (text === sql.COMPRESSED_CHUNKS) return [{ chunk: "_timescaledb_internal._hyper_1_1_chunk" }];
       if (text.includes("LIMIT 1) x")) return [{ n: 1 }];
       if (text.includes("FROM pg_rewrite w JOIN pg_class"))
         return [
@@ -252,12 +254,13 @@ describe("the runner", () => {
     const fork = eventsFork([], undefined, { readers: [view(50, "report", true), view(51, "left_empty", false)], owed: [51] });
     const prepared = await prepareFork(testContext(), target, maskEvents, limit, fork.open);
     expect(prepared.refreshed).toEqual(["public.left_empty", "public.report"]);
-    const record = '"_tigercloud_owed_' + require("crypto").createHash("sha256").update("svc-1").digest("hex").slice(0, 24) + '"';
+    const record = '"_tigercloud_preparing_' + require("crypto").createHash("sha256").update("svc-1").digest("hex").slice(0, 24) + '"';
     const order = [
       "COMMIT",
       "BEGIN",
       `CREATE SCHEMA IF NOT EXISTS ${record}`,
       `CREATE TABLE IF NOT EXISTS ${record}.views (view oid PRIMARY KEY)`,
+      `CREATE TABLE IF NOT EXISTS ${record}.routines (routine oid PRIMARY KEY, acl aclitem[])`,
       `INSERT INTO ${record}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`,
       "COMMIT",
       'REFRESH MATERIALIZED VIEW "public"."left_empty" WITH NO DATA',
@@ -268,6 +271,36 @@ describe("the runner", () => {
     let from = 0;
     expect(order.filter((x) => (from = fork.sent.indexOf(x, from) + 1) === 0)).toEqual([]);
     expect(fork.sent.filter((x) => x === 'REFRESH MATERIALIZED VIEW "public"."report"')).toHaveLength(1);
+  });
+
+  test("the database's own functions are held off after prepare.sql, in the masking's transaction, and given back once everything else is refreshed; one that runs all the same is named from the record, never from PostgreSQL's text", async () => {
+    const heldOff = [
+      { name: "trap", routine: "public.trap()", runs: false },
+      { name: "other", routine: "public.other(text)", runs: false },
+    ];
+    const passing = eventsFork([aggregateOver(2, "public.events_daily")], undefined, { readers: [], owed: [], heldOff });
+    await prepareFork(testContext(), target, { ...maskEvents, sql: ["SELECT 1"] }, limit, passing.open);
+    const at = (pattern: RegExp) => passing.sent.findIndex((t) => pattern.test(t));
+    const held = at(/^DO \$hold\$/);
+    expect(held).toBeGreaterThan(passing.sent.indexOf("SELECT 1"));
+    expect(held).toBeLessThan(passing.sent.indexOf("COMMIT"));
+    expect(at(/^DO \$give\$/)).toBeGreaterThan(passing.sent.indexOf(sql.refreshContinuousAggregate(quoted('"public"'))));
+
+    const failing = eventsFork(
+      [aggregateOver(2, "public.events_daily")],
+      { session: 0, text: "refresh_continuous_aggregate", failure: { code: "42501", message: "permission denied for function trap" } },
+      { readers: [], owed: [], heldOff },
+    );
+    const said = await prepareFork(testContext(), target, maskEvents, limit, failing.open).then(
+      () => "published",
+      (err: Error) => err.message,
+    );
+    expect(said).toMatch(
+      /failed at prepare\.mask \(refreshing the continuous aggregate public\.events_daily\): public\.trap\(\), a function of the database's own, ran where the preparation lets none run .* drop it, or what calls it, in prepare\.sql/,
+    );
+    expect(said).not.toContain("other(text)");
+    // Given back though it failed: the fork's functions are not left without EXECUTE.
+    expect(failing.sent.filter((t) => /^DO \$give\$/.test(t))).toHaveLength(1);
   });
 
   test("two aggregates that read none of each other: refreshed at once, the second over a session of its own, its settings pinned as the first's, ended after", async () => {
