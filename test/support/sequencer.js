@@ -5,6 +5,7 @@ const Sequencer = require("@jest/test-sequencer").default;
 
 // Slowest first, as measured in CI (.ci/run prints the slowest suites).
 const KNOWN_SLOW = [
+  "maskingRedTeam",
   "gitops",
   "release",
   "prDatabaseGolden",
@@ -18,6 +19,7 @@ const KNOWN_SLOW = [
   "python",
   "refactor",
   "masking",
+  "maskingRedTeam9",
   "busy",
   "go",
   "paused",
