@@ -16,7 +16,7 @@ import * as net from "net";
 import { LoginStandIn } from "./loginStandIn";
 import { listenOnStablePort } from "./ports";
 import { type ClusterRecipe, findPostgres, type PostgresServer, PostgresServers, sweepLeftovers } from "./postgres";
-import { DATABASE, EXTENSION_SQL, productionSql, ROLE } from "./production";
+import { DATABASE, EVENTS_ROWS, EXTENSION_SQL, productionSql, ROLE } from "./production";
 
 export { customerRow, DATABASE, PERSONAL_ROWS, PERSONAL_TABLE, ROLE, SAMPLE_ROWS, SAMPLE_TABLE } from "./production";
 
@@ -51,8 +51,14 @@ export class Databases {
   private readonly standIn = new LoginStandIn(ROLE, DATABASE);
   private whyStandIn: string | undefined;
 
-  /** `wanted`: what start() tries to have. Until then, and wherever it cannot, the stand-in. */
-  constructor(private readonly wanted: DatabaseMode) {}
+  /**
+   * `wanted`: what start() tries to have. Until then, and wherever it cannot, the stand-in.
+   * `eventsRows`: the rows of production's hypertable (EVENTS_ROWS by default).
+   */
+  constructor(
+    private readonly wanted: DatabaseMode,
+    private readonly eventsRows: number = EVENTS_ROWS,
+  ) {}
 
   /** Real servers when wanted and possible; otherwise the stand-in, with a note saying why. */
   async start(): Promise<void> {
@@ -120,7 +126,7 @@ export class Databases {
     if (servers) {
       await this.chain(s, async () => {
         const timescaledb = servers.runs.timescaledb !== undefined;
-        await servers.fromCluster(s, await servers.cluster(serviceCluster(timescaledb, sample)));
+        await servers.fromCluster(s, await servers.cluster(serviceCluster(timescaledb, sample, this.eventsRows)));
         await servers.psql(s, "postgres", [setRolePassword(password)]);
       });
       if (s.failure) throw new Error(`seeding ${serviceId}'s database failed: ${s.failure}`);
@@ -307,16 +313,17 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 const setRolePassword = (password: string) => `ALTER ROLE ${ROLE} PASSWORD ${literal(password)};`;
 
 /** A service's cluster: the role, the database and (with TimescaleDB) the extension; production's data unless `sample` is false. */
-function serviceCluster(timescaledb: boolean, sample: boolean): ClusterRecipe {
+function serviceCluster(timescaledb: boolean, sample: boolean, eventsRows: number): ClusterRecipe {
+  const size = sample && timescaledb && eventsRows !== EVENTS_ROWS ? `-${eventsRows}` : "";
   return {
-    name: `${sample ? "production" : "empty"}${timescaledb ? "-timescaledb" : ""}`,
+    name: `${sample ? "production" : "empty"}${size}${timescaledb ? "-timescaledb" : ""}`,
     steps: [
       { database: "postgres", statements: [`CREATE ROLE ${ROLE} LOGIN PASSWORD NULL;`, `CREATE DATABASE ${DATABASE} OWNER ${ROLE};`] },
       {
         database: DATABASE,
         statements: [
           ...(timescaledb ? EXTENSION_SQL : []),
-          ...(sample ? productionSql(timescaledb) : []),
+          ...(sample ? productionSql(timescaledb, eventsRows) : []),
           // Then what a person runs after loading data, or autovacuum in time (it is off here): every table analysed,
           // hypertables as a whole too. A compressed chunk's emptied table keeps the statistics it had (ANALYZE
           // of an empty table leaves them).

@@ -281,8 +281,8 @@ function userAction(): string[] {
  * there; what it makes is tsdbadmin's. A statement a line: psql runs each on its own (a refresh,
  * the rounds' commits, need it).
  */
-export function productionSql(timescaledb: boolean): string[] {
+export function productionSql(timescaledb: boolean, eventsRows: number = EVENTS_ROWS): string[] {
   const asAdmin = (statements: string[]) => [`SET ROLE ${ROLE};`, ...statements, "RESET ROLE;"];
   if (!timescaledb) return asAdmin(ordinaryTables());
-  return [...asAdmin(ordinaryTables()), ...pageViewsSql(EVENTS), ...asAdmin(userAction())];
+  return [...asAdmin(ordinaryTables()), ...pageViewsSql({ ...EVENTS, rows: eventsRows }), ...asAdmin(userAction())];
 }

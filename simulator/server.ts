@@ -46,6 +46,8 @@ export interface SimulatorOptions {
   /** What is behind each service's endpoint (simulator/databases.ts): real PostgreSQL servers
    *  where they can be had, or (the default) a stand-in that only accepts a login. */
   databases?: DatabaseMode;
+  /** The rows of production's hypertable (simulator/production.ts, EVENTS_ROWS by default): fewer where its shape matters, not its size. */
+  eventsRows?: number | undefined;
 }
 
 /** Where a key was made, as GET /auth/info tells it: fixed, so answers are the same every run. */
@@ -76,7 +78,7 @@ export class Simulator {
   private url_ = "";
 
   constructor(private readonly options: SimulatorOptions = {}) {
-    this.databases = new Databases(options.databases ?? "stand-in");
+    this.databases = new Databases(options.databases ?? "stand-in", options.eventsRows);
     this.cloud = new Cloud(
       { seed: options.seed ?? DEFAULT_SEED, delays: options.delays, renameAnswersVpc: options.renameAnswersVpc },
       this.databases,

@@ -7,10 +7,10 @@
 // production's e-mail addresses (RULES) with its jobs paused; each test leaves production as it
 // found it, as the next test forks the same production.
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { productionSuite, readThrough as read } from "../support/lab/production";
+import { productionSuite, readThrough as read, SHAPED_ROWS } from "../support/lab/production";
 
 jest.setTimeout(300_000);
-const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 });
+const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
 const { asSuperuser, cleanups, inProduction, preparedFork, refusedFork } = lab;
 
 const RULES = [

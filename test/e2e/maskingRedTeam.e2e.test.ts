@@ -19,10 +19,10 @@
 //  7. a routine beside TimescaleDB's in its schema, or a domain named regclass on the role's
 //     search_path, runs in place of what the refresh calls.
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { productionSuite, readThrough as read } from "../support/lab/production";
+import { productionSuite, readThrough as read, SHAPED_ROWS } from "../support/lab/production";
 
 jest.setTimeout(300_000);
-const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 });
+const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
 const { cleanups, inProduction, preparedFork, refusedFork } = lab;
 
 const RULES = [

@@ -35,10 +35,10 @@
 //     whole (inherited) through ANALYZE: KEPT_STATISTICS looks at a relation's own statistics only,
 //     and the sample (of the child: none) gives the check nothing to find.
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { productionSuite, readThrough as read } from "../support/lab/production";
+import { productionSuite, readThrough as read, SHAPED_ROWS } from "../support/lab/production";
 
 jest.setTimeout(300_000);
-const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 });
+const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
 const { asSuperuser, cleanups, inProduction, preparedFork } = lab;
 
 const RULES = [

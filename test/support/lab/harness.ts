@@ -67,8 +67,15 @@ export interface Outcome {
 }
 
 /** `databases: "postgres"` puts a real PostgreSQL server behind every service (simulator/databases.ts). */
-export async function startEngine(delays: Partial<Delays> = NO_DELAYS, options: { databases?: DatabaseMode } = {}): Promise<EngineHarness> {
-  const sim = new Simulator({ delays: { ...NO_DELAYS, ...delays }, databases: options.databases ?? "stand-in" });
+export async function startEngine(
+  delays: Partial<Delays> = NO_DELAYS,
+  options: { databases?: DatabaseMode; eventsRows?: number | undefined } = {},
+): Promise<EngineHarness> {
+  const sim = new Simulator({
+    delays: { ...NO_DELAYS, ...delays },
+    databases: options.databases ?? "stand-in",
+    eventsRows: options.eventsRows,
+  });
   await sim.start();
   fs.mkdirSync(path.join(REPO, ".tmp"), { recursive: true });
   const dir = fs.mkdtempSync(path.join(REPO, ".tmp", "e2e-"));

@@ -9,11 +9,19 @@ import { type EngineHarness, type Scenario, startEngine, tigercloud } from "./ha
 const run = promisify(execFile);
 
 /** The engine and a simulator running TimescaleDB behind every service. */
-export async function startOnTimescaleDB(delays: Partial<Delays>): Promise<EngineHarness> {
-  const h = await startEngine(delays, { databases: "postgres" });
+export async function startOnTimescaleDB(delays: Partial<Delays>, eventsRows?: number): Promise<EngineHarness> {
+  const h = await startEngine(delays, { databases: "postgres", eventsRows });
   expect(h.sim.databases.kind).toBe("timescaledb");
   return h;
 }
+
+/**
+ * Production's hypertable at a tenth of its rows (simulator/production.ts makes it the same way: a
+ * day at a time, its policies run by TimescaleDB's scheduler): for the suites whose ways need the
+ * shape of production, not its size. The suite of masking's promise keeps its full size (more
+ * compressed rows than TimescaleDB lets one UPDATE decompress).
+ */
+export const SHAPED_ROWS = 14_000;
 
 /** What a URL's holder reads: psql with that URL, its output unaligned and trimmed. */
 export async function readThrough(uri: string, sql: string): Promise<string> {
@@ -94,11 +102,11 @@ export interface RefusedFork {
  * forks prepared as a test declares, each discarded after its test (its fork deleted, its stack
  * removed), with what the test adds to `cleanups`, in the order added.
  */
-export function productionSuite(delays: Partial<Delays>) {
+export function productionSuite(delays: Partial<Delays>, options: { eventsRows?: number } = {}) {
   let harness: EngineHarness | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
   beforeAll(async () => {
-    harness = await startOnTimescaleDB(delays);
+    harness = await startOnTimescaleDB(delays, options.eventsRows);
   });
   afterAll(async () => {
     await harness?.close();
