@@ -84,6 +84,14 @@ const copied = (tag: string) => (uri: string) =>
     `SELECT 'copied: ' || count(*) FILTER (WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM public.stolen_${tag}`,
   );
 
+test("the suite's production is the simulator's at eventsRows: its hypertable holds that many rows, compressed by its policy as the full one is", async () => {
+  expect(
+    await inProduction(
+      `SELECT count(*) || ' ' || (SELECT count(*) FILTER (WHERE is_compressed) > 0 FROM timescaledb_information.chunks WHERE hypertable_name = '${EVENTS_TABLE}') FROM public.${EVENTS_TABLE}`,
+    ),
+  ).toBe(`${SHAPED_ROWS} true`);
+});
+
 test("a materialized view whose column is of an enum with a cast to text of tsdbadmin's: the check of its rows (col::text) runs no function of the database's own while views not yet refreshed hold production's statistics", async () => {
   cleanups.push(() =>
     inProduction(
