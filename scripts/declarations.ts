@@ -2,7 +2,7 @@
 // (provider/resources/*/resource.ts, listed by provider/resources/registry.ts): its inputs (rules,
 // required, enum values, descriptions) and its state (which is also its outputs). Two files:
 //   - provider/program/resources.ts: the TypeScript classes and Args interfaces a program uses,
-//     made by the build (scripts/generated.js), not kept in git;
+//     kept in git, so that a clone shows what a program imports without a build;
 //   - provider/hosts/plugin/schema.json: the plugin's Pulumi package schema, kept in git (the
 //     plugin serves it, and Pulumi's generators write the Go, Python and .NET SDKs from it).
 // `npm run declarations` writes both; `--program` only the classes; `--check` writes nothing and
@@ -480,9 +480,7 @@ if (require.main === module) {
     for (const [file, text] of made) {
       const name = path.relative(ROOT, file);
       if (!check) {
-        // Written only when it changes: the build compares its sources' times with its output's.
         if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) fs.writeFileSync(file, text);
-        else fs.utimesSync(file, new Date(), new Date());
         process.stdout.write(`wrote ${name}\n`);
       } else if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) {
         process.stderr.write(`${name} is not what the specifications make: run npm run declarations\n`);

@@ -74,7 +74,6 @@ function main() {
   // source (the build's folders, its tsconfig, package.json) changed since. CI runs the demo and the
   // benchmark beside the tests, and a second build would rewrite dist/ while the suites load it.
   const stamp = path.join(root, "dist", ".built");
-  require("./generated").ensureGenerated();
   if (builtSince(stamp)) step("the package is built (dist/ is newer than every source)");
   else {
     step("building the package (tsc -p tsconfig.build.json)");
