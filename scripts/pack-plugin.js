@@ -4,7 +4,7 @@
 //   pulumi plugin install resource tigercloud VERSION --file ARCHIVE
 // installs, one per platform: the launcher `pulumi-resource-tigercloud` (a shell script;
 // `pulumi-resource-tigercloud.cmd` on Windows), the plugin's code bundled into one file
-// (scripts/pluginEntry.ts: the provider/hosts/plugin/main.ts server and the commands, with axios, pg, zod and gRPC, by esbuild; the same file for every
+// (plugin/main.ts: the provider/hosts/plugin/main.ts server and the commands, with axios, pg, zod and gRPC, by esbuild; the same file for every
 // platform), the package's name and version, and the Node.js it runs on (the official binary of that
 // platform from the npm registry, as scripts/toolchain.js's pluginNode names it), so that a Python,
 // Go or YAML user needs no Node.js of their own.
@@ -145,8 +145,8 @@ function packPlugins(platforms = PLATFORMS, { reuse = true } = {}) {
     // packed (a test's jest worker) is left with a child it never stops. Read when esbuild loads.
     process.env.ESBUILD_WORKER_THREADS = "0";
     require("esbuild").buildSync({
-      // The plugin's program and its commands (pr-database, forks, simulator), typed: scripts/pluginEntry.ts.
-      entryPoints: [path.join(root, "scripts", "pluginEntry.ts")],
+      // The plugin's program and its commands (pr-database, forks, simulator), typed: plugin/main.ts.
+      entryPoints: [path.join(root, "plugin", "main.ts")],
       outfile: path.join(stage, "plugin.js"),
       bundle: true,
       platform: "node",

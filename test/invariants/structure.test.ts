@@ -364,11 +364,11 @@ test("the provider never loads the simulator, and the simulator, shipped beside 
   expect(wrong).toEqual([]);
 });
 
-test("the contributing guide's map names every module of the simulator, the fork janitor, the PR database action and the migration rehearsal", () => {
+test("the contributing guide's map names every module of the simulator, the fork janitor, the PR database action, the migration rehearsal and the plugin's program", () => {
   const map = fs.readFileSync(path.join(ROOT, "CONTRIBUTING.md"), "utf8");
   const ofFolder = (folder: string) => modulesUnder(path.join(ROOT, folder)).map((f) => `${folder}/${f}`);
   for (const file of [...SIMULATOR_MODULES, ...ofFolder("forks"), ...ofFolder("prDatabase")])
     expect(map).toContain(path.posix.basename(file));
   // The rehearsal's modules share names with others' (cli.ts, main.ts, report.ts): named with their folder.
-  for (const file of ofFolder("rehearsal")) expect(map).toContain(`\`${file}\``);
+  for (const file of [...ofFolder("rehearsal"), ...ofFolder("plugin")]) expect(map).toContain(`\`${file}\``);
 });
