@@ -20,6 +20,7 @@ const KNOWN_SLOW = [
   "refactor",
   "masking",
   "maskingRedTeam9",
+  "maskingRedTeam10",
   "busy",
   "go",
   "paused",

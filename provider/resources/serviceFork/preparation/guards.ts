@@ -66,6 +66,30 @@ const pauseJobsWithoutTimescaleDB: Guard<{ timescaledb: boolean }> = {
     timescaledb ? undefined : "the fork has no TimescaleDB (no timescaledb extension in tsdb), so no job to pause; leave pauseJobs out",
 };
 
+const jobsCheckedByOwn: Guard<void, { job_id: number; check: string }> = {
+  name: "a job whose check_config is a function of the database's own",
+  statement: () => [sql.JOBS_CHECKED_BY_OWN],
+  refuse: (rows) =>
+    rows.length
+      ? `${rows.map((j) => `job ${j.job_id}'s check_config, ${printable(j.check)},`).join(" and ")} is a function of the database's own, which ` +
+        "TimescaleDB's alter_job runs as pauseJobs pauses the job, before anything is masked: it could read production's values; " +
+        "take it off in production (alter_job(job_id, check_config => 0)) and set it again on the fork once it is published, or leave pauseJobs out"
+      : undefined,
+};
+
+const emptyTreeStatistics: Guard<{ relations: number[]; columns: string[] }, { place: string }> = {
+  name: "a parent whose tree holds no row but keeps statistics of its whole of a masked column",
+  statement: ({ relations, columns }) => [sql.INHERITED_STATISTICS, [relations, columns]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `statistics of the whole, from before the masking, kept: ${rows.map((r) => r.place).join(", ")}: no table under it holds a row, ` +
+            "so ANALYZE keeps them, and they could not be dropped; " +
+            "drop the statistics or the empty parent in prepare.sql, or give a table under it a row",
+        )
+      : undefined,
+};
+
 const jobsStillRunning: Guard<{ ids: number[]; timeIsUp: boolean }, { job_id: number }> = {
   name: "jobs still running when the time runs out",
   statement: ({ ids }) => [sql.RUNNING_JOBS, [ids]],
@@ -460,6 +484,8 @@ export const GUARDS = {
   platformSettings,
   subscriptionsOfOthers,
   pauseJobsWithoutTimescaleDB,
+  jobsCheckedByOwn,
+  emptyTreeStatistics,
   jobsStillRunning,
   preparedByAnotherRole,
   sqlEndsTransaction,

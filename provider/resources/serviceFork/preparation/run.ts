@@ -247,7 +247,6 @@ interface Step {
 }
 
 const masking = (s: Preparing) => s.masking;
-const sqlAfterMasked = (s: Preparing) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0;
 
 const STEPS: Step[] = [
   { name: "reading the settings production gave the role (pg_settings)", run: readSettings },
@@ -283,9 +282,8 @@ const STEPS: Step[] = [
     when: (s) => s.masking && s.timescaledb,
     run: resetChunkSkipping,
   },
-  { name: "prepare.mask (the database's own functions given back for prepare.sqlAfter)", when: sqlAfterMasked, run: giveBackRoutines },
+  // With the functions of the database's own still held off: statistics and views hold production's values until later steps.
   { name: "prepare.sqlAfter", run: (s) => userSql(s, "sqlAfter") },
-  { name: "prepare.mask (the database's own functions held off again after prepare.sqlAfter)", when: sqlAfterMasked, run: holdOffRoutines },
   { name: "prepare.mask (triggers and rules back as they were)", when: masking, run: putBack },
   { name: "prepare.mask (statistics made again)", when: masking, run: restatisticize },
   { name: "prepare.mask (checking every row)", when: masking, run: checkRows },
@@ -378,6 +376,7 @@ async function detachSubscriptions(s: Preparing): Promise<void> {
 /** The fork's TimescaleDB jobs paused, in a transaction of its own, and those already running waited for. */
 async function pauseJobs(s: Preparing): Promise<void> {
   await s.check(GUARDS.pauseJobsWithoutTimescaleDB, { timescaledb: s.timescaledb });
+  await s.check(GUARDS.jobsCheckedByOwn, undefined);
   await s.q(sql.BEGIN);
   const ids = (await s.q<{ job_id: number }>(sql.SCHEDULED_JOBS)).map((j) => j.job_id);
   for (const id of ids) {
@@ -614,6 +613,13 @@ async function maskTables(s: Preparing): Promise<void> {
     // The hypertable's own (of the whole) likewise, where no chunk will hold rows: its ANALYZE analyses each chunk too.
     if (allCompressed) await s.q(sql.analyze(tableName(t)));
     for (const chunk of chunks) {
+      // Emptied in production (an erasure's DELETE), it keeps the statistics it had when active; holding nothing, it goes.
+      if ((await s.q<{ empty: boolean }>(sql.isEmpty(chunk)))[0]?.empty) {
+        await s.q(sql.dropTable(chunk));
+        s.removed.push(`chunk ${printable(chunk)} of ${t.label}, empty (its statistics were production's)`);
+        s.reach.written = s.reach.written.filter((w) => w.quoted !== chunk);
+        continue;
+      }
       if (!allCompressed) await s.q(sql.analyze(chunk));
       await s.q(sql.compressChunk(s.timescale), [chunk]);
     }
@@ -665,11 +671,15 @@ async function restatisticize(s: Preparing): Promise<void> {
     s.step = `prepare.mask (ANALYZE ${shownName(t)})`;
     await s.q(sql.analyze(tableName(t)));
   }
-  // An inheritance parent (its statistics of the whole too) is empty when every table under it is: its columns set again with theirs.
+  // A parent (its statistics of the whole too: inheritance's, a partitioned table's) is empty when every table under it is:
+  // its columns set again with theirs.
   const parents = new Set(s.reach.ancestors.map((t) => t.oid));
-  for (const t of [...s.reach.written, ...s.reach.ancestors].filter((x) => x.kind === "r" && !s.isChunk(x))) {
+  const emptyParents: number[] = [];
+  const parentKinds = (x: Table) => x.kind === "r" || (x.kind === "p" && parents.has(x.oid));
+  for (const t of [...s.reach.written, ...s.reach.ancestors].filter((x) => parentKinds(x) && !s.isChunk(x))) {
     s.step = `prepare.mask (whether ${shownName(t)} is empty, with statistics ANALYZE would keep)`;
     if (!(await s.q<{ empty: boolean }>(sql.isEmpty(tableName(t))))[0]?.empty) continue;
+    if (parents.has(t.oid)) emptyParents.push(t.oid);
     for (const c of await s.q<{ name: string; retype: sql.ServerStatement }>(sql.COLUMNS_WITH_STATISTICS, [t.oid, parents.has(t.oid)])) {
       s.step = `prepare.mask (the statistics of ${shownName(t)}.${c.name}, an empty table)`;
       await s.q(sql.SAVEPOINT);
@@ -679,6 +689,9 @@ async function restatisticize(s: Preparing): Promise<void> {
       );
     }
   }
+  // Set again where PostgreSQL let it be (a partition key's column it does not: one a rule masks is refused already);
+  // what is left of the whole, of a masked column, is refused.
+  await s.check(GUARDS.emptyTreeStatistics, { relations: emptyParents, columns: [...s.samples.keys()] });
   if (!s.timescaledb) return;
   s.step = "prepare.mask (chunks left empty with statistics ANALYZE would keep)";
   // A chunk left empty in production (an erasure's DELETE) keeps its statistics, and TimescaleDB lets none of its columns be set again.
@@ -782,6 +795,9 @@ async function giveSpaceBack(s: Preparing): Promise<void> {
 async function refreshDerived(s: Preparing): Promise<void> {
   const readers = await s.q<Reader>(sql.READS);
   const aggregates = s.timescaledb ? await s.q<Aggregate>(sql.CONTINUOUS_AGGREGATES) : [];
+  // Reading a hypertable partitioned by a function of the database's own runs it (TimescaleDB's planner calls it).
+  const partitioned = new Set(s.timescaledb ? (await s.q<{ oid: number }>(sql.PARTITIONED_BY_OWN)).map((h) => h.oid) : []);
+  for (const r of readers) if (r.reads.some((oid) => partitioned.has(oid))) r.opaque = true;
   await s.check(GUARDS.statisticsCopied, { views: statisticsReaders(readers, aggregates) });
   // Emptied by an earlier preparation of this fork that failed before refreshing them: populated in production.
   const owed = await owedViews(s);
@@ -934,6 +950,7 @@ async function remakeAfterFailure(s: Preparing): Promise<void> {
   if (s.stage === "committed" && s.heldOff.length)
     await s.session
       .query("ROLLBACK")
+      .then(() => s.session.query(sql.PIN_SEARCH_PATH))
       .then(() => s.session.query(sql.giveBackRoutines(record(s).quoted)))
       .catch(() => undefined);
   if (!s.refreshedAll && s.remakeLast.length) {

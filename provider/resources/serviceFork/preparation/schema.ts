@@ -17,8 +17,8 @@ const tableProblem = (s: string) => {
   return undefined;
 };
 
+/** The masking functions; their type, Mask, is declared once, with the program's classes (program/resources.ts). */
 export const MASKS = ["null", "constant", "hash", "email", "keepFirst"] as const;
-export type Mask = (typeof MASKS)[number];
 /** keepFirst keeps at most this many characters. */
 export const MAX_KEEP = 1000;
 

@@ -39,7 +39,8 @@ export const ident = (name: string) => `"${name.replace(/"/g, '""')}"` as Quoted
 export const BEGIN = "BEGIN";
 export const COMMIT = "COMMIT";
 /** This transaction's ID: a text of the user's that ends it (COMMIT, ROLLBACK) changes it. */
-export const TRANSACTION_ID = "SELECT pg_catalog.txid_current()::text AS id";
+/** (Run right after the user's SQL, under the role's search_path: every name qualified, a public.text domain cast to none.) */
+export const TRANSACTION_ID = "SELECT pg_catalog.txid_current()::pg_catalog.text AS id";
 
 /** Parameters collected while a statement is built, the key and the tag put in where KEY and TAG stand. */
 export function parameters(pseudonyms: Pseudonyms = { key: "", tag: "" }): { values: unknown[]; param: Param } {
@@ -516,6 +517,17 @@ SELECT format('%I.%I', m.user_view_schema, m.user_view_name) AS view,
        EXISTS (SELECT 1 FROM calls k WHERE k.key = m.mat AND k.fn IN (SELECT oid FROM own)) AS "runsOwn"
   FROM materialized m`;
 /**
+ * The hypertables a dimension of which is partitioned by a function of the database's own (a space
+ * dimension's partitioning_func, or a time dimension's): TimescaleDB's planner calls it, through
+ * the function manager (no EXECUTE is checked), when it prunes chunks for a query reading them; so
+ * what reads one runs that function.
+ */
+export const PARTITIONED_BY_OWN = `WITH own AS (${OWN_FUNCTIONS})
+SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name)::regclass::oid::int AS oid
+  FROM _timescaledb_catalog.dimension d JOIN _timescaledb_catalog.hypertable h ON h.id = d.hypertable_id
+  JOIN pg_namespace n ON n.nspname = d.partitioning_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.partitioning_func
+ WHERE p.oid IN (SELECT oid FROM own)`;
+/**
  * A whole refresh (force: even what it holds as up to date), which cannot run inside a transaction
  * nor take a parameter (it commits; a bound CALL may not): the view's name is put in a setting of
  * the session by SET_REFRESHED (a parameter) and read back by the CALL, never written into its text.
@@ -592,7 +604,11 @@ export const dropRecord = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} C
 export const holdOffRoutines = (schema: Quoted): string[] => [
   `WITH own AS (${OWN_FUNCTIONS})
 INSERT INTO ${schema}.routines SELECT p.oid, p.proacl FROM pg_proc p
- WHERE p.oid IN (SELECT oid FROM own) AND pg_has_role(p.proowner, 'MEMBER') ON CONFLICT DO NOTHING`,
+ WHERE p.oid IN (SELECT oid FROM own) AND pg_has_role(p.proowner, 'MEMBER') AND has_schema_privilege(p.pronamespace, 'USAGE')
+   -- Each grant given back by its own grantor: one this role cannot act as would come back as the owner's.
+   AND NOT EXISTS (SELECT 1 FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) g
+                    WHERE g.grantor <> p.proowner AND NOT pg_has_role(g.grantor, 'MEMBER'))
+ ON CONFLICT DO NOTHING`,
   `DO $hold$ DECLARE r record; BEGIN
   FOR r IN SELECT h.routine::regprocedure AS routine,
                   (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)), ', ')
@@ -608,17 +624,36 @@ export const heldOffRoutines = (schema: Quoted) => `SELECT p.proname::text AS na
        has_function_privilege(p.oid, 'EXECUTE') AS runs
   FROM ${schema}.routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 2`;
 /**
- * Their privileges given back as recorded, each grant made again (one PostgreSQL made by default,
- * a NULL ACL, as EXECUTE to PUBLIC and the owner: the same privileges), and the record of them emptied.
+ * Their privileges given back as recorded, each grant made again by its own grantor: the owner's
+ * first (one PostgreSQL made by default, a NULL ACL, as EXECUTE to PUBLIC and the owner: the same
+ * privileges), then each other grantor's once it holds the grant option again (SET ROLE to it), so
+ * that a grant made with another's grant option still goes when that option is taken back. One that
+ * cannot be made again fails the whole; the record of them emptied.
  */
-export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE r record; g record; BEGIN
-  FOR r IN SELECT h.routine::regprocedure AS routine, coalesce(h.acl, pg_catalog.acldefault('f', p.proowner)) AS acl
+export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE r record; g record; made int; BEGIN
+  FOR r IN SELECT h.routine AS oid, h.routine::regprocedure AS routine, p.proowner AS owner,
+                  coalesce(h.acl, pg_catalog.acldefault('f', p.proowner)) AS acl
              FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
-    FOR g IN SELECT * FROM pg_catalog.aclexplode(r.acl) LOOP
-      EXECUTE pg_catalog.format('GRANT %s ON ROUTINE %s TO %s%s', g.privilege_type, r.routine,
-                                CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
-                                CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+    LOOP
+      made := 0;
+      FOR g IN SELECT e.* FROM pg_catalog.aclexplode(r.acl) e
+                WHERE NOT coalesce(pg_catalog.aclcontains((SELECT proacl FROM pg_catalog.pg_proc WHERE oid = r.oid),
+                                   pg_catalog.makeaclitem(e.grantee, e.grantor, e.privilege_type, e.is_grantable)), false)
+                  AND (e.grantor = r.owner OR pg_catalog.has_function_privilege(e.grantor, r.oid, 'EXECUTE WITH GRANT OPTION')) LOOP
+        IF g.grantor <> r.owner THEN EXECUTE pg_catalog.format('SET ROLE %I', pg_catalog.pg_get_userbyid(g.grantor)); END IF;
+        EXECUTE pg_catalog.format('GRANT %s ON ROUTINE %s TO %s%s', g.privilege_type, r.routine,
+                                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        SET ROLE NONE;
+        made := made + 1;
+      END LOOP;
+      EXIT WHEN made = 0;
     END LOOP;
+    IF EXISTS (SELECT 1 FROM pg_catalog.aclexplode(r.acl) e
+                WHERE NOT coalesce(pg_catalog.aclcontains((SELECT proacl FROM pg_catalog.pg_proc WHERE oid = r.oid),
+                                   pg_catalog.makeaclitem(e.grantee, e.grantor, e.privilege_type, e.is_grantable)), false)) THEN
+      RAISE EXCEPTION 'EXECUTE on % could not be given back as it was', r.routine;
+    END IF;
   END LOOP;
   DELETE FROM ${schema}.routines;
 END $give$`;
@@ -882,7 +917,11 @@ direct(rel, what, classid, objid, tree) AS (
     JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE k.contype = 'f' AND k.confupdtype = 'd'
   UNION ALL
   SELECT s.stxrelid, 'statistics ' || quote_ident(s.stxname), 'pg_statistic_ext'::regclass, s.oid, coalesce(s.stxexprs::text, '')
-    FROM pg_statistic_ext s JOIN written w ON s.stxrelid = w.oid),
+    FROM pg_statistic_ext s JOIN written w ON s.stxrelid = w.oid
+  UNION ALL
+  -- A partitioned table's key: each row written to one of its partitions is checked against the partition's bounds, through it.
+  SELECT p.partrelid, 'partition key', 'pg_class'::regclass, p.partrelid, coalesce(p.partexprs::text, '')
+    FROM pg_partitioned_table p JOIN written w ON p.partrelid = w.oid),
 types(rel, what, typ) AS (
   SELECT a.attrelid, 'column ' || quote_ident(a.attname), a.atttypid
     FROM pg_attribute a JOIN written w ON a.attrelid = w.oid WHERE a.attnum > 0 AND NOT a.attisdropped
@@ -947,6 +986,16 @@ SELECT format_type(b.typ, NULL) AS type, c.castfunc::regprocedure::text AS funct
 
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */
 export const SCHEDULED_JOBS = "SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= 1000 AND scheduled ORDER BY job_id";
+/**
+ * The scheduled jobs whose check_config is a function of the database's own: TimescaleDB's
+ * alter_job runs it (with the job's config) when pauseJobs pauses the job, before anything is
+ * masked or held off.
+ */
+export const JOBS_CHECKED_BY_OWN = `WITH own AS (${OWN_FUNCTIONS})
+SELECT j.job_id, format('%I.%I', j.check_schema, j.check_name) AS "check"
+  FROM timescaledb_information.jobs j JOIN pg_namespace n ON n.nspname = j.check_schema
+  JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = j.check_name
+ WHERE j.job_id >= 1000 AND j.scheduled AND p.oid IN (SELECT oid FROM own) ORDER BY 1`;
 /** Which of these jobs ($1) are running now. */
 export const RUNNING_JOBS = "SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'";
 /** Rows compressed meanwhile by a job not paused are decompressed by the UPDATE itself: no limit then. */
@@ -959,6 +1008,12 @@ export const IS_HYPERTABLE =
   "SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_schema = $1 AND hypertable_name = $2";
 
 export const analyze = (table: Quoted) => `ANALYZE ${table}`;
+export const dropTable = (table: Quoted) => `DROP TABLE ${table}`;
+/** The statistics of the whole (inherited) these tables ($1: oids) hold of these columns ($2: names): a parent's, of every table under it. */
+export const INHERITED_STATISTICS = `SELECT DISTINCT format('%I.%I', n.nspname, c.relname) || ' (' || s.attname || ')' AS place
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname AND s.inherited
+ WHERE c.oid = ANY($1::oid[]) AND s.attname = ANY($2::text[]) ORDER BY 1`;
 export const vacuumFull = (table: Quoted) => `VACUUM (FULL) ${table}`;
 /** Whether a relation holds no row, read without reading it all. */
 export const isEmpty = (relation: Quoted) => `SELECT count(*)::int = 0 AS empty FROM (SELECT 1 FROM ${relation} LIMIT 1) x`;

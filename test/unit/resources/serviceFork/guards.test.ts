@@ -56,6 +56,20 @@ const CASES: Record<Name, Case> = {
     passes: [],
     passingInput: { timescaledb: true },
   },
+  jobsCheckedByOwn: {
+    input: undefined,
+    refused: [{ job_id: 1004, check: "public.check_config_of(jsonb)" }],
+    says: /^job 1004's check_config, public\.check_config_of\(jsonb\), is a function of the database's own, which TimescaleDB's alter_job runs as pauseJobs pauses the job/,
+    passes: [],
+    sends: { text: sql.JOBS_CHECKED_BY_OWN },
+  },
+  emptyTreeStatistics: {
+    input: { relations: [10], columns: ["email"] },
+    refused: [{ place: "public.signups (email)" }],
+    says: /^statistics of the whole, from before the masking, kept: public\.signups \(email\): no table under it holds a row/,
+    passes: [],
+    sends: { text: sql.INHERITED_STATISTICS, params: [[10], ["email"]] },
+  },
   jobsStillRunning: {
     input: { ids: [1000, 1001], timeIsUp: true },
     refused: [{ job_id: 1001 }],

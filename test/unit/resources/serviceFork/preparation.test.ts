@@ -109,7 +109,7 @@ describe("the runner", () => {
   test("pausing jobs is one transaction: when one alter_job fails, the failure says no job was paused", async () => {
     const { sent, open } = recording((text, params) => {
       if (text === sql.TIMESCALEDB_SCHEMA) return [{ schema: "public", quoted: '"public"' }];
-      if (text.includes("timescaledb_information.jobs")) return [{ job_id: 1000 }, { job_id: 1001 }];
+      if (text === sql.SCHEDULED_JOBS) return [{ job_id: 1000 }, { job_id: 1001 }];
       if (text.startsWith(`SELECT "public".alter_job(`) && params?.[0] === 1001)
         return { code: "42501", message: "insufficient permissions to alter job 1001" };
       return [];
