@@ -48,69 +48,75 @@ export interface Imported<I, S> {
 }
 
 /**
- * A resource: its inputs' schema (T), its state's schema (U), its diff rules, and its lifecycle,
- * every hook typed. What a host hands over is parsed here, once, on the way in (inputs by
- * `schema`, state by `state`); what goes back is the typed state, which the host writes.
+ * What a resource's own check is handed beside its inputs (which passed their rules): the recorded
+ * inputs they replace (none for a create), whether they make a new object (a create or a
+ * replacement), and the shared verification of what they refer to. Called with `creates` false
+ * again at apply, when the project was learnt only then: what the inputs declare is recorded with it.
+ */
+export interface CheckCall<I> {
+  olds: Pending<I> | undefined;
+  /** A new object: what the inputs refer to is verified, and what its create will do may be said. */
+  creates: boolean;
+  /** Reads the objects the inputs refer to, once per object per run, within preview's limits (policies/verify.ts): their failures. */
+  verify(references: Reference[]): Promise<Failure[]>;
+}
+
+/** What a resource's own diff is handed: the diff rules' judgement of the change, and the import's rule. */
+export interface DiffCall<I> {
+  /** The keys changed that are made in place or only recorded. */
+  changed: Key<I>[];
+  /** The keys whose change replaces, by the diff rules. */
+  replaces: Key<I>[];
+  /** Whether anything changed, by the diff rules. */
+  changes: boolean;
+  /**
+   * The import's rule, to be asked once every key that replaces is known (`replaces`): the answer
+   * when this object was taken under management this run (nothing written, what the next `up`
+   * changes said), or undefined.
+   */
+  imported(replaces: Key<I>[]): Promise<Diffed | undefined>;
+}
+
+/**
+ * A resource: its inputs' schema (T), its state's schema (U), its diff rules, and its lifecycle in
+ * the engine's verbs, each typed. What a host hands over is parsed here, once, on the way in (inputs
+ * by `schema`, state by `state`); what goes back is the typed state, which the host writes. check
+ * and diff are shared (rules/inputs.ts, rules/diff.ts); a resource adds to them where it needs to.
  */
 export interface ResourceDefinition<T extends z.ZodType<InProject, object>, U extends z.ZodType<InProject & object>> extends ResourceSpec<
   T,
   U
 > {
   rules: DiffRules<z.output<T>>;
+  /**
+   * Optional: what check adds to the shared one: what the resource declares for this run
+   * (rules/claims.ts; a conflict is a failure), what it refers to (verified through `call.verify`
+   * when it `creates`), and warnings of what its create will do. Its failures fail the check.
+   */
+  check?(ctx: CallContext, inputs: Pending<z.output<T>>, call: CheckCall<z.output<T>>): Promise<Failure[]>;
+  /**
+   * Optional: the diff, given the rules' judgement: keys that replace this time though the rules say
+   * in place, a change refused at preview (thrown), a replacement that removes the old object first,
+   * what the plan's words leave unsaid. It asks `call.imported` once its replacing keys are known.
+   * Without it: the rules' judgement, and the import's rule.
+   */
+  diff?(ctx: CallContext, id: string, olds: z.output<U>, news: Pending<z.output<T>>, call: DiffCall<z.output<T>>): Promise<Diffed>;
   create(ctx: CallContext, inputs: z.output<T>): Promise<Created<z.output<U>>>;
   read(ctx: CallContext, id: string, recorded: z.output<U>): Promise<Refreshed<z.output<U>> | undefined>;
-  /** Applies a change to an update key through the API. */
-  update(ctx: CallContext, id: string, olds: z.output<U>, inputs: z.output<T>): Promise<z.output<U>>;
+  /**
+   * An update. `through` "api": a change to an update key, made through the API. "state": nothing
+   * for the API (what state alone records changed, or diff planned an update for work owed): `olds`
+   * is then the recorded state with the new inputs over it, to be returned as it is or finished.
+   */
+  update(ctx: CallContext, id: string, olds: z.output<U>, inputs: z.output<T>, through: "api" | "state"): Promise<z.output<U>>;
   delete(ctx: CallContext, id: string, recorded: z.output<U>): Promise<void>;
-  /**
-   * Optional: records what the resource declares for this run (rules/claims.ts), from its checked
-   * inputs (unknown values included); a conflict with another resource's declaration is a failure.
-   */
-  recordClaims?(ctx: CallContext, inputs: Pending<z.output<T>>): Failure[];
-  /** Optional: records that the program keeps this existing object (diff sees every one, unless replaced). */
-  recordKept?(ctx: CallContext, id: string, olds: z.output<U>): void;
-  /**
-   * Optional: the objects the checked inputs refer to (values may still be unknown). Check reads
-   * them when the resource is about to be created or replaced (policies/verify.ts).
-   */
-  references?(inputs: Pending<z.output<T>>, ctx: CallContext): Reference[];
-  /**
-   * Optional: warnings of what the create (or replacement) these inputs make would do beyond the
-   * plan's "create" (take over a running fork, say), said at preview. `olds` are the inputs it
-   * replaces (none for a create). Called after references were verified, with the same read-only
-   * limits; it never fails the check.
-   */
-  warnOfCreate?(ctx: CallContext, olds: Pending<z.output<T>> | undefined, inputs: Pending<z.output<T>>): Promise<void>;
-  /**
-   * Optional: update or state-only keys whose change this time cannot be made in place (the API
-   * cannot express it): they replace instead. Called only with keys that changed.
-   */
-  keysThatReplace?(
-    ctx: CallContext,
-    changed: Key<z.output<T>>[],
-    olds: z.output<U>,
-    news: Pending<z.output<T>>,
-  ): Promise<Key<z.output<T>>[]>;
-  /** Optional: a reason to refuse this change at preview (diff fails with it), or undefined. */
-  refusalOfChange?(olds: z.output<U>, news: Pending<z.output<T>>, replaces: string[], changed: string[]): string | undefined;
   /**
    * Optional: the existing object with this ID in `projectId`, taken under management by
    * `pulumi import` or the import option (a read with nothing recorded): its state as read, and the
    * inputs that declare it as it is (what the generated code says). Without it, the resource
    * cannot be imported.
    */
-  importFrom?(ctx: CallContext, id: string, projectId: string): Promise<Imported<z.input<T>, z.output<U>>>;
-  /** Optional: when a replacement must remove the old object before making the new one. */
-  deleteBeforeReplace?(olds: z.output<U>, news: Pending<z.output<T>>): boolean;
-  /** Optional: warnings, said when diff plans a replacement, of what the old object's delete will do. */
-  warnOfReplacement?(ctx: CallContext, id: string, olds: z.output<U>, news: Pending<z.output<T>>, deleteFirst: boolean): Promise<void>;
-  /**
-   * Optional: when nothing changed for the API, finishes what an earlier create left undone (a
-   * fork recorded before it was READY). Called with the state it would write.
-   */
-  finishPendingCreate?(ctx: CallContext, id: string, state: z.output<U>, inputs: z.output<T>): Promise<z.output<U>>;
-  /** Optional: whether the recorded object still owes work a create left undone, so that diff plans an update. */
-  owesWork?(olds: z.output<U>): boolean;
+  import?(ctx: CallContext, id: string, projectId: string): Promise<Imported<z.input<T>, z.output<U>>>;
 }
 
 /** What check answers: the inputs to hand on (unknown values as the engine's sentinel), and the failures. */
@@ -166,7 +172,7 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
   const pending = (given: unknown): Pending<Inputs> => Object.fromEntries(propertiesOf(given)) as Pending<Inputs>;
   /** An import: the object read by its ID in the settings' project (or the key's). */
   const importObject = async (ctx: CallContext, id: string): Promise<Refreshed<object>> => {
-    if (!def.importFrom)
+    if (!def.import)
       throw new InvalidInputError(kind, [{ property: "(import)", reason: `a ${kind} cannot be imported: declare it instead` }]);
     const project = await projectIdFallback(ctx, "apply");
     if (!("projectId" in project))
@@ -176,7 +182,7 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
           reason: "failure" in project ? project.failure : "the project to import from is not known: set projectId",
         },
       ]);
-    const { state, inputs } = await def.importFrom(ctx, id, project.projectId);
+    const { state, inputs } = await def.import(ctx, id, project.projectId);
     ctx.learnt(IMPORTED_THIS_RUN).add(`${kind} ${id}`);
     return { id, state: toPlainJson(state), inputs: toPlainJson(inputs) };
   };
@@ -202,15 +208,16 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
             ctx.conceal,
           );
         const outcome = checkInputs(schema, news, await projectSourceFor(ctx, "check", given.get("projectId"), olds));
-        if (outcome.failures.length === 0 && def.recordClaims) outcome.failures.push(...def.recordClaims(ctx, outcome.inputs));
         // Inputs that break a rule fail with no request; an unchanged resource makes none either.
-        if (outcome.failures.length > 0 || !makesNewObject(olds, outcome.inputs, def.rules)) return answer(outcome);
-        const inputs = outcome.inputs;
+        if (outcome.failures.length > 0 || !def.check) return answer(outcome);
         const projectFrom = isSet(given.get("projectId"))
           ? "the resource's projectId"
           : (ctx.projectIdSource ?? "the project the credentials belong to (GET /auth/info)");
-        const failures = def.references ? await verifyReferences(ctx, kind, def.references(inputs, ctx), projectFrom) : [];
-        if (failures.length === 0) await def.warnOfCreate?.(ctx, olds, inputs);
+        const failures = await def.check(ctx, outcome.inputs, {
+          olds,
+          creates: makesNewObject(olds, outcome.inputs, def.rules),
+          verify: (references) => verifyReferences(ctx, kind, references, projectFrom),
+        });
         return answer({ ...outcome, failures });
       }, ctx.conceal),
     diff: (ctx, id, oldState, unfilled) =>
@@ -220,34 +227,27 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
         const news = withRecordedProject(pending(unfilled), olds);
         const found = diffInputs(olds, news, def.rules);
         const changed = changedInPlaceKeys(olds, news, def.rules);
-        const instead = (await def.keysThatReplace?.(ctx, changed, olds, news)) ?? [];
-        const replaces = [...found.replaces, ...instead];
         // The import option takes the object as it is: the run that imports it writes nothing to
         // Tiger Cloud (what state alone records, as onDestroy, may change), and says what the next
         // `up` will change where the program declares otherwise.
-        const writes = [...new Set([...replaces, ...changed.filter((k) => def.rules.updateKeys?.includes(k))])];
-        if (writes.length > 0 && ctx.learnt(IMPORTED_THIS_RUN).has(`${kind} ${id}`)) {
+        const imported = async (replaces: Key<Inputs>[]): Promise<Diffed | undefined> => {
+          const writes = [...new Set([...replaces, ...changed.filter((k) => def.rules.updateKeys?.includes(k))])];
+          if (writes.length === 0 || !ctx.learnt(IMPORTED_THIS_RUN).has(`${kind} ${id}`)) return undefined;
           await warnOfImportDifferences(ctx, kind, olds, news, writes, replaces);
           return { changes: false, replaces: [], deleteBeforeReplace: false };
-        }
-        const refusal = def.refusalOfChange?.(olds, news, replaces, changed);
-        if (refusal) throw new InvalidInputError(kind, [{ property: "(change)", reason: refusal }]);
-        // A replaced object is not kept: its delete must go ahead.
-        if (replaces.length === 0) def.recordKept?.(ctx, id, olds);
-        const deleteFirst = replaces.length > 0 && (def.deleteBeforeReplace?.(olds, news) ?? false);
-        if (replaces.length > 0) await def.warnOfReplacement?.(ctx, id, olds, news, deleteFirst);
-        // Work a create left owed (a failed preparation) is an update even when nothing changed.
-        const owed = def.owesWork?.(olds) ?? false;
-        return { changes: found.changes || instead.length > 0 || owed, replaces, deleteBeforeReplace: deleteFirst };
+        };
+        const call = { changed, replaces: found.replaces, changes: found.changes, imported };
+        if (def.diff) return await def.diff(ctx, id, olds, news, call);
+        return (await imported(found.replaces)) ?? { changes: found.changes, replaces: found.replaces, deleteBeforeReplace: false };
       }, ctx.conceal),
     create: (ctx, news) =>
       escapingErrors(async () => {
         const given = propertiesOf(news);
         const inputs = readInputs(kind, schema, news, await projectSourceFor(ctx, "apply", given.get("projectId")));
-        // A project learnt only now (check deferred it): this resource's claims, keyed by project,
-        // are recorded (and judged) now, so that a delete later in this run spares what it declares.
-        if (!isSet(given.get("projectId")) && def.recordClaims) {
-          const failures = def.recordClaims(ctx, inputs);
+        // A project learnt only now (check deferred it): what this resource declares, keyed by project,
+        // is recorded (and judged) now, so that a delete later in this run spares it.
+        if (!isSet(given.get("projectId")) && def.check) {
+          const failures = await def.check(ctx, inputs as Pending<Inputs>, { olds: undefined, creates: false, verify: async () => [] });
           if (failures.length > 0) throw new InvalidInputError(kind, failures);
         }
         const made = await def.create(ctx, inputs);
@@ -264,10 +264,10 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
         const olds = stateOf(id, oldState);
         const news = withRecordedProject(pending(unfilled), olds);
         const inputs = readInputs(kind, schema, news, await projectSourceFor(ctx, "apply", propertiesOf(news).get("projectId"), olds));
-        if (!onlyStateChanged(olds, news, def.rules)) return toPlainJson(await def.update(ctx, id, olds, inputs));
-        // Nothing for the API: the new inputs recorded over the old state, and what a create left undone finished.
+        if (!onlyStateChanged(olds, news, def.rules)) return toPlainJson(await def.update(ctx, id, olds, inputs, "api"));
+        // Nothing for the API: the new inputs recorded over the old state (and what the resource owes, finished by it).
         const state = stateOf(id, toPlainJson(withDeclared(olds, inputs, def.rules)));
-        return toPlainJson(def.finishPendingCreate ? await def.finishPendingCreate(ctx, id, state, inputs) : state);
+        return toPlainJson(await def.update(ctx, id, state, inputs, "state"));
       }, ctx.conceal),
     delete: (ctx, id, state) => escapingErrors(() => def.delete(ctx, id, stateOf(id, state)), ctx.conceal),
   };

@@ -226,7 +226,7 @@ export const FORK_DIFF_RULES: DiffRules<ForkInputs> = {
   replaceKeys: ["projectId", "sourceServiceId", "forkStrategy", "targetTime"],
   // Changed in place, in this order (see update): start, rename, resize, setEnvironment, stop.
   updateKeys: ["name", "cpuMillis", "memoryGbs", "environmentTag", "paused"],
-  // adoptServiceId is bookkeeping once created; another service's ID replaces (keysThatReplace).
+  // adoptServiceId is bookkeeping once created; another service's ID replaces (the resource's diff).
   // prepare: run again in place while the fork's preparation has not finished; on a prepared
   // fork, a change replaces it (preview.ts): masked data cannot be unmasked.
   stateOnlyKeys: [

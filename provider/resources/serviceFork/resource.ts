@@ -2,6 +2,7 @@
 // Destroying it stops the fork by default, or deletes it (onDestroy: "delete"). Its parts, wired
 // into the lifecycle every host runs (resources/define.ts): the API work is in create.ts, read.ts,
 // update.ts and delete.ts; what preview decides, in preview.ts.
+import { InvalidInputError } from "../../errors";
 import { defineResource } from "../define";
 import { claimFork, recordForkClaims } from "./claims";
 import { createFork } from "./create";
@@ -29,22 +30,33 @@ export const serviceFork = defineResource({
 
   rules: FORK_DIFF_RULES,
 
-  recordClaims: recordForkClaims,
-  warnOfCreate: warnOfTakeover,
-  recordKept(ctx, id, olds) {
-    claimFork(ctx, olds.projectId, id, ctx.resource, "kept");
+  // What the fork declares for the run; at preview, its source (and an adopted fork) read, and a takeover said.
+  async check(ctx, inputs, { olds, creates, verify }) {
+    const failures = recordForkClaims(ctx, inputs);
+    if (failures.length > 0 || !creates) return failures;
+    const refused = await verify(forkReferences(inputs, ctx));
+    if (refused.length === 0) await warnOfTakeover(ctx, olds, inputs);
+    return refused;
   },
-  references: forkReferences,
-  keysThatReplace: replacedOnChange,
-  refusalOfChange: refusedChange,
-  deleteBeforeReplace: deletesBeforeReplace,
-  warnOfReplacement: warnOfDeletion,
-
+  async diff(ctx, id, olds, news, { changed, replaces: byRules, changes, imported }) {
+    const instead = await replacedOnChange(ctx, changed, olds, news);
+    const replaces = [...byRules, ...instead];
+    const asImported = await imported(replaces);
+    if (asImported) return asImported;
+    const refusal = refusedChange(olds, news, replaces, changed);
+    if (refusal) throw new InvalidInputError("ServiceFork", [{ property: "(change)", reason: refusal }]);
+    // Kept (not replaced): its delete, should another resource's run in this one, spares it.
+    if (replaces.length === 0) claimFork(ctx, olds.projectId, id, ctx.resource, "kept");
+    const deleteBeforeReplace = replaces.length > 0 && deletesBeforeReplace(olds, news);
+    if (replaces.length > 0) await warnOfDeletion(ctx, id, olds, news, deleteBeforeReplace);
+    // Work a create left owed (a failed preparation) is an update even when nothing changed.
+    return { changes: changes || instead.length > 0 || olds.preparePending === true, replaces, deleteBeforeReplace };
+  },
   create: createFork,
   read: readFork,
-  importFrom: importFork,
-  update: updateFork,
-  finishPendingCreate,
-  owesWork: (olds) => olds.preparePending === true,
+  import: importFork,
+  // Nothing for the API: what a create left undone (a preparation, a login) finished.
+  update: (ctx, id, olds, inputs, through) =>
+    through === "api" ? updateFork(ctx, id, olds, inputs) : finishPendingCreate(ctx, id, olds, inputs),
   delete: destroyFork,
 });

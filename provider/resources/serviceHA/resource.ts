@@ -1,6 +1,7 @@
 // ServiceHA: the high-availability replica counts of a service (setHA), changed in place.
 // Destroying it takes the replicas off (0) and never stops the service: the program does not own
 // it. Its parts, wired into the lifecycle every host runs (resources/define.ts).
+import { InvalidInputError } from "../../errors";
 import { defineResource } from "../define";
 import { recordHAClaims } from "./claims";
 import { HA_DIFF_RULES, HAInputsSchema, liveCounts, undeclaredCountProblem } from "./inputs";
@@ -20,34 +21,41 @@ export const serviceHA = defineResource({
   state: ServiceHAStateSchema,
 
   rules: HA_DIFF_RULES,
-  recordClaims: recordHAClaims,
 
-  references: (inputs) => [
-    {
-      type: "service",
-      property: "serviceId",
-      projectId: inputs.projectId,
-      id: inputs.serviceId,
-      judge: (service) => {
-        const problem = undeclaredCountProblem(inputs, liveCounts(service));
-        return problem ? { failure: `names service ${service.service_id ?? inputs.serviceId}, whose ${problem}` } : {};
+  // One declaration of a service's HA per run; at preview, the service read (a count left undeclared must be one it has).
+  async check(ctx, inputs, { creates, verify }) {
+    const failures = recordHAClaims(ctx, inputs);
+    if (failures.length > 0 || !creates) return failures;
+    return verify([
+      {
+        type: "service",
+        property: "serviceId",
+        projectId: inputs.projectId,
+        id: inputs.serviceId,
+        judge: (service) => {
+          const problem = undeclaredCountProblem(inputs, liveCounts(service));
+          return problem ? { failure: `names service ${service.service_id ?? inputs.serviceId}, whose ${problem}` } : {};
+        },
       },
-    },
-  ],
-
-  // The counts in state are the live ones: a change that leaves one count undeclared keeps it.
-  refusalOfChange(olds, news, replaces) {
-    const { replicaCount, syncReplicaCount } = olds;
-    if (replaces.length > 0 || replicaCount === undefined || syncReplicaCount === undefined) return undefined;
-    const problem = undeclaredCountProblem(news, { replicaCount, syncReplicaCount });
-    return problem && `ServiceHA of service ${olds.serviceId}: ${problem}`;
+    ]);
   },
-
+  // The counts in state are the live ones: a change that leaves one count undeclared keeps it, and is refused.
+  async diff(_ctx, _id, olds, news, { changes, replaces, imported }) {
+    const asImported = await imported(replaces);
+    if (asImported) return asImported;
+    const { replicaCount, syncReplicaCount } = olds;
+    if (replaces.length === 0 && replicaCount !== undefined && syncReplicaCount !== undefined) {
+      const problem = undeclaredCountProblem(news, { replicaCount, syncReplicaCount });
+      if (problem)
+        throw new InvalidInputError("ServiceHA", [{ property: "(change)", reason: `ServiceHA of service ${olds.serviceId}: ${problem}` }]);
+    }
+    return { changes, replaces, deleteBeforeReplace: false };
+  },
   async create(ctx, inputs) {
     return { id: inputs.serviceId, state: await applyHA(ctx, inputs.serviceId, inputs) };
   },
   read: readHA,
-  importFrom: importHA,
-  update: (ctx, id, _olds, inputs) => applyHA(ctx, id, inputs),
+  import: importHA,
+  update: (ctx, id, olds, inputs, through) => (through === "api" ? applyHA(ctx, id, inputs) : Promise.resolve(olds)),
   delete: removeHA,
 });

@@ -18,14 +18,16 @@ export const vpcName = defineResource({
 
   rules: VPC_DIFF_RULES,
 
-  references: (inputs) => [{ type: "vpc", property: "vpcId", projectId: inputs.projectId, id: inputs.vpcId }],
+  // At preview, the VPC read.
+  check: async (_ctx, inputs, { creates, verify }) =>
+    creates ? verify([{ type: "vpc", property: "vpcId", projectId: inputs.projectId, id: inputs.vpcId }]) : [],
 
   async create(ctx, inputs) {
     return { id: inputs.vpcId, state: await rename(ctx, inputs) };
   },
   read: readName,
-  importFrom: importName,
-  update: (ctx, _id, _olds, inputs) => rename(ctx, inputs),
+  import: importName,
+  update: (ctx, _id, olds, inputs, through) => (through === "api" ? rename(ctx, inputs) : Promise.resolve(olds)),
   async delete(ctx, id) {
     keepName(ctx, id);
   },
