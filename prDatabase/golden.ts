@@ -8,10 +8,11 @@ import * as path from "path";
 import { z } from "zod";
 import { messageOf, printable } from "../provider/text";
 import { PreparationSchema, preparationDigest } from "../provider/resources/serviceFork/preparation/schema";
+import { defaultBranchHead, type GitHub } from "./github";
 import { ActionError, type Inputs } from "./inputs";
 import { EngineFailure, goldenProgramText, locked, pulumiOk, selectOrCreate, stackNames, stackOutputs } from "./pulumi";
-import { cell, preparationFailure } from "./report";
-import type { Rules } from "./rules";
+import { cell, command, notice, preparationFailure, say, summarize } from "./report";
+import { type Rules, rulesAt } from "./rules";
 
 /** The golden fork serving now, as its stack's outputs say. */
 export interface Golden {
@@ -53,11 +54,57 @@ export async function currentGolden(stack: string, cwd: string, env: NodeJS.Proc
 }
 
 /**
- * Whether `golden` was made by `rules` as they read now (the digest the provider recorded of its
- * preparation): a rule added since the night must not wait for the next one to mask a PR's database.
+ * Whether a golden fork (the one serving, or the one a PR's database was forked from: `digest`, as
+ * the provider recorded its preparation) was made by `rules` as they read now: a rule added since
+ * the night must not wait for the next one to mask a PR's database.
  */
-export function madeBy(golden: Golden, rules: Rules): boolean {
-  return golden.digest === goldenDigestOf(rules);
+export function madeBy(made: { digest: string }, rules: Rules): boolean {
+  return made.digest === goldenDigestOf(rules);
+}
+
+/**
+ * The golden fork a new PR database is forked from: the one serving, unless none has been made yet
+ * or (into the default branch) the default branch's rules changed since it was (then production,
+ * masked in the PR's job). Only the default branch's rules outrank the golden fork's: a PR into
+ * another branch (whose rules anyone who can push it may weaken) gets the golden fork, masked by the
+ * default branch's. Says which in a notice.
+ */
+export async function goldenToForkFrom(
+  stack: string,
+  rules: Rules | undefined,
+  fromDefaultBranch: boolean,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Golden | undefined> {
+  const golden = await currentGolden(stack, cwd, env);
+  if (golden && rules && fromDefaultBranch && !madeBy(golden, rules)) {
+    notice(
+      "The rules changed since the golden fork was made",
+      `golden fork ${golden.serviceId} (its data as of ${golden.dataTakenAt}) was masked by other rules than ${rules.file} holds at ${rules.sha.slice(0, 7)}: ` +
+        "this database is forked from production and masked in this job; the next night's refresh takes the rules as they are",
+    );
+    return undefined;
+  }
+  if (!golden)
+    notice(
+      "No golden fork yet",
+      "golden: true, but no golden fork has been made yet (the nightly run makes it): this database is forked from production and masked in this job",
+    );
+  return golden;
+}
+
+/** Whether a PR's database forked from a golden fork made by other rules than the default branch's now is to be forked anew (said in a notice). */
+export function forkedByOtherRules(
+  source: { serviceId: string; golden: boolean; goldenDigest: string },
+  rules: Rules | undefined,
+  fromDefaultBranch: boolean,
+): boolean {
+  if (!source.golden || !rules || !fromDefaultBranch || madeBy({ digest: source.goldenDigest }, rules)) return false;
+  notice(
+    "The rules changed since this database was made",
+    `It was forked from golden fork ${source.serviceId}, masked by other rules than ${rules.file} holds at ${rules.sha.slice(0, 7)}: it is replaced by a new one`,
+  );
+  return true;
 }
 
 /** The digest the provider records of a golden fork's preparation made by `rules`. */
@@ -173,4 +220,43 @@ export function refreshReport(r: Refreshed, rules: Rules): string {
     `| Replaced | ${r.before ? `${at(r.before)}: deleted (pull requests' databases forked from it keep working)` : "nothing (the first one)"} |`,
     `| Took | ${r.seconds.toFixed(1)} s (forked, masked, checked, stopped) |`,
   ].join("\n");
+}
+
+/**
+ * The night's golden fork (golden: true): a new one made by the default branch's rules at its head
+ * (never those of the branch a manual run was started on), or, failing, the one serving kept and
+ * said. Whether it failed.
+ */
+export async function refreshGoldenTonight(
+  inputs: Inputs,
+  github: GitHub,
+  stack: string,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  jobEnv: NodeJS.ProcessEnv,
+): Promise<boolean> {
+  if (inputs.prepare === "") throw new ActionError("golden: true needs prepare: the rules file that masks the golden fork");
+  if (!github.token) throw new ActionError("github-token is empty: the rules file is read from the default branch through GitHub's API");
+  const { branch, sha } = await defaultBranchHead(github);
+  const rules = await rulesAt(github, inputs.prepare, sha, `the default branch, ${printable(branch)} (${sha.slice(0, 7)})`);
+  if (jobEnv.GITHUB_REF && jobEnv.GITHUB_REF !== `refs/heads/${branch}`)
+    notice(
+      "The golden fork takes the default branch's rules",
+      `This run is on ${printable(jobEnv.GITHUB_REF)}: the golden fork is masked as ${printable(rules.file)} says on ${printable(branch)} (${sha.slice(0, 7)}), as every pull request's database is`,
+    );
+  say(
+    `== stack ${stack}: a new golden fork of ${printable(inputs["source-service-id"])}, masked as ${printable(rules.file)} says on ${printable(branch)} at ${sha.slice(0, 7)}`,
+  );
+  const refreshed = await refreshGolden(inputs, rules, stack, dir, env);
+  summarize(jobEnv, refreshReport(refreshed, rules));
+  if (!refreshed.failure) {
+    say(`golden fork ${printable(refreshed.after?.serviceId ?? "")} serves from now on (${refreshed.seconds.toFixed(1)} s)`);
+    return false;
+  }
+  say(
+    `::error title=Golden fork not refreshed::${command(
+      `${refreshed.failure}. ${refreshed.before ? `The golden fork ${refreshed.before.serviceId} (data as of ${refreshed.before.dataTakenAt}) keeps serving.` : "There is no golden fork yet."}`,
+    )}`,
+  );
+  return true;
 }

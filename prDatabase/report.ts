@@ -7,6 +7,15 @@ import { z } from "zod";
 import { printable } from "../provider/text";
 import { type Rules, sourceOfStep } from "./rules";
 
+/** A line of the job's log. */
+export const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A workflow command's message: one line, as GitHub reads it (`%`, CR and LF escaped). */
+export const command = (text: string) => text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+
+/** A notice in the job's log (GitHub shows it on the run), titled. */
+export const notice = (title: string, text: string) => say(`::notice title=${title}::${command(text)}`);
+
 /** Text from outside, in a Markdown table's cell or a code span: printable, no backtick or pipe to break out. */
 export const cell = (text: string) => printable(text).replace(/[`|<>]/g, "'");
 
