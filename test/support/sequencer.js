@@ -21,6 +21,7 @@ const KNOWN_SLOW = [
   "masking",
   "maskingRedTeam9",
   "maskingRedTeam10",
+  "maskingRedTeam11",
   "busy",
   "go",
   "paused",

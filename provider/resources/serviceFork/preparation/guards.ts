@@ -17,6 +17,15 @@ export interface Guard<Input, Row = Record<string, unknown>> {
   refuse: (rows: Row[], input: Input) => string | undefined;
 }
 
+/**
+ * Where what a refusal asks to drop in prepare.sql is made again: what calls a function of the
+ * database's own cannot be in prepare.sqlAfter, which runs with those held off.
+ */
+const AGAIN = {
+  own: "once the fork is published (prepare.sqlAfter runs with the database's own functions held off)",
+  other: "in prepare.sqlAfter",
+} as const;
+
 /** Names from the catalog, said printable and cut after escaping. */
 const said = (text: string, max = 600) => printable(text).slice(0, max);
 const list = <T>(items: T[], say: (item: T) => string) => items.map(say).join(", ");
@@ -66,14 +75,17 @@ const pauseJobsWithoutTimescaleDB: Guard<{ timescaledb: boolean }> = {
     timescaledb ? undefined : "the fork has no TimescaleDB (no timescaledb extension in tsdb), so no job to pause; leave pauseJobs out",
 };
 
-const jobsCheckedByOwn: Guard<void, { job_id: number; check: string }> = {
-  name: "a job whose check_config is a function of the database's own",
+const jobsCheckedByOwn: Guard<void, { job_id: number; what: string; check: string }> = {
+  name: "a job for which alter_job runs a function of the database's own",
   statement: () => [sql.JOBS_CHECKED_BY_OWN],
   refuse: (rows) =>
     rows.length
-      ? `${rows.map((j) => `job ${j.job_id}'s check_config, ${printable(j.check)},`).join(" and ")} is a function of the database's own, which ` +
-        "TimescaleDB's alter_job runs as pauseJobs pauses the job, before anything is masked: it could read production's values; " +
-        "take it off in production (alter_job(job_id, check_config => 0)) and set it again on the fork once it is published, or leave pauseJobs out"
+      ? said(
+          `${rows.map((j) => `job ${j.job_id}'s ${j.what}, ${j.check},`).join(" and ")} is a function of the database's own, which ` +
+            "TimescaleDB's alter_job runs as pauseJobs pauses the job, before anything is masked: it could read production's values; " +
+            "take it off in production (a check_config: alter_job(job_id, check_config => 0); an integer_now: set_integer_now_func) " +
+            "and set it again on the fork once it is published, or leave pauseJobs out",
+        )
       : undefined,
 };
 
@@ -84,8 +96,8 @@ const emptyTreeStatistics: Guard<{ relations: number[]; columns: string[] }, { p
     rows.length
       ? said(
           `statistics of the whole, from before the masking, kept: ${rows.map((r) => r.place).join(", ")}: no table under it holds a row, ` +
-            "so ANALYZE keeps them, and they could not be dropped; " +
-            "drop the statistics or the empty parent in prepare.sql, or give a table under it a row",
+            "so ANALYZE keeps them, and they could not be dropped (the preparation sets the column's type again, which a view over it " +
+            "prevents): drop such a view in prepare.sql and make it again in prepare.sqlAfter, drop the empty parent, or give a table under it a row",
         )
       : undefined,
 };
@@ -283,6 +295,19 @@ const cascadeToForeign: Guard<{ masked: number[] }, Table> = {
   },
 };
 
+const keyCheckedCallingOwn: Guard<{ written: number[] }, { place: string; function: string }> = {
+  name: "an index calling a function of the database's own, of a table a key's check reads",
+  statement: ({ written }) => [sql.KEY_CHECKED_CALLING_OWN, [written]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.place} (${r.function})`)}: a foreign key of its table references what the masking writes, and the ` +
+            "key's check, on each row written, plans a query of it, which runs the function while the rows are not yet masked; " +
+            `drop the index in prepare.sql and make it again ${AGAIN.own}`,
+        )
+      : undefined,
+};
+
 const functionsOnWrite: Guard<{ written: number[] }, { table: string; what: string; function: string; why: string }> = {
   name: "a function of the database's own run on each row the masking writes",
   statement: ({ written }) => [sql.FUNCTIONS_ON_WRITE, [written]],
@@ -290,7 +315,7 @@ const functionsOnWrite: Guard<{ written: number[] }, { table: string; what: stri
     first &&
     said(
       `${first.table}'s ${first.what} runs ${first.function}, ${first.why}, on each row the masking writes: ` +
-        `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again in prepare.sqlAfter)` +
+        `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again ${AGAIN[first.why === "a function of the database's own" ? "own" : "other"]})` +
         (more.length ? `; so do ${more.length} more: ${list(more, (r) => `${r.table}'s ${r.what} (${r.function})`)}` : ""),
     ),
 };
@@ -396,7 +421,7 @@ const statisticsCallingOwnKept: Guard<{ objects: OwnStatisticsObject[] }> = {
           `${list(kept, (o) => `${o.what} of ${shownName(o)} (${o.kept ?? "not tsdbadmin's"})`)}: ` +
             "it calls a function of the database's own, which can read statistics still production's while it runs in a refresh or " +
             "ANALYZE, so the preparation drops it until everything else is made again, and it cannot; drop it in prepare.sql and make it " +
-            "again in prepare.sqlAfter, or make its table tsdbadmin's in production",
+            `again ${AGAIN.own}, or make its table tsdbadmin's in production`,
         )
       : undefined;
   },
@@ -462,7 +487,7 @@ const materializationCallingOwn: Guard<void, { view: string; what: string }> = {
       ? said(
           `${list(rows, (r) => `${r.what} of continuous aggregate ${r.view}`)}: it calls a function of the database's own on the ` +
             "aggregate's materialization hypertable, which runs in its refresh or ANALYZE while other views' statistics may still be " +
-            "production's, and keeps statistics of what it read; drop it in prepare.sql and make it again in prepare.sqlAfter",
+            `production's, and keeps statistics of what it read; drop it in prepare.sql and make it again ${AGAIN.own}`,
         )
       : undefined,
 };
@@ -500,6 +525,7 @@ export const GUARDS = {
   chunksLeftBehindOfOthers,
   cascadeToForeign,
   functionsOnWrite,
+  keyCheckedCallingOwn,
   rowsNotMasked,
   frozenStatistics,
   hiddenFromChecks,

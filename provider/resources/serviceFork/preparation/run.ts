@@ -113,8 +113,10 @@ class Preparing {
   reach: Reach = { written: [], cascaded: [], ancestors: [], hypertables: [] };
   /** The tables TimescaleDB's catalog lists as chunks: their statistics go with their hypertable's. */
   chunks = new Set<number>();
-  /** The functions of the database's own held off (no EXECUTE) until what may run them: named when one runs all the same. */
-  heldOff: { name: string; routine: string }[] = [];
+  /** The functions of the database's own held off (their bodies replaced by a failure) until what may run them: named when one runs all the same. */
+  heldOff: string[] = [];
+  /** An aggregate refreshed keeps chunk skipping's ranges of a column: the setting that records them, pinned on. */
+  chunkSkipping = false;
   switched: Switched[] = [];
   samples: Samples = new Map();
   /** The rows each rule changed, by rule index. */
@@ -150,6 +152,7 @@ class Preparing {
     lane.roleSettings = this.roleSettings;
     lane.samples = this.samples;
     lane.heldOff = this.heldOff;
+    lane.chunkSkipping = this.chunkSkipping;
     lane.step = `${this.step} (a second session)`;
     lane.session = await this.connect().catch(lane.fail);
     try {
@@ -173,21 +176,18 @@ class Preparing {
   };
 
   /**
-   * A function held off that something ran all the same (PostgreSQL refused it EXECUTE): named from
+   * A function held off that something ran all the same (its body in its place failed, naming it): named from
    * the record, never from PostgreSQL's text, which is only matched against the names held off.
    */
   heldOffRan(err: unknown): string | undefined {
     const failure = failureOf(err);
-    const name =
-      failure.code === "42501"
-        ? /^permission denied for (?:function|procedure|aggregate) (.+)$/.exec(failure.message ?? "")?.[1]
-        : undefined;
-    const ran = this.heldOff.filter((r) => r.name === name).map((r) => printable(r.routine));
-    if (!ran.length) return undefined;
+    if (failure.code !== sql.HELD_OFF_STATE) return undefined;
+    const named = /^held off by the preparation: (.+)$/.exec(failure.message ?? "")?.[1];
+    const ran = this.heldOff.filter((r) => r === named).map(printable);
     return (
-      `${ran.join(" or ")}, a function of the database's own, ran where the preparation lets none run (it could read what is not yet masked, ` +
+      `${ran.length ? ran.join(" or ") : "a function"}, a function of the database's own, ran where the preparation lets none run (it could read what is not yet masked, ` +
       "or statistics not yet made again from the masked data), by a way the preparation does not recognize; " +
-      "drop it, or what calls it, in prepare.sql, and make it again in prepare.sqlAfter"
+      "drop it, or what calls it, in prepare.sql, and make it again once the fork is published"
     );
   }
 
@@ -229,6 +229,7 @@ class Preparing {
     await this.q(sql.RESET_SETTINGS);
     await this.q(sql.PIN_SETTINGS, sql.pinnedParameters());
     if (this.timescaledb) await this.q(sql.TIMESCALEDB_OWN_DEFAULTS);
+    if (this.chunkSkipping) await this.q(sql.CHUNK_SKIPPING_SESSION);
   }
 
   /** The names TimescaleDB's functions are called by. */
@@ -515,6 +516,7 @@ async function reachOf(s: Preparing): Promise<void> {
 
 async function functionsOnWrite(s: Preparing): Promise<void> {
   await s.check(GUARDS.functionsOnWrite, { written: [...s.reach.written, ...s.reach.ancestors].map((t) => t.oid) });
+  await s.check(GUARDS.keyCheckedCallingOwn, { written: s.reach.written.map((t) => t.oid) });
   if (s.timescaledb) await s.check(GUARDS.materializationCallingOwn, undefined);
 }
 
@@ -821,6 +823,14 @@ async function refreshDerived(s: Preparing): Promise<void> {
   const opaque = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
   const runsOwn = ({ view, inputs }: (typeof unpopulated)[number]) => opaque.has(view.oid) || inputs.some((i) => opaque.has(i.oid));
   await dropOwnStatisticsObjects(s);
+  // An aggregate with chunk skipping on a column: its ranges made again as its chunks are compressed again, and the catalog analysed after.
+  const skipped = s.timescaledb
+    ? await s.q(sql.SKIPPING_COLUMNS, [plan.flatMap((item) => (item.kind === "continuous aggregate" ? [item.aggregate.oid] : []))])
+    : [];
+  if (skipped.length) {
+    s.chunkSkipping = true;
+    await s.q(sql.CHUNK_SKIPPING_SESSION);
+  }
   await recordOwed(s, plan);
   const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
@@ -852,6 +862,10 @@ async function refreshDerived(s: Preparing): Promise<void> {
   await giveBackRoutines(s);
   for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
   for (const view of unpopulated.filter(runsOwn)) await restatisticizeUnpopulated(s, view);
+  if (skipped.length) {
+    s.step = "prepare.mask (the statistics of chunk skipping's ranges, of the aggregates refreshed)";
+    await s.q(sql.ANALYZE_CHUNK_RANGES);
+  }
   s.step = "prepare.mask (every view refreshed: the preparation's record dropped)";
   await s.q(sql.dropRecord(record(s).quoted));
   s.refreshed.push(...plan.map(refreshedName));
@@ -878,14 +892,12 @@ async function makeRecord(s: Preparing): Promise<void> {
 /** The functions of the database's own held off (statements.ts, holdOffRoutines), in the masking's transaction. */
 async function holdOffRoutines(s: Preparing): Promise<void> {
   await makeRecord(s);
-  const [recorded, revoked] = sql.holdOffRoutines(record(s).quoted) as [string, string];
-  await s.q(recorded);
-  await s.q(revoked);
-  const held = await s.q<{ name: string; routine: string; runs: boolean }>(sql.heldOffRoutines(record(s).quoted));
-  s.heldOff = held.filter((r) => !r.runs);
+  for (const text of sql.holdOffRoutines(record(s).quoted)) await s.q(text);
+  s.heldOff = (await s.q<{ routine: string }>(sql.heldOffRoutines(record(s).quoted))).map((r) => r.routine);
+  if (s.heldOff.length) s.progress(`held off until what calls them is refreshed: ${s.heldOff.length} function(s) of the database's own`);
 }
 
-/** Their privileges given back as they were. */
+/** Their definitions made again as they were, and what was lent for them taken back. */
 async function giveBackRoutines(s: Preparing): Promise<void> {
   if (!s.heldOff.length) return;
   await s.q(sql.giveBackRoutines(record(s).quoted));
@@ -898,7 +910,7 @@ async function giveBackEarlier(s: Preparing): Promise<void> {
   const held = (await s.q<{ n: number }>(sql.routinesHeld(record(s).quoted)))[0]?.n ?? 0;
   if (!held) return;
   await s.q(sql.giveBackRoutines(record(s).quoted));
-  s.progress(`gave back EXECUTE on ${held} function(s) of the database's own that an earlier preparation, failing, had held off`);
+  s.progress(`made again the function(s) of the database's own that an earlier preparation, failing, had held off`);
 }
 
 /** The materialized views about to be emptied, recorded (committed) before the first is: a failure after leaves them owed. */
@@ -1180,7 +1192,7 @@ function notRemadeSentence({ objects, withheld }: NotRemade): string {
   return withheld
     ? `These, dropped until every view was refreshed from the masked data, were not made again: the preparation stopped before, and ` +
         `their function of the database's own could then read statistics still production's: ${objects.join("; ")}. ` +
-        "They are not in the fork; make them in prepare.sqlAfter to have them."
+        "They are not in the fork; make them once it is published to have them (prepare.sqlAfter runs with the database's own functions held off)."
     : `These, dropped until the statistics were made again, could not be made again: ${objects.join("; ")}.`;
 }
 

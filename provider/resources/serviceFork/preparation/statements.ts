@@ -481,6 +481,11 @@ export const READS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 text_queries AS (SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'),
 user_rules AS (SELECT w.oid, w.ev_class, w.ev_action FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class
                 WHERE c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)),
+-- What a view's query reads, and the partitions under it: the planner evaluates their CHECKs (constraint exclusion).
+read_tree(rule, rel) AS (
+  SELECT w.oid, d.refobjid FROM user_rules w
+    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass
+  UNION SELECT t.rule, i.inhrelid FROM read_tree t JOIN pg_inherits i ON i.inhparent = t.rel JOIN pg_class p ON p.oid = i.inhrelid AND p.relispartition),
 -- What a view's query runs (its rule's parsed form, the types it makes or casts to, its columns'),
 -- and what its indexes and extended statistics run (its refresh and ANALYZE run them).
 ${callsOf(`
@@ -489,7 +494,8 @@ ${callsOf(`
    WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_type'::regclass
   UNION ALL SELECT w.oid, ':vartype ' || a.atttypid FROM user_rules w JOIN pg_attribute a ON a.attrelid = w.ev_class AND a.attnum > 0 AND NOT a.attisdropped
   UNION ALL SELECT w.oid, coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '') FROM user_rules w JOIN pg_index i ON i.indrelid = w.ev_class
-  UNION ALL SELECT w.oid, coalesce(x.stxexprs::text, '') FROM user_rules w JOIN pg_statistic_ext x ON x.stxrelid = w.ev_class`)}
+  UNION ALL SELECT w.oid, coalesce(x.stxexprs::text, '') FROM user_rules w JOIN pg_statistic_ext x ON x.stxrelid = w.ev_class
+  UNION ALL SELECT t.rule, k.conbin::text FROM read_tree t JOIN pg_constraint k ON k.conrelid = t.rel AND k.contype = 'c'`)}
 SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, c.relkind::text AS kind,
        coalesce(array_agg(DISTINCT d.refobjid::int) FILTER (WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class), '{}') AS reads,
        -- What it reads cannot be told: it calls a function of the database's own, or one running a query given as text.
@@ -510,7 +516,10 @@ materialized AS (SELECT ca.*, m.schema_name, m.table_name, format('%I.%I', m.sch
 -- A trigger of its materialization hypertable, its function or its WHEN: its refresh runs them.
 ${callsOf(`
   SELECT t.tgrelid, ':funcid ' || t.tgfoid || ' ' || coalesce(t.tgqual::text, '') FROM pg_trigger t JOIN materialized m ON m.mat = t.tgrelid
-   WHERE NOT t.tgisinternal`)}
+   WHERE NOT t.tgisinternal
+  -- A dimension added to it, partitioned by a function: each row the refresh inserts is routed through it.
+  UNION ALL SELECT m.mat, ':funcid ' || p.oid FROM materialized m JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = m.mat_hypertable_id
+    JOIN pg_namespace n ON n.nspname = d.partitioning_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.partitioning_func`)}
 SELECT format('%I.%I', m.user_view_schema, m.user_view_name) AS view,
        format('%I.%I', m.direct_view_schema, m.direct_view_name)::regclass::oid::int AS direct,
        m.mat::int AS oid, m.schema_name AS schema, m.table_name AS name, format('%I.%I', m.schema_name, m.table_name) AS quoted,
@@ -582,83 +591,98 @@ export const RECORD_PRESENT = `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE n
 export const makeRecord = (schema: Quoted): string[] => [
   `CREATE SCHEMA IF NOT EXISTS ${schema}`,
   `CREATE TABLE IF NOT EXISTS ${schema}.views (view oid PRIMARY KEY)`,
-  `CREATE TABLE IF NOT EXISTS ${schema}.routines (routine oid PRIMARY KEY, acl aclitem[])`,
+  `CREATE TABLE IF NOT EXISTS ${schema}.routines (routine oid PRIMARY KEY, definition text NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${schema}.lent (kind text NOT NULL, object oid NOT NULL, PRIMARY KEY (kind, object))`,
 ];
 export const owedViews = (schema: Quoted) =>
   `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
 export const recordViews = (schema: Quoted) => `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`;
 export const dropRecord = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} CASCADE`;
 
+/** The SQLSTATE of a function held off that ran: the preparation's own, no PostgreSQL condition's. */
+export const HELD_OFF_STATE = "TGHLD";
+
 /**
- * The functions of the database's own (OWN_FUNCTIONS) whose privileges this role may change (its
- * own, or a role's it is a member of), held off: EXECUTE taken from everyone who has it, PUBLIC
- * too, the role itself (an owner's privilege may be taken from it), so that one run by a way the
- * preparation does not foresee (a cast, an operator the planner chose, a domain's CHECK) fails the
- * preparation instead of reading what is not yet masked. PostgreSQL checks EXECUTE wherever an
- * expression is evaluated (a constraint, an index expression, a cast, a view's query); not where a
- * function is called through the function manager alone (a trigger's function, a range's
- * subtype_diff): those are held off or refused by what the catalog tells. Each one's privileges are
- * recorded first, once (a second hold off keeps the first's); given back by GIVE_BACK_ROUTINES
- * before what may run them (the views that call one, refreshed last).
+ * The functions of the database's own (OWN_FUNCTIONS; not aggregates, whose support functions are
+ * functions of their own), held off: each one's body replaced by one that fails, naming it, with
+ * its signature, result, volatility and strictness as they were, so that one run by any way at all
+ * (an expression's, a cast's, an operator the planner chose, or the function manager's alone: a
+ * trigger's, a range's subtype_diff, TimescaleDB's partitioning and integer_now functions) fails the
+ * preparation instead of reading what is not yet masked. Its definition (pg_get_functiondef) is
+ * recorded first, once (a second hold off keeps the first's), and made again by giveBackRoutines
+ * before what may run it (the views that call one, refreshed last). To replace a function this role
+ * must act as its owner and create in its schema: a role it is no member of it becomes one of for
+ * as long (CREATEROLE, PostgreSQL 15), a schema of its own it may not use or create in it lends
+ * itself USAGE or CREATE for as long; what it lends is recorded, and taken back. What is left
+ * (another role's, with no CREATEROLE; in a schema of another role's) is not held off.
  */
 export const holdOffRoutines = (schema: Quoted): string[] => [
-  `WITH own AS (${OWN_FUNCTIONS})
-INSERT INTO ${schema}.routines SELECT p.oid, p.proacl FROM pg_proc p
- WHERE p.oid IN (SELECT oid FROM own) AND pg_has_role(p.proowner, 'MEMBER') AND has_schema_privilege(p.pronamespace, 'USAGE')
-   -- Each grant given back by its own grantor: one this role cannot act as would come back as the owner's.
-   AND NOT EXISTS (SELECT 1 FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) g
-                    WHERE g.grantor <> p.proowner AND NOT pg_has_role(g.grantor, 'MEMBER'))
- ON CONFLICT DO NOTHING`,
-  `DO $hold$ DECLARE r record; BEGIN
-  FOR r IN SELECT h.routine::regprocedure AS routine,
-                  (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)), ', ')
-                     FROM pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) g WHERE g.grantee <> 0) AS grantees
+  `DO $hold$ DECLARE rec record; BEGIN
+  -- Owners of the database's own functions this role is no member of: made a member of, where CREATEROLE lets it.
+  FOR rec IN SELECT DISTINCT p.proowner AS owner FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles o ON o.oid = p.proowner
+            WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND NOT o.rolsuper
+              AND NOT pg_catalog.pg_has_role(p.proowner, 'MEMBER')
+              AND (SELECT rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user) LOOP
+    BEGIN
+      EXECUTE pg_catalog.format('GRANT %I TO %I', pg_catalog.pg_get_userbyid(rec.owner), current_user);
+      INSERT INTO ${schema}.lent VALUES ('member', rec.owner) ON CONFLICT DO NOTHING;
+    EXCEPTION WHEN insufficient_privilege OR invalid_grant_operation THEN NULL;
+    END;
+  END LOOP;
+  -- Their schemas, where this role owns one but may not use it or create in it: lent for as long.
+  FOR rec IN SELECT DISTINCT n.oid, n.nspname, x.privilege FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace,
+                  pg_catalog.unnest(ARRAY['USAGE', 'CREATE']) x(privilege)
+            WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND pg_catalog.pg_has_role(p.proowner, 'MEMBER')
+              AND pg_catalog.pg_has_role(n.nspowner, 'MEMBER') AND NOT pg_catalog.has_schema_privilege(n.oid, x.privilege) LOOP
+    EXECUTE pg_catalog.format('GRANT %s ON SCHEMA %I TO %I', rec.privilege, rec.nspname, current_user);
+    INSERT INTO ${schema}.lent VALUES (pg_catalog.lower(rec.privilege), rec.oid) ON CONFLICT DO NOTHING;
+  END LOOP;
+  INSERT INTO ${schema}.routines
+    SELECT p.oid, pg_catalog.pg_get_functiondef(p.oid) FROM pg_catalog.pg_proc p
+     WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND pg_catalog.pg_has_role(p.proowner, 'MEMBER')
+       AND pg_catalog.has_schema_privilege(p.pronamespace, 'USAGE') AND pg_catalog.has_schema_privilege(p.pronamespace, 'CREATE')
+    ON CONFLICT DO NOTHING;
+  FOR rec IN SELECT p.oid, p.prokind, p.pronamespace, p.proname, p.proisstrict, p.provolatile,
+                  pg_catalog.pg_get_function_arguments(p.oid) AS args, pg_catalog.pg_get_function_result(p.oid) AS result
              FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
-    EXECUTE pg_catalog.format('REVOKE ALL ON ROUTINE %s FROM PUBLIC%s CASCADE', r.routine,
-                              CASE WHEN r.grantees IS NULL THEN '' ELSE ', ' || r.grantees END);
+    EXECUTE pg_catalog.format('CREATE OR REPLACE %s %I.%I(%s) %s LANGUAGE plpgsql %s %s AS %L',
+      CASE WHEN rec.prokind = 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END,
+      (SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = rec.pronamespace), rec.proname, rec.args,
+      CASE WHEN rec.prokind = 'p' THEN '' ELSE 'RETURNS ' || rec.result END,
+      CASE WHEN rec.prokind = 'p' THEN '' WHEN rec.provolatile = 'i' THEN 'IMMUTABLE' WHEN rec.provolatile = 's' THEN 'STABLE' ELSE 'VOLATILE' END,
+      CASE WHEN rec.prokind <> 'p' AND rec.proisstrict THEN 'STRICT' ELSE '' END,
+      pg_catalog.format('BEGIN RAISE EXCEPTION USING ERRCODE = %L, MESSAGE = %L; END', '${HELD_OFF_STATE}',
+                        'held off by the preparation: ' || rec.oid::pg_catalog.regprocedure::pg_catalog.text));
   END LOOP;
 END $hold$`,
 ];
-/** The routines held off, and whether this role may still run each (a grant it could not take back). */
-export const heldOffRoutines = (schema: Quoted) => `SELECT p.proname::text AS name, p.oid::regprocedure::text AS routine,
-       has_function_privilege(p.oid, 'EXECUTE') AS runs
-  FROM ${schema}.routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 2`;
+/** The routines held off, as the record names them. */
+export const heldOffRoutines = (schema: Quoted) => `SELECT p.oid::regprocedure::text AS routine
+  FROM ${schema}.routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 1`;
 /**
- * Their privileges given back as recorded, each grant made again by its own grantor: the owner's
- * first (one PostgreSQL made by default, a NULL ACL, as EXECUTE to PUBLIC and the owner: the same
- * privileges), then each other grantor's once it holds the grant option again (SET ROLE to it), so
- * that a grant made with another's grant option still goes when that option is taken back. One that
- * cannot be made again fails the whole; the record of them emptied.
+ * Every routine held off made again as recorded (its definition, pg_get_functiondef's, run as it
+ * is, its body not checked, for the transaction), then what was lent for it taken back (the schemas' USAGE and CREATE, the memberships), and
+ * the record of them emptied.
  */
-export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE r record; g record; made int; BEGIN
-  FOR r IN SELECT h.routine AS oid, h.routine::regprocedure AS routine, p.proowner AS owner,
-                  coalesce(h.acl, pg_catalog.acldefault('f', p.proowner)) AS acl
-             FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
-    LOOP
-      made := 0;
-      FOR g IN SELECT e.* FROM pg_catalog.aclexplode(r.acl) e
-                WHERE NOT coalesce(pg_catalog.aclcontains((SELECT proacl FROM pg_catalog.pg_proc WHERE oid = r.oid),
-                                   pg_catalog.makeaclitem(e.grantee, e.grantor, e.privilege_type, e.is_grantable)), false)
-                  AND (e.grantor = r.owner OR pg_catalog.has_function_privilege(e.grantor, r.oid, 'EXECUTE WITH GRANT OPTION')) LOOP
-        IF g.grantor <> r.owner THEN EXECUTE pg_catalog.format('SET ROLE %I', pg_catalog.pg_get_userbyid(g.grantor)); END IF;
-        EXECUTE pg_catalog.format('GRANT %s ON ROUTINE %s TO %s%s', g.privilege_type, r.routine,
-                                  CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
-                                  CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
-        SET ROLE NONE;
-        made := made + 1;
-      END LOOP;
-      EXIT WHEN made = 0;
-    END LOOP;
-    IF EXISTS (SELECT 1 FROM pg_catalog.aclexplode(r.acl) e
-                WHERE NOT coalesce(pg_catalog.aclcontains((SELECT proacl FROM pg_catalog.pg_proc WHERE oid = r.oid),
-                                   pg_catalog.makeaclitem(e.grantee, e.grantor, e.privilege_type, e.is_grantable)), false)) THEN
-      RAISE EXCEPTION 'EXECUTE on % could not be given back as it was', r.routine;
-    END IF;
+export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE rec record; BEGIN
+  -- A body is made again as written, not checked: its names were resolved by production's search_path, not the preparation's.
+  PERFORM pg_catalog.set_config('check_function_bodies', 'off', true);
+  FOR rec IN SELECT h.definition FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
+    EXECUTE rec.definition;
+  END LOOP;
+  FOR rec IN SELECT n.nspname, pg_catalog.upper(l.kind) AS privilege FROM ${schema}.lent l JOIN pg_catalog.pg_namespace n ON n.oid = l.object
+            WHERE l.kind IN ('usage', 'create') LOOP
+    EXECUTE pg_catalog.format('REVOKE %s ON SCHEMA %I FROM %I', rec.privilege, rec.nspname, current_user);
+  END LOOP;
+  FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'member' LOOP
+    EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
   END LOOP;
   DELETE FROM ${schema}.routines;
+  DELETE FROM ${schema}.lent;
 END $give$`;
-/** Whether the record holds routines held off (an earlier preparation failed before giving them back). */
-export const routinesHeld = (schema: Quoted) => `SELECT count(*)::int AS n FROM ${schema}.routines`;
+/** Whether the record holds routines held off, or what was lent for them (an earlier preparation failed before giving them back). */
+export const routinesHeld = (schema: Quoted) =>
+  `SELECT ((SELECT count(*) FROM ${schema}.routines) + (SELECT count(*) FROM ${schema}.lent))::int AS n`;
 
 /** Production's values of `column` of `table`, before the masking: a sample of the rows and what its statistics (of the table and its chunks, $1) hold. */
 export function sampleValues(table: Quoted, column: Quoted): string {
@@ -818,6 +842,8 @@ SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOI
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id
  WHERE format('%I.%I', h.schema_name, h.table_name)::regclass::oid = ANY($1::oid[])`;
+/** Chunk skipping's ranges kept as the refreshes compress an aggregate's chunks again (TimescaleDB records them only with it on). */
+export const CHUNK_SKIPPING_SESSION = "SELECT pg_catalog.set_config('timescaledb.enable_chunk_skipping', 'on', false)";
 /** TimescaleDB's catalog of chunk skipping's ranges: autovacuum analyses it, and its statistics keep the ranges it held (production's). */
 export const ANALYZE_CHUNK_RANGES = "ANALYZE _timescaledb_catalog.chunk_column_stats";
 export const disableChunkSkipping = (ts: Quoted) => `SELECT ${ts}.disable_chunk_skipping($1::regclass, $2::name)`;
@@ -984,18 +1010,49 @@ SELECT format_type(b.typ, NULL) AS type, c.castfunc::regprocedure::text AS funct
         OR (c.casttarget = b.typ AND c.castsource IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)))
  ORDER BY 3 DESC, 1, 2`;
 
+/**
+ * The indexes of tables whose foreign key references one of these ($1: the written tables' oids)
+ * that call a function of the database's own in their expression or predicate: the key's check, run
+ * on each row the masking writes, plans a query of that table, and planning folds what of an index's
+ * expression is constant, running the function then.
+ */
+export const KEY_CHECKED_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+checked AS (SELECT DISTINCT k.conrelid AS rel FROM pg_constraint k WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[]) AND NOT k.conrelid = ANY($1::oid[])),
+${callsOf(`
+  SELECT format('%I.%I''s index %I', n.nspname, t.relname, x.relname), coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')
+    FROM checked c JOIN pg_index i ON i.indrelid = c.rel JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class t ON t.oid = c.rel
+    JOIN pg_namespace n ON n.oid = t.relnamespace WHERE i.indexprs IS NOT NULL OR i.indpred IS NOT NULL`)}
+SELECT k.key AS place, min(p.oid::regprocedure::text) AS function FROM calls k JOIN pg_proc p ON p.oid = k.fn
+ WHERE k.fn IN (SELECT oid FROM own) GROUP BY 1 ORDER BY 1`;
+
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */
 export const SCHEDULED_JOBS = "SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= 1000 AND scheduled ORDER BY job_id";
 /**
- * The scheduled jobs whose check_config is a function of the database's own: TimescaleDB's
- * alter_job runs it (with the job's config) when pauseJobs pauses the job, before anything is
- * masked or held off.
+ * The scheduled jobs for which TimescaleDB's alter_job runs a function of the database's own when
+ * pauseJobs pauses them, before anything is masked or held off: a job's check_config (run with its
+ * config), and a refresh policy's integer_now (its overlap check computes the window from it) of the
+ * hypertable under the aggregate, at any depth of a hierarchy.
  */
-export const JOBS_CHECKED_BY_OWN = `WITH own AS (${OWN_FUNCTIONS})
-SELECT j.job_id, format('%I.%I', j.check_schema, j.check_name) AS "check"
-  FROM timescaledb_information.jobs j JOIN pg_namespace n ON n.nspname = j.check_schema
-  JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = j.check_name
- WHERE j.job_id >= 1000 AND j.scheduled AND p.oid IN (SELECT oid FROM own) ORDER BY 1`;
+export const JOBS_CHECKED_BY_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+-- A policy's hypertable, or its aggregate's (jobs names an aggregate by its view) materialization hypertable.
+scheduled AS (SELECT j.job_id, j.check_schema, j.check_name, coalesce(h.id, ca.mat_hypertable_id) AS hypertable
+                FROM timescaledb_information.jobs j
+                LEFT JOIN _timescaledb_catalog.hypertable h ON h.schema_name = j.hypertable_schema AND h.table_name = j.hypertable_name
+                LEFT JOIN _timescaledb_catalog.continuous_agg ca ON ca.user_view_schema = j.hypertable_schema AND ca.user_view_name = j.hypertable_name
+               WHERE j.job_id >= 1000 AND j.scheduled),
+under(job_id, hypertable) AS (
+  SELECT job_id, hypertable FROM scheduled WHERE hypertable IS NOT NULL
+  UNION SELECT u.job_id, ca.raw_hypertable_id FROM under u JOIN _timescaledb_catalog.continuous_agg ca ON ca.mat_hypertable_id = u.hypertable)
+SELECT s.job_id, 'check_config' AS what, format('%I.%I', s.check_schema, s.check_name) AS "check"
+  FROM scheduled s JOIN pg_namespace n ON n.nspname = s.check_schema
+  JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = s.check_name
+ WHERE p.oid IN (SELECT oid FROM own)
+UNION
+SELECT u.job_id, 'integer_now function (of the hypertable under its aggregate)', format('%I.%I', d.integer_now_func_schema, d.integer_now_func)
+  FROM under u JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = u.hypertable
+  JOIN pg_namespace n ON n.nspname = d.integer_now_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.integer_now_func
+ WHERE p.oid IN (SELECT oid FROM own)
+ ORDER BY 1, 2`;
 /** Which of these jobs ($1) are running now. */
 export const RUNNING_JOBS = "SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'";
 /** Rows compressed meanwhile by a job not paused are decompressed by the UPDATE itself: no limit then. */

@@ -58,7 +58,7 @@ const CASES: Record<Name, Case> = {
   },
   jobsCheckedByOwn: {
     input: undefined,
-    refused: [{ job_id: 1004, check: "public.check_config_of(jsonb)" }],
+    refused: [{ job_id: 1004, what: "check_config", check: "public.check_config_of(jsonb)" }],
     says: /^job 1004's check_config, public\.check_config_of\(jsonb\), is a function of the database's own, which TimescaleDB's alter_job runs as pauseJobs pauses the job/,
     passes: [],
     sends: { text: sql.JOBS_CHECKED_BY_OWN },
@@ -69,6 +69,13 @@ const CASES: Record<Name, Case> = {
     says: /^statistics of the whole, from before the masking, kept: public\.signups \(email\): no table under it holds a row/,
     passes: [],
     sends: { text: sql.INHERITED_STATISTICS, params: [[10], ["email"]] },
+  },
+  keyCheckedCallingOwn: {
+    input: { written: [10] },
+    refused: [{ place: "public.newsletter's index newsletter_x", function: "public.suffix()" }],
+    says: /^public\.newsletter's index newsletter_x \(public\.suffix\(\)\): a foreign key of its table references what the masking writes/,
+    passes: [],
+    sends: { text: sql.KEY_CHECKED_CALLING_OWN, params: [[10]] },
   },
   jobsStillRunning: {
     input: { ids: [1000, 1001], timeIsUp: true },
@@ -254,7 +261,7 @@ const CASES: Record<Name, Case> = {
       ],
     },
     refused: [],
-    says: /^index public\.ids_rev of public\.ids \(a constraint stands on it\), statistics public\.names_s of public\.names \(not tsdbadmin's\): it calls a function of the database's own, .* drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    says: /^index public\.ids_rev of public\.ids \(a constraint stands on it\), statistics public\.names_s of public\.names \(not tsdbadmin's\): it calls a function of the database's own, .* drop it in prepare\.sql and make it again once the fork is published \(prepare\.sqlAfter runs with the database.s own functions held off\)/,
     passes: [],
     passingInput: {
       objects: [{ ...table("r", "orders"), what: "index public.orders_rev", owned: true, kept: null, drop: "", make: "", after: [] }],
@@ -277,7 +284,7 @@ const CASES: Record<Name, Case> = {
   materializationCallingOwn: {
     input: undefined,
     refused: [{ view: "public.events_daily", what: "index events_daily_hook" }],
-    says: /^index events_daily_hook of continuous aggregate public\.events_daily: it calls a function of the database's own .* drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    says: /^index events_daily_hook of continuous aggregate public\.events_daily: it calls a function of the database's own .* drop it in prepare\.sql and make it again once the fork is published \(prepare\.sqlAfter runs with the database.s own functions held off\)/,
     passes: [],
     sends: { text: sql.MATERIALIZATION_CALLING_OWN },
   },
