@@ -5,6 +5,7 @@
 // simulator, a file state backend standing in for S3, and a local stand-in of GitHub's API. (The PR
 // pipeline, the PR database action, has its own suites: prDatabase.e2e.test.ts and the two beside it.)
 import { execFileSync } from "child_process";
+import * as crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -224,10 +225,19 @@ test("a PR from a fork repository: no plan, a notice says why, and nothing fails
   expect(api.comments).toHaveLength(comments);
 });
 
+/** What an earlier run on main saved under the key the workflows' cache step computes: the project's
+ *  node_modules, as `npm ci` of its lock file makes them. Installing and caching is the plan's test. */
+async function mainCachedModules(): Promise<void> {
+  const lock = fs.readFileSync(path.join(repo, "infra", "production", "package-lock.json"));
+  const hash = crypto.createHash("sha256").update(crypto.createHash("sha256").update(lock).digest()).digest("hex");
+  await runner.seedCache(`node-modules-Linux-node20-${hash}`, "refs/heads/main", path.join(repo, "infra", "production", "node_modules"));
+}
+
 test("production: a push to main applies; a change made in the console is drift the daily check names; a manual apply puts it back", async () => {
+  await mainCachedModules();
   const applied = await trigger({ name: "push", ref: "refs/heads/main" });
   expect(ranJobs(applied)).toEqual(["production-apply.yml:apply"]);
-  job(applied, "production-apply.yml", "apply");
+  expect(job(applied, "production-apply.yml", "apply").log).toMatch(/Cache restored from key: node-modules-Linux-node20-[0-9a-f]{64}\n/);
   expect(sim.service(ids.projectId, ids.serviceId)?.ha_replicas).toEqual({ replica_count: 2, sync_replica_count: 1 });
   expect(sim.vpc(ids.projectId, ids.vpcId)?.name).toBe("production");
 
