@@ -158,13 +158,17 @@ export async function startEngine(
     /** The outputs as Automation gives them: values shown, and which are secret, read from the
      *  state (where a secret is stored under Pulumi's secret signature, as ciphertext). */
     const readOutputs = (): Outputs => {
-      const shown = JSON.parse(cli(["stack", "output", "--json", "--show-secrets"])) as Record<string, unknown>;
       const state = JSON.parse(rawState()) as {
         checkpoint: { latest?: { resources?: { type: string; outputs?: Record<string, unknown> }[] } };
       };
       const stored = state.checkpoint.latest?.resources?.find((r) => r.type === "pulumi:pulumi:Stack")?.outputs ?? {};
       const isSecret = (v: unknown) =>
         typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG[0]] === SECRET_SIG[1];
+      // Without a secret anywhere, the state holds the values as the CLI would show them: no CLI run
+      // (each one that shows secrets derives the passphrase's key).
+      const shown = JSON.stringify(stored).includes(SECRET_SIG[0])
+        ? (JSON.parse(cli(["stack", "output", "--json", "--show-secrets"])) as Record<string, unknown>)
+        : stored;
       return Object.fromEntries(Object.entries(shown).map(([k, value]) => [k, { value, secret: isSecret(stored[k]) }]));
     };
     const rawState = () => fs.readFileSync(path.join(backend, ".pulumi", "stacks", project, `${name}.json`), "utf8");
