@@ -67,7 +67,7 @@ test.each(UPDATES.map(({ label }, i) => [label, i] as const))(
       const forkName = `update-fork-${i}`;
       await lab.initStack(stack, forkName);
       // The stack's first create is no case's moment: made at once, the update's delays restored after.
-      await lab.withoutDelays(() => lab.ok("up", "--yes", "--stack", stack));
+      await lab.withoutDelays(() => lab.ok("up", "--yes", "--skip-preview", "--stack", stack));
       const [before] = lab.forksNamed(forkName);
       expect(before?.ha_replicas.replica_count).toBe(1);
 
@@ -101,13 +101,13 @@ test("an ambiguous 500 after the fork was made: one fork in state, one forkServi
     await lab.initStack(stack, "ambiguous-fork");
     lab.sim.clearLog();
     lab.sim.injectFault("forkService", { kind: "afterApplying", status: 500 });
-    const out = await lab.ok("up", "--yes", "--stack", stack);
+    const out = await lab.ok("up", "--yes", "--skip-preview", "--stack", stack);
     expect(out).toMatch(/adopting fork svc-\w+/);
     expect(lab.sim.requests("forkService")).toHaveLength(1);
     const [fork] = lab.forksNamed("ambiguous-fork");
     expect(lab.forksNamed("ambiguous-fork")).toHaveLength(1);
     expect(await lab.ok("stack", "export", "--stack", stack)).toContain(fork?.service_id);
-    await lab.ok("destroy", "--yes", "--stack", stack);
+    await lab.ok("destroy", "--yes", "--skip-preview", "--stack", stack);
   }));
 
 test("a kill that left the file backend's sidecar empty: the engine reads no stack (failed to load checkpoint: EOF) until it is deleted, as the README says; then up goes on, on the same fork", () =>
@@ -115,18 +115,18 @@ test("a kill that left the file backend's sidecar empty: the engine reads no sta
     const stack = "sidecar";
     await lab.initStack(stack, "sidecar-fork");
     // No kill here falls on the create: it is made at once.
-    await lab.withoutDelays(() => lab.ok("up", "--yes", "--stack", stack));
+    await lab.withoutDelays(() => lab.ok("up", "--yes", "--skip-preview", "--stack", stack));
     const [fork] = lab.forksNamed("sidecar-fork");
     // What a SIGKILL between fileblob's truncate and write of `<stack>.json.attrs` leaves.
     const sidecars = lab.sidecarsOf(stack);
     expect(sidecars).toHaveLength(1);
     fs.truncateSync(sidecars[0] as string, 0);
-    const refused = await lab.pulumi("up", "--yes", "--stack", stack);
+    const refused = await lab.pulumi("up", "--yes", "--skip-preview", "--stack", stack);
     expect(refused.status).not.toBe(0);
     expect(refused.output).toContain("failed to load checkpoint: EOF");
     await lab.recover(stack);
     expect(lab.forksNamed("sidecar-fork").map((f) => f.service_id)).toEqual([fork?.service_id]);
-    await lab.ok("destroy", "--yes", "--stack", stack);
+    await lab.ok("destroy", "--yes", "--skip-preview", "--stack", stack);
 
     // The README's other way out: a backend URL with ?metadata=skip writes no sidecar at all.
     const skipping = path.join(lab.dir, "state-skip");

@@ -225,7 +225,9 @@ export class KillLab {
   async againAfterKill(stack: string, command: "up" | "destroy"): Promise<string> {
     const repaired = new Set<string>();
     for (;;) {
-      const again = await this.pulumi(command, "--yes", "--stack", stack);
+      // One engine run, no preview of its own, as the PR action runs them (prDatabase/main.ts). The
+      // killed `up` keeps its preview, so that its moments fall where they always did.
+      const again = await this.pulumi(command, "--yes", "--skip-preview", "--stack", stack);
       if (again.status === 0) return again.output;
       if (/currently locked/.test(again.output) && !repaired.has("lock")) {
         repaired.add("lock");
@@ -235,7 +237,7 @@ export class KillLab {
         this.removeEmptySidecars();
       } else if (command === "up" && !repaired.has("pending")) {
         repaired.add("pending");
-        await this.ok("refresh", "--yes", "--clear-pending-creates", "--stack", stack);
+        await this.ok("refresh", "--yes", "--skip-preview", "--clear-pending-creates", "--stack", stack);
       } else throw new Error(`pulumi ${command} exited ${again.status} after ${[...repaired].join(", ") || "no"} repair:\n${again.output}`);
     }
   }
@@ -325,11 +327,19 @@ export class KillLab {
     await this.expectNoProviderLeft();
   }
 
-  /** The stack's outputs, secrets shown (the transcript withholds them). */
-  async outputs(stack: string): Promise<{ serviceId?: string; replicas?: number; uri?: string }> {
-    const r = await this.spawnPulumi(["stack", "output", "--json", "--show-secrets", "--stack", stack], { secretOutput: true }).done;
-    if (r.status !== 0) throw new Error(`pulumi stack output exited ${r.status}`);
-    return JSON.parse(r.output) as { serviceId?: string; replicas?: number; uri?: string };
+  /** The stack's state and its outputs, secrets shown (the transcript withholds them): one CLI run for both. */
+  async stateAndOutputs(stack: string): Promise<{ state: string; outputs: { serviceId?: string; replicas?: number; uri?: string } }> {
+    const r = await this.spawnPulumi(["stack", "export", "--show-secrets", "--stack", stack], { secretOutput: true }).done;
+    if (r.status !== 0) throw new Error(`pulumi stack export exited ${r.status}`);
+    const resources = (JSON.parse(r.output) as { deployment: { resources?: { type: string; outputs?: Record<string, unknown> }[] } })
+      .deployment.resources;
+    // A secret shown by the export: Pulumi's secret signature beside its value, as JSON text.
+    const shown = (v: unknown) =>
+      typeof v === "object" && v !== null && typeof (v as { plaintext?: unknown }).plaintext === "string"
+        ? (JSON.parse((v as { plaintext: string }).plaintext) as unknown)
+        : v;
+    const outputs = resources?.find((x) => x.type === "pulumi:pulumi:Stack")?.outputs ?? {};
+    return { state: r.output, outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, shown(v)])) };
   }
 
   /** 1 when the stack's `uri` output logs in to its fork's database (the simulator's stand-in server). */
@@ -354,17 +364,16 @@ export class KillLab {
     expect(live).toHaveLength(1);
     const fork = live[0] as (typeof live)[number];
     expect(fork).toMatchObject({ status: "READY", ha_replicas: { replica_count: declared.replicas } });
-    const state = await this.ok("stack", "export", "--stack", stack);
+    const { state, outputs } = await this.stateAndOutputs(stack);
     if (!state.includes(fork.service_id)) tally.missingFromState++;
     expect(state).toContain(fork.service_id);
-    const outputs = await this.outputs(stack);
     // The recovered fork's connection string logs in (an adopted fork's password was reset).
     tally.loginsAfterRecovery += await this.logsIn(outputs.uri ?? "");
     expect(this.sim.vpc(this.sim.defaults().projectId, this.sim.defaults().vpcId)?.name).toBe(declared.vpcName);
     expect(outputs.replicas).toBe(declared.replicas);
     if (declared.checkNoChanges) {
       await this.ok("preview", "--expect-no-changes", "--stack", stack);
-      await this.ok("refresh", "--yes", "--expect-no-changes", "--stack", stack);
+      await this.ok("refresh", "--yes", "--skip-preview", "--expect-no-changes", "--stack", stack);
     }
     return fork;
   }
@@ -391,7 +400,7 @@ export class KillLab {
    *  the fork stopped, its HA reset and no resource of ours in state. */
   async destroyStack(stack: string, forkName: string, serviceId: string, killAfterMs?: number) {
     if (killAfterMs !== undefined) {
-      const destroying = this.spawnPulumi(["destroy", "--yes", "--stack", stack]);
+      const destroying = this.spawnPulumi(["destroy", "--yes", "--skip-preview", "--stack", stack]);
       const before = this.sim.requests().length;
       await this.until(() =>
         this.sim
@@ -406,7 +415,7 @@ export class KillLab {
       await this.expectNoProviderLeft();
       await this.againAfterKill(stack, "destroy");
     } else {
-      await this.ok("destroy", "--yes", "--stack", stack);
+      await this.ok("destroy", "--yes", "--skip-preview", "--stack", stack);
     }
     expect(this.forksNamed(forkName).map((s) => s.status)).toEqual(["PAUSED"]);
     expect(this.sim.service(this.sim.defaults().projectId, serviceId)?.ha_replicas).toEqual({ replica_count: 0, sync_replica_count: 0 });
