@@ -67,9 +67,9 @@ test("examples/yaml, as a user runs it: preview, up, no changes, refresh, a rena
   fs.cpSync(path.join(ROOT, "examples", "yaml"), dir, { recursive: true });
   const { serviceId, vpcId } = sim.defaults();
   await ok(dir, ["stack", "init", "dev"]);
-  await ok(dir, ["config", "set", "sourceServiceId", serviceId]);
-  // A YAML program takes digits from config as a number unless told otherwise.
-  await ok(dir, ["config", "set", "--type", "string", "vpcId", vpcId]);
+  // One CLI run for the stack's config. A YAML program takes digits from config as a number unless
+  // told otherwise: set-all stores each value as a string, as `config set --type string` does.
+  await ok(dir, ["config", "set-all", "--plaintext", `sourceServiceId=${serviceId}`, "--plaintext", `vpcId=${vpcId}`]);
 
   sim.clearLog();
   const preview = await ok(dir, ["preview"]);
@@ -430,9 +430,11 @@ test("an up of the YAML example killed while its fork is being made, then run ag
   fs.cpSync(path.join(ROOT, "examples", "yaml"), dir, { recursive: true });
   // The same project as the example's test above: a stack of its own in the same backend.
   await ok(dir, ["stack", "init", "killed"]);
-  await ok(dir, ["config", "set", "sourceServiceId", serviceId]);
-  await ok(dir, ["config", "set", "--type", "string", "vpcId", vpcId]);
-  await ok(dir, ["config", "set", "forkName", "killed-fork"]);
+  await ok(dir, [
+    "config",
+    "set-all",
+    ...["sourceServiceId", "vpcId", "forkName"].flatMap((k, i) => ["--plaintext", `${k}=${[serviceId, vpcId, "killed-fork"][i]}`]),
+  ]);
   sim.delays = { ...sim.delays, forkQueuedMs: 1500, forkConfiguringMs: 1500 };
   try {
     sim.clearLog();
