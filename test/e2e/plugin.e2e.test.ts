@@ -445,11 +445,16 @@ test("an up of the YAML example killed while its fork is being made, then run ag
       detached: true,
     });
     const ended = new Promise((resolve) => up.on("close", resolve));
-    for (const deadline = Date.now() + 60_000; sim.requests("forkService").length === 0;) {
-      if (Date.now() > deadline) throw new Error("no forkService was sent");
+    // Killed once the fork is made and its provider waits for READY: its first look at the fork.
+    const polled = () => {
+      const fork = sim.services(projectId).find((s) => s.name === "killed-fork");
+      return fork !== undefined && sim.requests("getService").some((r) => r.path.endsWith(`/services/${fork.service_id}`));
+    };
+    for (const deadline = Date.now() + 60_000; !polled();) {
+      if (Date.now() > deadline)
+        throw new Error(`the fork was not made and polled: ${sim.requests("forkService").length} forkService sent`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    await new Promise((r) => setTimeout(r, 300));
     process.kill(-(up.pid as number), "SIGKILL");
     await ended;
 
@@ -487,5 +492,15 @@ test("an up of the YAML example killed while its fork is being made, then run ag
     expect(sim.services(projectId).filter((s) => s.name === "killed-fork" && s.status !== "DELETED")).toEqual([]);
   } finally {
     sim.delays = { ...sim.delays, forkQueuedMs: 300, forkConfiguringMs: 300 };
+    // The YAML language host (Pulumi's) outlives the killed engine, idle for good: ended here, so
+    // that runs do not pile them up.
+    for (const p of fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
+      try {
+        if (fs.readlinkSync(`/proc/${p}/cwd`) === dir && fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("pulumi-language-yaml"))
+          process.kill(Number(p), "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
   }
 });
