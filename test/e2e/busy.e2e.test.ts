@@ -48,8 +48,8 @@ test("a fork of a source busy with an operation started elsewhere waits for it, 
   expect(h.sim.service(h.ids.projectId, forkId)?.status).toBe("PAUSED");
 });
 
-// The race is made certain on every up (below), so repeating an up adds nothing: three make the fork
-// and then change each of its inputs both ways (strategy NOW <-> LAST_SNAPSHOT, HA 1 <-> 2).
+// The race is made certain on every up (below), so repeating an up adds nothing: three make the fork,
+// then replace it each way (NOW to LAST_SNAPSHOT and back) while HA goes from 1 to 2 and back.
 const RACE_UPS = 3;
 
 test(`HA on P and a fork of P in one program, HA first (the race made certain): ${RACE_UPS} ups in a row succeed`, async () => {
