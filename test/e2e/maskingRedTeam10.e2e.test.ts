@@ -33,51 +33,21 @@
 //     transaction's ID with TRANSACTION_ID (txid_current()::text, the type unqualified): a domain
 //     public.text with a CHECK of tsdbadmin's is taken for pg_catalog's text, and copies customers,
 //     unmasked, in the masking's own transaction (before any function is held off).
-import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { productionSuite, readThrough as read, SHAPED_ROWS } from "../support/lab/production";
+import { EVENTS_DAILY } from "../../simulator/production";
+import { readThrough as read } from "../support/lab/production";
+import {
+  DROP_LEFT_BEHIND,
+  PRODUCTION_ADDRESS,
+  RULES,
+  deepViews,
+  dropDeepViews,
+  inLargeObjects,
+  redTeamLab,
+  statsOf,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
-const { asSuperuser, cleanups, inProduction, preparedFork } = lab;
-
-const RULES = [
-  { table: EVENTS_TABLE, column: "customer_email", with: "email" },
-  { table: "customers", column: "email", with: "email" },
-];
-const PRODUCTION_ADDRESS = "%prod-customers.example.com%";
-
-/** A published fork's `what` read, or the failure's text: what a test of "published with nothing, or refused naming it" matches. */
-const outcome = (name: string, prepare: object, what: (uri: string) => Promise<string>) =>
-  preparedFork(name, prepare).then(
-    async (fork) => `published, ${await what(fork.uri)}`,
-    (err: Error) => said(err.message),
-  );
-
-/** A failed up's own words: from "Preparing fork" on, one line, as long as a reader needs. */
-function said(message: string): string {
-  const line = message.replace(/\s+/g, " ");
-  const from = Math.max(0, line.indexOf("Preparing fork"));
-  return line.slice(from, from + 700);
-}
-
-/** Two materialized views as the earlier rounds made them: m_deep_<tag> is refreshed in the second wave, its statistics production's until then. */
-const deepViews = (tag: string) => `
-    CREATE MATERIALIZED VIEW public.m_base_${tag} AS SELECT email FROM public.customers;
-    CREATE MATERIALIZED VIEW public.m_deep_${tag} AS SELECT email FROM public.m_base_${tag};
-    ANALYZE public.m_deep_${tag};`;
-const dropDeepViews = (tag: string) => `DROP MATERIALIZED VIEW IF EXISTS public.m_deep_${tag}, public.m_base_${tag};`;
-/** An expression: m_deep_<tag>'s statistics as text (production's until its refresh). */
-const statsOf = (
-  tag: string,
-) => `coalesce((SELECT pg_catalog.string_agg(coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, ''), ' ')
-        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep_${tag}'), 'none')`;
-/** What large objects hold: an IMMUTABLE function cannot INSERT, but PostgreSQL's lo_from_bytea writes all the same. */
-const inLargeObjects = (uri: string) =>
-  read(
-    uri,
-    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(convert_from(lo_get(oid), 'UTF8')) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM pg_largeobject_metadata`,
-  );
-const unlinkLargeObjects = () => asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;");
+const { asSuperuser, cleanups, inProduction, outcome, preparedFork, unlinkLargeObjects } = redTeamLab();
 
 test("a job's check_config function of tsdbadmin's (TimescaleDB's alter_job runs it as pauseJobs pauses the job) copies nothing of customers before the masking", async () => {
   cleanups.push(async () => {
@@ -208,11 +178,6 @@ test("a partitioned table above a masked partition, its tree empty (the partitio
     ),
   ).toBe("published, holding: 0");
 });
-
-/** Tables of chunks TimescaleDB no longer lists (a DROP TABLE of a compressed hypertable keeps its compressed chunks' tables), dropped. */
-const DROP_LEFT_BEHIND = `DO $d$ DECLARE t text; BEGIN FOR t IN SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = '_timescaledb_internal' AND c.relkind = 'r' AND c.relname ~ '^(compress_hyper|_hyper)_[0-9]+_[0-9]+_chunk$'
-    AND NOT EXISTS (SELECT 1 FROM _timescaledb_catalog.chunk ch WHERE ch.schema_name = n.nspname AND ch.table_name = c.relname) LOOP EXECUTE 'DROP TABLE ' || t; END LOOP; END $d$`;
 
 test("a compressed chunk of a masked hypertable emptied in production by a DELETE (its statistics, from when it was active, kept) is masked and published: dropped as an emptied uncompressed chunk is", async () => {
   cleanups.push(() => inProduction(`DROP TABLE IF EXISTS public.del105; ${DROP_LEFT_BEHIND};`));

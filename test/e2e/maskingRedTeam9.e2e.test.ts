@@ -35,54 +35,20 @@
 //     whole (inherited) through ANALYZE: KEPT_STATISTICS looks at a relation's own statistics only,
 //     and the sample (of the child: none) gives the check nothing to find.
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { productionSuite, readThrough as read, SHAPED_ROWS } from "../support/lab/production";
+import { readThrough as read, SHAPED_ROWS } from "../support/lab/production";
+import {
+  DROP_LEFT_BEHIND,
+  PRODUCTION_ADDRESS,
+  RULES,
+  copied,
+  copyStats,
+  deepViews,
+  dropDeepViews,
+  redTeamLab,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
-const { asSuperuser, cleanups, inProduction, preparedFork } = lab;
-
-const RULES = [
-  { table: EVENTS_TABLE, column: "customer_email", with: "email" },
-  { table: "customers", column: "email", with: "email" },
-];
-const PRODUCTION_ADDRESS = "%prod-customers.example.com%";
-
-/** Tables of chunks TimescaleDB no longer lists (a DROP TABLE of a compressed hypertable keeps its compressed chunks' tables), dropped. */
-const DROP_LEFT_BEHIND = `DO $d$ DECLARE t text; BEGIN FOR t IN SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = '_timescaledb_internal' AND c.relkind = 'r' AND c.relname ~ '^(compress_hyper|_hyper)_[0-9]+_[0-9]+_chunk$'
-    AND NOT EXISTS (SELECT 1 FROM _timescaledb_catalog.chunk ch WHERE ch.schema_name = n.nspname AND ch.table_name = c.relname) LOOP EXECUTE 'DROP TABLE ' || t; END LOOP; END $d$`;
-
-/** A published fork's `what` read, or the failure's text: what a test of "published with nothing, or refused naming it" matches. */
-const outcome = (name: string, prepare: object, what: (uri: string) => Promise<string>) =>
-  preparedFork(name, prepare).then(
-    async (fork) => `published, ${await what(fork.uri)}`,
-    (err: Error) => said(err.message),
-  );
-
-/** A failed up's own words: from "Preparing fork" on, one line, as long as a reader needs. */
-function said(message: string): string {
-  const line = message.replace(/\s+/g, " ");
-  const from = Math.max(0, line.indexOf("Preparing fork"));
-  return line.slice(from, from + 700);
-}
-
-/** Two materialized views as the earlier rounds made them: m_deep_<tag> is refreshed in the second wave, its statistics production's until then. */
-const deepViews = (tag: string) => `
-    CREATE MATERIALIZED VIEW public.m_base_${tag} AS SELECT email FROM public.customers;
-    CREATE MATERIALIZED VIEW public.m_deep_${tag} AS SELECT email FROM public.m_base_${tag};
-    ANALYZE public.m_deep_${tag};`;
-const dropDeepViews = (tag: string) => `DROP MATERIALIZED VIEW IF EXISTS public.m_deep_${tag}, public.m_base_${tag};`;
-/** The SQL text of a function body copying m_deep_<tag>'s statistics (production's until its refresh) into public.stolen_<tag>, once. */
-const copyStats = (tag: string) => `
-    IF NOT EXISTS (SELECT 1 FROM public.stolen_${tag}) THEN
-      INSERT INTO public.stolen_${tag} SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
-        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep_${tag}';
-    END IF;`;
-const copied = (tag: string) => (uri: string) =>
-  read(
-    uri,
-    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM public.stolen_${tag}`,
-  );
+const { asSuperuser, cleanups, inProduction, outcome, preparedFork } = redTeamLab();
 
 test("the suite's production is the simulator's at eventsRows: its hypertable holds that many rows, compressed by its policy as the full one is", async () => {
   expect(

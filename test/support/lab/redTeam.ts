@@ -1,0 +1,74 @@
+// What the red team's suites share (maskingRedTeam*.e2e.test.ts): a production of the same shape at
+// a tenth of its size, the rules every way is tried against, and the shapes and reads the ways are
+// made of. Each suite calls redTeamLab() once, at its top: the lab's hooks are registered there.
+import { EVENTS_TABLE } from "../../../simulator/production";
+import { productionSuite, readThrough as read, SHAPED_ROWS } from "./production";
+
+/** The rules every way is tried against: the compressed hypertable's addresses and the customers'. */
+export const RULES = [
+  { table: EVENTS_TABLE, column: "customer_email", with: "email" },
+  { table: "customers", column: "email", with: "email" },
+];
+/** Every production e-mail address, as a LIKE pattern. */
+export const PRODUCTION_ADDRESS = "%prod-customers.example.com%";
+
+/** Tables of chunks TimescaleDB no longer lists (a DROP TABLE of a compressed hypertable keeps its compressed chunks' tables), dropped. */
+export const DROP_LEFT_BEHIND = `DO $d$ DECLARE t text; BEGIN FOR t IN SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = '_timescaledb_internal' AND c.relkind = 'r' AND c.relname ~ '^(compress_hyper|_hyper)_[0-9]+_[0-9]+_chunk$'
+    AND NOT EXISTS (SELECT 1 FROM _timescaledb_catalog.chunk ch WHERE ch.schema_name = n.nspname AND ch.table_name = c.relname) LOOP EXECUTE 'DROP TABLE ' || t; END LOOP; END $d$`;
+
+/** A failed up's own words: from "Preparing fork" on, one line, as long as a reader needs. */
+export function said(message: string): string {
+  const line = message.replace(/\s+/g, " ");
+  const from = Math.max(0, line.indexOf("Preparing fork"));
+  return line.slice(from, from + 700);
+}
+
+/** Two materialized views as the earlier rounds made them: m_deep_<tag> is refreshed in the second wave, its statistics production's until then. */
+export const deepViews = (tag: string) => `
+    CREATE MATERIALIZED VIEW public.m_base_${tag} AS SELECT email FROM public.customers;
+    CREATE MATERIALIZED VIEW public.m_deep_${tag} AS SELECT email FROM public.m_base_${tag};
+    ANALYZE public.m_deep_${tag};`;
+export const dropDeepViews = (tag: string) => `DROP MATERIALIZED VIEW IF EXISTS public.m_deep_${tag}, public.m_base_${tag};`;
+/** The SQL text of a function body copying m_deep_<tag>'s statistics (production's until its refresh) into public.stolen_<tag>, once. */
+export const copyStats = (tag: string) => `
+    IF NOT EXISTS (SELECT 1 FROM public.stolen_${tag}) THEN
+      INSERT INTO public.stolen_${tag} SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep_${tag}';
+    END IF;`;
+/** What public.stolen_<tag> holds of production's addresses, read through a URL. */
+export const copied = (tag: string) => (uri: string) =>
+  read(
+    uri,
+    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM public.stolen_${tag}`,
+  );
+/** An expression: m_deep_<tag>'s statistics as text (production's until its refresh). */
+export const statsOf = (
+  tag: string,
+) => `coalesce((SELECT pg_catalog.string_agg(coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, ''), ' ')
+        FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep_${tag}'), 'none')`;
+/** What large objects hold: an IMMUTABLE function cannot INSERT, but PostgreSQL's lo_from_bytea writes all the same. */
+export const inLargeObjects = (uri: string) =>
+  read(
+    uri,
+    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(convert_from(lo_get(oid), 'UTF8')) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM pg_largeobject_metadata`,
+  );
+
+/** The lab of a red team's suite, on the shaped production, with what its ways are read by. */
+export function redTeamLab() {
+  const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
+  return {
+    cleanups: lab.cleanups,
+    asSuperuser: lab.asSuperuser,
+    inProduction: lab.inProduction,
+    preparedFork: lab.preparedFork,
+    /** A published fork's `what` read, or the failure's text: what a test of "published with nothing, or refused naming it" matches. */
+    outcome: (name: string, prepare: object, what: (uri: string) => Promise<string>) =>
+      lab.preparedFork(name, prepare).then(
+        async (fork) => `published, ${await what(fork.uri)}`,
+        (err: Error) => said(err.message),
+      ),
+    /** Every large object of production's gone. */
+    unlinkLargeObjects: () => lab.asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;"),
+  };
+}
