@@ -40,6 +40,8 @@ interface DbService extends PostgresServer {
   /** Logins refused until allowLogins (a test's "login never works"). */
   held: boolean;
   stopped: boolean;
+  /** Connections closed at once because logins were not accepted yet (someone is trying to log in). */
+  refused: number;
   /** Operations on the service's server, one after another. */
   work: Promise<void>;
 }
@@ -229,6 +231,11 @@ export class Databases {
     return !!s && !s.stopped && !s.held && Date.now() >= s.opensAt && (this.kind === "stand-in" || s.backendUp);
   }
 
+  /** How many connections to the service were closed at once, logins not accepted yet. */
+  connectionsRefused(serviceId: string): number {
+    return this.services.get(serviceId)?.refused ?? 0;
+  }
+
   /** Runs SQL on the service's server as the superuser, over its socket; the output, unaligned (tests). */
   async query(serviceId: string, sql: string): Promise<string> {
     const s = this.services.get(serviceId);
@@ -261,6 +268,7 @@ export class Databases {
       opensAt,
       held: false,
       stopped: false,
+      refused: 0,
       work: Promise.resolve(),
       backendUp: false,
     };
@@ -281,6 +289,7 @@ export class Databases {
     socket.on("error", () => undefined);
     // Not accepting logins yet (or held): the connection is closed at once, as by a server not up.
     if (!this.acceptsLogins(s.id)) {
+      s.refused++;
       socket.destroy();
       return;
     }

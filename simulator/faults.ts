@@ -56,6 +56,8 @@ export class Faults {
   private readonly trickles = new Set<NodeJS.Timeout>();
   /** Bytes the last `huge` fault wrote before the client closed (or it finished). */
   hugeBytesWritten = 0;
+  /** Whether a huge body is still being written (until the client closes or it is all sent). */
+  hugeStreaming = false;
 
   /** `answeredSince`: whether a request of `operation` that came in at `since` or later has been answered (the log's to say). */
   constructor(private readonly answeredSince: (operation: OperationName, since: number) => boolean) {}
@@ -172,6 +174,7 @@ export class Faults {
   /** Writes `bytes` bytes, waiting for the client to drain each full buffer, and stops when it closes. */
   private async streamHuge(res: http.ServerResponse, bytes: number): Promise<void> {
     this.hugeBytesWritten = 0;
+    this.hugeStreaming = true;
     let closed = false;
     let wake: (() => void) | undefined;
     res.on("close", () => {
@@ -191,6 +194,7 @@ export class Faults {
       }
     }
     if (!closed) res.end();
+    this.hugeStreaming = false;
   }
 }
 

@@ -203,6 +203,10 @@ export class Simulator {
   get hugeBytesWritten(): number {
     return this.faults.hugeBytesWritten;
   }
+  /** Whether the huge body of an injected fault is still being written. */
+  get hugeStreaming(): boolean {
+    return this.faults.hugeStreaming;
+  }
 
   /** Every request logged since the last clearLog (the official CLI's analytics calls are not). */
   requests(operation?: OperationName): LoggedRequest[] {

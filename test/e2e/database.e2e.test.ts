@@ -151,9 +151,10 @@ test("pulumi up SIGKILLed after the fork is READY, while it waits for the login:
     const fork = forks()[0] as ReturnType<typeof forks>[number];
     id = fork.service_id;
     const readyAt = fork.timeline.find((t) => t.status === "READY")?.at ?? Infinity;
-    // The provider has read the fork READY: it is now trying to log in, which cannot work yet.
+    // The provider has read the fork READY and is trying to log in, which cannot work yet: its
+    // connections are closed at once.
     await until(() => h.sim.requests("getService").some((r) => r.path.endsWith(`/${id}`) && r.at >= readyAt && r.status === 200));
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => h.sim.databases.connectionsRefused(id) > 0);
     expect(h.sim.databases.acceptsLogins(id)).toBe(false);
     const pids = killUp(path.join(h.dir, "killed"));
     expect(String((await killed)?.message)).toMatch(/signal|exit|code/i);

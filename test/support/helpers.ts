@@ -159,6 +159,15 @@ export function captureStderr(): string[] {
   return lines;
 }
 
+/** Resolves once `holds()` is true, polled; fails naming `what` after `timeoutMs`: a wait on state, not on a timer. */
+export async function eventually(what: string, holds: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!holds()) {
+    if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** The ID of the fork named `name` once the simulator holds it (a create still under way made it). */
 export async function forkAppears(sim: Simulator, projectId: string, name: string, timeoutMs = 10_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;

@@ -3,7 +3,7 @@
 import { providers } from "../../../../provider/hosts/dynamic/runtime";
 import { setHostOptions } from "../../../../provider/hosts/dynamic/provider";
 import { UNKNOWN } from "../../../../provider/rules/inputs";
-import { configureProviders, rejectionOf, providerSimForEachTest, P, failuresOf, type Ids } from "../../../support/helpers";
+import { configureProviders, eventually, rejectionOf, providerSimForEachTest, P, failuresOf, type Ids } from "../../../support/helpers";
 import type { Simulator } from "../../../../simulator";
 
 const ha = providers.ServiceHA;
@@ -54,10 +54,15 @@ describe("ServiceHA", () => {
 
   test("create waits for a CONFIGURING service, sends only the given counts, waits for them", async () => {
     sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "CONFIGURING");
-    setTimeout(() => sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "READY"), 100);
     sim.delays = { ...sim.delays, setHAMs: 80 };
     const { inputs } = await ha.check({}, { __provider: P, ...base, replicaCount: 2 });
-    const { id, outs } = await ha.create(inputs);
+    sim.clearLog();
+    const creating = ha.create(inputs);
+    // READY once create has read it CONFIGURING (and so must wait), not after a time.
+    await eventually("create reads the service CONFIGURING", () => sim.requests("getService").some((r) => r.status === 200));
+    expect(sim.requests("setHA")).toEqual([]);
+    sim.outOfBand.setStatus(ids.projectId, ids.serviceId, "READY");
+    const { id, outs } = await creating;
     expect(id).toBe(ids.serviceId);
     expect(sim.requests("setHA").map((r) => r.body)).toEqual([{ replica_count: 2 }]);
     expect(outs).toMatchObject({ replicaCount: 2, syncReplicaCount: 0, status: "READY" });
