@@ -19,17 +19,11 @@
 //  7. a routine beside TimescaleDB's in its schema, or a domain named regclass on the role's
 //     search_path, runs in place of what the refresh calls.
 import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
-import { productionSuite, readThrough as read, SHAPED_ROWS } from "../support/lab/production";
+import { readThrough as read } from "../support/lab/production";
+import { PRODUCTION_ADDRESS, RULES, redTeamLab } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
-const { cleanups, inProduction, preparedFork, refusedFork } = lab;
-
-const RULES = [
-  { table: EVENTS_TABLE, column: "customer_email", with: "email" },
-  { table: "customers", column: "email", with: "email" },
-];
-const PRODUCTION_ADDRESS = "%prod-customers.example.com%";
+const { lab, cleanups, inProduction, preparedFork, refusedFork } = redTeamLab();
 
 test("the role's search_path (public, pg_catalog) gives no operator of tsdbadmin's a chance to run before the masking: nothing is copied out of customers", async () => {
   cleanups.push(() =>

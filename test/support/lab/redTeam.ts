@@ -58,10 +58,13 @@ export const inLargeObjects = (uri: string) =>
 export function redTeamLab() {
   const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
   return {
+    /** The whole lab (its harness, `h`, is read lazily: only in a test or hook). */
+    lab,
     cleanups: lab.cleanups,
     asSuperuser: lab.asSuperuser,
     inProduction: lab.inProduction,
     preparedFork: lab.preparedFork,
+    refusedFork: lab.refusedFork,
     /** A published fork's `what` read, or the failure's text: what a test of "published with nothing, or refused naming it" matches. */
     outcome: (name: string, prepare: object, what: (uri: string) => Promise<string>) =>
       lab.preparedFork(name, prepare).then(
