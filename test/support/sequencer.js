@@ -22,6 +22,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam9",
   "maskingRedTeam10",
   "maskingRedTeam11",
+  "maskingRedTeam12",
   "busy",
   "go",
   "paused",

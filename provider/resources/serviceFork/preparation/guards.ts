@@ -295,17 +295,26 @@ const cascadeToForeign: Guard<{ masked: number[] }, Table> = {
   },
 };
 
+/** What a key's check runs of the database's own, refused: the same words for each way it does. */
+const keyCheckRuns = (rows: { place: string; function: string }[]) =>
+  rows.length
+    ? said(
+        `${list(rows, (r) => `${r.place} (${r.function})`)}: a foreign key of its table references what the masking writes, and the ` +
+          "key's check, on each row written, plans a query of it, which runs the function while the rows are not yet masked; " +
+          `drop what calls it (or the foreign key) in prepare.sql and make it again ${AGAIN.own}`,
+      )
+    : undefined;
+
 const keyCheckedCallingOwn: Guard<{ written: number[] }, { place: string; function: string }> = {
-  name: "an index calling a function of the database's own, of a table a key's check reads",
+  name: "an index, statistics object, CHECK or partition key calling a function of the database's own, of a table a key's check reads",
   statement: ({ written }) => [sql.KEY_CHECKED_CALLING_OWN, [written]],
-  refuse: (rows) =>
-    rows.length
-      ? said(
-          `${list(rows, (r) => `${r.place} (${r.function})`)}: a foreign key of its table references what the masking writes, and the ` +
-            "key's check, on each row written, plans a query of it, which runs the function while the rows are not yet masked; " +
-            `drop the index in prepare.sql and make it again ${AGAIN.own}`,
-        )
-      : undefined,
+  refuse: keyCheckRuns,
+};
+
+const keyCheckedPartitionedByOwn: Guard<{ written: number[] }, { place: string; function: string }> = {
+  name: "a dimension partitioned by a function of the database's own, of a hypertable a key's check reads",
+  statement: ({ written }) => [sql.KEY_CHECKED_PARTITIONED_BY_OWN, [written]],
+  refuse: keyCheckRuns,
 };
 
 const functionsOnWrite: Guard<{ written: number[] }, { table: string; what: string; function: string; why: string }> = {
@@ -526,6 +535,7 @@ export const GUARDS = {
   cascadeToForeign,
   functionsOnWrite,
   keyCheckedCallingOwn,
+  keyCheckedPartitionedByOwn,
   rowsNotMasked,
   frozenStatistics,
   hiddenFromChecks,

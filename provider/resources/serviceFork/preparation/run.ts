@@ -517,6 +517,7 @@ async function reachOf(s: Preparing): Promise<void> {
 async function functionsOnWrite(s: Preparing): Promise<void> {
   await s.check(GUARDS.functionsOnWrite, { written: [...s.reach.written, ...s.reach.ancestors].map((t) => t.oid) });
   await s.check(GUARDS.keyCheckedCallingOwn, { written: s.reach.written.map((t) => t.oid) });
+  if (s.timescaledb) await s.check(GUARDS.keyCheckedPartitionedByOwn, { written: s.reach.written.map((t) => t.oid) });
   if (s.timescaledb) await s.check(GUARDS.materializationCallingOwn, undefined);
 }
 

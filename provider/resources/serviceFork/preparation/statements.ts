@@ -614,10 +614,13 @@ export const HELD_OFF_STATE = "TGHLD";
  * must act as its owner and create in its schema: a role it is no member of it becomes one of for
  * as long (CREATEROLE, PostgreSQL 15), a schema of its own it may not use or create in it lends
  * itself USAGE or CREATE for as long; what it lends is recorded, and taken back. What is left
- * (another role's, with no CREATEROLE; in a schema of another role's) is not held off.
+ * (another role's, with no CREATEROLE, or of a role that is itself a member of this one, so that
+ * the grant would be circular; in a schema of another role's; one whose definition this role cannot
+ * make again as it is) is not held off: the checks of what runs (FUNCTIONS_ON_WRITE, READS,
+ * KEY_CHECKED_CALLING_OWN, …) stand for it.
  */
 export const holdOffRoutines = (schema: Quoted): string[] => [
-  `DO $hold$ DECLARE rec record; BEGIN
+  `DO $hold$ DECLARE rec record; prior text; BEGIN
   -- Owners of the database's own functions this role is no member of: made a member of, where CREATEROLE lets it.
   FOR rec IN SELECT DISTINCT p.proowner AS owner FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles o ON o.oid = p.proowner
             WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND NOT o.rolsuper
@@ -637,11 +640,22 @@ export const holdOffRoutines = (schema: Quoted): string[] => [
     EXECUTE pg_catalog.format('GRANT %s ON SCHEMA %I TO %I', rec.privilege, rec.nspname, current_user);
     INSERT INTO ${schema}.lent VALUES (pg_catalog.lower(rec.privilege), rec.oid) ON CONFLICT DO NOTHING;
   END LOOP;
-  INSERT INTO ${schema}.routines
-    SELECT p.oid, pg_catalog.pg_get_functiondef(p.oid) FROM pg_catalog.pg_proc p
-     WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND pg_catalog.pg_has_role(p.proowner, 'MEMBER')
-       AND pg_catalog.has_schema_privilege(p.pronamespace, 'USAGE') AND pg_catalog.has_schema_privilege(p.pronamespace, 'CREATE')
-    ON CONFLICT DO NOTHING;
+  -- Each one's definition made again first, as the give-back will make it: one this role cannot make
+  -- so (a body in SQL-standard form naming what it may no longer use, LEAKPROOF or SUPPORT, which a
+  -- superuser gave) is left as it is, as another role's is, and never lost halfway.
+  prior := pg_catalog.current_setting('check_function_bodies');
+  PERFORM pg_catalog.set_config('check_function_bodies', 'off', true);
+  FOR rec IN SELECT p.oid, pg_catalog.pg_get_functiondef(p.oid) AS definition FROM pg_catalog.pg_proc p
+              WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND pg_catalog.pg_has_role(p.proowner, 'MEMBER')
+                AND pg_catalog.has_schema_privilege(p.pronamespace, 'USAGE') AND pg_catalog.has_schema_privilege(p.pronamespace, 'CREATE')
+                AND NOT EXISTS (SELECT 1 FROM ${schema}.routines h WHERE h.routine = p.oid) LOOP
+    BEGIN
+      EXECUTE rec.definition;
+      INSERT INTO ${schema}.routines VALUES (rec.oid, rec.definition);
+    EXCEPTION WHEN insufficient_privilege THEN NULL;
+    END;
+  END LOOP;
+  PERFORM pg_catalog.set_config('check_function_bodies', prior, true);
   FOR rec IN SELECT p.oid, p.prokind, p.pronamespace, p.proname, p.proisstrict, p.provolatile,
                   pg_catalog.pg_get_function_arguments(p.oid) AS args, pg_catalog.pg_get_function_result(p.oid) AS result
              FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
@@ -1011,19 +1025,49 @@ SELECT format_type(b.typ, NULL) AS type, c.castfunc::regprocedure::text AS funct
  ORDER BY 3 DESC, 1, 2`;
 
 /**
- * The indexes of tables whose foreign key references one of these ($1: the written tables' oids)
- * that call a function of the database's own in their expression or predicate: the key's check, run
- * on each row the masking writes, plans a query of that table, and planning folds what of an index's
- * expression is constant, running the function then.
+ * What calls a function of the database's own in the tables whose foreign key references one of
+ * these ($1: the written tables' oids), and in their partitions: the key's check, run on each row the
+ * masking writes, plans a query of that table, and planning runs the function then. It folds the
+ * constant part of an index's expression or predicate and of an extended statistics object's
+ * expressions, and a partition's CHECK (constraint exclusion) and partition key.
  */
 export const KEY_CHECKED_CALLING_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
-checked AS (SELECT DISTINCT k.conrelid AS rel FROM pg_constraint k WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[]) AND NOT k.conrelid = ANY($1::oid[])),
+checked(rel) AS (
+  SELECT DISTINCT k.conrelid FROM pg_constraint k WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[]) AND NOT k.conrelid = ANY($1::oid[])
+  UNION SELECT i.inhrelid FROM checked c JOIN pg_inherits i ON i.inhparent = c.rel JOIN pg_class p ON p.oid = i.inhrelid AND p.relispartition),
 ${callsOf(`
   SELECT format('%I.%I''s index %I', n.nspname, t.relname, x.relname), coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')
     FROM checked c JOIN pg_index i ON i.indrelid = c.rel JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class t ON t.oid = c.rel
-    JOIN pg_namespace n ON n.oid = t.relnamespace WHERE i.indexprs IS NOT NULL OR i.indpred IS NOT NULL`)}
+    JOIN pg_namespace n ON n.oid = t.relnamespace WHERE i.indexprs IS NOT NULL OR i.indpred IS NOT NULL
+  UNION ALL
+  SELECT format('%I.%I''s statistics object %I', n.nspname, t.relname, x.stxname), x.stxexprs::text
+    FROM checked c JOIN pg_statistic_ext x ON x.stxrelid = c.rel JOIN pg_class t ON t.oid = c.rel
+    JOIN pg_namespace n ON n.oid = t.relnamespace WHERE x.stxexprs IS NOT NULL
+  UNION ALL
+  SELECT format('%I.%I''s constraint %I', n.nspname, t.relname, k.conname), k.conbin::text
+    FROM checked c JOIN pg_constraint k ON k.conrelid = c.rel AND k.contype = 'c' JOIN pg_class t ON t.oid = c.rel
+    JOIN pg_namespace n ON n.oid = t.relnamespace
+  UNION ALL
+  SELECT format('%I.%I''s partition key', n.nspname, t.relname), pk.partexprs::text
+    FROM checked c JOIN pg_partitioned_table pk ON pk.partrelid = c.rel JOIN pg_class t ON t.oid = c.rel
+    JOIN pg_namespace n ON n.oid = t.relnamespace WHERE pk.partexprs IS NOT NULL`)}
 SELECT k.key AS place, min(p.oid::regprocedure::text) AS function FROM calls k JOIN pg_proc p ON p.oid = k.fn
  WHERE k.fn IN (SELECT oid FROM own) GROUP BY 1 ORDER BY 1`;
+/**
+ * The hypertables whose foreign key references one of these ($1: the written tables' oids) with a
+ * dimension partitioned by a function of the database's own: TimescaleDB's planner runs it on the
+ * key's value, to find the chunks the key's check reads, as each row is masked.
+ */
+export const KEY_CHECKED_PARTITIONED_BY_OWN = `WITH own AS (${OWN_FUNCTIONS})
+SELECT DISTINCT format('%I.%I''s dimension %I', h.schema_name, h.table_name, d.column_name) AS place, p.oid::regprocedure::text AS function
+  FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_namespace tn ON tn.oid = t.relnamespace
+  JOIN _timescaledb_catalog.hypertable h ON h.schema_name = tn.nspname AND h.table_name = t.relname
+  JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id
+  JOIN pg_namespace n ON n.nspname = d.partitioning_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.partitioning_func
+ WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[]) AND NOT k.conrelid = ANY($1::oid[]) AND p.oid IN (SELECT oid FROM own)
+   -- A dimension of the key's columns: the check's query constrains those alone.
+   AND d.column_name IN (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey))
+ ORDER BY 1`;
 
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */
 export const SCHEDULED_JOBS = "SELECT job_id FROM timescaledb_information.jobs WHERE job_id >= 1000 AND scheduled ORDER BY job_id";

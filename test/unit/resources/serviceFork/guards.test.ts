@@ -77,6 +77,13 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.KEY_CHECKED_CALLING_OWN, params: [[10]] },
   },
+  keyCheckedPartitionedByOwn: {
+    input: { written: [10] },
+    refused: [{ place: "public.visits's dimension email", function: "public.part(anyelement)" }],
+    says: /^public\.visits's dimension email \(public\.part\(anyelement\)\): a foreign key of its table references what the masking writes, .*drop what calls it \(or the foreign key\) in prepare\.sql/,
+    passes: [],
+    sends: { text: sql.KEY_CHECKED_PARTITIONED_BY_OWN, params: [[10]] },
+  },
   jobsStillRunning: {
     input: { ids: [1000, 1001], timeIsUp: true },
     refused: [{ job_id: 1001 }],
