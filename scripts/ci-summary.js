@@ -32,7 +32,7 @@ for (const f of fs.existsSync(records) ? fs.readdirSync(records).filter((n) => n
   const exited = path.join(records, f.replace(/\.json$/, ".exited"));
   if (fs.existsSync(exited)) {
     const e = read(exited);
-    if (e.endedAt) took.push(e.exitedAt - e.endedAt);
+    if (e.endedAt) took.push({ ms: e.exitedAt - e.endedAt, hooks: e.exitBegan ? e.exitedAt - e.exitBegan : undefined });
     continue;
   }
   console.log(
@@ -42,9 +42,9 @@ for (const f of fs.existsSync(records) ? fs.readdirSync(records).filter((n) => n
 if (took.length)
   console.log(
     `jest workers: ${took.length} exited by themselves, ${took
-      .sort((a, b) => a - b)
-      .map((ms) => `${ms} ms`)
-      .join(", ")} after the end message of jest`,
+      .sort((a, b) => a.ms - b.ms)
+      .map((t) => `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}`)
+      .join(", ")} after the end message of jest (which kills one after 500 ms)`,
   );
 // No results from a lane: what npm test printed last, and each check that failed, repeated here.
 if (!main || !fs.existsSync(".tmp/floor-lane.json")) {

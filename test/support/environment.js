@@ -71,16 +71,20 @@ function describeHandles() {
 const RECORD = process.env.PULUMI_TIGERCLOUD_WORKER_RECORD;
 if (RECORD) {
   fs.mkdirSync(RECORD, { recursive: true });
-  // When jest's end message came (jest-worker's CHILD_MESSAGE_END, 2), and when the process exited:
-  // the listener goes with that message, so it keeps no IPC channel open after jest's own.
+  // When jest's end message came (jest-worker's CHILD_MESSAGE_END, 2), when the process began to
+  // exit, and when its last exit hook ran (the suites' own, a simulator's stopping what it left
+  // running, run in between): the listener goes with that message, so it keeps no IPC channel open
+  // after jest's own, and the last hook is added then, after every suite's.
   let endedAt = 0;
+  let exitBegan = 0;
   const onMessage = (m) => {
     if (!Array.isArray(m) || m[0] !== 2) return;
     endedAt = Date.now();
     process.removeListener("message", onMessage);
+    process.once("exit", () => fs.writeFileSync(`${RECORD}/${process.pid}.exited`, JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now() })));
   };
   if (process.send) process.prependListener("message", onMessage);
-  process.once("exit", () => fs.writeFileSync(`${RECORD}/${process.pid}.exited`, JSON.stringify({ endedAt, exitedAt: Date.now() })));
+  process.prependOnceListener("exit", () => (exitBegan = Date.now()));
 }
 
 class LeakCheckingEnvironment extends TestEnvironment {
