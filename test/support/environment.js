@@ -81,7 +81,9 @@ if (RECORD) {
     if (!Array.isArray(m) || m[0] !== 2) return;
     endedAt = Date.now();
     process.removeListener("message", onMessage);
-    process.once("exit", () => fs.writeFileSync(`${RECORD}/${process.pid}.exited`, JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now() })));
+    process.once("exit", () =>
+      fs.writeFileSync(`${RECORD}/${process.pid}.exited`, JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now() })),
+    );
   };
   if (process.send) process.prependListener("message", onMessage);
   process.prependOnceListener("exit", () => (exitBegan = Date.now()));
