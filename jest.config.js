@@ -15,6 +15,8 @@ module.exports = {
   // worker per core but one.
   maxWorkers: 3,
   testSequencer: "<rootDir>/test/support/sequencer.js",
+  // The default reporter, and one timing jest's own process as it ends its workers (CI's record).
+  reporters: ["default", "<rootDir>/test/support/endReporter.js"],
   projects: [
     { ...common, displayName: "unit", roots: ["<rootDir>/test"], testMatch: ["**/*.test.ts"], testPathIgnorePatterns: ["/e2e/"] },
     { ...common, displayName: "e2e", roots: ["<rootDir>/test/e2e"], testMatch: ["**/*.test.ts"] },

@@ -46,6 +46,13 @@ if (took.length)
       .map((t) => `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}`)
       .join(", ")} after the end message of jest (which kills one after 500 ms)`,
   );
+// jest's own process as it ended them: its longest event-loop stall after the last suite's result.
+for (const f of fs.existsSync(records) ? fs.readdirSync(records).filter((n) => n.endsWith(".end")) : []) {
+  const e = read(path.join(records, f));
+  console.log(
+    `jest (pid ${f.replace(/^jest-|\.end$/g, "")}): its event loop stalled at most ${e.longestStallMs} ms between the last suite's result and the run's end`,
+  );
+}
 // No results from a lane: what npm test printed last, and each check that failed, repeated here.
 if (!main || !fs.existsSync(".tmp/floor-lane.json")) {
   const log = fs.existsSync(".tmp/test.log") ? fs.readFileSync(".tmp/test.log", "utf8").split("\n") : [];
