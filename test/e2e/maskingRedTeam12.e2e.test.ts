@@ -25,6 +25,8 @@
 //     column: the function (of a role tsdbadmin cannot be made a member of, as in 1) is handed each
 //     production value of the masked column itself as it is masked. KEY_CHECKED_CALLING_OWN reads no
 //     dimension; PARTITIONED_BY_OWN is read only for what views read.
+// And, as 3: a function of tsdbadmin's a superuser made LEAKPROOF, which only a superuser may make so
+// again: its stub would have been made, and its definition could not.
 import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
 import { DROP_LEFT_BEHIND, RULES, inLargeObjects, redTeamLab } from "../support/lab/redTeam";
@@ -150,5 +152,17 @@ test("a hypertable whose foreign key references a masked column, with a space di
   // TimescaleDB's planner hashes the key's value to find the chunks its check reads: the value being masked, production's.
   expect(await outcome("pr-redteam12-key-check-dimension", { mask: RULES, pauseJobs: true }, inLargeObjects)).toMatch(
     /public\.visits124's dimension email \(public\.part124\(anyelement\)\): a foreign key of its table references what the masking writes/,
+  );
+});
+
+test("a function of tsdbadmin's a superuser made LEAKPROOF (only a superuser may make one so again) is left as it was, not held off: the fork is published with it LEAKPROOF and working", async () => {
+  cleanups.push(() => inProduction("DROP FUNCTION IF EXISTS public.same125(text, text);"));
+  await inProduction("CREATE FUNCTION public.same125(a text, b text) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT a = b';");
+  await asSuperuser("ALTER FUNCTION public.same125(text, text) LEAKPROOF;");
+  const leakproof =
+    "SELECT p.proleakproof::text || ' ' || public.same125('a', 'a')::text FROM pg_proc p WHERE p.oid = 'public.same125(text, text)'::regprocedure";
+  expect(await inProduction(leakproof)).toBe("true true");
+  expect(await outcome("pr-redteam12-leakproof", { mask: RULES, pauseJobs: true }, (uri) => read(uri, leakproof))).toBe(
+    "published, true true",
   );
 });
