@@ -23,6 +23,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam10",
   "maskingRedTeam11",
   "maskingRedTeam12",
+  "maskingRedTeam13",
   "busy",
   "go",
   "paused",

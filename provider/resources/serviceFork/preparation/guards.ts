@@ -311,6 +311,25 @@ const keyCheckedCallingOwn: Guard<{ written: number[] }, { place: string; functi
   refuse: keyCheckRuns,
 };
 
+const keyCastsCallingOwn: Guard<{ written: number[] }, { place: string; function: string }> = {
+  name: "a key whose check or cascade casts or compares through a function of the database's own",
+  statement: ({ written }) => [sql.KEY_CASTS_CALLING_OWN, [written]],
+  refuse: keyCheckRuns,
+};
+
+const hiddenByOwner: Guard<void, { place: string; owner: string }> = {
+  name: "a table, view or index whose owner tsdbadmin cannot be made a member of, with CREATEROLE",
+  statement: () => [sql.HIDDEN_BY_OWNER],
+  refuse: (hidden) =>
+    hidden.length
+      ? said(
+          `${list(hidden, (h) => `${h.place} (of role ${h.owner})`)}: tsdbadmin cannot be made a member of its owner (a member of ` +
+            "tsdbadmin itself), so its statistics are hidden from the checks, and with CREATEROLE the URL's holder may read them through a " +
+            "role it makes a member of that owner; in production, make it tsdbadmin's or revoke tsdbadmin from its owner, then fork again",
+        )
+      : undefined,
+};
+
 const keyCheckedPartitionedByOwn: Guard<{ written: number[] }, { place: string; function: string }> = {
   name: "a dimension partitioned by a function of the database's own, of a hypertable a key's check reads",
   statement: ({ written }) => [sql.KEY_CHECKED_PARTITIONED_BY_OWN, [written]],
@@ -536,6 +555,8 @@ export const GUARDS = {
   functionsOnWrite,
   keyCheckedCallingOwn,
   keyCheckedPartitionedByOwn,
+  keyCastsCallingOwn,
+  hiddenByOwner,
   rowsNotMasked,
   frozenStatistics,
   hiddenFromChecks,

@@ -518,6 +518,7 @@ async function functionsOnWrite(s: Preparing): Promise<void> {
   await s.check(GUARDS.functionsOnWrite, { written: [...s.reach.written, ...s.reach.ancestors].map((t) => t.oid) });
   await s.check(GUARDS.keyCheckedCallingOwn, { written: s.reach.written.map((t) => t.oid) });
   if (s.timescaledb) await s.check(GUARDS.keyCheckedPartitionedByOwn, { written: s.reach.written.map((t) => t.oid) });
+  await s.check(GUARDS.keyCastsCallingOwn, { written: s.reach.written.map((t) => t.oid) });
   if (s.timescaledb) await s.check(GUARDS.materializationCallingOwn, undefined);
 }
 
@@ -669,6 +670,7 @@ async function restatisticize(s: Preparing): Promise<void> {
   // First: what is below reads tables whole (an empty one's statistics are dropped), and every check after reads pg_stats,
   // which shows a column's statistics only to a role that may read it (and no table's whose row security it forces).
   await s.check(GUARDS.hiddenFromChecks, undefined);
+  await s.check(GUARDS.hiddenByOwner, undefined);
   const compressed = await compressedTables(s, s.reach.hypertables);
   for (const t of [...s.reach.written.filter((x) => x.kind === "r" || x.kind === "p"), ...compressed, ...s.reach.ancestors]) {
     s.step = `prepare.mask (ANALYZE ${shownName(t)})`;

@@ -621,10 +621,15 @@ export const HELD_OFF_STATE = "TGHLD";
  */
 export const holdOffRoutines = (schema: Quoted): string[] => [
   `DO $hold$ DECLARE rec record; prior text; BEGIN
-  -- Owners of the database's own functions this role is no member of: made a member of, where CREATEROLE lets it.
-  FOR rec IN SELECT DISTINCT p.proowner AS owner FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles o ON o.oid = p.proowner
-            WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p') AND NOT o.rolsuper
-              AND NOT pg_catalog.pg_has_role(p.proowner, 'MEMBER')
+  -- Owners of the database's own functions, and of tables, views and indexes (pg_stats shows their statistics to their
+  -- owner alone, so the checks would not see them, and a role CREATEROLE made a member of would), this role is no member
+  -- of: made a member of, where CREATEROLE lets it.
+  FOR rec IN SELECT owner FROM (
+               SELECT p.proowner AS owner FROM pg_catalog.pg_proc p WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p')
+               UNION SELECT c.relowner FROM pg_catalog.pg_class c
+                WHERE c.relkind IN ('r', 'p', 'm', 'i', 'I') AND c.relnamespace NOT IN ('pg_catalog'::pg_catalog.regnamespace, 'information_schema'::pg_catalog.regnamespace)) w
+              JOIN pg_catalog.pg_roles o ON o.oid = w.owner
+            WHERE NOT o.rolsuper AND NOT pg_catalog.pg_has_role(w.owner, 'MEMBER')
               AND (SELECT rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user) LOOP
     BEGIN
       EXECUTE pg_catalog.format('GRANT %I TO %I', pg_catalog.pg_get_userbyid(rec.owner), current_user);
@@ -1067,6 +1072,41 @@ SELECT DISTINCT format('%I.%I''s dimension %I', h.schema_name, h.table_name, d.c
  WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[]) AND NOT k.conrelid = ANY($1::oid[]) AND p.oid IN (SELECT oid FROM own)
    -- A dimension of the key's columns: the check's query constrains those alone.
    AND d.column_name IN (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey))
+ ORDER BY 1`;
+
+/**
+ * The keys referencing one of these ($1: the written tables' oids) whose check or cascade runs a
+ * function of the database's own on each row the masking writes: a cast between the key's column
+ * and the column it references (either way: the check compares through one, a cascade assigns
+ * through the other), or the equality operator it compares them with.
+ */
+export const KEY_CASTS_CALLING_OWN = `WITH own AS (${OWN_FUNCTIONS}),
+columns AS (
+  SELECT k.conrelid, k.conname, a.atttypid AS fk_type, b.atttypid AS pk_type, k.conpfeqop || k.conffeqop AS operators
+    FROM pg_constraint k CROSS JOIN LATERAL unnest(k.conkey, k.confkey) u(fk, pk)
+    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.fk
+    JOIN pg_attribute b ON b.attrelid = k.confrelid AND b.attnum = u.pk
+   WHERE k.contype = 'f' AND k.confrelid = ANY($1::oid[])),
+runs AS (
+  SELECT c.conrelid, c.conname, x.castfunc AS fn FROM columns c
+    JOIN pg_cast x ON (x.castsource = c.fk_type AND x.casttarget = c.pk_type) OR (x.castsource = c.pk_type AND x.casttarget = c.fk_type)
+  UNION SELECT c.conrelid, c.conname, o.oprcode::oid FROM columns c JOIN pg_operator o ON o.oid = ANY(c.operators))
+SELECT DISTINCT format('%I.%I''s key %I', n.nspname, t.relname, r.conname) AS place, r.fn::regprocedure::text AS function
+  FROM runs r JOIN pg_class t ON t.oid = r.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+ WHERE r.fn IN (SELECT oid FROM own)
+ ORDER BY 1, 2`;
+
+/**
+ * Tables, materialized views and indexes whose owner this role is not a member of though it has
+ * CREATEROLE (the owner is itself a member of it, so the preparation could not be made one): their
+ * statistics are hidden from the checks (pg_stats shows them to their owner alone), and the URL's
+ * holder may read them through a role it makes a member of that owner.
+ */
+export const HIDDEN_BY_OWNER = `SELECT format('%I.%I', n.nspname, c.relname) AS place, o.rolname AS owner
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_roles o ON o.oid = c.relowner
+ WHERE c.relkind IN ('r', 'p', 'm', 'i', 'I') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND NOT o.rolsuper AND NOT pg_has_role(c.relowner, 'MEMBER')
+   AND (SELECT rolcreaterole FROM pg_roles WHERE rolname = current_user)
  ORDER BY 1`;
 
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */

@@ -77,6 +77,20 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.KEY_CHECKED_CALLING_OWN, params: [[10]] },
   },
+  keyCastsCallingOwn: {
+    input: { written: [10] },
+    refused: [{ place: "public.subs's key subs_who_fkey", function: "public.addr_text(public.addr)" }],
+    says: /^public\.subs's key subs_who_fkey \(public\.addr_text\(public\.addr\)\): a foreign key of its table references what the masking writes/,
+    passes: [],
+    sends: { text: sql.KEY_CASTS_CALLING_OWN, params: [[10]] },
+  },
+  hiddenByOwner: {
+    input: undefined,
+    refused: [{ place: "public.leads", owner: "ops" }],
+    says: /^public\.leads \(of role ops\): tsdbadmin cannot be made a member of its owner .*make it tsdbadmin's or revoke tsdbadmin from its owner/,
+    passes: [],
+    sends: { text: sql.HIDDEN_BY_OWNER },
+  },
   keyCheckedPartitionedByOwn: {
     input: { written: [10] },
     refused: [{ place: "public.visits's dimension email", function: "public.part(anyelement)" }],
