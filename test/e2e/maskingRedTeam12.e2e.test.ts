@@ -29,23 +29,10 @@
 // again: its stub would have been made, and its definition could not.
 import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { DROP_LEFT_BEHIND, RULES, inLargeObjects, redTeamLab } from "../support/lab/redTeam";
+import { DROP_LEFT_BEHIND, RULES, inLargeObjects, redTeamLab, ownedByMemberOfTsdbadmin } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
-
-/**
- * A function made `role`'s, then `role` made a member of tsdbadmin (so tsdbadmin cannot be made a
- * member of it: the grant would be circular). tsdbadmin has CREATEROLE, as on Tiger Cloud.
- */
-const ownedByMemberOfTsdbadmin = (role: string, routine: string) => `
-    CREATE ROLE ${role} NOLOGIN;
-    GRANT ${role} TO tsdbadmin;
-    GRANT CREATE ON SCHEMA public TO ${role};
-    ALTER FUNCTION ${routine} OWNER TO ${role};
-    REVOKE CREATE ON SCHEMA public FROM ${role};
-    REVOKE ${role} FROM tsdbadmin;
-    GRANT tsdbadmin TO ${role};`;
 
 /** An IMMUTABLE function (it cannot INSERT; PostgreSQL's lo_from_bytea writes all the same) copying the events' addresses, once, from the masking's UPDATE. */
 const copyEvents = (name: string) => `

@@ -26,23 +26,10 @@
 // tsdbadmin itself), the checks cannot see its statistics, and the URL's holder can: refused.
 import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { PRODUCTION_ADDRESS, RULES, inLargeObjects, redTeamLab } from "../support/lab/redTeam";
+import { PRODUCTION_ADDRESS, RULES, inLargeObjects, redTeamLab, ownedByMemberOfTsdbadmin } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
-
-/**
- * A function made `role`'s, then `role` made a member of tsdbadmin (so tsdbadmin cannot be made a
- * member of it: the grant would be circular). tsdbadmin has CREATEROLE, as on Tiger Cloud.
- */
-const ownedByMemberOfTsdbadmin = (role: string, routine: string) => `
-    CREATE ROLE ${role} NOLOGIN;
-    GRANT ${role} TO tsdbadmin;
-    GRANT CREATE ON SCHEMA public TO ${role};
-    ALTER FUNCTION ${routine} OWNER TO ${role};
-    REVOKE CREATE ON SCHEMA public FROM ${role};
-    REVOKE ${role} FROM tsdbadmin;
-    GRANT tsdbadmin TO ${role};`;
 
 test("a foreign key referencing a masked column from a column whose type's implicit cast to text is a function whose owner tsdbadmin cannot be made a member of (the key's check casts each referencing row through it) is refused naming both: nothing is copied", async () => {
   cleanups.push(async () => {

@@ -54,6 +54,19 @@ export const inLargeObjects = (uri: string) =>
     `SELECT 'copied: ' || count(*) FILTER (WHERE lower(convert_from(lo_get(oid), 'UTF8')) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM pg_largeobject_metadata`,
   );
 
+/**
+ * A function made `role`'s, then `role` made a member of tsdbadmin (so tsdbadmin cannot be made a
+ * member of it: the grant would be circular). tsdbadmin has CREATEROLE, as on Tiger Cloud.
+ */
+export const ownedByMemberOfTsdbadmin = (role: string, routine: string) => `
+    CREATE ROLE ${role} NOLOGIN;
+    GRANT ${role} TO tsdbadmin;
+    GRANT CREATE ON SCHEMA public TO ${role};
+    ALTER FUNCTION ${routine} OWNER TO ${role};
+    REVOKE CREATE ON SCHEMA public FROM ${role};
+    REVOKE ${role} FROM tsdbadmin;
+    GRANT tsdbadmin TO ${role};`;
+
 /** The lab of a red team's suite, on the shaped production, with what its ways are read by. */
 export function redTeamLab() {
   const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
