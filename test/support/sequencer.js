@@ -24,6 +24,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam11",
   "maskingRedTeam12",
   "maskingRedTeam13",
+  "maskingRedTeam14",
   "busy",
   "go",
   "paused",

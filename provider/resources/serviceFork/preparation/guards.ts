@@ -318,14 +318,15 @@ const keyCastsCallingOwn: Guard<{ written: number[] }, { place: string; function
 };
 
 const hiddenByOwner: Guard<void, { place: string; owner: string }> = {
-  name: "a table, view or index whose owner tsdbadmin cannot be made a member of, with CREATEROLE",
+  name: "a table, view or index whose owner's privileges tsdbadmin could take but the preparation could not lend itself",
   statement: () => [sql.HIDDEN_BY_OWNER],
   refuse: (hidden) =>
     hidden.length
       ? said(
-          `${list(hidden, (h) => `${h.place} (of role ${h.owner})`)}: tsdbadmin cannot be made a member of its owner (a member of ` +
-            "tsdbadmin itself), so its statistics are hidden from the checks, and with CREATEROLE the URL's holder may read them through a " +
-            "role it makes a member of that owner; in production, make it tsdbadmin's or revoke tsdbadmin from its owner, then fork again",
+          `${list(hidden, (h) => `${h.place} (of role ${h.owner})`)}: the preparation cannot take its owner's privileges (its owner a ` +
+            "member of tsdbadmin itself, or reached through a NOINHERIT role), so its statistics are hidden from the checks, while the URL's " +
+            "holder may take them (SET ROLE, or CREATEROLE); in production, make it tsdbadmin's or grant its owner to tsdbadmin directly " +
+            "(revoking tsdbadmin from it), then fork again",
         )
       : undefined,
 };

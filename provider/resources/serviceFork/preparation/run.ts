@@ -115,6 +115,8 @@ class Preparing {
   chunks = new Set<number>();
   /** The functions of the database's own held off (their bodies replaced by a failure) until what may run them: named when one runs all the same. */
   heldOff: string[] = [];
+  /** Whether the preparation lent itself memberships (its record's), taken back by its last step. */
+  membershipsLent = false;
   /** An aggregate refreshed keeps chunk skipping's ranges of a column: the setting that records them, pinned on. */
   chunkSkipping = false;
   switched: Switched[] = [];
@@ -300,6 +302,11 @@ const STEPS: Step[] = [
     name: "prepare.mask (the statistics of tables whose ANALYZE calls a function of the database's own)",
     when: masking,
     run: restatisticizeCallingOwn,
+  },
+  {
+    name: "prepare.mask (the memberships lent for the preparation taken back, its record dropped)",
+    when: masking,
+    run: giveBackMemberships,
   },
   // Last, once everything above is committed and checked, so that no failed preparation leaves it.
   {
@@ -869,8 +876,9 @@ async function refreshDerived(s: Preparing): Promise<void> {
     s.step = "prepare.mask (the statistics of chunk skipping's ranges, of the aggregates refreshed)";
     await s.q(sql.ANALYZE_CHUNK_RANGES);
   }
-  s.step = "prepare.mask (every view refreshed: the preparation's record dropped)";
-  await s.q(sql.dropRecord(record(s).quoted));
+  // Every view refreshed: none is owed any more (the record itself goes with the memberships, last).
+  s.step = "prepare.mask (every view refreshed)";
+  if (await recordPresent(s)) await s.q(sql.clearOwedViews(record(s).quoted));
   s.refreshed.push(...plan.map(refreshedName));
   s.refreshedAll = true;
 }
@@ -897,14 +905,25 @@ async function holdOffRoutines(s: Preparing): Promise<void> {
   await makeRecord(s);
   for (const text of sql.holdOffRoutines(record(s).quoted)) await s.q(text);
   s.heldOff = (await s.q<{ routine: string }>(sql.heldOffRoutines(record(s).quoted))).map((r) => r.routine);
+  s.membershipsLent = ((await s.q<{ n: number }>(sql.membershipsLent(record(s).quoted)))[0]?.n ?? 0) > 0;
   if (s.heldOff.length) s.progress(`held off until what calls them is refreshed: ${s.heldOff.length} function(s) of the database's own`);
 }
 
 /** Their definitions made again as they were, and what was lent for them taken back. */
 async function giveBackRoutines(s: Preparing): Promise<void> {
   if (!s.heldOff.length) return;
-  await s.q(sql.giveBackRoutines(record(s).quoted));
+  await s.q(sql.giveBackRoutines(record(s).quoted, { memberships: false }));
   s.heldOff = [];
+}
+
+/**
+ * Last: the memberships the preparation lent itself taken back (what it did as an owner, up to
+ * making an index of another role's table again, is done), then its record dropped.
+ */
+async function giveBackMemberships(s: Preparing): Promise<void> {
+  if (s.membershipsLent) await s.q(sql.giveBackRoutines(record(s).quoted));
+  s.membershipsLent = false;
+  await s.q(sql.dropRecord(record(s).quoted));
 }
 
 /** What an earlier preparation of this fork held off and, failing, did not give back: given back now. */
@@ -961,13 +980,26 @@ async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
  * database's own, and views emptied but not yet refreshed still hold production's statistics.
  */
 async function remakeAfterFailure(s: Preparing): Promise<void> {
-  // Held off after the commit: given back (the record keeps them for the next preparation should this fail too). Before it, rolled back.
-  if (s.stage === "committed" && s.heldOff.length)
-    await s.session
-      .query("ROLLBACK")
-      .then(() => s.session.query(sql.PIN_SEARCH_PATH))
-      .then(() => s.session.query(sql.giveBackRoutines(record(s).quoted)))
-      .catch(() => undefined);
+  try {
+    await remakeWhatWasDropped(s);
+  } finally {
+    // Lent after the commit: taken back, once what needed an owner's privileges is made again. Before it, rolled back.
+    if (s.stage === "committed" && s.membershipsLent) await giveBackAfterFailure(s, { memberships: true });
+  }
+}
+
+/** After a failure past the commit: what the record holds given back (the record keeps it for the next preparation should this fail too). */
+async function giveBackAfterFailure(s: Preparing, options: { memberships: boolean }): Promise<void> {
+  await s.session
+    .query("ROLLBACK")
+    .then(() => s.session.query(sql.PIN_SEARCH_PATH))
+    .then(() => s.session.query(sql.giveBackRoutines(record(s).quoted, options)))
+    .catch(() => undefined);
+}
+
+async function remakeWhatWasDropped(s: Preparing): Promise<void> {
+  // Held off after the commit: given back. Before it, rolled back.
+  if (s.stage === "committed" && s.heldOff.length) await giveBackAfterFailure(s, { memberships: false });
   if (!s.refreshedAll && s.remakeLast.length) {
     s.notRemade = { objects: s.remakeLast.map((o) => `${o.what} (${o.make})`), withheld: true };
     s.remakeLast = [];

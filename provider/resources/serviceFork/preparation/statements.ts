@@ -597,6 +597,8 @@ export const makeRecord = (schema: Quoted): string[] => [
 export const owedViews = (schema: Quoted) =>
   `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
 export const recordViews = (schema: Quoted) => `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`;
+/** No view owed any more: every one emptied is refreshed. */
+export const clearOwedViews = (schema: Quoted) => `DELETE FROM ${schema}.views`;
 export const dropRecord = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} CASCADE`;
 
 /** The SQLSTATE of a function held off that ran: the preparation's own, no PostgreSQL condition's. */
@@ -629,7 +631,11 @@ export const holdOffRoutines = (schema: Quoted): string[] => [
                UNION SELECT c.relowner FROM pg_catalog.pg_class c
                 WHERE c.relkind IN ('r', 'p', 'm', 'i', 'I') AND c.relnamespace NOT IN ('pg_catalog'::pg_catalog.regnamespace, 'information_schema'::pg_catalog.regnamespace)) w
               JOIN pg_catalog.pg_roles o ON o.oid = w.owner
-            WHERE NOT o.rolsuper AND NOT pg_catalog.pg_has_role(w.owner, 'MEMBER')
+            -- Not holding its privileges (no member, or one through a NOINHERIT role only), and no direct member already
+            -- (what is lent is revoked after: never a membership production gave).
+            WHERE NOT o.rolsuper AND NOT pg_catalog.pg_has_role(w.owner, 'USAGE')
+              AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m WHERE m.roleid = w.owner
+                                 AND m.member = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user))
               AND (SELECT rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user) LOOP
     BEGIN
       EXECUTE pg_catalog.format('GRANT %I TO %I', pg_catalog.pg_get_userbyid(rec.owner), current_user);
@@ -683,7 +689,7 @@ export const heldOffRoutines = (schema: Quoted) => `SELECT p.oid::regprocedure::
  * is, its body not checked, for the transaction), then what was lent for it taken back (the schemas' USAGE and CREATE, the memberships), and
  * the record of them emptied.
  */
-export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE rec record; BEGIN
+export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) => `DO $give$ DECLARE rec record; BEGIN
   -- A body is made again as written, not checked: its names were resolved by production's search_path, not the preparation's.
   PERFORM pg_catalog.set_config('check_function_bodies', 'off', true);
   FOR rec IN SELECT h.definition FROM ${schema}.routines h JOIN pg_catalog.pg_proc p ON p.oid = h.routine LOOP
@@ -693,12 +699,18 @@ export const giveBackRoutines = (schema: Quoted) => `DO $give$ DECLARE rec recor
             WHERE l.kind IN ('usage', 'create') LOOP
     EXECUTE pg_catalog.format('REVOKE %s ON SCHEMA %I FROM %I', rec.privilege, rec.nspname, current_user);
   END LOOP;
-  FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'member' LOOP
+  ${
+    memberships
+      ? `FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'member' LOOP
     EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
-  END LOOP;
+  END LOOP;`
+      : "-- The memberships stay lent until the last step that needs an owner's privileges (givebackMemberships)."
+  }
   DELETE FROM ${schema}.routines;
-  DELETE FROM ${schema}.lent;
+  DELETE FROM ${schema}.lent${memberships ? "" : " WHERE kind <> 'member'"};
 END $give$`;
+/** Whether memberships are lent (the record's), to be taken back once no step needs them. */
+export const membershipsLent = (schema: Quoted) => `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind = 'member'`;
 /** Whether the record holds routines held off, or what was lent for them (an earlier preparation failed before giving them back). */
 export const routinesHeld = (schema: Quoted) =>
   `SELECT ((SELECT count(*) FROM ${schema}.routines) + (SELECT count(*) FROM ${schema}.lent))::int AS n`;
@@ -1097,16 +1109,18 @@ SELECT DISTINCT format('%I.%I''s key %I', n.nspname, t.relname, r.conname) AS pl
  ORDER BY 1, 2`;
 
 /**
- * Tables, materialized views and indexes whose owner this role is not a member of though it has
- * CREATEROLE (the owner is itself a member of it, so the preparation could not be made one): their
- * statistics are hidden from the checks (pg_stats shows them to their owner alone), and the URL's
- * holder may read them through a role it makes a member of that owner.
+ * Tables, materialized views and indexes whose owner's privileges this role does not hold, though
+ * the URL's holder may take them (a member through a NOINHERIT role alone, by SET ROLE; with
+ * CREATEROLE, through a role it makes a member), and the preparation could not lend itself (the
+ * owner a member of this role, so the grant would be circular; this role NOINHERIT): their
+ * statistics are hidden from the checks (pg_stats shows them to their owner alone).
  */
 export const HIDDEN_BY_OWNER = `SELECT format('%I.%I', n.nspname, c.relname) AS place, o.rolname AS owner
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_roles o ON o.oid = c.relowner
  WHERE c.relkind IN ('r', 'p', 'm', 'i', 'I') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-   AND NOT o.rolsuper AND NOT pg_has_role(c.relowner, 'MEMBER')
-   AND (SELECT rolcreaterole FROM pg_roles WHERE rolname = current_user)
+   AND NOT o.rolsuper AND NOT pg_has_role(c.relowner, 'USAGE')
+   -- Whoever holds the URL can take the owner's privileges: a member (SET ROLE), or with CREATEROLE.
+   AND (pg_has_role(c.relowner, 'MEMBER') OR (SELECT rolcreaterole FROM pg_roles WHERE rolname = current_user))
  ORDER BY 1`;
 
 /** TimescaleDB's own jobs (telemetry, its job-history retention) have IDs below 1000; a user's and a policy's, from it on: those scheduled. */

@@ -87,7 +87,7 @@ const CASES: Record<Name, Case> = {
   hiddenByOwner: {
     input: undefined,
     refused: [{ place: "public.leads", owner: "ops" }],
-    says: /^public\.leads \(of role ops\): tsdbadmin cannot be made a member of its owner .*make it tsdbadmin's or revoke tsdbadmin from its owner/,
+    says: /^public\.leads \(of role ops\): the preparation cannot take its owner's privileges .*make it tsdbadmin's or grant its owner to tsdbadmin directly/,
     passes: [],
     sends: { text: sql.HIDDEN_BY_OWNER },
   },
