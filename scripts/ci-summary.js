@@ -46,11 +46,13 @@ if (took.length)
       .map((t) => `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}`)
       .join(", ")} after the end message of jest (which kills one after 500 ms)`,
   );
-// jest's own process as it ended them: its longest event-loop stall after the last suite's result.
+// jest's own process as it ended them: how long it waited for them (past 500 ms it kills one), and
+// its longest event-loop stall meanwhile. A wait past 500 ms while every worker ran its last exit
+// hook at once is the time a process takes to end after its exit hooks.
 for (const f of fs.existsSync(records) ? fs.readdirSync(records).filter((n) => n.endsWith(".end")) : []) {
   const e = read(path.join(records, f));
   console.log(
-    `jest (pid ${f.replace(/^jest-|\.end$/g, "")}): its event loop stalled at most ${e.longestStallMs} ms between the last suite's result and the run's end`,
+    `jest (pid ${f.replace(/^jest-|\.end$/g, "")}): ${e.endedAt - e.lastResultAt} ms from the last suite's result to the run's end, its event loop stalled at most ${e.longestStallMs} ms`,
   );
 }
 // No results from a lane: what npm test printed last, and each check that failed, repeated here.
