@@ -29,15 +29,13 @@ import { readThrough as read } from "../support/lab/production";
 import { PRODUCTION_ADDRESS, RULES, inLargeObjects, redTeamLab, ownedByMemberOfTsdbadmin } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
+const { asSuperuser, inProduction, outcome, unlinkLargeObjects, withCreateRole } = redTeamLab();
 
 test("a foreign key referencing a masked column from a column whose type's implicit cast to text is a function whose owner tsdbadmin cannot be made a member of (the key's check casts each referencing row through it) is refused naming both: nothing is copied", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP TABLE IF EXISTS public.newsletter131; DROP TYPE IF EXISTS public.addr131 CASCADE; DROP ROLE IF EXISTS ops131;");
     await unlinkLargeObjects();
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   await inProduction(`
     -- An address as the newsletter keeps it, and its conversion to text: the address itself.
     CREATE TYPE public.addr131 AS (v text);
@@ -70,11 +68,9 @@ test("a foreign key referencing a masked column from a column whose type's impli
 });
 
 test("a masked table owned by another role, with a partial index whose predicate only production's rows meet, keeps no statistics of production's that the URL's holder can read: the checks see them, and refuse naming the index", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP TABLE IF EXISTS public.leads132; DROP ROLE IF EXISTS ops132;");
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   await inProduction(`
     CREATE ROLE ops132 NOLOGIN;
     GRANT ops132 TO tsdbadmin;
@@ -105,12 +101,10 @@ test("a masked table owned by another role, with a partial index whose predicate
 });
 
 test("a key's ON UPDATE CASCADE into a column whose type's casts from and to text are functions whose owner tsdbadmin cannot be made a member of (the cascade's UPDATE runs them on each row) is refused naming them: nothing is copied", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP TABLE IF EXISTS public.subs133; DROP TYPE IF EXISTS public.addr133 CASCADE; DROP ROLE IF EXISTS ops133;");
     await unlinkLargeObjects();
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   const copy = `IF pg_catalog.strpos(pg_catalog.current_query(), 'masked_row') > 0
            AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_largeobject_metadata) THEN
           PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(
@@ -144,11 +138,9 @@ test("a key's ON UPDATE CASCADE into a column whose type's casts from and to tex
 });
 
 test("a table owned by a role that is itself a member of tsdbadmin (so tsdbadmin cannot be made a member of it), with CREATEROLE, is refused naming it and its owner: its statistics are hidden from the checks, not from the URL's holder", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP TABLE IF EXISTS public.leads134; DROP ROLE IF EXISTS ops134;");
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   await inProduction(`
     CREATE ROLE ops134 NOLOGIN;
     CREATE TABLE public.leads134 (id int, email text);

@@ -28,14 +28,12 @@ import { readThrough as read } from "../support/lab/production";
 import { PRODUCTION_ADDRESS, RULES, redTeamLab } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const { asSuperuser, cleanups, inProduction, outcome } = redTeamLab();
+const { asSuperuser, inProduction, outcome, withCreateRole } = redTeamLab();
 
 test("a masked table whose owner tsdbadmin is a member of only through a NOINHERIT role, with a partial index whose predicate only production's rows meet, keeps no statistics of production's that the URL's holder can read (SET ROLE to the owner): the checks see them and refuse naming the index", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP TABLE IF EXISTS public.leads141; DROP ROLE IF EXISTS gate141; DROP ROLE IF EXISTS ops141;");
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   await asSuperuser(`
     CREATE ROLE ops141 NOLOGIN;
     -- A group role that does not inherit: its members may SET ROLE ops141, and hold none of its privileges until they do.
@@ -70,11 +68,9 @@ test("a masked table whose owner tsdbadmin is a member of only through a NOINHER
 });
 
 test("an application's table (of a role tsdbadmin is no member of; CREATEROLE) with an index calling that role's function is made again as it was: the fork is published with the index", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP OWNED BY app142; DROP ROLE IF EXISTS app142;");
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   await asSuperuser(`
     -- The application's own login role runs its migrations: its objects are its own, tsdbadmin no member of it.
     CREATE ROLE app142 NOLOGIN;
@@ -99,11 +95,9 @@ test("an application's table (of a role tsdbadmin is no member of; CREATEROLE) w
 });
 
 test("an application's materialized view (of a role tsdbadmin is no member of; CREATEROLE) whose query calls that role's function is refreshed from the masked data: the fork is published with it", async () => {
-  cleanups.push(async () => {
-    await asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+  await withCreateRole(async () => {
     await asSuperuser("DROP OWNED BY app143; DROP ROLE IF EXISTS app143;");
   });
-  await asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
   await asSuperuser(`
     CREATE ROLE app143 NOLOGIN;
     GRANT CREATE ON SCHEMA public TO app143;

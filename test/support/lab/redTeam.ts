@@ -84,6 +84,17 @@ export function redTeamLab() {
         async (fork) => `published, ${await what(fork.uri)}`,
         (err: Error) => said(err.message),
       ),
+    /**
+     * tsdbadmin given CREATEROLE, as on Tiger Cloud, for this test: after it, taken back, then
+     * `cleanup` run (what the test made of roles and objects dropped).
+     */
+    withCreateRole: async (cleanup: () => Promise<unknown>) => {
+      lab.cleanups.push(async () => {
+        await lab.asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+        await cleanup();
+      });
+      await lab.asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
+    },
     /** Every large object of production's gone. */
     unlinkLargeObjects: () => lab.asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;"),
   };
