@@ -25,6 +25,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam12",
   "maskingRedTeam13",
   "maskingRedTeam14",
+  "maskingRedTeam15",
   "busy",
   "go",
   "paused",

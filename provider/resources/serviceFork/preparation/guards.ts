@@ -400,7 +400,8 @@ const hiddenFromChecks: Guard<void, { place: string }> = {
           list(hidden, (h) => h.place),
           300,
         )}: tsdbadmin owns it but may not read it (or forces its row security on itself), so its statistics are hidden from the ` +
-        "checks (and the URL's holder may undo that); grant it in prepare.sql (GRANT SELECT ON … TO tsdbadmin, ALTER TABLE … NO FORCE ROW LEVEL SECURITY)"
+        "checks (and the URL's holder may undo that); grant it in prepare.sql (GRANT SELECT ON … TO tsdbadmin); row security forced in " +
+        "production is lifted for the checks and forced again by the preparation itself: do not force it in prepare.sqlAfter"
       : undefined,
 };
 
@@ -451,6 +452,30 @@ const statisticsCallingOwnKept: Guard<{ objects: OwnStatisticsObject[] }> = {
             "it calls a function of the database's own, which can read statistics still production's while it runs in a refresh or " +
             "ANALYZE, so the preparation drops it until everything else is made again, and it cannot; drop it in prepare.sql and make it " +
             `again ${AGAIN.own}, or make its table tsdbadmin's in production`,
+        )
+      : undefined;
+  },
+};
+
+const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, string> }> = {
+  name: "a materialized view calling a function of the database's own that cannot be made again with no data",
+  refuse: (_, { views, names }) => {
+    const remade = new Set(views.map((v) => v.oid));
+    const why = (v: sql.ViewMadeAgain) =>
+      [
+        ...(v.owned ? [] : ["not tsdbadmin's: make it tsdbadmin's in production"]),
+        ...v.readers.filter((r) => !remade.has(r)).map((r) => `read by ${names.get(r) ?? `relation ${r}`}`),
+        ...v.others.map((o) => `needed by ${o}`),
+        ...(v.grantors.length ? [`granted on by ${v.grantors.join(", ")} (grant it as its owner in production)`] : []),
+      ].join("; ");
+    const kept = views.filter((v) => why(v) !== "");
+    return kept.length
+      ? said(
+          `${list(kept, (v) => `${v.place} (${why(v)})`)}: its query calls a function of the database's own, which can read ` +
+            "statistics (its own among them) while it is refreshed; they are production's until the view is made again with no data, " +
+            "and the preparation cannot make it again as it was. Drop what reads or needs it in prepare.sql and make that again " +
+            `${AGAIN.own}`,
+          700,
         )
       : undefined;
   },
@@ -564,6 +589,7 @@ export const GUARDS = {
   statisticsKept,
   statisticsCallingOwnOfOthers,
   statisticsCallingOwnKept,
+  viewsNotMadeAgain,
   statisticsHolding,
   emptyViewWithStatistics,
   statisticsCopied,

@@ -120,6 +120,8 @@ class Preparing {
   /** An aggregate refreshed keeps chunk skipping's ranges of a column: the setting that records them, pinned on. */
   chunkSkipping = false;
   switched: Switched[] = [];
+  /** The tables whose owner forces row security on itself: lifted in the masking's transaction, forced again before its commit. */
+  forced: sql.ForcedRowSecurity[] = [];
   samples: Samples = new Map();
   /** The rows each rule changed, by rule index. */
   counts = new Map<number, number>();
@@ -263,6 +265,7 @@ const STEPS: Step[] = [
   { name: "prepare.sql", run: (s) => userSql(s, "sql") },
   // From here until the views that call one are refreshed, no function of the database's own may run.
   { name: "prepare.mask (the database's own functions held off)", when: masking, run: holdOffRoutines },
+  { name: "prepare.mask (row security owners force on themselves, lifted until the commit)", when: masking, run: liftForcedRowSecurity },
   { name: "prepare.mask (the rules' tables and columns)", when: masking, run: resolveRules },
   { name: "prepare.mask (foreign servers)", when: masking, run: dropForeignServers },
   { name: "prepare.mask (chunks TimescaleDB left behind)", when: (s) => s.masking && s.timescaledb, run: dropLeftBehind },
@@ -291,6 +294,7 @@ const STEPS: Step[] = [
   { name: "prepare.mask (statistics made again)", when: masking, run: restatisticize },
   { name: "prepare.mask (checking every row)", when: masking, run: checkRows },
   { name: "prepare.mask (checking statistics)", when: masking, run: checkStatistics },
+  { name: "prepare.mask (row security forced again, as it was)", when: masking, run: forceRowSecurityAgain },
   { name: "COMMIT", run: commit },
   { name: "prepare.mask (space given back)", when: masking, stage: "committed", run: giveSpaceBack },
   {
@@ -661,6 +665,20 @@ async function resetChunkSkipping(s: Preparing): Promise<void> {
   if (skipping.length) await s.q(sql.ANALYZE_CHUNK_RANGES);
 }
 
+/**
+ * Row security an owner forces on itself hides its table's statistics from pg_stats, which every
+ * check reads as that owner, and fails the masking's UPDATE (row_security is off): lifted inside the
+ * masking's transaction (the owner's membership lent by now, so prepare.sql could not do it).
+ */
+async function liftForcedRowSecurity(s: Preparing): Promise<void> {
+  s.forced = await s.q<sql.ForcedRowSecurity>(sql.FORCED_ROW_SECURITY);
+  for (const f of s.forced) await s.q(f.lift);
+}
+
+async function forceRowSecurityAgain(s: Preparing): Promise<void> {
+  for (const f of s.forced) await s.q(f.force);
+}
+
 async function putBack(s: Preparing): Promise<void> {
   for (const x of s.switched)
     await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, x.mode) : sql.ruleSwitch(x.table, x.name, x.mode));
@@ -842,8 +860,18 @@ async function refreshDerived(s: Preparing): Promise<void> {
     await s.q(sql.CHUNK_SKIPPING_SESSION);
   }
   await recordOwed(s, plan);
+  // Those refreshed once the database's own functions run again, and those left unpopulated that call one: made again with no data.
+  const moved = await remakeEmpty(s, [
+    ...plan.flatMap((item) => (item.opaque && item.kind === "materialized view" ? [item.table] : [])),
+    ...unpopulated.filter(runsOwn).map((v) => v.view),
+  ]);
+  for (const item of plan)
+    if (item.kind === "materialized view") item.table = { ...item.table, oid: moved.get(item.table.oid) ?? item.table.oid };
+  for (const o of s.remakeLast) o.oid = moved.get(o.oid) ?? o.oid;
+  const remade = new Set(moved.values());
   const emptied = new Map<Refresh, Set<string>>();
   for (const item of plan) {
+    if (item.kind === "materialized view" && remade.has(item.table.oid)) continue;
     s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
     emptied.set(item, item.kind === "materialized view" ? await emptyView(s, item.table) : await emptyAggregate(s, item.aggregate));
   }
@@ -871,7 +899,6 @@ async function refreshDerived(s: Preparing): Promise<void> {
   s.step = "prepare.mask (the database's own functions given back)";
   await giveBackRoutines(s);
   for (const item of plan.filter((i) => i.opaque)) await refresh(s, item);
-  for (const view of unpopulated.filter(runsOwn)) await restatisticizeUnpopulated(s, view);
   if (skipped.length) {
     s.step = "prepare.mask (the statistics of chunk skipping's ranges, of the aggregates refreshed)";
     await s.q(sql.ANALYZE_CHUNK_RANGES);
@@ -881,6 +908,56 @@ async function refreshDerived(s: Preparing): Promise<void> {
   if (await recordPresent(s)) await s.q(sql.clearOwedViews(record(s).quoted));
   s.refreshed.push(...plan.map(refreshedName));
   s.refreshedAll = true;
+}
+
+/**
+ * Materialized views made again with no data, their statistics gone with them: REFRESH … WITH NO
+ * DATA and ANALYZE of an empty view keep a view's statistics (production's), and a function of the
+ * database's own, run by a view's refresh, could read them. Those left unpopulated that read one are
+ * made again too. In one transaction: readers dropped first, each made again after what it reads,
+ * its privileges checked the same after. Returns each one's new oid by its old.
+ */
+async function remakeEmpty(s: Preparing, views: Table[]): Promise<Map<number, number>> {
+  const moved = new Map<number, number>();
+  if (!views.length) return moved;
+  s.step = "prepare.mask (the materialized views calling a function of the database's own, made again with no data)";
+  const oids = new Set(views.map((v) => v.oid));
+  let found: sql.ViewMadeAgain[] = [];
+  const names = new Map<number, string>();
+  for (let more = true; more;) {
+    found = await s.q<sql.ViewMadeAgain>(sql.VIEWS_MADE_AGAIN_EMPTY, [[...oids]]);
+    more = false;
+    for (const r of await s.q<{ oid: number; place: string; unpopulated: boolean }>(sql.RELATIONS, [found.flatMap((v) => v.readers)])) {
+      names.set(r.oid, r.place);
+      if (r.unpopulated && !oids.has(r.oid)) more = oids.add(r.oid).size > 0;
+    }
+  }
+  await s.check(GUARDS.viewsNotMadeAgain, { views: found, names });
+  // Each after those of them it reads (v reads u: v is among u's readers).
+  const order: sql.ViewMadeAgain[] = [];
+  for (let left = [...found]; left.length;) {
+    const ready = left.filter((v) => !left.some((u) => u !== v && u.readers.includes(v.oid)));
+    if (!ready.length) s.fail(new Refusal(`${printable(left.map((v) => v.place).join(", "))} read each other`));
+    order.push(...ready);
+    left = left.filter((v) => !ready.includes(v));
+  }
+  const privileges = async (oid: number) => (await s.q<{ privileges: string }>(sql.VIEW_PRIVILEGES, [oid]))[0]?.privileges;
+  const before = new Map<number, string | undefined>();
+  for (const v of order) before.set(v.oid, await privileges(v.oid));
+  const owed = await recordPresent(s);
+  await s.q(sql.BEGIN);
+  for (const v of [...order].reverse()) await s.q(v.drop);
+  for (const v of order) {
+    s.step = `prepare.mask (making the materialized view ${printable(v.place)} again with no data)`;
+    for (const text of v.make) await s.q(text);
+    const oid = (await s.q<{ oid: number }>(sql.VIEW_OID, [v.place]))[0]?.oid ?? 0;
+    if ((await privileges(oid)) !== before.get(v.oid))
+      s.fail(new Refusal(`${printable(v.place)}, made again with no data, did not get its privileges back as they were`));
+    if (owed) await s.q(sql.reowedView(record(s).quoted), [v.oid, oid]);
+    moved.set(v.oid, oid);
+  }
+  await s.q(sql.COMMIT);
+  return moved;
 }
 
 /** This fork's record of what its preparation must undo or finish (statements.ts, RECORD_PRESENT): a schema named by a digest of its service ID. */
@@ -1036,8 +1113,18 @@ async function restatisticizeCallingOwn(s: Preparing): Promise<void> {
     await asUser(s, sql.analyze(tableName(t)));
   }
   const relations = tables.map((t) => t.oid);
+  // Row security forced again since the commit hides what the checks read: lifted for them, in a transaction (a refusal rolls it back).
+  const forced = s.forced.filter((f) => relations.includes(f.oid));
+  if (forced.length) {
+    await s.q(sql.BEGIN);
+    for (const f of forced) await s.q(f.lift);
+  }
   await s.check(GUARDS.frozenStatistics, { relations });
   await s.check(GUARDS.statisticsKept, { relations });
+  if (forced.length) {
+    for (const f of forced) await s.q(f.force);
+    await s.q(sql.COMMIT);
+  }
 }
 
 /**

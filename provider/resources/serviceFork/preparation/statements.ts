@@ -579,6 +579,104 @@ export const UNPOPULATED_WITH_STATISTICS = `SELECT c.oid::int AS oid, n.nspname 
         OR EXISTS (SELECT 1 FROM pg_stats_ext_exprs e WHERE e.schemaname = n.nspname AND e.tablename = c.relname))
  ORDER BY 2, 3`;
 
+/** Who may do what with a materialized view ($1: its oid), as one text: the same after it is made again, or it was not made as it was. */
+export const VIEW_PRIVILEGES = `SELECT pg_get_userbyid(c.relowner) || ';' ||
+       coalesce((SELECT string_agg(e, ',' ORDER BY e) FROM (
+                   SELECT format('%s/%s/%s/%s', a.grantor, a.grantee, a.privilege_type, a.is_grantable) AS e
+                     FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a
+                   UNION ALL SELECT format('%s:%s/%s/%s/%s', t.attname, g.grantor, g.grantee, g.privilege_type, g.is_grantable)
+                     FROM pg_attribute t, aclexplode(t.attacl) g WHERE t.attrelid = c.oid AND t.attacl IS NOT NULL) x), '') AS privileges
+  FROM pg_class c WHERE c.oid = $1::oid`;
+/** These relations ($1: oids): their names, and whether each is a materialized view left unpopulated. */
+export const RELATIONS = `SELECT c.oid::int AS oid, format('%I.%I', n.nspname, c.relname) AS place, c.relkind = 'm' AND NOT c.relispopulated AS unpopulated
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = ANY($1::oid[])`;
+/** A materialized view's oid, by its name as the server quoted it ($1). */
+export const VIEW_OID = `SELECT $1::text::regclass::oid::int AS oid`;
+
+/**
+ * Materialized views ($1: oids) to be made again WITH NO DATA: the only way, for a role that is not
+ * a superuser, to drop the statistics a view keeps through REFRESH … WITH NO DATA and ANALYZE of it
+ * empty. `make`: its DROP, then its CREATE from its definition (columns, access method, storage
+ * options, tablespace), its owner, its privileges (a table's and its columns'), comments, columns'
+ * settings, indexes and extended statistics as they were. `readers`: the relations whose queries
+ * read it; `others`: whatever else its DROP would take with it (a function's body, a column of its
+ * row type, an extension it belongs to); `grantors`: roles other than its owner that granted on it
+ * (a grant made again is its owner's).
+ */
+export const VIEWS_MADE_AGAIN_EMPTY = `WITH v AS (
+  SELECT c.*, n.nspname, format('%I.%I', n.nspname, c.relname) AS q FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = ANY($1::oid[]) AND c.relkind = 'm')
+SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owned,
+       coalesce(ARRAY(SELECT DISTINCT w.ev_class::int FROM pg_depend d JOIN pg_rewrite w ON w.oid = d.objid
+                       WHERE d.classid = 'pg_rewrite'::regclass AND w.ev_class <> v.oid
+                         AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = v.reltype))),
+                '{}') AS readers,
+       ARRAY(SELECT DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid) FROM pg_depend d
+              WHERE d.classid <> 'pg_rewrite'::regclass AND d.deptype = 'n'
+                AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = v.reltype))
+             UNION SELECT 'extension ' || quote_ident(e.extname) FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+              WHERE d.classid = 'pg_class'::regclass AND d.objid = v.oid AND d.deptype = 'e') AS others,
+       ARRAY(SELECT DISTINCT pg_get_userbyid(a.grantor)::text FROM aclexplode(v.relacl) a WHERE a.grantor <> v.relowner
+             UNION SELECT pg_get_userbyid(g.grantor)::text FROM pg_attribute t, aclexplode(t.attacl) g
+              WHERE t.attrelid = v.oid AND t.attacl IS NOT NULL AND g.grantor <> v.relowner) AS grantors,
+       format('DROP MATERIALIZED VIEW %s', v.q) AS "drop",
+       ARRAY[
+         format('CREATE MATERIALIZED VIEW %s (%s) USING %I%s%s AS %s WITH NO DATA', v.q,
+                (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND NOT a.attisdropped),
+                (SELECT amname FROM pg_am WHERE oid = v.relam),
+                coalesce(' WITH (' || (SELECT string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') FROM unnest(v.reloptions) o) || ')', ''),
+                CASE WHEN v.reltablespace <> 0 THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = v.reltablespace)) ELSE '' END,
+                regexp_replace(pg_get_viewdef(v.oid), ';\\s*$', '')),
+         format('ALTER MATERIALIZED VIEW %s OWNER TO %I', v.q, pg_get_userbyid(v.relowner)),
+         format('REVOKE ALL ON %s FROM PUBLIC', v.q)]
+       -- What its maker's default privileges granted, taken back; then its own grants, as they were.
+       || ARRAY(SELECT format('REVOKE ALL ON %s FROM %I', v.q, r) FROM (
+                  SELECT pg_get_userbyid(v.relowner) UNION SELECT current_user::text
+                  UNION SELECT pg_get_userbyid(g.grantee) FROM pg_default_acl da, aclexplode(da.defaclacl) g
+                   WHERE da.defaclrole = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND da.defaclobjtype = 'r'
+                     AND da.defaclnamespace IN (0, v.relnamespace) AND g.grantee <> 0) x(r))
+       || ARRAY(SELECT format('GRANT %s ON %s TO %s%s', a.privilege_type, v.q, CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
+                              CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+                  FROM aclexplode(coalesce(v.relacl, acldefault('r', v.relowner))) a)
+       || ARRAY(SELECT format('GRANT %s (%I) ON %s TO %s%s', g.privilege_type, t.attname, v.q, CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END,
+                              CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+                  FROM pg_attribute t, aclexplode(t.attacl) g WHERE t.attrelid = v.oid AND t.attacl IS NOT NULL)
+       || ARRAY(SELECT format('COMMENT ON MATERIALIZED VIEW %s IS %L', v.q, obj_description(v.oid, 'pg_class')) WHERE obj_description(v.oid, 'pg_class') IS NOT NULL)
+       || ARRAY(SELECT x FROM pg_attribute a, LATERAL (VALUES
+                  (CASE WHEN col_description(v.oid, a.attnum) IS NOT NULL THEN format('COMMENT ON COLUMN %s.%I IS %L', v.q, a.attname, col_description(v.oid, a.attnum)) END),
+                  (CASE WHEN a.attstattarget >= 0 THEN format('ALTER MATERIALIZED VIEW %s ALTER COLUMN %I SET STATISTICS %s', v.q, a.attname, a.attstattarget) END),
+                  ((SELECT format('ALTER MATERIALIZED VIEW %s ALTER COLUMN %I SET (%s)', v.q, a.attname,
+                                  string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', '))
+                      FROM unnest(a.attoptions) o WHERE split_part(o, '=', 1) IN ('n_distinct', 'n_distinct_inherited') HAVING count(*) > 0))) s(x)
+                  WHERE a.attrelid = v.oid AND a.attnum > 0 AND NOT a.attisdropped AND x IS NOT NULL ORDER BY a.attnum)
+       || ARRAY(SELECT x FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid, LATERAL (VALUES
+                  (1, pg_get_indexdef(i.indexrelid)),
+                  (2, CASE WHEN i.indisclustered THEN format('ALTER MATERIALIZED VIEW %s CLUSTER ON %I', v.q, ic.relname) END),
+                  (3, CASE WHEN obj_description(i.indexrelid, 'pg_class') IS NOT NULL
+                           THEN format('COMMENT ON INDEX %I.%I IS %L', v.nspname, ic.relname, obj_description(i.indexrelid, 'pg_class')) END)) s(k, x)
+                  WHERE i.indrelid = v.oid AND x IS NOT NULL ORDER BY ic.relname, k)
+       || ARRAY(SELECT format('ALTER INDEX %I.%I ALTER COLUMN %s SET STATISTICS %s', v.nspname, ic.relname, a.attnum, a.attstattarget)
+                  FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_attribute a ON a.attrelid = i.indexrelid
+                 WHERE i.indrelid = v.oid AND a.attstattarget >= 0 ORDER BY ic.relname, a.attnum)
+       || ARRAY(SELECT x FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace, LATERAL (VALUES
+                  (1, pg_get_statisticsobjdef(e.oid)),
+                  (2, format('ALTER STATISTICS %I.%I OWNER TO %I', en.nspname, e.stxname, pg_get_userbyid(e.stxowner))),
+                  (3, CASE WHEN e.stxstattarget >= 0 THEN format('ALTER STATISTICS %I.%I SET STATISTICS %s', en.nspname, e.stxname, e.stxstattarget) END),
+                  (4, CASE WHEN obj_description(e.oid, 'pg_statistic_ext') IS NOT NULL
+                           THEN format('COMMENT ON STATISTICS %I.%I IS %L', en.nspname, e.stxname, obj_description(e.oid, 'pg_statistic_ext')) END)) s(k, x)
+                  WHERE e.stxrelid = v.oid AND x IS NOT NULL ORDER BY e.stxname, k) AS make
+  FROM v ORDER BY 2`;
+export interface ViewMadeAgain {
+  oid: number;
+  place: string;
+  owned: boolean;
+  readers: number[];
+  others: string[];
+  grantors: string[];
+  drop: ServerStatement;
+  make: ServerStatement[];
+}
+
 /**
  * The preparation's record in the fork's database of what it must undo or finish should it fail
  * halfway: the materialized views it empties until it refreshes them (a failure in between leaves
@@ -597,6 +695,8 @@ export const makeRecord = (schema: Quoted): string[] => [
 export const owedViews = (schema: Quoted) =>
   `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
 export const recordViews = (schema: Quoted) => `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`;
+/** A view owed, made again (VIEWS_MADE_AGAIN_EMPTY): owed by its new oid ($2), not its old ($1). */
+export const reowedView = (schema: Quoted) => `UPDATE ${schema}.views SET view = $2::oid WHERE view = $1::oid`;
 /** No view owed any more: every one emptied is refreshed. */
 export const clearOwedViews = (schema: Quoted) => `DELETE FROM ${schema}.views`;
 export const dropRecord = (schema: Quoted) => `DROP SCHEMA IF EXISTS ${schema} CASCADE`;
@@ -757,6 +857,26 @@ SELECT format('%I.%I', n.nspname, c.relname) || ' (row security forced)' AS plac
  WHERE c.relkind IN ('r', 'm', 'p') AND pg_has_role(c.relowner, 'USAGE') AND c.relrowsecurity AND c.relforcerowsecurity
    AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  ORDER BY 1`;
+
+/**
+ * The tables whose owner tsdbadmin acts as (its own, or a role's whose membership it lent itself)
+ * and whose row security the owner forces on itself: pg_stats hides their statistics from the
+ * owner, and row_security off makes the masking's UPDATE fail there. Lifted in the masking's
+ * transaction (`lift`) and forced again before its commit (`force`); a failure rolls both back.
+ */
+export const FORCED_ROW_SECURITY = `SELECT c.oid::int AS oid, format('%I.%I', n.nspname, c.relname) AS place,
+       format('ALTER TABLE %I.%I NO FORCE ROW LEVEL SECURITY', n.nspname, c.relname) AS lift,
+       format('ALTER TABLE %I.%I FORCE ROW LEVEL SECURITY', n.nspname, c.relname) AS force
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'p') AND c.relrowsecurity AND c.relforcerowsecurity AND pg_has_role(c.relowner, 'USAGE')
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ ORDER BY 2`;
+export interface ForcedRowSecurity {
+  oid: number;
+  place: string;
+  lift: ServerStatement;
+  force: ServerStatement;
+}
 
 /**
  * Tables, materialized views and their indexes ($1: the tables' oids) whose last ANALYZE sampled

@@ -32,6 +32,7 @@ const subscription = (ours: boolean) => ({
   disable: "",
   detach: "",
 });
+const remadeView = (oid: number, place: string) => ({ oid, place, owned: true, readers: [], others: [], grantors: [], drop: "", make: [] });
 const compared = { tables: [10], columns: ["email"], values: ["a@prod.example.com"], relations: [20] };
 
 const CASES: Record<Name, Case> = {
@@ -287,6 +288,21 @@ const CASES: Record<Name, Case> = {
     passingInput: {
       objects: [{ ...table("r", "orders"), what: "index public.orders_rev", owned: true, kept: null, drop: "", make: "", after: [] }],
     },
+  },
+  viewsNotMadeAgain: {
+    input: {
+      views: [
+        { ...remadeView(1, "public.a"), readers: [2, 3] },
+        remadeView(2, "public.b"),
+        { ...remadeView(4, "public.c"), owned: false, others: ["function public.f()"], grantors: ["ops"] },
+      ],
+      names: new Map([[3, "public.v"]]),
+    },
+    refused: [],
+    says: /^public\.a \(read by public\.v\), public\.c \(not tsdbadmin's: make it tsdbadmin's in production; needed by function public\.f\(\); granted on by ops \(grant it as its owner in production\)\): its query calls a function of the database's own, .* Drop what reads or needs it in prepare\.sql and make that again once the fork is published/,
+    passes: [],
+    // Read by another view made again with it: both are made again, in order.
+    passingInput: { views: [{ ...remadeView(1, "public.a"), readers: [2] }, remadeView(2, "public.b")], names: new Map() },
   },
   statisticsCopied: {
     input: { views: ["public.stats_copy", "public.daily"] },
