@@ -39,6 +39,12 @@ async function freshFork(sql?: string): Promise<string> {
   const id = `rehearsal-${++forks}`;
   const { port } = await dbs.fork("production", id, `pw-${id}`, 0);
   await dbs.settled(id);
+  // As a prepared fork's are (pauseJobs): the user-defined action, every 10 s, would otherwise write
+  // beside a slow migration and count in its rows (docs/rehearsal.md says so).
+  await dbs.query(
+    id,
+    "SELECT count(*) FROM timescaledb_information.jobs j, LATERAL alter_job(j.job_id, scheduled => false) a WHERE j.job_id >= 1000",
+  );
   if (sql) await dbs.query(id, sql);
   return `postgresql://tsdbadmin:pw-${id}@127.0.0.1:${port}/tsdb?sslmode=require`;
 }
