@@ -16,7 +16,12 @@
 //     lends itself the membership) whose owner forces its row security on itself: once lent, the
 //     checks' pg_stats hides the table's statistics from the owner tsdbadmin acts as, and HIDDEN_COLUMNS
 //     refused it, naming a fix (ALTER TABLE … NO FORCE ROW LEVEL SECURITY in prepare.sql) that fails
-//     there: prepare.sql runs before anything is lent.
+//     there: prepare.sql runs before anything is lent;
+//  4. a continuous aggregate whose query calls a function of the database's own is emptied (its
+//     chunks dropped) and refreshed last; its materialization hypertable keeps the statistics of its
+//     whole through ANALYZE with no chunk under it (production's, from a database-wide ANALYZE), and
+//     the function reads them, reversed, while the aggregate is refreshed: checkDerived compares
+//     values as they are. Compressed too: the hypertable of its compressed rows keeps its own.
 import { readThrough as read } from "../support/lab/production";
 import { PRODUCTION_ADDRESS, RULES, redTeamLab } from "../support/lab/redTeam";
 
@@ -113,3 +118,57 @@ test("an application's masked table (of a role tsdbadmin is no member of; CREATE
   });
   expect(result).toBe("published, policies 1, forced true, rows 0, statistics 0");
 });
+
+/**
+ * A continuous aggregate of tsdbadmin's events by the output of a function of its own (IMMUTABLE, as
+ * TimescaleDB asks) that returns, reversed, what pg_stats holds of the aggregate's materialization
+ * hypertable and of the hypertable of its compressed rows, else its argument.
+ */
+const statisticsReadingAggregate = (tag: string, compressed: boolean) => `
+    CREATE TABLE public.ev${tag} (time timestamptz NOT NULL, email text);
+    SELECT create_hypertable('public.ev${tag}', 'time', chunk_time_interval => interval '1 day');
+    INSERT INTO public.ev${tag} SELECT now() - c.id * interval '1 hour', c.email FROM public.customers c;
+    CREATE FUNCTION public.f${tag}(text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $f$
+      DECLARE s text;
+      BEGIN
+        SELECT pg_catalog.string_agg(pg_catalog.reverse(coalesce(st.most_common_vals::text, '') || coalesce(st.histogram_bounds::text, '')), ' ') INTO s
+          FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id
+          LEFT JOIN _timescaledb_catalog.hypertable ch ON ch.id = m.compressed_hypertable_id
+          JOIN pg_catalog.pg_stats st ON st.tablename IN (m.table_name, ch.table_name)
+         WHERE ca.user_view_name = 'a${tag}' AND st.attname = 'v';
+        RETURN coalesce(s, $1);
+      END $f$;
+    CREATE MATERIALIZED VIEW public.a${tag} WITH (timescaledb.continuous) AS
+      SELECT time_bucket('1 day', time) AS bucket, public.f${tag}(email) AS v, count(*) AS n FROM public.ev${tag} GROUP BY 1, 2 WITH DATA;
+    ${compressed ? `ALTER MATERIALIZED VIEW public.a${tag} SET (timescaledb.compress = true); SELECT count(compress_chunk(c)) FROM show_chunks('public.a${tag}') c;` : ""}
+    -- As a database-wide ANALYZE does: the materialization hypertable's statistics of its whole (and its compressed rows').
+    DO $d$ DECLARE t text; BEGIN
+      FOR t IN SELECT format('%I.%I', h.schema_name, h.table_name) FROM _timescaledb_catalog.continuous_agg ca
+                 JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id
+                 JOIN _timescaledb_catalog.hypertable h ON h.id IN (m.id, m.compressed_hypertable_id) WHERE ca.user_view_name = 'a${tag}'
+      LOOP EXECUTE 'ANALYZE ' || t; END LOOP; END $d$;`;
+
+test.each([
+  ["154", false],
+  ["155", true],
+])(
+  "a continuous aggregate (%s; compressed: %s) by a function of the database's own reading its materialization hypertable's statistics of its whole (production's after its chunks are dropped) holds nothing of production's, reversed or not",
+  async (tag, compressed) => {
+    cleanups.push(() =>
+      inProduction(
+        `DROP MATERIALIZED VIEW IF EXISTS public.a${tag}; DROP TABLE IF EXISTS public.ev${tag}; DROP FUNCTION IF EXISTS public.f${tag}(text);`,
+      ),
+    );
+    await inProduction(statisticsReadingAggregate(tag, compressed));
+    const result = await outcome(
+      `pr-redteam15-aggregate-${tag}`,
+      { mask: [...RULES, { table: `ev${tag}`, column: "email", with: "email" }], pauseJobs: true },
+      (uri) =>
+        read(
+          uri,
+          `SELECT 'reversed ' || count(*) FILTER (WHERE lower(reverse(v)) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM public.a${tag}`,
+        ),
+    );
+    expect(result).toMatch(/^published, reversed 0 of [1-9]/);
+  },
+);

@@ -26,6 +26,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam13",
   "maskingRedTeam14",
   "maskingRedTeam15",
+  "maskingRedTeam16",
   "busy",
   "go",
   "paused",

@@ -464,6 +464,9 @@ const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, 
     const why = (v: sql.ViewMadeAgain) =>
       [
         ...(v.owned ? [] : ["not tsdbadmin's: make it tsdbadmin's in production"]),
+        ...(v.ownable
+          ? []
+          : ["it or tsdbadmin may not create in its schema, and tsdbadmin may not let them: grant them CREATE there in production"]),
         ...v.readers.filter((r) => !remade.has(r)).map((r) => `read by ${names.get(r) ?? `relation ${r}`}`),
         ...v.others.map((o) => `needed by ${o}`),
         ...(v.grantors.length ? [`granted on by ${v.grantors.join(", ")} (grant it as its owner in production)`] : []),
@@ -479,6 +482,19 @@ const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, 
         )
       : undefined;
   },
+};
+
+const aggregateStatisticsKept: Guard<{ view: Quoted; held: boolean; runsOwn: boolean }> = {
+  name: "a continuous aggregate refreshed last whose statistics of its whole cannot be made again before its refresh",
+  refuse: (_, { view, held, runsOwn }) =>
+    held && runsOwn
+      ? said(
+          `${view}: its materialization hypertable keeps the statistics of its whole, production's, until its refresh (ANALYZE with ` +
+            "no chunk under it keeps them), and a trigger there calls a function of the database's own, which could read them while " +
+            "it runs; the preparation makes them again from a row of its own, which the trigger would see too. Drop the trigger in " +
+            `prepare.sql and make it again ${AGAIN.own}`,
+        )
+      : undefined,
 };
 
 const statisticsHolding: Guard<Compared, { place: string }> = {
@@ -590,6 +606,7 @@ export const GUARDS = {
   statisticsCallingOwnOfOthers,
   statisticsCallingOwnKept,
   viewsNotMadeAgain,
+  aggregateStatisticsKept,
   statisticsHolding,
   emptyViewWithStatistics,
   statisticsCopied,

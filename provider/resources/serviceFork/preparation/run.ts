@@ -849,7 +849,20 @@ async function refreshDerived(s: Preparing): Promise<void> {
     .filter((v) => !owed.has(v.oid))
     .map((view) => ({ view, inputs: unpopulatedInputs(view.oid, readers) }));
   const opaque = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
-  const runsOwn = ({ view, inputs }: (typeof unpopulated)[number]) => opaque.has(view.oid) || inputs.some((i) => opaque.has(i.oid));
+  // Or reads one refreshed last, itself or through views (or one such of these): made again with no data with it, never populated before it.
+  const last = new Set([...opaque, ...plan.flatMap((item) => (item.opaque && item.kind === "materialized view" ? [item.table.oid] : []))]);
+  const byOid = new Map(readers.map((r) => [r.oid, r]));
+  const readsLast = (oid: number, seen: Set<number>): boolean =>
+    (byOid.get(oid)?.reads ?? []).some(
+      (r) => !seen.has(r) && seen.add(r) && (last.has(r) || (byOid.get(r)?.kind === "v" && readsLast(r, seen))),
+    );
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const { view, inputs } of unpopulated)
+      if (!last.has(view.oid) && (inputs.some((i) => last.has(i.oid)) || readsLast(view.oid, new Set([view.oid]))))
+        grew = last.add(view.oid).size > 0;
+  }
+  const runsOwn = ({ view }: (typeof unpopulated)[number]) => last.has(view.oid);
   await dropOwnStatisticsObjects(s);
   // An aggregate with chunk skipping on a column: its ranges made again as its chunks are compressed again, and the catalog analysed after.
   const skipped = s.timescaledb
@@ -874,6 +887,8 @@ async function refreshDerived(s: Preparing): Promise<void> {
     if (item.kind === "materialized view" && remade.has(item.table.oid)) continue;
     s.step = `prepare.mask (emptying the ${item.kind} ${refreshedName(item)} before anything is refreshed)`;
     emptied.set(item, item.kind === "materialized view" ? await emptyView(s, item.table) : await emptyAggregate(s, item.aggregate));
+    // Refreshed once the database's own functions run again: its statistics of its whole made first, of nothing of production's.
+    if (item.kind === "continuous aggregate" && item.opaque) await restatisticizeEmptied(s, item.aggregate);
   }
   const refresh = async (on: Preparing, item: Refresh) => {
     const name = refreshedName(item);
@@ -1228,6 +1243,25 @@ async function refreshAggregate(s: Preparing, a: Aggregate, compressedAt: Set<st
   for (const t of [a, ...compressed]) await s.q(sql.analyze(tableName(t)));
   const relations = [...tree, ...compressed];
   return { view: a.view, relations: [...relations, ...(await s.q<Table>(sql.INDEXES, [relations.map((t) => t.oid)]))] };
+}
+
+/**
+ * An emptied aggregate's materialization hypertable, and the hypertable of its compressed rows, keep
+ * the statistics of their whole through ANALYZE (no chunk under them), and a function of the
+ * database's own run by a refresh could read them: made again from a row of its time bucket alone
+ * (its chunk compressed where the aggregate compresses), then that chunk dropped.
+ */
+async function restatisticizeEmptied(s: Preparing, a: Aggregate): Promise<void> {
+  const [root] = await s.q<sql.AggregateRootStatistics>(sql.AGGREGATE_ROOT_STATISTICS, [a.schema, a.name]);
+  if (!root?.held) return;
+  await s.check(GUARDS.aggregateStatisticsKept, { view: a.view, held: root.held, runsOwn: a.runsOwn });
+  s.step = `prepare.mask (the statistics of the emptied continuous aggregate ${a.view}, made from a row of its own)`;
+  await s.q(root.placeholder);
+  const placed = await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name]);
+  if (root.compressed) for (const c of placed) await s.q(sql.compressChunk(s.timescale), [c.chunk]);
+  await s.q(sql.analyze(tableName(a)));
+  if (root.compressed) await s.q(sql.analyze(root.compressed));
+  for (const c of placed) await s.q(c.drop);
 }
 
 /** Where a chunk starts: the same range after the refresh as before. */

@@ -562,6 +562,28 @@ export const AGGREGATE_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name
        range_start_integer::text AS start_integer, format('DROP TABLE %I.%I', chunk_schema, chunk_name) AS "drop"
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 ORDER BY range_start, range_start_integer`;
 
+/**
+ * An emptied continuous aggregate's materialization hypertable ($1 schema, $2 name) and the
+ * hypertable of its compressed rows keep the statistics of their whole (production's: ANALYZE with
+ * no chunk under them keeps them). `held`: they hold some; `placeholder`: a row of its time bucket
+ * alone (its other columns NULL), whose chunk, analysed (and compressed, where `compressed` names
+ * the hypertable of its compressed rows), gives them statistics of nothing of production's.
+ */
+export const AGGREGATE_ROOT_STATISTICS = `SELECT EXISTS (SELECT 1 FROM pg_stats s
+                WHERE (s.schemaname = h.schema_name AND s.tablename = h.table_name) OR (s.schemaname = ch.schema_name AND s.tablename = ch.table_name)) AS held,
+       format('INSERT INTO %I.%I (%I) VALUES (%L::%s)', h.schema_name, h.table_name, d.column_name,
+              CASE WHEN d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN '0' ELSE 'epoch' END, d.column_type) AS placeholder,
+       CASE WHEN ch.id IS NOT NULL THEN format('%I.%I', ch.schema_name, ch.table_name) END AS compressed
+  FROM _timescaledb_catalog.hypertable h
+  JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id AND d.interval_length IS NOT NULL
+  LEFT JOIN _timescaledb_catalog.hypertable ch ON ch.id = h.compressed_hypertable_id
+ WHERE h.schema_name = $1 AND h.table_name = $2`;
+export interface AggregateRootStatistics {
+  held: boolean;
+  placeholder: ServerStatement;
+  compressed: Quoted | null;
+}
+
 export const refreshMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view}`;
 /** A materialized view emptied (and left unpopulated): its old rows gone before any view is refreshed. */
 export const emptyMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view} WITH NO DATA`;
@@ -607,6 +629,10 @@ export const VIEWS_MADE_AGAIN_EMPTY = `WITH v AS (
   SELECT c.*, n.nspname, format('%I.%I', n.nspname, c.relname) AS q FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE c.oid = ANY($1::oid[]) AND c.relkind = 'm')
 SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owned,
+       -- tsdbadmin and its owner may create in its schema (CREATE and ALTER … OWNER TO ask it), or tsdbadmin may let them for as long.
+       (pg_has_role((SELECT nspowner FROM pg_namespace WHERE oid = v.relnamespace), 'USAGE')
+        OR has_schema_privilege(v.relnamespace, 'CREATE WITH GRANT OPTION')
+        OR (has_schema_privilege(v.relnamespace, 'CREATE') AND has_schema_privilege(v.relowner, v.relnamespace, 'CREATE'))) AS ownable,
        coalesce(ARRAY(SELECT DISTINCT w.ev_class::int FROM pg_depend d JOIN pg_rewrite w ON w.oid = d.objid
                        WHERE d.classid = 'pg_rewrite'::regclass AND w.ev_class <> v.oid
                          AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = v.reltype))),
@@ -620,15 +646,19 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
              UNION SELECT pg_get_userbyid(g.grantor)::text FROM pg_attribute t, aclexplode(t.attacl) g
               WHERE t.attrelid = v.oid AND t.attacl IS NOT NULL AND g.grantor <> v.relowner) AS grantors,
        format('DROP MATERIALIZED VIEW %s', v.q) AS "drop",
-       ARRAY[
+       array_remove(ARRAY[
+         CASE WHEN NOT has_schema_privilege(v.relnamespace, 'CREATE') THEN format('GRANT CREATE ON SCHEMA %I TO %I', v.nspname, current_user) END,
          format('CREATE MATERIALIZED VIEW %s (%s) USING %I%s%s AS %s WITH NO DATA', v.q,
                 (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND NOT a.attisdropped),
                 (SELECT amname FROM pg_am WHERE oid = v.relam),
                 coalesce(' WITH (' || (SELECT string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') FROM unnest(v.reloptions) o) || ')', ''),
                 CASE WHEN v.reltablespace <> 0 THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = v.reltablespace)) ELSE '' END,
                 regexp_replace(pg_get_viewdef(v.oid), ';\\s*$', '')),
+         -- Its owner may own it there without creating in its schema (CREATE taken back since): granted for as long.
+         CASE WHEN NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE') THEN format('GRANT CREATE ON SCHEMA %I TO %I', v.nspname, pg_get_userbyid(v.relowner)) END,
          format('ALTER MATERIALIZED VIEW %s OWNER TO %I', v.q, pg_get_userbyid(v.relowner)),
-         format('REVOKE ALL ON %s FROM PUBLIC', v.q)]
+         CASE WHEN NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE') THEN format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, pg_get_userbyid(v.relowner)) END,
+         format('REVOKE ALL ON %s FROM PUBLIC', v.q)], NULL)
        -- What its maker's default privileges granted, taken back; then its own grants, as they were.
        || ARRAY(SELECT format('REVOKE ALL ON %s FROM %I', v.q, r) FROM (
                   SELECT pg_get_userbyid(v.relowner) UNION SELECT current_user::text
@@ -664,12 +694,15 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
                   (3, CASE WHEN e.stxstattarget >= 0 THEN format('ALTER STATISTICS %I.%I SET STATISTICS %s', en.nspname, e.stxname, e.stxstattarget) END),
                   (4, CASE WHEN obj_description(e.oid, 'pg_statistic_ext') IS NOT NULL
                            THEN format('COMMENT ON STATISTICS %I.%I IS %L', en.nspname, e.stxname, obj_description(e.oid, 'pg_statistic_ext')) END)) s(k, x)
-                  WHERE e.stxrelid = v.oid AND x IS NOT NULL ORDER BY e.stxname, k) AS make
+                  WHERE e.stxrelid = v.oid AND x IS NOT NULL ORDER BY e.stxname, k)
+       -- What tsdbadmin was let for as long (above), taken back.
+       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, current_user) WHERE NOT has_schema_privilege(v.relnamespace, 'CREATE')) AS make
   FROM v ORDER BY 2`;
 export interface ViewMadeAgain {
   oid: number;
   place: string;
   owned: boolean;
+  ownable: boolean;
   readers: number[];
   others: string[];
   grantors: string[];

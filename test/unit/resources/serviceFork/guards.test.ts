@@ -32,7 +32,17 @@ const subscription = (ours: boolean) => ({
   disable: "",
   detach: "",
 });
-const remadeView = (oid: number, place: string) => ({ oid, place, owned: true, readers: [], others: [], grantors: [], drop: "", make: [] });
+const remadeView = (oid: number, place: string) => ({
+  oid,
+  place,
+  owned: true,
+  ownable: true,
+  readers: [],
+  others: [],
+  grantors: [],
+  drop: "",
+  make: [],
+});
 const compared = { tables: [10], columns: ["email"], values: ["a@prod.example.com"], relations: [20] };
 
 const CASES: Record<Name, Case> = {
@@ -295,14 +305,22 @@ const CASES: Record<Name, Case> = {
         { ...remadeView(1, "public.a"), readers: [2, 3] },
         remadeView(2, "public.b"),
         { ...remadeView(4, "public.c"), owned: false, others: ["function public.f()"], grantors: ["ops"] },
+        { ...remadeView(5, "public.d"), ownable: false },
       ],
       names: new Map([[3, "public.v"]]),
     },
     refused: [],
-    says: /^public\.a \(read by public\.v\), public\.c \(not tsdbadmin's: make it tsdbadmin's in production; needed by function public\.f\(\); granted on by ops \(grant it as its owner in production\)\): its query calls a function of the database's own, .* Drop what reads or needs it in prepare\.sql and make that again once the fork is published/,
+    says: /^public\.a \(read by public\.v\), public\.c \(not tsdbadmin's: make it tsdbadmin's in production; needed by function public\.f\(\); granted on by ops \(grant it as its owner in production\)\), public\.d \(it or tsdbadmin may not create in its schema, and tsdbadmin may not let them: grant them CREATE there in production\): its query calls a function of the database's own, .* Drop what reads or needs it in prepare\.sql and make that again once the fork is published/,
     passes: [],
     // Read by another view made again with it: both are made again, in order.
     passingInput: { views: [{ ...remadeView(1, "public.a"), readers: [2] }, remadeView(2, "public.b")], names: new Map() },
+  },
+  aggregateStatisticsKept: {
+    input: { view: "public.daily", held: true, runsOwn: true },
+    refused: [],
+    says: /^public\.daily: its materialization hypertable keeps the statistics of its whole, production's, .* Drop the trigger in prepare\.sql and make it again once the fork is published/,
+    passes: [],
+    passingInput: { view: "public.daily", held: true, runsOwn: false },
   },
   statisticsCopied: {
     input: { views: ["public.stats_copy", "public.daily"] },
