@@ -1246,10 +1246,9 @@ async function refreshAggregate(s: Preparing, a: Aggregate, compressedAt: Set<st
 }
 
 /**
- * An emptied aggregate's materialization hypertable, and the hypertable of its compressed rows, keep
- * the statistics of their whole through ANALYZE (no chunk under them), and a function of the
- * database's own run by a refresh could read them: made again from a row of its time bucket alone
- * (its chunk compressed where the aggregate compresses), then that chunk dropped.
+ * An emptied aggregate's materialization hypertable keeps the statistics of its whole through
+ * ANALYZE (no chunk under it), and a function of the database's own run by a refresh could read
+ * them: made again from a row of its time bucket alone, then that row's chunk dropped.
  */
 async function restatisticizeEmptied(s: Preparing, a: Aggregate): Promise<void> {
   const [root] = await s.q<sql.AggregateRootStatistics>(sql.AGGREGATE_ROOT_STATISTICS, [a.schema, a.name]);
@@ -1257,11 +1256,8 @@ async function restatisticizeEmptied(s: Preparing, a: Aggregate): Promise<void> 
   await s.check(GUARDS.aggregateStatisticsKept, { view: a.view, held: root.held, runsOwn: a.runsOwn });
   s.step = `prepare.mask (the statistics of the emptied continuous aggregate ${a.view}, made from a row of its own)`;
   await s.q(root.placeholder);
-  const placed = await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name]);
-  if (root.compressed) for (const c of placed) await s.q(sql.compressChunk(s.timescale), [c.chunk]);
   await s.q(sql.analyze(tableName(a)));
-  if (root.compressed) await s.q(sql.analyze(root.compressed));
-  for (const c of placed) await s.q(c.drop);
+  for (const c of await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name])) await s.q(c.drop);
 }
 
 /** Where a chunk starts: the same range after the refresh as before. */

@@ -563,25 +563,21 @@ export const AGGREGATE_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2 ORDER BY range_start, range_start_integer`;
 
 /**
- * An emptied continuous aggregate's materialization hypertable ($1 schema, $2 name) and the
- * hypertable of its compressed rows keep the statistics of their whole (production's: ANALYZE with
- * no chunk under them keeps them). `held`: they hold some; `placeholder`: a row of its time bucket
- * alone (its other columns NULL), whose chunk, analysed (and compressed, where `compressed` names
- * the hypertable of its compressed rows), gives them statistics of nothing of production's.
+ * An emptied continuous aggregate's materialization hypertable ($1 schema, $2 name) keeps the
+ * statistics of its whole, made from its chunks' rows outside compressed batches (production's:
+ * ANALYZE with no chunk under it keeps them). `held`: it holds some; `placeholder`: a row of its
+ * time bucket alone (its other columns NULL), whose chunk, analysed, gives it statistics of nothing
+ * of production's. (Compressed chunks are no children of the hypertable of compressed rows: it has none.)
  */
-export const AGGREGATE_ROOT_STATISTICS = `SELECT EXISTS (SELECT 1 FROM pg_stats s
-                WHERE (s.schemaname = h.schema_name AND s.tablename = h.table_name) OR (s.schemaname = ch.schema_name AND s.tablename = ch.table_name)) AS held,
+export const AGGREGATE_ROOT_STATISTICS = `SELECT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = h.schema_name AND s.tablename = h.table_name) AS held,
        format('INSERT INTO %I.%I (%I) VALUES (%L::%s)', h.schema_name, h.table_name, d.column_name,
-              CASE WHEN d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN '0' ELSE 'epoch' END, d.column_type) AS placeholder,
-       CASE WHEN ch.id IS NOT NULL THEN format('%I.%I', ch.schema_name, ch.table_name) END AS compressed
+              CASE WHEN d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN '0' ELSE 'epoch' END, d.column_type) AS placeholder
   FROM _timescaledb_catalog.hypertable h
   JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id AND d.interval_length IS NOT NULL
-  LEFT JOIN _timescaledb_catalog.hypertable ch ON ch.id = h.compressed_hypertable_id
  WHERE h.schema_name = $1 AND h.table_name = $2`;
 export interface AggregateRootStatistics {
   held: boolean;
   placeholder: ServerStatement;
-  compressed: Quoted | null;
 }
 
 export const refreshMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view}`;
