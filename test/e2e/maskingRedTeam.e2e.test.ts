@@ -809,7 +809,7 @@ test("a materialized view calling PostgreSQL's to_json of an enum whose cast to 
   expect(await read(fork.uri, holding)).toBe("0");
 });
 
-test("a trigger of a continuous aggregate's materialization hypertable calling a function of tsdbadmin's runs in that aggregate's refresh, made last, after every view whose statistics it could read: it copies no production statistic", async () => {
+test("a trigger of a continuous aggregate's materialization hypertable calling a function of tsdbadmin's runs in that aggregate's refresh, made last, after every view whose statistics it could read and after its own hypertable's are made again: it copies no production statistic", async () => {
   cleanups.push(async () => {
     await inProduction(
       `DO $d$ BEGIN EXECUTE (SELECT format('DROP TRIGGER IF EXISTS mat_copy ON %I.%I', materialization_hypertable_schema, materialization_hypertable_name)
@@ -826,13 +826,22 @@ test("a trigger of a continuous aggregate's materialization hypertable calling a
     CREATE TABLE public.stolen_mat (v text);
     CREATE FUNCTION public.mat_copy() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
       IF NOT EXISTS (SELECT 1 FROM public.stolen_mat) THEN
+        -- m_deep11's, and its own materialization hypertable's of its whole (production's until the preparation makes them again).
         INSERT INTO public.stolen_mat SELECT coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')
-          FROM pg_catalog.pg_stats s WHERE s.schemaname = 'public' AND s.tablename = 'm_deep11';
+          FROM pg_catalog.pg_stats s WHERE (s.schemaname = 'public' AND s.tablename = 'm_deep11')
+            OR s.tablename = (SELECT materialization_hypertable_name FROM timescaledb_information.continuous_aggregates WHERE view_name = '${EVENTS_DAILY}');
       END IF;
       RETURN NULL; END $f$;
     DO $d$ BEGIN EXECUTE (SELECT format('CREATE TRIGGER mat_copy AFTER INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION public.mat_copy()',
         materialization_hypertable_schema, materialization_hypertable_name)
       FROM timescaledb_information.continuous_aggregates WHERE view_name = '${EVENTS_DAILY}'); END $d$;`);
+  // Its materialization hypertable's statistics of its whole hold production's addresses (the shaped production analysed it).
+  expect(
+    Number(
+      await inProduction(`SELECT count(*) FROM pg_stats s WHERE lower(coalesce(s.most_common_vals::text, '') || coalesce(s.histogram_bounds::text, '')) LIKE '${PRODUCTION_ADDRESS}'
+        AND s.tablename = (SELECT materialization_hypertable_name FROM timescaledb_information.continuous_aggregates WHERE view_name = '${EVENTS_DAILY}')`),
+    ),
+  ).toBeGreaterThan(0);
   const fork = await preparedFork("pr-redteam-mat-trigger", { mask: RULES, pauseJobs: true });
   expect(fork.prepared.refreshed).toEqual(expect.arrayContaining([`public.${EVENTS_DAILY}`, "public.m_deep11"]));
   // Last but for what reads it (events_weekly): after m_deep11, whose statistics its trigger reads.

@@ -25,7 +25,7 @@
 //     REFRESH needs the owner (42501). A harmless production fails, the view left emptied in the fork
 //     (recorded owed: a later preparation would meet the same refresh; not tested here).
 import { readThrough as read } from "../support/lab/production";
-import { PRODUCTION_ADDRESS, RULES, redTeamLab } from "../support/lab/redTeam";
+import { PRODUCTION_ADDRESS, RULES, asApplication, redTeamLab } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, inProduction, outcome, withCreateRole } = redTeamLab();
@@ -98,16 +98,12 @@ test("an application's materialized view (of a role tsdbadmin is no member of; C
   await withCreateRole(async () => {
     await asSuperuser("DROP OWNED BY app143; DROP ROLE IF EXISTS app143;");
   });
-  await asSuperuser(`
-    CREATE ROLE app143 NOLOGIN;
-    GRANT CREATE ON SCHEMA public TO app143;
-    GRANT SELECT ON public.customers TO app143;
-    SET ROLE app143;
-    CREATE FUNCTION public.norm143(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT pg_catalog.lower(pg_catalog.btrim($1)) $f$;
+  await asSuperuser(`${asApplication(
+    "app143",
+    `CREATE FUNCTION public.norm143(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT pg_catalog.lower(pg_catalog.btrim($1)) $f$;
     -- Its mailing list, by normalized address.
-    CREATE MATERIALIZED VIEW public.m143 AS SELECT public.norm143(email) AS address FROM public.customers;
-    RESET ROLE;
-    REVOKE CREATE ON SCHEMA public FROM app143;
+    CREATE MATERIALIZED VIEW public.m143 AS SELECT public.norm143(email) AS address FROM public.customers;`,
+  )}
     GRANT SELECT ON public.m143 TO tsdbadmin;`);
   expect(await inProduction("SELECT pg_has_role('app143', 'MEMBER')::text")).toBe("false");
   const result = await outcome("pr-redteam14-lent-view", { mask: RULES, pauseJobs: true }, (uri) =>

@@ -23,7 +23,7 @@
 //     the function reads them, reversed, while the aggregate is refreshed: checkDerived compares
 //     values as they are. Compressed too, but for its newest chunks, as a compression policy leaves it.
 import { readThrough as read } from "../support/lab/production";
-import { PRODUCTION_ADDRESS, RULES, redTeamLab } from "../support/lab/redTeam";
+import { PRODUCTION_ADDRESS, RULES, asApplication, redTeamLab } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, cleanups, inProduction, outcome, withCreateRole } = redTeamLab();
@@ -82,19 +82,15 @@ test("an application's masked table (of a role tsdbadmin is no member of; CREATE
   await withCreateRole(async () => {
     await asSuperuser("DROP OWNED BY app153; DROP ROLE IF EXISTS app153;");
   });
-  await asSuperuser(`
-    CREATE ROLE app153 NOLOGIN;
-    GRANT CREATE ON SCHEMA public TO app153;
-    GRANT SELECT ON public.customers TO app153;
-    SET ROLE app153;
-    CREATE TABLE public.people153 (id int, email text);
+  await asSuperuser(`${asApplication(
+    "app153",
+    `CREATE TABLE public.people153 (id int, email text);
     INSERT INTO public.people153 SELECT id, email FROM public.customers;
     CREATE POLICY people153_all ON public.people153 USING (true);
     ALTER TABLE public.people153 ENABLE ROW LEVEL SECURITY;
     ALTER TABLE public.people153 FORCE ROW LEVEL SECURITY;
-    ANALYZE public.people153;
-    RESET ROLE;
-    REVOKE CREATE ON SCHEMA public FROM app153;
+    ANALYZE public.people153;`,
+  )}
     GRANT SELECT, UPDATE ON public.people153 TO tsdbadmin;`);
   expect(await inProduction("SELECT pg_has_role('app153', 'MEMBER')::text")).toBe("false");
   const rules = [...RULES, { table: "people153", column: "email", with: "email" }];

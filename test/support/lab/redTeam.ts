@@ -67,6 +67,19 @@ export const ownedByMemberOfTsdbadmin = (role: string, routine: string) => `
     REVOKE ${role} FROM tsdbadmin;
     GRANT tsdbadmin TO ${role};`;
 
+/**
+ * SQL run as a superuser making `role`, an application's own (tsdbadmin no member of it), which
+ * makes its objects with `sql`: it may read customers, and create in public only for as long.
+ */
+export const asApplication = (role: string, sql: string) => `
+    CREATE ROLE ${role} NOLOGIN;
+    GRANT CREATE ON SCHEMA public TO ${role};
+    GRANT SELECT ON public.customers TO ${role};
+    SET ROLE ${role};
+    ${sql}
+    RESET ROLE;
+    REVOKE CREATE ON SCHEMA public FROM ${role};`;
+
 /** The lab of a red team's suite, on the shaped production, with what its ways are read by. */
 export function redTeamLab() {
   const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });

@@ -484,19 +484,6 @@ const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, 
   },
 };
 
-const aggregateStatisticsKept: Guard<{ view: Quoted; held: boolean; runsOwn: boolean }> = {
-  name: "a continuous aggregate refreshed last whose statistics of its whole cannot be made again before its refresh",
-  refuse: (_, { view, held, runsOwn }) =>
-    held && runsOwn
-      ? said(
-          `${view}: its materialization hypertable keeps the statistics of its whole, production's, until its refresh (ANALYZE with ` +
-            "no chunk under it keeps them), and a trigger there calls a function of the database's own, which could read them while " +
-            "it runs; the preparation makes them again from a row of its own, which the trigger would see too. Drop the trigger in " +
-            `prepare.sql and make it again ${AGAIN.own}`,
-        )
-      : undefined,
-};
-
 const statisticsHolding: Guard<Compared, { place: string }> = {
   name: "statistics that still hold production's values",
   statement: ({ tables, columns, values, relations }) => [sql.STATISTICS_HOLDING, [tables, columns, values, relations]],
@@ -606,7 +593,6 @@ export const GUARDS = {
   statisticsCallingOwnOfOthers,
   statisticsCallingOwnKept,
   viewsNotMadeAgain,
-  aggregateStatisticsKept,
   statisticsHolding,
   emptyViewWithStatistics,
   statisticsCopied,

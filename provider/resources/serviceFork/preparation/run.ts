@@ -1248,16 +1248,19 @@ async function refreshAggregate(s: Preparing, a: Aggregate, compressedAt: Set<st
 /**
  * An emptied aggregate's materialization hypertable keeps the statistics of its whole through
  * ANALYZE (no chunk under it), and a function of the database's own run by a refresh could read
- * them: made again from a row of its time bucket alone, then that row's chunk dropped.
+ * them: made again from a row of its time bucket alone, in a table attached as its chunk (an INSERT
+ * would run its triggers), then that table dropped.
  */
 async function restatisticizeEmptied(s: Preparing, a: Aggregate): Promise<void> {
-  const [root] = await s.q<sql.AggregateRootStatistics>(sql.AGGREGATE_ROOT_STATISTICS, [a.schema, a.name]);
+  await makeRecord(s);
+  const [root] = await s.q<sql.AggregateRootStatistics>(sql.AGGREGATE_ROOT_STATISTICS, [a.schema, a.name, record(s).name]);
   if (!root?.held) return;
-  await s.check(GUARDS.aggregateStatisticsKept, { view: a.view, held: root.held, runsOwn: a.runsOwn });
   s.step = `prepare.mask (the statistics of the emptied continuous aggregate ${a.view}, made from a row of its own)`;
-  await s.q(root.placeholder);
+  await s.q(root.make);
+  await s.q(root.fill);
+  await s.q(sql.attachChunk(s.timescale), [tableName(a), root.placeholder, root.slices]);
   await s.q(sql.analyze(tableName(a)));
-  for (const c of await s.q<AggregateChunk>(sql.AGGREGATE_CHUNKS, [a.schema, a.name])) await s.q(c.drop);
+  await s.q(root.drop);
 }
 
 /** Where a chunk starts: the same range after the refresh as before. */

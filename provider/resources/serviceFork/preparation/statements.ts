@@ -565,20 +565,40 @@ export const AGGREGATE_CHUNKS = `SELECT format('%I.%I', chunk_schema, chunk_name
 /**
  * An emptied continuous aggregate's materialization hypertable ($1 schema, $2 name) keeps the
  * statistics of its whole, made from its chunks' rows outside compressed batches (production's:
- * ANALYZE with no chunk under it keeps them). `held`: it holds some; `placeholder`: a row of its
- * time bucket alone (its other columns NULL), whose chunk, analysed, gives it statistics of nothing
- * of production's. (Compressed chunks are no children of the hypertable of compressed rows: it has none.)
+ * ANALYZE with no chunk under it keeps them). `held`: it holds some. The placeholder, a table of its
+ * columns in the preparation's record ($3) holding a row of its time bucket alone (its other columns
+ * NULL), attached as its chunk (`slices`: its range, from the epoch; no trigger runs, as an INSERT's
+ * would), gives it, analysed, statistics of nothing of production's. (Compressed chunks are no
+ * children of the hypertable of compressed rows: it has none.)
  */
 export const AGGREGATE_ROOT_STATISTICS = `SELECT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = h.schema_name AND s.tablename = h.table_name) AS held,
-       format('INSERT INTO %I.%I (%I) VALUES (%L::%s)', h.schema_name, h.table_name, d.column_name,
-              CASE WHEN d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN '0' ELSE 'epoch' END, d.column_type) AS placeholder
+       format('%I.%I', $3::text, 'placeholder_' || h.id) AS placeholder,
+       format('CREATE TABLE %I.%I (LIKE %I.%I)', $3::text, 'placeholder_' || h.id, h.schema_name, h.table_name) AS make,
+       format('INSERT INTO %I.%I (%I) VALUES (%L::%s)', $3::text, 'placeholder_' || h.id, d.column_name, CASE WHEN i THEN '0' ELSE 'epoch' END, d.column_type) AS fill,
+       jsonb_build_object(d.column_name, CASE WHEN i THEN jsonb_build_array(0, d.interval_length)
+         ELSE jsonb_build_array('1970-01-01 00:00:00+00', to_char((timestamptz 'epoch' + d.interval_length * interval '1 microsecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || '+00') END)::text AS slices,
+       -- Columns of a domain (its DEFAULT and CHECK would run on the placeholder's row), and its dimensions (the placeholder fills the first alone).
+       ARRAY(SELECT quote_ident(a.attname) FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
+              WHERE a.attrelid = format('%I.%I', h.schema_name, h.table_name)::regclass AND a.attnum > 0 AND NOT a.attisdropped AND ty.typtype = 'd'
+              ORDER BY a.attnum) AS domains,
+       (SELECT count(*)::int FROM _timescaledb_catalog.dimension x WHERE x.hypertable_id = h.id) AS dimensions,
+       format('DROP TABLE %I.%I', $3::text, 'placeholder_' || h.id) AS "drop"
   FROM _timescaledb_catalog.hypertable h
-  JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id AND d.interval_length IS NOT NULL
+  JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id AND d.interval_length IS NOT NULL,
+  LATERAL (SELECT d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) AS i) t
  WHERE h.schema_name = $1 AND h.table_name = $2`;
 export interface AggregateRootStatistics {
   held: boolean;
-  placeholder: ServerStatement;
+  domains: string[];
+  dimensions: number;
+  placeholder: Quoted;
+  make: ServerStatement;
+  fill: ServerStatement;
+  slices: string;
+  drop: ServerStatement;
 }
+/** A table attached as a hypertable's chunk ($1 hypertable, $2 table, $3 its slices as jsonb): no row of it is inserted again. */
+export const attachChunk = (ts: Quoted) => `CALL ${ts}.attach_chunk($1::regclass, $2::regclass, $3::jsonb)`;
 
 export const refreshMaterializedView = (view: Quoted) => `REFRESH MATERIALIZED VIEW ${view}`;
 /** A materialized view emptied (and left unpopulated): its old rows gone before any view is refreshed. */
@@ -653,7 +673,6 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
          -- Its owner may own it there without creating in its schema (CREATE taken back since): granted for as long.
          CASE WHEN NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE') THEN format('GRANT CREATE ON SCHEMA %I TO %I', v.nspname, pg_get_userbyid(v.relowner)) END,
          format('ALTER MATERIALIZED VIEW %s OWNER TO %I', v.q, pg_get_userbyid(v.relowner)),
-         CASE WHEN NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE') THEN format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, pg_get_userbyid(v.relowner)) END,
          format('REVOKE ALL ON %s FROM PUBLIC', v.q)], NULL)
        -- What its maker's default privileges granted, taken back; then its own grants, as they were.
        || ARRAY(SELECT format('REVOKE ALL ON %s FROM %I', v.q, r) FROM (
@@ -671,6 +690,11 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
        || ARRAY(SELECT x FROM pg_attribute a, LATERAL (VALUES
                   (CASE WHEN col_description(v.oid, a.attnum) IS NOT NULL THEN format('COMMENT ON COLUMN %s.%I IS %L', v.q, a.attname, col_description(v.oid, a.attnum)) END),
                   (CASE WHEN a.attstattarget >= 0 THEN format('ALTER MATERIALIZED VIEW %s ALTER COLUMN %I SET STATISTICS %s', v.q, a.attname, a.attstattarget) END),
+                  (CASE WHEN a.attstorage <> (SELECT typstorage FROM pg_type WHERE oid = a.atttypid)
+                        THEN format('ALTER MATERIALIZED VIEW %s ALTER COLUMN %I SET STORAGE %s', v.q, a.attname,
+                                    CASE a.attstorage WHEN 'p' THEN 'PLAIN' WHEN 'e' THEN 'EXTERNAL' WHEN 'm' THEN 'MAIN' ELSE 'EXTENDED' END) END),
+                  (CASE WHEN a.attcompression <> '' THEN format('ALTER MATERIALIZED VIEW %s ALTER COLUMN %I SET COMPRESSION %s', v.q, a.attname,
+                                    CASE a.attcompression WHEN 'l' THEN 'lz4' ELSE 'pglz' END) END),
                   ((SELECT format('ALTER MATERIALIZED VIEW %s ALTER COLUMN %I SET (%s)', v.q, a.attname,
                                   string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', '))
                       FROM unnest(a.attoptions) o WHERE split_part(o, '=', 1) IN ('n_distinct', 'n_distinct_inherited') HAVING count(*) > 0))) s(x)
@@ -692,7 +716,9 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
                            THEN format('COMMENT ON STATISTICS %I.%I IS %L', en.nspname, e.stxname, obj_description(e.oid, 'pg_statistic_ext')) END)) s(k, x)
                   WHERE e.stxrelid = v.oid AND x IS NOT NULL ORDER BY e.stxname, k)
        -- What tsdbadmin was let for as long (above), taken back.
-       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, current_user) WHERE NOT has_schema_privilege(v.relnamespace, 'CREATE')) AS make
+       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, pg_get_userbyid(v.relowner)) WHERE NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE'))
+       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, current_user)
+                 WHERE NOT has_schema_privilege(v.relnamespace, 'CREATE') AND current_user <> pg_get_userbyid(v.relowner)) AS make
   FROM v ORDER BY 2`;
 export interface ViewMadeAgain {
   oid: number;

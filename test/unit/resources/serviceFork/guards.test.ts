@@ -315,13 +315,6 @@ const CASES: Record<Name, Case> = {
     // Read by another view made again with it: both are made again, in order.
     passingInput: { views: [{ ...remadeView(1, "public.a"), readers: [2] }, remadeView(2, "public.b")], names: new Map() },
   },
-  aggregateStatisticsKept: {
-    input: { view: "public.daily", held: true, runsOwn: true },
-    refused: [],
-    says: /^public\.daily: its materialization hypertable keeps the statistics of its whole, production's, .* Drop the trigger in prepare\.sql and make it again once the fork is published/,
-    passes: [],
-    passingInput: { view: "public.daily", held: true, runsOwn: false },
-  },
   statisticsCopied: {
     input: { views: ["public.stats_copy", "public.daily"] },
     refused: [],
