@@ -466,7 +466,9 @@ const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, 
         ...(v.owned ? [] : ["not tsdbadmin's: make it tsdbadmin's in production"]),
         ...(v.ownable
           ? []
-          : ["it or tsdbadmin may not create in its schema, and tsdbadmin may not let them: grant them CREATE there in production"]),
+          : [
+              "tsdbadmin or an owner may not create in its schema or its statistics objects', and tsdbadmin may not let them: grant them CREATE there in production",
+            ]),
         ...v.readers.filter((r) => !remade.has(r)).map((r) => `read by ${names.get(r) ?? `relation ${r}`}`),
         ...v.others.map((o) => `needed by ${o}`),
         ...(v.grantors.length ? [`granted on by ${v.grantors.join(", ")} (grant it as its owner in production)`] : []),
@@ -561,6 +563,20 @@ const aggregateWithoutTimescaleDB: Guard<{ view: string; timescaledb: boolean }>
   refuse: (_, { view, timescaledb }) => (timescaledb ? undefined : `${view} is a continuous aggregate on a fork without TimescaleDB`),
 };
 
+const aggregatePlaceheld: Guard<{ view: string; hypertable: string; hazards: string[] }> = {
+  name: "an emptied continuous aggregate whose materialization hypertable would run something on a row of its own",
+  refuse: (_, { view, hypertable, hazards }) =>
+    hazards.length
+      ? said(
+          `the continuous aggregate ${view} is refreshed once the database's own functions run again, which can read the statistics ` +
+            `of its materialization hypertable ${hypertable}, production's until a row of the preparation's own is analysed there; ` +
+            `that row would run, or be refused by, its ${list(hazards, (h) => h)}. In production, remove them from ${hypertable} ` +
+            "(group by a domain's base type: cast the column in the aggregate's query), or make the aggregate's query call none of the database's own functions",
+          700,
+        )
+      : undefined,
+};
+
 /** Every guard, by name: what the runner checks, and what the unit test holds one case each of. */
 export const GUARDS = {
   platformSettings,
@@ -600,4 +616,5 @@ export const GUARDS = {
   materializationCallingOwn,
   viewRowsHolding,
   aggregateWithoutTimescaleDB,
+  aggregatePlaceheld,
 };

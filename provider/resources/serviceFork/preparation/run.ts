@@ -849,12 +849,17 @@ async function refreshDerived(s: Preparing): Promise<void> {
     .filter((v) => !owed.has(v.oid))
     .map((view) => ({ view, inputs: unpopulatedInputs(view.oid, readers) }));
   const opaque = new Set(readers.filter((r) => r.opaque).map((r) => r.oid));
-  // Or reads one refreshed last, itself or through views (or one such of these): made again with no data with it, never populated before it.
-  const last = new Set([...opaque, ...plan.flatMap((item) => (item.opaque && item.kind === "materialized view" ? [item.table.oid] : []))]);
+  // Or reads one refreshed last (a view, an aggregate's materialization), itself or through views or
+  // unpopulated ones (populated with it), or one such of these: made again with no data with it, never populated before it.
+  const last = new Set([
+    ...opaque,
+    ...plan.flatMap((item) => (!item.opaque ? [] : item.kind === "materialized view" ? [item.table.oid] : [item.aggregate.oid])),
+  ]);
   const byOid = new Map(readers.map((r) => [r.oid, r]));
+  const readsThrough = (r: Reader | undefined) => r !== undefined && (r.kind === "v" || !r.populated);
   const readsLast = (oid: number, seen: Set<number>): boolean =>
     (byOid.get(oid)?.reads ?? []).some(
-      (r) => !seen.has(r) && seen.add(r) && (last.has(r) || (byOid.get(r)?.kind === "v" && readsLast(r, seen))),
+      (r) => !seen.has(r) && seen.add(r) && (last.has(r) || (readsThrough(byOid.get(r)) && readsLast(r, seen))),
     );
   for (let grew = true; grew;) {
     grew = false;
@@ -1192,6 +1197,8 @@ interface Derived {
 /** A view's query runs as the user wrote it, with the role's search_path (what it reads is masked by now); then the preparation's own settings again. */
 async function asUser(s: Preparing, text: string): Promise<void> {
   await s.q(sql.SESSION_SEARCH_PATH, [s.userPath]);
+  // Row security as production applies it: pinned off, a query that a policy filters fails (SQLSTATE 42501) instead.
+  await s.q(sql.SESSION_ROW_SECURITY);
   await s.q(text);
   await s.pin();
 }
@@ -1255,6 +1262,7 @@ async function restatisticizeEmptied(s: Preparing, a: Aggregate): Promise<void> 
   await makeRecord(s);
   const [root] = await s.q<sql.AggregateRootStatistics>(sql.AGGREGATE_ROOT_STATISTICS, [a.schema, a.name, record(s).name]);
   if (!root?.held) return;
+  await s.check(GUARDS.aggregatePlaceheld, { view: a.view, hypertable: tableName(a), hazards: root.hazards });
   s.step = `prepare.mask (the statistics of the emptied continuous aggregate ${a.view}, made from a row of its own)`;
   await s.q(root.make);
   await s.q(root.fill);

@@ -275,6 +275,8 @@ export const SEARCH_PATH = `SELECT pg_catalog.current_setting('search_path') AS 
 export const PIN_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)`;
 export const USER_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, true)`;
 export const SESSION_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, false)`;
+/** Row security applied (PINNED has it off), as in production, while a view's query runs as its owner. */
+export const SESSION_ROW_SECURITY = `SELECT pg_catalog.set_config('row_security', 'on', false)`;
 
 /**
  * The settings a role's or the database's `ALTER … SET` gave this session (production chose them,
@@ -577,20 +579,27 @@ export const AGGREGATE_ROOT_STATISTICS = `SELECT EXISTS (SELECT 1 FROM pg_stats 
        format('INSERT INTO %I.%I (%I) VALUES (%L::%s)', $3::text, 'placeholder_' || h.id, d.column_name, CASE WHEN i THEN '0' ELSE 'epoch' END, d.column_type) AS fill,
        jsonb_build_object(d.column_name, CASE WHEN i THEN jsonb_build_array(0, d.interval_length)
          ELSE jsonb_build_array('1970-01-01 00:00:00+00', to_char((timestamptz 'epoch' + d.interval_length * interval '1 microsecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || '+00') END)::text AS slices,
-       -- Columns of a domain (its DEFAULT and CHECK would run on the placeholder's row), and its dimensions (the placeholder fills the first alone).
-       ARRAY(SELECT quote_ident(a.attname) FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
-              WHERE a.attrelid = format('%I.%I', h.schema_name, h.table_name)::regclass AND a.attnum > 0 AND NOT a.attisdropped AND ty.typtype = 'd'
-              ORDER BY a.attnum) AS domains,
-       (SELECT count(*)::int FROM _timescaledb_catalog.dimension x WHERE x.hypertable_id = h.id) AS dimensions,
+       -- What would run on the placeholder's row, or refuse it: a domain's DEFAULT or constraints (its columns' types or
+       -- those under them), a CHECK constraint, a NOT NULL column beside its time bucket, a dimension but its first.
+       ARRAY(SELECT format('column %I of the domain %s', a.attname, a.atttypid::regtype) FROM pg_attribute a
+              WHERE a.attrelid = m.oid AND a.attnum > 0 AND NOT a.attisdropped
+                AND EXISTS (WITH RECURSIVE under(t) AS (SELECT a.atttypid UNION SELECT y.typbasetype FROM under JOIN pg_type y ON y.oid = under.t WHERE y.typtype = 'd')
+                            SELECT 1 FROM under JOIN pg_type y ON y.oid = under.t
+                             WHERE y.typtype = 'd' AND (y.typdefaultbin IS NOT NULL OR y.typnotnull OR EXISTS (SELECT 1 FROM pg_constraint k WHERE k.contypid = y.oid)))
+             UNION ALL SELECT format('constraint %I', k.conname) FROM pg_constraint k WHERE k.conrelid = m.oid AND k.contype = 'c'
+             UNION ALL SELECT format('NOT NULL column %I', a.attname) FROM pg_attribute a
+              WHERE a.attrelid = m.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attnotnull AND a.attname <> d.column_name
+             UNION ALL SELECT format('%s dimensions', count(*)) FROM _timescaledb_catalog.dimension x WHERE x.hypertable_id = h.id HAVING count(*) > 1) AS hazards,
        format('DROP TABLE %I.%I', $3::text, 'placeholder_' || h.id) AS "drop"
   FROM _timescaledb_catalog.hypertable h
   JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id AND d.interval_length IS NOT NULL,
-  LATERAL (SELECT d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) AS i) t
- WHERE h.schema_name = $1 AND h.table_name = $2`;
+  LATERAL (SELECT d.column_type IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) AS i, format('%I.%I', h.schema_name, h.table_name)::regclass AS oid) m(i, oid)
+ WHERE h.schema_name = $1 AND h.table_name = $2
+ ORDER BY d.id LIMIT 1`;
 export interface AggregateRootStatistics {
   held: boolean;
-  domains: string[];
-  dimensions: number;
+  /** What would run on its row, or refuse it (a refusal: GUARDS.aggregatePlaceheld). */
+  hazards: string[];
   placeholder: Quoted;
   make: ServerStatement;
   fill: ServerStatement;
@@ -643,12 +652,17 @@ export const VIEW_OID = `SELECT $1::text::regclass::oid::int AS oid`;
  */
 export const VIEWS_MADE_AGAIN_EMPTY = `WITH v AS (
   SELECT c.*, n.nspname, format('%I.%I', n.nspname, c.relname) AS q FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-   WHERE c.oid = ANY($1::oid[]) AND c.relkind = 'm')
+   WHERE c.oid = ANY($1::oid[]) AND c.relkind = 'm'),
+-- Who must create in which schema to make it again: tsdbadmin and its owner in its own, tsdbadmin and their owners where its statistics objects are.
+creators AS (
+  SELECT DISTINCT x.view, x.ns, n.nspname, x.role, has_schema_privilege(x.role, x.ns, 'CREATE') AS may,
+         pg_has_role(n.nspowner, 'USAGE') OR has_schema_privilege(x.ns, 'CREATE WITH GRANT OPTION') AS grantable
+    FROM (SELECT v.oid, v.relnamespace, r FROM v, unnest(ARRAY[current_user::name, pg_get_userbyid(v.relowner)]) r
+          UNION SELECT v.oid, e.stxnamespace, r FROM v JOIN pg_statistic_ext e ON e.stxrelid = v.oid, unnest(ARRAY[current_user::name, pg_get_userbyid(e.stxowner)]) r) x(view, ns, role)
+    JOIN pg_namespace n ON n.oid = x.ns)
 SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owned,
-       -- tsdbadmin and its owner may create in its schema (CREATE and ALTER … OWNER TO ask it), or tsdbadmin may let them for as long.
-       (pg_has_role((SELECT nspowner FROM pg_namespace WHERE oid = v.relnamespace), 'USAGE')
-        OR has_schema_privilege(v.relnamespace, 'CREATE WITH GRANT OPTION')
-        OR (has_schema_privilege(v.relnamespace, 'CREATE') AND has_schema_privilege(v.relowner, v.relnamespace, 'CREATE'))) AS ownable,
+       -- tsdbadmin and the owners may create where it and its statistics objects are (CREATE and ALTER … OWNER TO ask it), or tsdbadmin may let them for as long.
+       NOT EXISTS (SELECT 1 FROM creators c WHERE c.view = v.oid AND NOT c.may AND NOT c.grantable) AS ownable,
        coalesce(ARRAY(SELECT DISTINCT w.ev_class::int FROM pg_depend d JOIN pg_rewrite w ON w.oid = d.objid
                        WHERE d.classid = 'pg_rewrite'::regclass AND w.ev_class <> v.oid
                          AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = v.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid = v.reltype))),
@@ -662,16 +676,15 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
              UNION SELECT pg_get_userbyid(g.grantor)::text FROM pg_attribute t, aclexplode(t.attacl) g
               WHERE t.attrelid = v.oid AND t.attacl IS NOT NULL AND g.grantor <> v.relowner) AS grantors,
        format('DROP MATERIALIZED VIEW %s', v.q) AS "drop",
-       array_remove(ARRAY[
-         CASE WHEN NOT has_schema_privilege(v.relnamespace, 'CREATE') THEN format('GRANT CREATE ON SCHEMA %I TO %I', v.nspname, current_user) END,
+       -- What they may not create, let for as long (taken back last).
+       ARRAY(SELECT format('GRANT CREATE ON SCHEMA %I TO %I', c.nspname, c.role) FROM creators c WHERE c.view = v.oid AND NOT c.may ORDER BY c.nspname, c.role)
+       || array_remove(ARRAY[
          format('CREATE MATERIALIZED VIEW %s (%s) USING %I%s%s AS %s WITH NO DATA', v.q,
                 (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = v.oid AND a.attnum > 0 AND NOT a.attisdropped),
                 (SELECT amname FROM pg_am WHERE oid = v.relam),
                 coalesce(' WITH (' || (SELECT string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ') FROM unnest(v.reloptions) o) || ')', ''),
                 CASE WHEN v.reltablespace <> 0 THEN format(' TABLESPACE %I', (SELECT spcname FROM pg_tablespace WHERE oid = v.reltablespace)) ELSE '' END,
                 regexp_replace(pg_get_viewdef(v.oid), ';\\s*$', '')),
-         -- Its owner may own it there without creating in its schema (CREATE taken back since): granted for as long.
-         CASE WHEN NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE') THEN format('GRANT CREATE ON SCHEMA %I TO %I', v.nspname, pg_get_userbyid(v.relowner)) END,
          format('ALTER MATERIALIZED VIEW %s OWNER TO %I', v.q, pg_get_userbyid(v.relowner)),
          format('REVOKE ALL ON %s FROM PUBLIC', v.q)], NULL)
        -- What its maker's default privileges granted, taken back; then its own grants, as they were.
@@ -715,10 +728,9 @@ SELECT v.oid::int AS oid, v.q AS place, pg_has_role(v.relowner, 'USAGE') AS owne
                   (4, CASE WHEN obj_description(e.oid, 'pg_statistic_ext') IS NOT NULL
                            THEN format('COMMENT ON STATISTICS %I.%I IS %L', en.nspname, e.stxname, obj_description(e.oid, 'pg_statistic_ext')) END)) s(k, x)
                   WHERE e.stxrelid = v.oid AND x IS NOT NULL ORDER BY e.stxname, k)
-       -- What tsdbadmin was let for as long (above), taken back.
-       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, pg_get_userbyid(v.relowner)) WHERE NOT has_schema_privilege(v.relowner, v.relnamespace, 'CREATE'))
-       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', v.nspname, current_user)
-                 WHERE NOT has_schema_privilege(v.relnamespace, 'CREATE') AND current_user <> pg_get_userbyid(v.relowner)) AS make
+       -- What they were let for as long (above), taken back: tsdbadmin's own last.
+       || ARRAY(SELECT format('REVOKE CREATE ON SCHEMA %I FROM %I', c.nspname, c.role) FROM creators c
+                 WHERE c.view = v.oid AND NOT c.may ORDER BY c.role = current_user, c.nspname, c.role) AS make
   FROM v ORDER BY 2`;
 export interface ViewMadeAgain {
   oid: number;
