@@ -27,6 +27,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam14",
   "maskingRedTeam15",
   "maskingRedTeam16",
+  "maskingRedTeam17",
   "busy",
   "go",
   "paused",
