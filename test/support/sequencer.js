@@ -28,6 +28,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam15",
   "maskingRedTeam16",
   "maskingRedTeam17",
+  "maskingRedTeam18",
   "busy",
   "go",
   "paused",

@@ -275,8 +275,6 @@ export const SEARCH_PATH = `SELECT pg_catalog.current_setting('search_path') AS 
 export const PIN_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)`;
 export const USER_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, true)`;
 export const SESSION_SEARCH_PATH = `SELECT pg_catalog.set_config('search_path', $1, false)`;
-/** Row security applied (PINNED has it off), as in production, while a view's query runs as its owner. */
-export const SESSION_ROW_SECURITY = `SELECT pg_catalog.set_config('row_security', 'on', false)`;
 
 /**
  * The settings a role's or the database's `ALTER … SET` gave this session (production chose them,
@@ -580,13 +578,19 @@ export const AGGREGATE_ROOT_STATISTICS = `SELECT EXISTS (SELECT 1 FROM pg_stats 
        jsonb_build_object(d.column_name, CASE WHEN i THEN jsonb_build_array(0, d.interval_length)
          ELSE jsonb_build_array('1970-01-01 00:00:00+00', to_char((timestamptz 'epoch' + d.interval_length * interval '1 microsecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || '+00') END)::text AS slices,
        -- What would run on the placeholder's row, or refuse it: a domain's DEFAULT or constraints (its columns' types or
-       -- those under them), a CHECK constraint, a NOT NULL column beside its time bucket, a dimension but its first.
+       -- those under them), a CHECK constraint, an expression of an index or statistics object, a NOT NULL column beside
+       -- its time bucket, a dimension but its first.
        ARRAY(SELECT format('column %I of the domain %s', a.attname, a.atttypid::regtype) FROM pg_attribute a
               WHERE a.attrelid = m.oid AND a.attnum > 0 AND NOT a.attisdropped
                 AND EXISTS (WITH RECURSIVE under(t) AS (SELECT a.atttypid UNION SELECT y.typbasetype FROM under JOIN pg_type y ON y.oid = under.t WHERE y.typtype = 'd')
                             SELECT 1 FROM under JOIN pg_type y ON y.oid = under.t
                              WHERE y.typtype = 'd' AND (y.typdefaultbin IS NOT NULL OR y.typnotnull OR EXISTS (SELECT 1 FROM pg_constraint k WHERE k.contypid = y.oid)))
              UNION ALL SELECT format('constraint %I', k.conname) FROM pg_constraint k WHERE k.conrelid = m.oid AND k.contype = 'c'
+             -- An index's expressions and predicate run as the chunk's index is built, a statistics object's in ANALYZE.
+             UNION ALL SELECT format('index %s on an expression or with a predicate', x.indexrelid::regclass) FROM pg_index x
+              WHERE x.indrelid = m.oid AND (x.indexprs IS NOT NULL OR x.indpred IS NOT NULL)
+             UNION ALL SELECT format('statistics object %I.%I on an expression', (SELECT nspname FROM pg_namespace WHERE oid = e.stxnamespace), e.stxname)
+               FROM pg_statistic_ext e WHERE e.stxrelid = m.oid AND e.stxexprs IS NOT NULL
              UNION ALL SELECT format('NOT NULL column %I', a.attname) FROM pg_attribute a
               WHERE a.attrelid = m.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attnotnull AND a.attname <> d.column_name
              UNION ALL SELECT format('%s dimensions', count(*)) FROM _timescaledb_catalog.dimension x WHERE x.hypertable_id = h.id HAVING count(*) > 1) AS hazards,
