@@ -32,8 +32,9 @@
 //  8. a materialized view (refreshed: it reads a masked table) joining a table of tsdbadmin's that
 //     forces its row security on itself, with a policy letting tsdbadmin read. The forcing is lifted
 //     only in the masking's transaction: the refresh, after it, runs with row_security off and
-//     PostgreSQL refuses it (SQLSTATE 42501). With it on, a policy's expressions would run in the
-//     refresh where no check looks (round eighteen's reads pg_stats): the fork is not published;
+//     PostgreSQL refused it (SQLSTATE 42501), naming nothing. With it on, a policy's expressions would
+//     run in the refresh where no check looks (round eighteen's reads pg_stats): refused up front,
+//     naming the table and the fix;
 //  9. a chain: U, unpopulated with production's statistics, reads W, unpopulated with none, which reads
 //     P, a materialized view calling a function of the database's own (made again with no data, and
 //     refreshed last). U, found to have statistics, has them made again by populating W first, which
@@ -250,7 +251,7 @@ test("a materialized view left unpopulated with production's statistics, reading
   expect(result).toBe("published, m177u statistics holding production 0");
 });
 
-test("a materialized view reading a masked table and a table of tsdbadmin's that forces its row security on itself is not published: its refresh runs no policy (row security off), and fails", async () => {
+test("a materialized view reading a masked table and a table of tsdbadmin's that forces its row security on itself is refused before anything is refreshed, naming the table and the fix: its refresh would run no policy (row security off), and fail", async () => {
   cleanups.push(() => inProduction("DROP MATERIALIZED VIEW IF EXISTS public.m178; DROP TABLE IF EXISTS public.tiers178;"));
   await inProduction(`
     CREATE TABLE public.tiers178 (id integer PRIMARY KEY, tier text NOT NULL);
@@ -264,7 +265,10 @@ test("a materialized view reading a masked table and a table of tsdbadmin's that
     "', forced ' || (SELECT relforcerowsecurity FROM pg_class WHERE oid = 'public.tiers178'::regclass)::text FROM public.m178";
   expect(await inProduction(shape)).toBe("rows 100, production 100, forced true");
   const result = await outcome("pr-redteam17-forced-row-security-read", { mask: RULES, pauseJobs: true }, (uri) => read(uri, shape));
-  expect(result).toMatch(/^Preparing fork .*refreshing the materialized view public\.m178.*SQLSTATE 42501/);
+  expect(result).toMatch(
+    /^Preparing fork .*public\.m178 reads public\.tiers178 as tsdbadmin, whose row security applies to it \(forced on its owner\).*NO FORCE ROW LEVEL SECURITY/,
+  );
+  expect(result).not.toMatch(/refreshing the materialized view|SQLSTATE/);
 });
 
 test("a materialized view left unpopulated with production's statistics, reading one left unpopulated with none, reading one calling a function of the database's own, keeps none of production's values in its statistics", async () => {

@@ -577,6 +577,21 @@ const aggregatePlaceheld: Guard<{ view: string; hypertable: string; hazards: str
       : undefined,
 };
 
+const refreshUnderRowSecurity: Guard<{ views: number[] }, { view: string; table: string; reader: string; forced: boolean }> = {
+  name: "a refreshed materialized view reading a table whose row security applies to the role its refresh reads as",
+  statement: ({ views }) => [sql.REFRESHES_UNDER_ROW_SECURITY, [views]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.view} reads ${r.table} as ${r.reader}, whose row security applies to it (${r.forced ? "forced on its owner" : "not its owner"})`)}: ` +
+            "the preparation refreshes with row security off (a policy's expression could read statistics not yet made from the masked data), " +
+            "so PostgreSQL would refuse the refresh. In production, have the table's owner own the view and not force row security " +
+            `(ALTER TABLE … NO FORCE ROW LEVEL SECURITY), or drop the view in prepare.sql and make it again ${AGAIN.own}`,
+          700,
+        )
+      : undefined,
+};
+
 /** Every guard, by name: what the runner checks, and what the unit test holds one case each of. */
 export const GUARDS = {
   platformSettings,
@@ -617,4 +632,5 @@ export const GUARDS = {
   viewRowsHolding,
   aggregateWithoutTimescaleDB,
   aggregatePlaceheld,
+  refreshUnderRowSecurity,
 };

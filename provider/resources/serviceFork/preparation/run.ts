@@ -868,6 +868,13 @@ async function refreshDerived(s: Preparing): Promise<void> {
         grew = last.add(view.oid).size > 0;
   }
   const runsOwn = ({ view }: (typeof unpopulated)[number]) => last.has(view.oid);
+  // What is refreshed, or populated to be analysed, reads as its owner with row security off: refused before anything is emptied.
+  await s.check(GUARDS.refreshUnderRowSecurity, {
+    views: [
+      ...plan.flatMap((item) => (item.kind === "materialized view" ? [item.table.oid] : [])),
+      ...unpopulated.filter((v) => !runsOwn(v)).map((v) => v.view.oid),
+    ],
+  });
   await dropOwnStatisticsObjects(s);
   // An aggregate with chunk skipping on a column: its ranges made again as its chunks are compressed again, and the catalog analysed after.
   const skipped = s.timescaledb

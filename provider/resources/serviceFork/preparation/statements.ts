@@ -1060,6 +1060,30 @@ SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOI
  WHERE k.fn IN (SELECT oid FROM own)
  GROUP BY 1, 2 ORDER BY 1, 2`;
 
+/**
+ * The tables these materialized views ($1: oids) read, through views, whose row security applies to
+ * the role their refresh reads them as (the view's owner, or the owner of a view between unless it
+ * is security_invoker): forced on their owner, or that role neither owns them nor bypasses row
+ * security. With row_security off (the preparation's) PostgreSQL refuses such a read.
+ */
+export const REFRESHES_UNDER_ROW_SECURITY = `WITH RECURSIVE walk(view, reader, rel) AS (
+  SELECT m.oid, m.relowner, d.refobjid FROM pg_class m JOIN pg_rewrite w ON w.ev_class = m.oid
+    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> m.oid
+   WHERE m.oid = ANY($1::oid[])
+  UNION
+  SELECT k.view,
+         CASE WHEN EXISTS (SELECT 1 FROM unnest(v.reloptions) o WHERE o ~* '^security_invoker=(true|on|yes|1)$') THEN k.reader ELSE v.relowner END,
+         d.refobjid
+    FROM walk k JOIN pg_class v ON v.oid = k.rel AND v.relkind = 'v' JOIN pg_rewrite w ON w.ev_class = v.oid
+    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid)
+SELECT DISTINCT format('%I.%I', vn.nspname, vc.relname) AS view, format('%I.%I', tn.nspname, t.relname) AS "table",
+       r.rolname::text AS reader, t.relforcerowsecurity AS forced
+  FROM walk k JOIN pg_class t ON t.oid = k.rel AND t.relkind IN ('r', 'p') AND t.relrowsecurity
+  JOIN pg_namespace tn ON tn.oid = t.relnamespace JOIN pg_roles r ON r.oid = k.reader
+  JOIN pg_class vc ON vc.oid = k.view JOIN pg_namespace vn ON vn.oid = vc.relnamespace
+ WHERE NOT r.rolsuper AND NOT r.rolbypassrls AND (t.relforcerowsecurity OR NOT pg_has_role(k.reader, t.relowner, 'USAGE'))
+ ORDER BY 1, 2, 3`;
+
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column
   FROM _timescaledb_catalog.chunk_column_stats s JOIN _timescaledb_catalog.hypertable h ON h.id = s.hypertable_id

@@ -365,6 +365,13 @@ const CASES: Record<Name, Case> = {
     passes: [],
     passingInput: { view: "public.daily", hypertable: "_timescaledb_internal._materialized_hypertable_7", hazards: [] },
   },
+  refreshUnderRowSecurity: {
+    input: { views: [41, 42] },
+    refused: [{ view: "public.report", table: "public.tiers", reader: "tsdbadmin", forced: true }],
+    says: /^public\.report reads public\.tiers as tsdbadmin, whose row security applies to it \(forced on its owner\): .* PostgreSQL would refuse the refresh\. In production, have the table's owner own the view and not force row security .* or drop the view in prepare\.sql and make it again once the fork is published/,
+    passes: [],
+    sends: { text: sql.REFRESHES_UNDER_ROW_SECURITY, params: [[41, 42]] },
+  },
 };
 
 /** A guard checked as the runner checks it, against a session answering `rows`: what it sent, and its refusal. */
