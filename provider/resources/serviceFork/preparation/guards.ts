@@ -577,17 +577,33 @@ const aggregatePlaceheld: Guard<{ view: string; hypertable: string; hazards: str
       : undefined,
 };
 
-const refreshUnderRowSecurity: Guard<{ views: number[] }, { view: string; table: string; reader: string; forced: boolean }> = {
-  name: "a refreshed materialized view reading a table whose row security applies to the role its refresh reads as",
+const refreshUnderRowSecurity: Guard<
+  { views: number[]; names: Map<number, string> },
+  { oid: number; view: string; table: string; reader: string; forced: boolean }
+> = {
+  name: "a refreshed materialized view or continuous aggregate reading a table whose row security applies to the role its refresh reads as",
   statement: ({ views }) => [sql.REFRESHES_UNDER_ROW_SECURITY, [views]],
-  refuse: (rows) =>
+  refuse: (rows, { names }) =>
     rows.length
       ? said(
-          `${list(rows, (r) => `${r.view} reads ${r.table} as ${r.reader}, whose row security applies to it (${r.forced ? "forced on its owner" : "not its owner"})`)}: ` +
+          `${list(rows, (r) => `${names.get(r.oid) ?? r.view} reads ${r.table} as ${r.reader}, whose row security applies to it (${r.forced ? "forced on its owner" : "not its owner"})`)}: ` +
             "the preparation refreshes with row security off (a policy's expression could read statistics not yet made from the masked data), " +
             "so PostgreSQL would refuse the refresh. In production, have the table's owner own the view and not force row security " +
             `(ALTER TABLE … NO FORCE ROW LEVEL SECURITY), or drop the view in prepare.sql and make it again ${AGAIN.own}`,
           700,
+        )
+      : undefined,
+};
+
+const textQueriesOnWrite: Guard<void, { place: string }> = {
+  name: "a table whose writes run a query given as text, before prepare.sqlAfter",
+  statement: () => [sql.TEXT_QUERIES_ON_WRITE],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => r.place)}: it runs a query given as text (query_to_xml and the like, PostgreSQL's) on each row written there, ` +
+            "and prepare.sqlAfter runs while materialized views and continuous aggregates still hold production's rows (they are refreshed after it), " +
+            `so a row it writes could copy them; drop it in prepare.sql and make it again ${AGAIN.own}, or remove it in production`,
         )
       : undefined,
 };
@@ -633,4 +649,5 @@ export const GUARDS = {
   aggregateWithoutTimescaleDB,
   aggregatePlaceheld,
   refreshUnderRowSecurity,
+  textQueriesOnWrite,
 };

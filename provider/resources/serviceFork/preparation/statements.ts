@@ -465,6 +465,9 @@ calls(key, fn) AS (
    WHERE f.fn <> 0
   UNION SELECT t.key, c.castfunc FROM tree_types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0)`;
 
+/** PostgreSQL's functions that run a query given as text (the XML exports, ts_stat, ts_rewrite, crosstab, connectby, dblink): what it reads no dependency records. */
+const TEXT_QUERIES = `SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'`;
+
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
      AND (NOT r.rolsuper OR NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = f.oid AND e.deptype = 'e'))`;
@@ -477,8 +480,7 @@ const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.
  * view) reads; `view` is what it is refreshed by.
  */
 export const READS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
--- PostgreSQL's functions that run a query given as text (the XML exports, ts_stat, ts_rewrite, crosstab, connectby, dblink).
-text_queries AS (SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'),
+text_queries AS (${TEXT_QUERIES}),
 user_rules AS (SELECT w.oid, w.ev_class, w.ev_action FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class
                 WHERE c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)),
 -- What a view's query reads, and the partitions under it: the planner evaluates their CHECKs (constraint exclusion).
@@ -511,19 +513,24 @@ SELECT w.ev_class::int AS oid, n.nspname AS schema, c.relname AS name, format('%
  WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
  GROUP BY w.ev_class, n.nspname, c.relname, c.relkind, c.relispopulated`;
 export const CONTINUOUS_AGGREGATES = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+text_queries AS (${TEXT_QUERIES}),
 materialized AS (SELECT ca.*, m.schema_name, m.table_name, format('%I.%I', m.schema_name, m.table_name)::regclass::oid AS mat
                    FROM _timescaledb_catalog.continuous_agg ca JOIN _timescaledb_catalog.hypertable m ON m.id = ca.mat_hypertable_id),
 -- A trigger of its materialization hypertable, its function or its WHEN: its refresh runs them.
 ${callsOf(`
   SELECT t.tgrelid, ':funcid ' || t.tgfoid || ' ' || coalesce(t.tgqual::text, '') FROM pg_trigger t JOIN materialized m ON m.mat = t.tgrelid
    WHERE NOT t.tgisinternal
+  -- Its indexes' and extended statistics' expressions (a domain's CHECK through a cast): its refresh and ANALYZE run them.
+  UNION ALL SELECT m.mat, coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '') FROM materialized m JOIN pg_index i ON i.indrelid = m.mat
+  UNION ALL SELECT m.mat, coalesce(x.stxexprs::text, '') FROM materialized m JOIN pg_statistic_ext x ON x.stxrelid = m.mat
   -- A dimension added to it, partitioned by a function: each row the refresh inserts is routed through it.
   UNION ALL SELECT m.mat, ':funcid ' || p.oid FROM materialized m JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = m.mat_hypertable_id
     JOIN pg_namespace n ON n.nspname = d.partitioning_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.partitioning_func`)}
 SELECT format('%I.%I', m.user_view_schema, m.user_view_name) AS view,
        format('%I.%I', m.direct_view_schema, m.direct_view_name)::regclass::oid::int AS direct,
        m.mat::int AS oid, m.schema_name AS schema, m.table_name AS name, format('%I.%I', m.schema_name, m.table_name) AS quoted,
-       EXISTS (SELECT 1 FROM calls k WHERE k.key = m.mat AND k.fn IN (SELECT oid FROM own)) AS "runsOwn"
+       -- Or a query given as text (PostgreSQL's): what it reads cannot be told, so it is refreshed once every other view is.
+       EXISTS (SELECT 1 FROM calls k WHERE k.key = m.mat AND (k.fn IN (SELECT oid FROM own) OR k.fn IN (SELECT oid FROM text_queries))) AS "runsOwn"
   FROM materialized m`;
 /**
  * The hypertables a dimension of which is partitioned by a function of the database's own (a space
@@ -1061,7 +1068,31 @@ SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOI
  GROUP BY 1, 2 ORDER BY 1, 2`;
 
 /**
- * The tables these materialized views ($1: oids) read, through views, whose row security applies to
+ * What runs a query given as text (PostgreSQL's: no function of the database's own, which are held
+ * off then) on a row written to a table: a column's default or type (a domain's CHECK), a CHECK,
+ * an index's expression, a trigger's function or WHEN. prepare.sqlAfter writes while views still
+ * hold production's rows (they are refreshed after it): such a write could copy them.
+ */
+export const TEXT_QUERIES_ON_WRITE = `WITH RECURSIVE text_queries AS (${TEXT_QUERIES}),
+tables AS (SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS place FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname !~ '^_timescaledb_'),
+${callsOf(`
+  SELECT format('%s column %I (its default)', t.place, a.attname), d.adbin::text
+    FROM tables t JOIN pg_attrdef d ON d.adrelid = t.oid JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.adnum
+  UNION ALL SELECT format('%s column %I (its type)', t.place, a.attname), ':vartype ' || a.atttypid
+    FROM tables t JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT format('%s constraint %I', t.place, k.conname), k.conbin::text FROM tables t JOIN pg_constraint k ON k.conrelid = t.oid AND k.contype = 'c'
+  UNION ALL SELECT format('%s index %I', t.place, x.relname), coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')
+    FROM tables t JOIN pg_index i ON i.indrelid = t.oid JOIN pg_class x ON x.oid = i.indexrelid
+  UNION ALL SELECT format('%s trigger %I', t.place, g.tgname), ':funcid ' || g.tgfoid || ' ' || coalesce(g.tgqual::text, '')
+    FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid AND NOT g.tgisinternal`)}
+SELECT DISTINCT k.key AS place FROM calls k WHERE k.fn IN (SELECT oid FROM text_queries) ORDER BY 1`;
+
+/** The tables with row security enabled, by name and as quoted: what PostgreSQL's refusal of a read under it names. */
+export const ROW_SECURED_TABLES = `SELECT c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relrowsecurity ORDER BY 2`;
+/**
+ * The tables these materialized views or aggregates' direct views ($1: oids) read, through views, whose row security applies to
  * the role their refresh reads them as (the view's owner, or the owner of a view between unless it
  * is security_invoker): forced on their owner, or that role neither owns them nor bypasses row
  * security. With row_security off (the preparation's) PostgreSQL refuses such a read.
@@ -1072,17 +1103,17 @@ export const REFRESHES_UNDER_ROW_SECURITY = `WITH RECURSIVE walk(view, reader, r
    WHERE m.oid = ANY($1::oid[])
   UNION
   SELECT k.view,
-         CASE WHEN EXISTS (SELECT 1 FROM unnest(v.reloptions) o WHERE o ~* '^security_invoker=(true|on|yes|1)$') THEN k.reader ELSE v.relowner END,
+         CASE WHEN EXISTS (SELECT 1 FROM unnest(v.reloptions) o WHERE o ~* '^security_invoker=(t|tr|tru|true|y|ye|yes|on|1)$') THEN k.reader ELSE v.relowner END,
          d.refobjid
     FROM walk k JOIN pg_class v ON v.oid = k.rel AND v.relkind = 'v' JOIN pg_rewrite w ON w.ev_class = v.oid
     JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid)
-SELECT DISTINCT format('%I.%I', vn.nspname, vc.relname) AS view, format('%I.%I', tn.nspname, t.relname) AS "table",
+SELECT DISTINCT k.view::int AS oid, format('%I.%I', vn.nspname, vc.relname) AS view, format('%I.%I', tn.nspname, t.relname) AS "table",
        r.rolname::text AS reader, t.relforcerowsecurity AS forced
   FROM walk k JOIN pg_class t ON t.oid = k.rel AND t.relkind IN ('r', 'p') AND t.relrowsecurity
   JOIN pg_namespace tn ON tn.oid = t.relnamespace JOIN pg_roles r ON r.oid = k.reader
   JOIN pg_class vc ON vc.oid = k.view JOIN pg_namespace vn ON vn.oid = vc.relnamespace
  WHERE NOT r.rolsuper AND NOT r.rolbypassrls AND (t.relforcerowsecurity OR NOT pg_has_role(k.reader, t.relowner, 'USAGE'))
- ORDER BY 1, 2, 3`;
+ ORDER BY 2, 3, 4`;
 
 /** The columns chunk skipping keeps ranges of, on these hypertables ($1: oids). */
 export const SKIPPING_COLUMNS = `SELECT DISTINCT format('%I.%I', h.schema_name, h.table_name) AS hypertable, s.column_name::text AS column

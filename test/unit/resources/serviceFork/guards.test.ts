@@ -366,11 +366,21 @@ const CASES: Record<Name, Case> = {
     passingInput: { view: "public.daily", hypertable: "_timescaledb_internal._materialized_hypertable_7", hazards: [] },
   },
   refreshUnderRowSecurity: {
-    input: { views: [41, 42] },
-    refused: [{ view: "public.report", table: "public.tiers", reader: "tsdbadmin", forced: true }],
-    says: /^public\.report reads public\.tiers as tsdbadmin, whose row security applies to it \(forced on its owner\): .* PostgreSQL would refuse the refresh\. In production, have the table's owner own the view and not force row security .* or drop the view in prepare\.sql and make it again once the fork is published/,
+    input: { views: [41, 42], names: new Map([[42, "public.daily"]]) },
+    refused: [
+      { oid: 41, view: "public.report", table: "public.tiers", reader: "tsdbadmin", forced: true },
+      { oid: 42, view: "_timescaledb_internal._direct_view_3", table: "public.events", reader: "app", forced: false },
+    ],
+    says: /^public\.report reads public\.tiers as tsdbadmin, whose row security applies to it \(forced on its owner\), public\.daily reads public\.events as app, whose row security applies to it \(not its owner\): .* PostgreSQL would refuse the refresh\. In production, have the table's owner own the view and not force row security .* or drop the view in prepare\.sql and make it again once the fork is published/,
     passes: [],
     sends: { text: sql.REFRESHES_UNDER_ROW_SECURITY, params: [[41, 42]] },
+  },
+  textQueriesOnWrite: {
+    input: undefined,
+    refused: [{ place: "public.flags column note (its default)" }],
+    says: /^public\.flags column note \(its default\): it runs a query given as text .* prepare\.sqlAfter runs while materialized views .* drop it in prepare\.sql and make it again once the fork is published/,
+    passes: [],
+    sends: { text: sql.TEXT_QUERIES_ON_WRITE },
   },
 };
 
