@@ -42,46 +42,23 @@
 // 10. a harmless production: a materialized view calling a function of the database's own whose columns'
 //     storage and compression were set (ALTER COLUMN … SET STORAGE / SET COMPRESSION): made again with
 //     no data, it must keep them.
-import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { PRODUCTION_ADDRESS, RULES, inLargeObjects, redTeamLab } from "../support/lab/redTeam";
+import {
+  PRODUCTION_ADDRESS,
+  RULES,
+  inLargeObjects,
+  inMaterialization,
+  onMaterialization,
+  opaqueAggregate,
+  redTeamLab,
+  stashStatisticsOf,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
 
-/** PostgreSQL's own functions only: what pg_stats holds of c<tag>'s materialization hypertable (and its chunks), as XML, kept in a large object; an oid, never NULL. */
-const stashStatisticsOf = (view: string) =>
-  `pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(pg_catalog.query_to_xml('SELECT s.tablename, s.attname, s.most_common_vals::text AS m, s.histogram_bounds::text AS h ` +
-  `FROM pg_catalog.pg_stats s JOIN timescaledb_information.continuous_aggregates a ON a.view_name = ''${view}'' AND s.schemaname = a.materialization_hypertable_schema ` +
-  `WHERE s.tablename = a.materialization_hypertable_name OR s.tablename IN (SELECT c.chunk_name FROM timescaledb_information.chunks c ` +
-  `WHERE c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name)', true, false, '')::text, 'UTF8'))`;
-
-/** SQL run as tsdbadmin: `statement` with c<view>'s materialization hypertable's name (format('%I.%I')) for %s. */
-const onMaterialization = (view: string, statement: string) => `
-    DO $d$ BEGIN EXECUTE (SELECT format('${statement.replace(/'/g, "''")}', format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name))
-      FROM timescaledb_information.continuous_aggregates WHERE view_name = '${view}'); END $d$;`;
-
-/** How many of the values in pg_stats of c<view>'s materialization hypertable (its own, of the whole) are production's addresses. */
-const productionInMaterialization = (view: string) =>
-  inProduction(`SELECT count(*) FROM timescaledb_information.continuous_aggregates a JOIN pg_stats s
-      ON s.schemaname = a.materialization_hypertable_schema AND s.tablename = a.materialization_hypertable_name,
-      unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}')) v
-     WHERE a.view_name = '${view}' AND lower(v) LIKE '${PRODUCTION_ADDRESS}'`);
-
-/**
- * A continuous aggregate c<tag> of production's events by day, by the address as `column` (an
- * expression of customer_email) and by a function of tsdbadmin's (public.same<tag>, so refreshed
- * last); `between` run after it is made with no data, before its refresh; its materialization
- * hypertable analysed after, as a database-wide ANALYZE does.
- */
-const opaqueAggregate = (tag: string, column: string, between = "") => `
-    CREATE FUNCTION public.same${tag}(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
-    CREATE MATERIALIZED VIEW public.c${tag} WITH (timescaledb.continuous) AS
-      SELECT time_bucket('1 day', time) AS day, ${column} AS e, public.same${tag}(customer_email) AS v, count(*) AS n
-        FROM public.${EVENTS_TABLE} GROUP BY 1, 2, 3 WITH NO DATA;
-    ${between}
-    CALL refresh_continuous_aggregate('public.c${tag}', NULL, NULL);
-    ${onMaterialization(`c${tag}`, "ANALYZE %s")}`;
+/** How many of the values in pg_stats of c<view>'s materialization hypertable are production's addresses, read in production. */
+const productionInMaterialization = (view: string) => inProduction(inMaterialization(view));
 
 /** A materialized view's statistics: how many of their values are production's addresses. */
 const productionStatisticsOf = (view: string) =>

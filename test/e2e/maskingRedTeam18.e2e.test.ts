@@ -18,37 +18,20 @@
 //     statistics production's until then), kept in a large object by lo_from_bytea. Were refreshes run
 //     with row_security on, the policy would run in the view's refresh, and its large object be read
 //     through the URL; with it off (the preparation's), the refresh would fail: refused before it.
-import { PRODUCTION_ADDRESS, RULES, deepViews, dropDeepViews, inLargeObjects, redTeamLab, statsOf } from "../support/lab/redTeam";
-import { EVENTS_TABLE } from "../../simulator/production";
+import {
+  deepViews,
+  dropDeepViews,
+  inLargeObjects,
+  inMaterialization,
+  opaqueAggregate,
+  RULES,
+  redTeamLab,
+  stashStatisticsOf,
+  statsOf,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
-
-/** SQL run as tsdbadmin: `statement` with c<view>'s materialization hypertable's name (format('%I.%I')) for %s. */
-const onMaterialization = (view: string, statement: string) => `
-    DO $d$ BEGIN EXECUTE (SELECT format('${statement.replace(/'/g, "''")}', format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name))
-      FROM timescaledb_information.continuous_aggregates WHERE view_name = '${view}'); END $d$;`;
-
-/** How many of the values in pg_stats of c<view>'s materialization hypertable (its own, of the whole) are production's addresses. */
-const inMaterialization = (view: string) => `SELECT count(*) FROM timescaledb_information.continuous_aggregates a JOIN pg_stats s
-      ON s.schemaname = a.materialization_hypertable_schema AND s.tablename = a.materialization_hypertable_name,
-      unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}')) v
-     WHERE a.view_name = '${view}' AND lower(v) LIKE '${PRODUCTION_ADDRESS}'`;
-
-/** PostgreSQL's own functions only: what pg_stats holds of c<tag>'s materialization hypertable (and its chunks), as XML, kept in a large object; an oid, never NULL. */
-const stashStatisticsOf = (view: string) =>
-  `pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(pg_catalog.query_to_xml('SELECT s.tablename, s.attname, s.most_common_vals::text AS m, s.histogram_bounds::text AS h ` +
-  `FROM pg_catalog.pg_stats s JOIN timescaledb_information.continuous_aggregates a ON a.view_name = ''${view}'' AND s.schemaname = a.materialization_hypertable_schema ` +
-  `WHERE s.tablename = a.materialization_hypertable_name', true, false, '')::text, 'UTF8'))`;
-
-const opaqueAggregate = (tag: string, column: string, between = "") => `
-    CREATE FUNCTION public.same${tag}(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
-    CREATE MATERIALIZED VIEW public.c${tag} WITH (timescaledb.continuous) AS
-      SELECT time_bucket('1 day', time) AS day, ${column} AS e, public.same${tag}(customer_email) AS v, count(*) AS n
-        FROM public.${EVENTS_TABLE} GROUP BY 1, 2, 3 WITH NO DATA;
-    ${between}
-    CALL refresh_continuous_aggregate('public.c${tag}', NULL, NULL);
-    ${onMaterialization(`c${tag}`, "ANALYZE %s")}`;
 
 test("a continuous aggregate refreshed last whose materialization hypertable has an index on a cast to a domain whose CHECK reads its statistics into a large object keeps nothing of production's there", async () => {
   cleanups.push(async () => {
