@@ -29,6 +29,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam16",
   "maskingRedTeam17",
   "maskingRedTeam18",
+  "maskingRedTeam19",
   "busy",
   "go",
   "paused",
