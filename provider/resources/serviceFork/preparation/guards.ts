@@ -596,14 +596,14 @@ const refreshUnderRowSecurity: Guard<
 };
 
 const textQueriesOnWrite: Guard<void, { place: string }> = {
-  name: "a table whose writes run a query given as text, before prepare.sqlAfter",
+  name: "a table whose writes run a query given as text or a rule reading a view, before prepare.sqlAfter",
   statement: () => [sql.TEXT_QUERIES_ON_WRITE],
   refuse: (rows) =>
     rows.length
       ? said(
-          `${list(rows, (r) => r.place)}: it runs a query given as text (query_to_xml and the like, PostgreSQL's) on each row written there, ` +
-            "and prepare.sqlAfter runs while materialized views and continuous aggregates still hold production's rows (they are refreshed after it), " +
-            `so a row it writes could copy them; drop it in prepare.sql and make it again ${AGAIN.own}, or remove it in production`,
+          `${list(rows, (r) => r.place)}: it runs a query given as text (query_to_xml and the like, PostgreSQL's), or reads a view, on each row written there, ` +
+            "and prepare.sqlAfter runs while materialized views and continuous aggregates still hold production's rows and statistics are production's " +
+            `(they are made again after it), so a row it writes could copy them; drop it in prepare.sql and make it again ${AGAIN.own}, or remove it in production`,
         )
       : undefined,
 };

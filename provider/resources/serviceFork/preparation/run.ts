@@ -208,7 +208,7 @@ class Preparing {
   rowSecurityApplied(err: unknown): string | undefined {
     const failure = failureOf(err);
     if (failure.code !== "42501") return undefined;
-    const named = /^query would be affected by row-level security policy for table "(.+)"$/.exec(failure.message ?? "")?.[1];
+    const named = /^query would be affected by row-level security policy for table "([\s\S]+)"$/.exec(failure.message ?? "")?.[1];
     const tables = named === undefined ? [] : (this.rowSecured.get(named) ?? []);
     if (!tables.length) return undefined;
     return (

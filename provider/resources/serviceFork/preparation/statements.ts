@@ -1068,25 +1068,36 @@ SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOI
  GROUP BY 1, 2 ORDER BY 1, 2`;
 
 /**
- * What runs a query given as text (PostgreSQL's: no function of the database's own, which are held
- * off then) on a row written to a table: a column's default or type (a domain's CHECK), a CHECK,
- * an index's expression, a trigger's function or WHEN. prepare.sqlAfter writes while views still
- * hold production's rows (they are refreshed after it): such a write could copy them.
+ * What a row written to a table runs that could read a view or a statistic before they are made
+ * from the masked data: a query given as text (PostgreSQL's: no function of the database's own,
+ * which are held off then) in a column's default (its own, or its domain's), its type (a domain's
+ * CHECK), a CHECK, an index's expression or a trigger's function or WHEN; and a rule (no function
+ * needed) whose action reads a view, a materialized view or runs such a query. prepare.sqlAfter
+ * writes while views still hold production's rows and statistics are production's (they are made
+ * again after it): such a write could copy them. Every schema but PostgreSQL's own: TimescaleDB's
+ * chunks too (a constraint can be made on one alone), and a schema named like TimescaleDB's.
  */
 export const TEXT_QUERIES_ON_WRITE = `WITH RECURSIVE text_queries AS (${TEXT_QUERIES}),
 tables AS (SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS place FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname !~ '^_timescaledb_'),
+            WHERE c.relkind IN ('r', 'p', 'v', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')),
+rules AS (SELECT format('%s rule %I', t.place, w.rulename) AS place, w.oid, w.ev_action FROM tables t JOIN pg_rewrite w ON w.ev_class = t.oid
+           WHERE w.ev_type <> '1'),
 ${callsOf(`
   SELECT format('%s column %I (its default)', t.place, a.attname), d.adbin::text
     FROM tables t JOIN pg_attrdef d ON d.adrelid = t.oid JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.adnum
-  UNION ALL SELECT format('%s column %I (its type)', t.place, a.attname), ':vartype ' || a.atttypid
-    FROM tables t JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT format('%s column %I (its type)', t.place, a.attname), ':vartype ' || a.atttypid || ' ' || coalesce(y.typdefaultbin::text, '')
+    FROM tables t JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped JOIN pg_type y ON y.oid = a.atttypid
   UNION ALL SELECT format('%s constraint %I', t.place, k.conname), k.conbin::text FROM tables t JOIN pg_constraint k ON k.conrelid = t.oid AND k.contype = 'c'
   UNION ALL SELECT format('%s index %I', t.place, x.relname), coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')
     FROM tables t JOIN pg_index i ON i.indrelid = t.oid JOIN pg_class x ON x.oid = i.indexrelid
   UNION ALL SELECT format('%s trigger %I', t.place, g.tgname), ':funcid ' || g.tgfoid || ' ' || coalesce(g.tgqual::text, '')
-    FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid AND NOT g.tgisinternal`)}
-SELECT DISTINCT k.key AS place FROM calls k WHERE k.fn IN (SELECT oid FROM text_queries) ORDER BY 1`;
+    FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid AND NOT g.tgisinternal
+  UNION ALL SELECT r.place, r.ev_action::text FROM rules r`)}
+SELECT k.key AS place FROM calls k WHERE k.fn IN (SELECT oid FROM text_queries)
+UNION
+SELECT r.place FROM rules r JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
+  JOIN pg_class v ON v.oid = d.refobjid AND v.relkind IN ('v', 'm')
+ORDER BY 1`;
 
 /** The tables with row security enabled, by name and as quoted: what PostgreSQL's refusal of a read under it names. */
 export const ROW_SECURED_TABLES = `SELECT c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted
@@ -1188,7 +1199,7 @@ SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
  * (VOLATILE: query_to_xml, lo_from_bytea, set_config) or reads tables (table_to_xml and the other
  * XML exports, STABLE), on each row the masking writes to these
  * tables ($1: oids): a CHECK or exclusion constraint, an index's expression or predicate, a
- * generated column, a default a key's ON UPDATE SET DEFAULT writes, an extended statistics
+ * generated column, a default a key's ON UPDATE SET DEFAULT writes (the column's, or its domain's), an extended statistics
  * object's expression (ANALYZE runs it), a CHECK of a domain (a column's, or one an expression
  * casts to), a range type's subtype_diff or canonical function (a column's, or one inside its
  * array, multirange or composite type). Such a function can read the rows not yet masked
@@ -1218,6 +1229,14 @@ direct(rel, what, classid, objid, tree) AS (
     FROM pg_constraint k JOIN written w ON k.conrelid = w.oid
     JOIN pg_attrdef d ON d.adrelid = k.conrelid AND d.adnum = ANY (k.conkey)
     JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE k.contype = 'f' AND k.confupdtype = 'd'
+  UNION ALL
+  -- A key column with no default of its own: ON UPDATE SET DEFAULT writes its domain's.
+  SELECT k.conrelid, 'default of column ' || quote_ident(a.attname) || ' (its domain''s, a key''s ON UPDATE SET DEFAULT)', 'pg_type'::regclass, y.oid,
+         y.typdefaultbin::text
+    FROM pg_constraint k JOIN written w ON k.conrelid = w.oid
+    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)
+    JOIN pg_type y ON y.oid = a.atttypid AND y.typdefaultbin IS NOT NULL
+   WHERE k.contype = 'f' AND k.confupdtype = 'd' AND NOT EXISTS (SELECT 1 FROM pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum)
   UNION ALL
   SELECT s.stxrelid, 'statistics ' || quote_ident(s.stxname), 'pg_statistic_ext'::regclass, s.oid, coalesce(s.stxexprs::text, '')
     FROM pg_statistic_ext s JOIN written w ON s.stxrelid = w.oid
