@@ -30,6 +30,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam17",
   "maskingRedTeam18",
   "maskingRedTeam19",
+  "maskingRedTeam20",
   "busy",
   "go",
   "paused",
