@@ -322,6 +322,15 @@ test("what runs on each row the masking writes is refused when it calls a functi
   );
   // Refused before any of it ran: nothing was copied, in production or on the forks.
   expect(await inProduction("SELECT count(*) FROM copied")).toBe("0");
+  // A table whose write runs a query given as text refuses any preparation with a sqlAfter (it runs while views hold production's rows).
+  const seeded = await refusedFork("pr-query-seeded", {
+    mask: [{ table: "customers", column: "email", with: "email" }],
+    sqlAfter: ["INSERT INTO copied VALUES ('seed')"],
+  });
+  expect(seeded.message).toMatch(
+    /public\.t_export constraint t_export_check, public\.t_query constraint t_query_check: it runs a query given as text/,
+  );
+  await inProduction("DROP TABLE t_query, t_export");
   // Dropped in prepare.sql (and made again after), the CHECK is no way in.
   const fork = await preparedFork("pr-check-dropped", {
     sql: ["ALTER TABLE t_checked DROP CONSTRAINT t_checked_email_check"],

@@ -100,7 +100,8 @@ export function runnerOf(repository: string, bare = false): WorkflowRunner {
           TIGER_PUBLIC_KEY: sim.keyPair.publicKey,
           TIGER_SECRET_KEY: sim.keyPair.secretKey,
           TIGER_API_URL: sim.url,
-          PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+          // No sidecars (docs/pr-databases.md): two runs at once, one reading a sidecar the other is rewriting, read it empty (EOF).
+          PULUMI_BACKEND_URL: `file://${path.join(work, "state")}?metadata=skip`,
           PULUMI_CONFIG_PASSPHRASE: "pr-database-e2e",
         },
     vars: bare ? {} : { SOURCE_SERVICE_ID: ids.serviceId },
