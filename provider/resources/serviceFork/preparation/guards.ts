@@ -595,13 +595,14 @@ const refreshUnderRowSecurity: Guard<
       : undefined,
 };
 
-const textQueriesOnWrite: Guard<void, { place: string }> = {
-  name: "a table whose writes run a query given as text or a rule reading a view, before prepare.sqlAfter",
-  statement: () => [sql.TEXT_QUERIES_ON_WRITE],
+const textQueriesOnWrite: Guard<{ heldOff: string[] }, { place: string }> = {
+  name: "a table whose writes run a query given as text, a function not held off or a rule reading a table, before prepare.sqlAfter",
+  statement: ({ heldOff }) => [sql.TEXT_QUERIES_ON_WRITE, [heldOff]],
   refuse: (rows) =>
     rows.length
       ? said(
-          `${list(rows, (r) => r.place)}: it runs a query given as text (query_to_xml and the like, PostgreSQL's), or reads a view, on each row written there, ` +
+          `${list(rows, (r) => r.place)}: it runs a query given as text (query_to_xml and the like, PostgreSQL's), a type's input named at run time, ` +
+            "a function of the database's own the preparation could not hold off (its owner's, tsdbadmin a member of it), or reads another table, on each row written there, " +
             "and prepare.sqlAfter runs while materialized views and continuous aggregates still hold production's rows and statistics are production's " +
             `(they are made again after it), so a row it writes could copy them; drop it in prepare.sql and make it again ${AGAIN.own}, or remove it in production`,
         )

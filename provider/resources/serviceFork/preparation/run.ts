@@ -314,9 +314,9 @@ const STEPS: Step[] = [
   },
   // With the functions of the database's own still held off: statistics and views hold production's values until later steps.
   {
-    name: "prepare.sqlAfter (what its writes could run: a query given as text)",
+    name: "prepare.sqlAfter (what its writes could run: a query given as text, a function not held off, a rule)",
     when: (s) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0,
-    run: (s) => s.check(GUARDS.textQueriesOnWrite, undefined).then(() => undefined),
+    run: (s) => s.check(GUARDS.textQueriesOnWrite, { heldOff: s.heldOff }).then(() => undefined),
   },
   { name: "prepare.sqlAfter", run: (s) => userSql(s, "sqlAfter") },
   { name: "prepare.mask (triggers and rules back as they were)", when: masking, run: putBack },

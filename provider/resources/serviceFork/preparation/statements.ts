@@ -465,8 +465,12 @@ calls(key, fn) AS (
    WHERE f.fn <> 0
   UNION SELECT t.key, c.castfunc FROM tree_types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0)`;
 
-/** PostgreSQL's functions that run a query given as text (the XML exports, ts_stat, ts_rewrite, crosstab, connectby, dblink): what it reads no dependency records. */
-const TEXT_QUERIES = `SELECT oid FROM pg_proc WHERE proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*)$'`;
+/**
+ * PostgreSQL's functions that run what no dependency records: a query given as text (the XML
+ * exports, ts_stat, ts_rewrite, crosstab, connectby, dblink), or a type's input named by an oid at
+ * run time (record_in, domain_in, array_in, range_in and their binary kin: its domains' CHECKs run).
+ */
+const TEXT_QUERIES = `SELECT oid FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace AND proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|(record|domain|array|range|multirange)_(in|recv))$'`;
 
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
@@ -1078,6 +1082,8 @@ SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOI
  * chunks too (a constraint can be made on one alone), and a schema named like TimescaleDB's.
  */
 export const TEXT_QUERIES_ON_WRITE = `WITH RECURSIVE text_queries AS (${TEXT_QUERIES}),
+-- Functions of the database's own the preparation could not hold off ($1: those it did, as regprocedure).
+loose AS (${OWN_FUNCTIONS} AND NOT f.oid::regprocedure::text = ANY ($1::text[])),
 tables AS (SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS place FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE c.relkind IN ('r', 'p', 'v', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')),
 rules AS (SELECT format('%s rule %I', t.place, w.rulename) AS place, w.oid, w.ev_action FROM tables t JOIN pg_rewrite w ON w.ev_class = t.oid
@@ -1092,11 +1098,17 @@ ${callsOf(`
     FROM tables t JOIN pg_index i ON i.indrelid = t.oid JOIN pg_class x ON x.oid = i.indexrelid
   UNION ALL SELECT format('%s trigger %I', t.place, g.tgname), ':funcid ' || g.tgfoid || ' ' || coalesce(g.tgqual::text, '')
     FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid AND NOT g.tgisinternal
+  -- A partitioned table's key: a row routed to a partition runs it (its own and each ancestor's).
+  UNION ALL SELECT format('%s partition key of %s', t.place, p.partrelid::regclass), coalesce(p.partexprs::text, '') || ' ' ||
+         (SELECT coalesce(string_agg(':vartype ' || a.atttypid, ' '), '') FROM pg_attribute a WHERE a.attrelid = p.partrelid AND a.attnum = ANY (p.partattrs))
+    FROM tables t JOIN pg_partitioned_table p ON p.partrelid = t.oid OR p.partrelid IN (SELECT * FROM pg_partition_ancestors(t.oid))
   UNION ALL SELECT r.place, r.ev_action::text FROM rules r`)}
-SELECT k.key AS place FROM calls k WHERE k.fn IN (SELECT oid FROM text_queries)
+SELECT k.key AS place FROM calls k WHERE k.fn IN (SELECT oid FROM text_queries) OR k.fn IN (SELECT oid FROM loose)
 UNION
-SELECT r.place FROM rules r JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
-  JOIN pg_class v ON v.oid = d.refobjid AND v.relkind IN ('v', 'm')
+-- A rule's action reading any table but its own (an aggregate's materialization, a view: production's rows until refreshed).
+SELECT r.place FROM rules r JOIN pg_rewrite w ON w.oid = r.oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class
+  JOIN pg_class v ON v.oid = d.refobjid AND v.relkind IN ('r', 'p', 'v', 'm', 'f')
 ORDER BY 1`;
 
 /** The tables with row security enabled, by name and as quoted: what PostgreSQL's refusal of a read under it names. */
@@ -1285,7 +1297,7 @@ SELECT DISTINCT n.nspname = '_timescaledb_internal' AS chunk, format('%I.%I', n.
             ELSE 'a function that reads tables or runs a query' END AS why
   FROM functions f JOIN pg_proc p ON p.oid = f.fn JOIN pg_roles r ON r.oid = p.proowner
   JOIN pg_class c ON c.oid = f.rel JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE NOT r.rolsuper OR p.provolatile = 'v' OR p.proname ~ '_to_xml'
+ WHERE NOT r.rolsuper OR p.provolatile = 'v' OR p.oid IN (${TEXT_QUERIES})
  ORDER BY 1, 2, 3, 4`;
 
 /**
