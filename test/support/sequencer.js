@@ -31,6 +31,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam18",
   "maskingRedTeam19",
   "maskingRedTeam20",
+  "maskingRedTeam21",
   "busy",
   "go",
   "paused",
