@@ -28,26 +28,19 @@
 //     masking's transaction while the view holds production's rows. FUNCTIONS_ON_WRITE reads a SET
 //     DEFAULT's pg_attrdef and domains' CHECKs, not a domain's typdefaultbin.
 import { readThrough as read } from "../support/lab/production";
-import { PRODUCTION_ADDRESS, RULES, deepViews, dropDeepViews, inLargeObjects, redTeamLab } from "../support/lab/redTeam";
+import {
+  PRODUCTION_ADDRESS,
+  RULES,
+  deepViews,
+  dropDeepViews,
+  inLargeObjects,
+  redTeamLab,
+  expectSafe,
+  copiedInto,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
-
-/** What `table`'s column `column` holds of production's addresses, read through a URL. */
-const copiedInto = (table: string, column: string) => (uri: string) =>
-  read(
-    uri,
-    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(${column}) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM ${table}`,
-  );
-
-/** A safe outcome: published with no production address read, or refused naming `named` and no bare SQLSTATE. */
-const expectSafe = (result: string, named: RegExp) => {
-  if (result.startsWith("published")) expect(result).toMatch(/^published, copied: 0 of \d+$/);
-  else {
-    expect(result).toMatch(named);
-    expect(result).not.toMatch(/SQLSTATE/);
-  }
-};
 
 test("a table prepare.sqlAfter seeds, whose column's domain has a DEFAULT reading a materialized view through query_to_xml, keeps nothing of production's there", async () => {
   cleanups.push(() => inProduction(`DROP TABLE IF EXISTS public.flags201; DROP DOMAIN IF EXISTS public.note201; ${dropDeepViews("201")}`));

@@ -36,7 +36,6 @@
 //     (refreshed last) when it calls a function of the database's own or a text query: record_in is
 //     neither, and no dependency names the type or pg_stats, so it is refreshed in the first wave.
 import { EVENTS_TABLE } from "../../simulator/production";
-import { readThrough as read } from "../support/lab/production";
 import {
   PRODUCTION_ADDRESS,
   RULES,
@@ -46,26 +45,12 @@ import {
   onMaterialization,
   ownedByMemberOfTsdbadmin,
   redTeamLab,
+  expectSafe,
+  copiedInto,
 } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
 const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects, withCreateRole } = redTeamLab();
-
-/** What `table`'s column `column` holds of production's addresses, read through a URL. */
-const copiedInto = (table: string, column: string) => (uri: string) =>
-  read(
-    uri,
-    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(${column}) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM ${table}`,
-  );
-
-/** A safe outcome: published with no production address read, or refused naming `named` and no bare SQLSTATE. */
-const expectSafe = (result: string, named: RegExp) => {
-  if (result.startsWith("published")) expect(result).toMatch(/^published, copied: 0 of \d+$/);
-  else {
-    expect(result).toMatch(named);
-    expect(result).not.toMatch(/SQLSTATE/);
-  }
-};
 
 /** A domain whose CHECK keeps m_base_<tag>'s rows (production's until its refresh) in a large object: PostgreSQL's own functions only. */
 const leakingDomain = (tag: string) => `

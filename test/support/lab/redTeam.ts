@@ -88,6 +88,22 @@ export const opaqueAggregate = (tag: string, column: string, between = "") => `
     CALL refresh_continuous_aggregate('public.c${tag}', NULL, NULL);
     ${onMaterialization(`c${tag}`, "ANALYZE %s")}`;
 
+/** What `table`'s column `column` holds of production's addresses, read through a URL. */
+export const copiedInto = (table: string, column: string) => (uri: string) =>
+  read(
+    uri,
+    `SELECT 'copied: ' || count(*) FILTER (WHERE lower(${column}) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM ${table}`,
+  );
+
+/** A safe outcome: published with no production address read ("copied: 0 of N"), or refused naming `named` and no bare SQLSTATE. */
+export const expectSafe = (result: string, named: RegExp) => {
+  if (result.startsWith("published")) expect(result).toMatch(/^published, copied: 0 of \d+$/);
+  else {
+    expect(result).toMatch(named);
+    expect(result).not.toMatch(/SQLSTATE/);
+  }
+};
+
 /**
  * A function made `role`'s, then `role` made a member of tsdbadmin (so tsdbadmin cannot be made a
  * member of it: the grant would be circular). tsdbadmin has CREATEROLE, as on Tiger Cloud.
