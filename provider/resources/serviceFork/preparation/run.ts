@@ -316,7 +316,7 @@ const STEPS: Step[] = [
   {
     name: "prepare.sqlAfter (what its writes could run: a query given as text, a function not held off, a rule)",
     when: (s) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0,
-    run: (s) => s.check(GUARDS.textQueriesOnWrite, { heldOff: s.heldOff }).then(() => undefined),
+    run: (s) => s.check(GUARDS.textQueriesOnWrite, { heldOff: s.heldOff, timescaledb: s.timescaledb }).then(() => undefined),
   },
   { name: "prepare.sqlAfter", run: (s) => userSql(s, "sqlAfter") },
   { name: "prepare.mask (triggers and rules back as they were)", when: masking, run: putBack },

@@ -487,11 +487,11 @@ export const READS = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 text_queries AS (${TEXT_QUERIES}),
 user_rules AS (SELECT w.oid, w.ev_class, w.ev_action FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class
                 WHERE c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)),
--- What a view's query reads, and the partitions under it: the planner evaluates their CHECKs (constraint exclusion).
+-- What a view's query reads, and the partitions and inheritance children under it: the planner evaluates their CHECKs (constraint exclusion).
 read_tree(rule, rel) AS (
   SELECT w.oid, d.refobjid FROM user_rules w
     JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass
-  UNION SELECT t.rule, i.inhrelid FROM read_tree t JOIN pg_inherits i ON i.inhparent = t.rel JOIN pg_class p ON p.oid = i.inhrelid AND p.relispartition),
+  UNION SELECT t.rule, i.inhrelid FROM read_tree t JOIN pg_inherits i ON i.inhparent = t.rel),
 -- What a view's query runs (its rule's parsed form, the types it makes or casts to, its columns'),
 -- and what its indexes and extended statistics run (its refresh and ANALYZE run them).
 ${callsOf(`
@@ -1081,13 +1081,16 @@ SELECT m.view, substr(k.key, length(m.view) + 2) AS what FROM materialized m JOI
  * again after it): such a write could copy them. Every schema but PostgreSQL's own: TimescaleDB's
  * chunks too (a constraint can be made on one alone), and a schema named like TimescaleDB's.
  */
-export const TEXT_QUERIES_ON_WRITE = `WITH RECURSIVE text_queries AS (${TEXT_QUERIES}),
+export const textQueriesOnWrite = (timescaledb: boolean) => `WITH RECURSIVE text_queries AS (${TEXT_QUERIES}),
 -- Functions of the database's own the preparation could not hold off ($1: those it did, as regprocedure).
 loose AS (${OWN_FUNCTIONS} AND NOT f.oid::regprocedure::text = ANY ($1::text[])),
 tables AS (SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS place FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE c.relkind IN ('r', 'p', 'v', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')),
 rules AS (SELECT format('%s rule %I', t.place, w.rulename) AS place, w.oid, w.ev_action FROM tables t JOIN pg_rewrite w ON w.ev_class = t.oid
            WHERE w.ev_type <> '1'),
+-- Views a write can go through as they are (PostgreSQL's automatically updatable ones).
+updatable AS (SELECT t.oid, t.place FROM tables t JOIN pg_class c ON c.oid = t.oid
+               WHERE c.relkind = 'v' AND pg_catalog.pg_relation_is_updatable(t.oid, false) <> 0),
 ${callsOf(`
   SELECT format('%s column %I (its default)', t.place, a.attname), d.adbin::text
     FROM tables t JOIN pg_attrdef d ON d.adrelid = t.oid JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.adnum
@@ -1102,8 +1105,26 @@ ${callsOf(`
   UNION ALL SELECT format('%s partition key of %s', t.place, p.partrelid::regclass), coalesce(p.partexprs::text, '') || ' ' ||
          (SELECT coalesce(string_agg(':vartype ' || a.atttypid, ' '), '') FROM pg_attribute a WHERE a.attrelid = p.partrelid AND a.attnum = ANY (p.partattrs))
     FROM tables t JOIN pg_partitioned_table p ON p.partrelid = t.oid OR p.partrelid IN (SELECT * FROM pg_partition_ancestors(t.oid))
-  UNION ALL SELECT r.place, r.ev_action::text FROM rules r`)}
-SELECT k.key AS place FROM calls k WHERE k.fn IN (SELECT oid FROM text_queries) OR k.fn IN (SELECT oid FROM loose)
+  UNION ALL SELECT r.place, r.ev_action::text FROM rules r
+  ${
+    // A hypertable's dimension partitioned by a function: TimescaleDB routes each row written through it.
+    timescaledb
+      ? `UNION ALL SELECT format('%s dimension %I (its partitioning function)', t.place, d.column_name), ':funcid ' || p.oid
+    FROM tables t JOIN _timescaledb_catalog.hypertable h ON format('%I.%I', h.schema_name, h.table_name)::regclass = t.oid
+    JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id
+    JOIN pg_namespace pn ON pn.nspname = d.partitioning_func_schema JOIN pg_proc p ON p.pronamespace = pn.oid AND p.proname = d.partitioning_func`
+      : ""
+  }
+  -- An updatable view's query: its quals run on each row updated or deleted through it, and inserted under a check option.
+  UNION ALL SELECT u.place || ' (its query)', w.ev_action::text FROM updatable u JOIN pg_rewrite w ON w.ev_class = u.oid AND w.ev_type = '1'`)}
+SELECT k.key AS place FROM calls k
+  LEFT JOIN pg_proc f ON f.oid = k.fn AND k.key LIKE '% (its query)'
+ WHERE k.fn IN (SELECT oid FROM text_queries) OR k.fn IN (SELECT oid FROM loose) OR f.provolatile = 'v'
+UNION
+-- An updatable view reading more than its one base relation (a subquery in its WHERE): production's rows of a view, or statistics.
+SELECT u.place || ' (its query reads another relation)' FROM updatable u JOIN pg_rewrite w ON w.ev_class = u.oid AND w.ev_type = '1'
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> u.oid
+ GROUP BY u.place HAVING count(DISTINCT d.refobjid) > 1
 UNION
 -- A rule's action reading any table but its own (an aggregate's materialization, a view: production's rows until refreshed).
 SELECT r.place FROM rules r JOIN pg_rewrite w ON w.oid = r.oid
