@@ -6,7 +6,7 @@
 // URL; the team's prepare.sqlAfter is an ordinary seed (one INSERT of a row), the team's own.
 //  1. a table prepare.sqlAfter seeds whose column is of a domain whose DEFAULT (not a CHECK) calls
 //     only PostgreSQL's own functions: query_to_xml reading a materialized view of the customers'
-//     addresses (still production's rows while sqlAfter runs). TEXT_QUERIES_ON_WRITE follows a
+//     addresses (still production's rows while sqlAfter runs). textQueriesOnWrite follows a
 //     column's type to its domain's constraints (pg_constraint.conbin), not to the domain's
 //     default (pg_type.typdefaultbin), which PostgreSQL uses for an INSERT naming no such column;
 //  2. a table prepare.sqlAfter seeds with a rule (CREATE RULE … DO ALSO INSERT … SELECT FROM a
@@ -15,7 +15,7 @@
 //     textQueriesOnWrite looks for functions running a query given as text, not for rules;
 //  3. a partitioned table prepare.sqlAfter seeds whose (default) partition lives in a schema of
 //     tsdbadmin's named `_timescaledb_seed`, with a CHECK calling query_to_xml of a materialized
-//     view, kept in a large object by lo_from_bytea. TEXT_QUERIES_ON_WRITE leaves out every schema
+//     view, kept in a large object by lo_from_bytea. textQueriesOnWrite leaves out every schema
 //     whose name starts with `_timescaledb_` (TimescaleDB's own), which any role may name one so;
 //  4. a harmless production: a materialized view reading, through query_to_xml, a table forcing its
 //     row security on its owner, whose name holds a line break. rowSecurityApplied matches

@@ -8,7 +8,7 @@
 //     the key expression is a cast to a domain whose CHECK calls only PostgreSQL's own functions
 //     (query_to_xml of a materialized view of the addresses, kept in a large object by
 //     lo_from_bytea). Tuple routing evaluates the key on each row inserted, running the CHECK while
-//     the view still holds production's rows. TEXT_QUERIES_ON_WRITE reads defaults, column types,
+//     the view still holds production's rows. textQueriesOnWrite reads defaults, column types,
 //     CHECKs, indexes, triggers and rules, never pg_partitioned_table.partexprs;
 //  2. a table prepare.sqlAfter seeds whose column default is
 //     pg_catalog.record_in('(x)', <a composite type's oid, as an oid literal>, -1)::text: record_in
@@ -18,7 +18,7 @@
 //     record_in is PostgreSQL's, STABLE, and no text query;
 //  3. a table prepare.sqlAfter seeds with a rule (DO ALSO INSERT … SELECT) reading a continuous
 //     aggregate's materialization hypertable directly: a table (relkind 'r'), not a view, so
-//     TEXT_QUERIES_ON_WRITE's rule branch (reading a 'v' or 'm') passes it; the aggregate is
+//     textQueriesOnWrite's rule branch (reading a 'v' or 'm') passes it; the aggregate is
 //     refreshed only after the COMMIT, and holds production's addresses while sqlAfter runs;
 //  4. a table a key's ON UPDATE SET DEFAULT writes when the customers' addresses are masked (MATCH
 //     SIMPLE, its id's default NULL), whose key column's own default is the record_in call of 2.
@@ -28,7 +28,7 @@
 //     production's rows;
 //  5. a table prepare.sqlAfter seeds with a trigger whose function (plpgsql, copying a materialized
 //     view of the addresses) belongs to a role that is itself a member of tsdbadmin, so it is not
-//     held off (the grant would be circular). TEXT_QUERIES_ON_WRITE follows a trigger's function
+//     held off (the grant would be circular). textQueriesOnWrite follows a trigger's function
 //     only to PostgreSQL's text-query functions; for a function left as it is, nothing refuses;
 //  6. a materialized view whose query runs record_in of a composite named by its oid, the field's
 //     domain CHECK stashing query_to_xml of pg_stats of m_deep_216 (refreshed in the second wave,

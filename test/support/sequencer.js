@@ -32,6 +32,7 @@ const KNOWN_SLOW = [
   "maskingRedTeam19",
   "maskingRedTeam20",
   "maskingRedTeam21",
+  "maskingRedTeam22",
   "busy",
   "go",
   "paused",
