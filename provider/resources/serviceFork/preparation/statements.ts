@@ -1126,10 +1126,13 @@ SELECT u.place || ' (its query reads another relation)' FROM updatable u JOIN pg
   JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> u.oid
  GROUP BY u.place HAVING count(DISTINCT d.refobjid) > 1
 UNION
--- A rule's action reading any table but its own (an aggregate's materialization, a view: production's rows until refreshed).
+-- A rule's action on a view or materialized view, or on a table of an extension's schema (an aggregate's materialization, its
+-- chunks): production's rows until refreshed, or statistics (pg_stats). One writing to a table of the database's is no reader of them.
 SELECT r.place FROM rules r JOIN pg_rewrite w ON w.oid = r.oid
   JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class
-  JOIN pg_class v ON v.oid = d.refobjid AND v.relkind IN ('r', 'p', 'v', 'm', 'f')
+  JOIN pg_class v ON v.oid = d.refobjid
+ WHERE v.relkind IN ('v', 'm')
+    OR EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_namespace'::regclass AND e.objid = v.relnamespace AND e.deptype = 'e')
 ORDER BY 1`;
 
 /** The tables with row security enabled, by name and as quoted: what PostgreSQL's refusal of a read under it names. */
