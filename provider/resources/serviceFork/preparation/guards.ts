@@ -605,6 +605,7 @@ const textQueriesOnWrite: Guard<{ heldOff: string[]; timescaledb: boolean }, { p
             "a function of the database's own the preparation could not hold off (its owner's, tsdbadmin a member of it), a VOLATILE one in an updatable view's query, or a rule reading a view or an extension's table, on each row written there, " +
             "and prepare.sqlAfter runs while materialized views and continuous aggregates still hold production's rows and statistics are production's " +
             `(they are made again after it), so a row it writes could copy them; drop it in prepare.sql and make it again ${AGAIN.own}, or remove it in production`,
+          1000,
         )
       : undefined,
 };
