@@ -131,7 +131,7 @@ describe("the README's rules on a TimescaleDB production (customers, and a compr
   });
 });
 
-test("no function of the database's own can run until everything else is made from the masked data: each one's body is held off (replaced by one that fails) while views are refreshed and prepare.sqlAfter runs, then made again as it was, its privileges untouched; prepare.sql still runs them", async () => {
+test("no function of the database's own can run until everything else is made from the masked data: each one's body is held off (replaced by one that fails) while views are refreshed, then made again as it was, its privileges untouched; prepare.sql and prepare.sqlAfter (last) run them", async () => {
   const acls = `SELECT string_agg(x, '; ' ORDER BY x) FROM (
     SELECT p.proname || ' ' || g.grantee::regrole || ' ' || g.privilege_type || ' ' || g.is_grantable || ' from ' || g.grantor::regrole AS x
       FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) g WHERE p.proname IN ('probe_own', 'kept_private')) a`;
@@ -157,8 +157,12 @@ test("no function of the database's own can run until everything else is made fr
   const fork = await preparedFork("pr-held-off", {
     sql: ["SELECT public.probe_own()"],
     mask: [{ table: "customers", column: "email", with: "email" }],
-    sqlAfter: ["SELECT count(*) FROM public.customers"],
+    // Last, once everything is the masked data's: the function is given back, as it was, to the seed too.
+    sqlAfter: [
+      "CREATE TABLE public.after_own AS SELECT public.kept_private() AS x, position('held off by the preparation' in pg_get_functiondef('public.probe_own()'::regprocedure)) > 0 AS held",
+    ],
   });
+  expect(await read(fork.uri, "SELECT x || ' ' || held FROM public.after_own")).toBe("2 false");
   expect(await read(fork.uri, "SELECT may::text || ' ' || n FROM public.m_probe_own")).toBe("true 100");
   // Made again as it was.
   expect(await read(fork.uri, "SELECT md5(pg_get_functiondef('public.probe_own()'::regprocedure))")).toBe(
@@ -167,14 +171,6 @@ test("no function of the database's own can run until everything else is made fr
   expect(await read(fork.uri, "SELECT x FROM public.m_calls_own")).toBe("1");
   expect(await read(fork.uri, acls)).toBe(before);
   expect(await read(fork.uri, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%'")).toBe("0");
-  // prepare.sqlAfter runs before the statistics and views are made from the masked data: held off for it too, and refused naming it.
-  const { message } = await refusedFork("pr-held-off-after", {
-    mask: [{ table: "customers", column: "email", with: "email" }],
-    sqlAfter: ["SELECT public.kept_private()"],
-  });
-  expect(message).toMatch(
-    /failed at prepare\.sqlAfter\[0\] .*public\.kept_private\(\), a function of the database's own, ran where the preparation lets none run/,
-  );
 });
 
 test("triggers and rules on a masked table do not run during the masking: none copies the old values, none undoes it", async () => {
@@ -322,23 +318,24 @@ test("what runs on each row the masking writes is refused when it calls a functi
   );
   // Refused before any of it ran: nothing was copied, in production or on the forks.
   expect(await inProduction("SELECT count(*) FROM copied")).toBe("0");
-  // A table whose write runs a query given as text refuses any preparation with a sqlAfter (it runs while views hold production's rows).
-  const seeded = await refusedFork("pr-query-seeded", {
-    mask: [{ table: "customers", column: "email", with: "email" }],
-    sqlAfter: ["INSERT INTO copied VALUES ('seed')"],
-  });
-  expect(seeded.message).toMatch(
-    /public\.t_export constraint t_export_check, public\.t_query constraint t_query_check: it runs a query given as text/,
-  );
-  await inProduction("DROP TABLE t_query, t_export");
-  // Dropped in prepare.sql (and made again after), the CHECK is no way in.
+  // Dropped in prepare.sql, the CHECK is no way in; made again in prepare.sqlAfter (last, with tables whose writes run
+  // a query given as text beside it), it runs on masked rows only: what it copies is the masking's.
   const fork = await preparedFork("pr-check-dropped", {
     sql: ["ALTER TABLE t_checked DROP CONSTRAINT t_checked_email_check"],
     mask: [{ table: "t_checked", column: "email", with: "hash" }],
-    sqlAfter: ["ALTER TABLE t_checked ADD CONSTRAINT t_checked_email_check CHECK (email <> '') NOT VALID"],
+    sqlAfter: [
+      "ALTER TABLE t_checked ADD CONSTRAINT t_checked_email_check CHECK (copies(email))",
+      "INSERT INTO t_query VALUES (1, 'seed')",
+    ],
   });
-  expect(await read(fork.uri, "SELECT count(*) FROM copied")).toBe("0");
+  expect(
+    await read(
+      fork.uri,
+      "SELECT count(*) || ' copied, of production: ' || count(*) FILTER (WHERE value LIKE '%prod-customers%') FROM copied",
+    ),
+  ).toMatch(/^[1-9]\d* copied, of production: 0$/);
   expect(await read(fork.uri, "SELECT count(*) FROM t_checked WHERE email LIKE '%prod-customers%'")).toBe("0");
+  await inProduction("DROP TABLE t_query, t_export");
 });
 
 test("a role's setting naming the function that picks a compressed chunk's segmentby is not followed while the fork is prepared", async () => {
@@ -439,13 +436,15 @@ test("a transaction prepared in production cannot be committed on the fork to wr
   }
 });
 
-test("after the masking, every masked column is checked: SQL that writes production values back fails the preparation, and no URL is published", async () => {
-  const { message } = await refusedFork("pr-written-back", {
+test("prepare.sqlAfter runs last, in a transaction of its own: a seed that fails rolls back its texts alone, and no URL is published", async () => {
+  const { message } = await refusedFork("pr-seed-fails", {
     mask: [{ table: "customers", column: "email", with: "email" }],
-    sqlAfter: [`UPDATE customers SET email = 'customer' || id || '@prod-customers.example.com' WHERE id <= 3`],
+    sqlAfter: ["UPDATE customers SET email = 'dev@example.com' WHERE id = 1", "SELECT 1 / 0"],
   });
-  expect(message).toMatch(/after the masking, 3 row\(s\) of public\.customers still hold a email that the rule did not write/);
-  expect(message).toMatch(/Nothing of its SQL and masking was kept \(one transaction, rolled back\)/);
+  expect(message).toMatch(/failed at prepare\.sqlAfter\[1\] \(SELECT 1 \/ 0\): .*SQLSTATE 22012/);
+  expect(message).toMatch(
+    /The masking was committed and checked and every view refreshed from it; prepare\.sqlAfter's own transaction was rolled back\./,
+  );
   expect(PRODUCTION_EMAILS.some((e) => message.includes(e))).toBe(false);
 });
 

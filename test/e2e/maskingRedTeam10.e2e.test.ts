@@ -227,7 +227,7 @@ test("EXECUTE given back as it was, grantors too: a grant a role made with its g
   );
 });
 
-test("a column default of tsdbadmin's run by prepare.sqlAfter's seed INSERT (functions given back for it) copies no production statistic of the masked customers, nor a row of an aggregate not yet refreshed", async () => {
+test("a column default of tsdbadmin's run by prepare.sqlAfter's seed INSERT, or the seed itself, copies no production statistic of the masked customers, nor a row of an aggregate: it runs last, with functions given back", async () => {
   cleanups.push(() => inProduction("DROP TABLE IF EXISTS public.flags107, public.stolen_r107; DROP FUNCTION IF EXISTS public.actor107();"));
   await inProduction(`
     CREATE TABLE public.stolen_r107 (v text);
@@ -251,16 +251,22 @@ test("a column default of tsdbadmin's run by prepare.sqlAfter's seed INSERT (fun
   expect(
     await outcome(
       "pr-redteam10-sqlafter-default",
-      { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags107 (name) VALUES ('demo')"] },
+      {
+        mask: RULES,
+        pauseJobs: true,
+        sqlAfter: [
+          "INSERT INTO public.flags107 (name) VALUES ('demo')",
+          // The seed itself reading the aggregate: it runs last, once the aggregate is refreshed from the masked rows.
+          `INSERT INTO public.stolen_r107 SELECT DISTINCT customer_email FROM public.${EVENTS_DAILY}`,
+        ],
+      },
       (uri) =>
         read(
           uri,
           `SELECT 'copied: ' || count(*) FILTER (WHERE lower(v) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM public.stolen_r107`,
         ),
     ),
-  ).toMatch(
-    /failed at prepare\.sqlAfter\[0\] .*public\.actor107\(\), a function of the database's own, ran where the preparation lets none run/,
-  );
+  ).toMatch(/^published, copied: 0 of [1-9]\d*$/);
 });
 
 test("the preparation's own statement run after each prepare.sql text, under the role's search_path (public, pg_catalog), takes no domain public.text for pg_catalog's: nothing of customers is copied before the masking", async () => {

@@ -4,6 +4,9 @@
 // values readable, or refused naming what it cannot make safe and the fix. Each leaves production as
 // it found it. The attacker has tsdbadmin's SQL in production (CREATEROLE where said, as on Tiger
 // Cloud), and the URL.
+// The ways through prepare.sqlAfter were closed by running it last, once every view is refreshed,
+// every statistic made again and every function given back: those seeds are published, copying
+// only the masking's values (textQueriesOnWrite, named below, refused them before and is gone).
 //  1. a continuous aggregate that calls nothing of the database's own (refreshed in the first wave,
 //     beside m_base_191, while m_deep_191, refreshed in the second, keeps production's statistics),
 //     whose materialization hypertable has a row trigger whose WHEN calls only PostgreSQL's own
@@ -56,6 +59,7 @@ import {
   onMaterialization,
   redTeamLab,
   expectSafe,
+  expectPublishedSafe,
 } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
@@ -219,8 +223,7 @@ test("a table prepare.sqlAfter seeds, whose column's DEFAULT reads a materialize
         `SELECT 'copied: ' || count(*) FILTER (WHERE lower(note) LIKE '${PRODUCTION_ADDRESS}') || ' of ' || count(*) FROM public.flags197`,
       ),
   );
-  expect(result).toMatch(/^(published, copied: 0 of 1|Preparing fork .*public\.flags197)/);
-  expect(result).not.toMatch(/SQLSTATE/);
+  expectPublishedSafe(result);
 });
 
 test("a materialized view made again with no data, whose owner and tsdbadmin are let CREATE for as long, leaves every schema's privileges as production's", async () => {

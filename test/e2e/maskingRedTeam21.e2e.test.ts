@@ -4,6 +4,9 @@
 // values readable, or refused naming what it cannot make safe and the fix, with no bare SQLSTATE.
 // Each leaves production as it found it. The attacker has tsdbadmin's SQL in production and the
 // URL; the team's prepare.sqlAfter is an ordinary seed (one INSERT of a row), the team's own.
+// The ways through prepare.sqlAfter were closed by running it last, once every view is refreshed,
+// every statistic made again and every function given back: those seeds are published, copying
+// only the masking's values (textQueriesOnWrite, named below, refused them before and is gone).
 //  1. a partitioned table prepare.sqlAfter seeds, partitioned BY LIST ((name::public.leak211)):
 //     the key expression is a cast to a domain whose CHECK calls only PostgreSQL's own functions
 //     (query_to_xml of a materialized view of the addresses, kept in a large object by
@@ -46,6 +49,7 @@ import {
   ownedByMemberOfTsdbadmin,
   redTeamLab,
   expectSafe,
+  expectPublishedSafe,
   copiedInto,
 } from "../support/lab/redTeam";
 
@@ -81,7 +85,7 @@ test("a partitioned table prepare.sqlAfter seeds, whose partition key casts to a
     { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags211 (name, note) VALUES ('new-checkout', 'on')"] },
     inLargeObjects,
   );
-  expectSafe(result, /^Preparing fork .*public\.flags211/);
+  expectPublishedSafe(result);
 });
 
 test("a table prepare.sqlAfter seeds, whose default runs record_in of a composite named by its oid, its field's domain CHECK reading a materialized view into a large object, keeps nothing of production's there", async () => {
@@ -103,7 +107,7 @@ test("a table prepare.sqlAfter seeds, whose default runs record_in of a composit
     { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags212 (name) VALUES ('new-checkout')"] },
     inLargeObjects,
   );
-  expectSafe(result, /^Preparing fork .*public\.flags212/);
+  expectPublishedSafe(result);
 });
 
 test("a table prepare.sqlAfter seeds, with a rule copying a continuous aggregate's materialization hypertable on insert, keeps nothing of production's where the rule writes", async () => {
@@ -126,7 +130,7 @@ test("a table prepare.sqlAfter seeds, with a rule copying a continuous aggregate
     { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags213 (name) VALUES ('new-checkout')"] },
     copiedInto("public.stolen213", "v"),
   );
-  expectSafe(result, /^Preparing fork .*public\.flags213/);
+  expectPublishedSafe(result);
 });
 
 test("a table a key's ON UPDATE SET DEFAULT writes when the customers' addresses are masked, whose key column's default runs record_in of a composite named by its oid, keeps nothing of production's in large objects", async () => {
@@ -171,7 +175,7 @@ test("a table prepare.sqlAfter seeds, with a trigger whose function belongs to a
     { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags215 (name) VALUES ('new-checkout')"] },
     copiedInto("public.stolen215", "v"),
   );
-  expectSafe(result, /^Preparing fork .*public\.(flags215|steal215)/);
+  expectPublishedSafe(result);
 });
 
 test("a materialized view whose query runs record_in of a composite named by its oid, its field's domain CHECK keeping pg_stats of a view refreshed later in a large object, keeps nothing of production's there", async () => {

@@ -5,6 +5,9 @@
 // Each leaves production as it found it. The attacker has tsdbadmin's SQL in production (with
 // CREATEROLE, as on Tiger Cloud) and the URL; the team's prepare.sqlAfter is an ordinary seed (one
 // INSERT or UPDATE of a row), the team's own.
+// The ways through prepare.sqlAfter were closed by running it last, once every view is refreshed,
+// every statistic made again and every function given back: those seeds are published, copying
+// only the masking's values (textQueriesOnWrite, named below, refused them before and is gone).
 //  1. the table prepare.sqlAfter seeds is an automatically updatable view WITH CHECK OPTION over a
 //     plain table, its WHERE a sublink keeping a materialized view of the addresses (production's
 //     rows until its refresh) in a large object through PostgreSQL's lo_from_bytea. The INSERT
@@ -35,6 +38,7 @@ import {
   redTeamLab,
   statsOf,
   expectSafe,
+  expectPublishedSafe,
 } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
@@ -68,7 +72,7 @@ test("an updatable view WITH CHECK OPTION prepare.sqlAfter seeds, whose WHERE ke
     { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags221 (name) VALUES ('new-checkout')"] },
     inLargeObjects,
   );
-  expectSafe(result, /^Preparing fork .*public\.flags221/);
+  expectPublishedSafe(result);
 });
 
 test("an updatable view prepare.sqlAfter updates, whose WHERE keeps a view's statistics in a large object, keeps nothing of production's there", async () => {
@@ -88,7 +92,7 @@ test("an updatable view prepare.sqlAfter updates, whose WHERE keeps a view's sta
     { mask: RULES, pauseJobs: true, sqlAfter: ["UPDATE public.settings222 SET v = 'x' WHERE k = 'y'"] },
     inLargeObjects,
   );
-  expectSafe(result, /^Preparing fork .*public\.settings222/);
+  expectPublishedSafe(result);
 });
 
 test("a hypertable prepare.sqlAfter seeds, whose hash dimension's partitioning function belongs to a role that is a member of tsdbadmin (not held off), keeps nothing of production's in large objects", async () => {
@@ -113,7 +117,7 @@ test("a hypertable prepare.sqlAfter seeds, whose hash dimension's partitioning f
     { mask: RULES, pauseJobs: true, sqlAfter: ["INSERT INTO public.flags223 (name) VALUES ('new-checkout')"] },
     inLargeObjects,
   );
-  expectSafe(result, /^Preparing fork .*public\.(flags223|part223)/);
+  expectPublishedSafe(result);
 });
 
 test("a materialized view refreshed first, reading an inheritance parent whose child's CHECK calls a function of a member of tsdbadmin (not held off) keeping a later view's statistics, keeps nothing of production's in large objects", async () => {

@@ -104,6 +104,9 @@ export const expectSafe = (result: string, named: RegExp) => {
   }
 };
 
+/** The fork published (masked, not refused), and nothing of production's where the attack copied to. */
+export const expectPublishedSafe = (result: string) => expect(result).toMatch(/^published, copied: 0 of \d+$/);
+
 /**
  * A function made `role`'s, then `role` made a member of tsdbadmin (so tsdbadmin cannot be made a
  * member of it: the grant would be circular). tsdbadmin has CREATEROLE, as on Tiger Cloud.

@@ -18,13 +18,10 @@ export interface Guard<Input, Row = Record<string, unknown>> {
 }
 
 /**
- * Where what a refusal asks to drop in prepare.sql is made again: what calls a function of the
- * database's own cannot be in prepare.sqlAfter, which runs with those held off.
+ * Where what a refusal asks to drop in prepare.sql is made again: prepare.sqlAfter runs once every
+ * view, statistic and function is the masked data's again, as the URL's holder would find them.
  */
-const AGAIN = {
-  own: "once the fork is published (prepare.sqlAfter runs with the database's own functions held off)",
-  other: "in prepare.sqlAfter",
-} as const;
+const AGAIN = "in prepare.sqlAfter (it runs once nothing of production's is left)";
 
 /** Names from the catalog, said printable and cut after escaping. */
 const said = (text: string, max = 600) => printable(text).slice(0, max);
@@ -301,7 +298,7 @@ const keyCheckRuns = (rows: { place: string; function: string }[]) =>
     ? said(
         `${list(rows, (r) => `${r.place} (${r.function})`)}: a foreign key of its table references what the masking writes, and the ` +
           "key's check, on each row written, plans a query of it, which runs the function while the rows are not yet masked; " +
-          `drop what calls it (or the foreign key) in prepare.sql and make it again ${AGAIN.own}`,
+          `drop what calls it (or the foreign key) in prepare.sql and make it again ${AGAIN}`,
       )
     : undefined;
 
@@ -344,7 +341,7 @@ const functionsOnWrite: Guard<{ written: number[] }, { table: string; what: stri
     first &&
     said(
       `${first.table}'s ${first.what} runs ${first.function}, ${first.why}, on each row the masking writes: ` +
-        `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again ${AGAIN[first.why === "a function of the database's own" ? "own" : "other"]})` +
+        `it could read the rows not yet masked and copy them elsewhere; drop it in prepare.sql (and make it again ${AGAIN})` +
         (more.length ? `; so do ${more.length} more: ${list(more, (r) => `${r.table}'s ${r.what} (${r.function})`)}` : ""),
     ),
 };
@@ -451,7 +448,7 @@ const statisticsCallingOwnKept: Guard<{ objects: OwnStatisticsObject[] }> = {
           `${list(kept, (o) => `${o.what} of ${shownName(o)} (${o.kept ?? "not tsdbadmin's"})`)}: ` +
             "it calls a function of the database's own, which can read statistics still production's while it runs in a refresh or " +
             "ANALYZE, so the preparation drops it until everything else is made again, and it cannot; drop it in prepare.sql and make it " +
-            `again ${AGAIN.own}, or make its table tsdbadmin's in production`,
+            `again ${AGAIN}, or make its table tsdbadmin's in production`,
         )
       : undefined;
   },
@@ -475,13 +472,15 @@ const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, 
       ].join("; ");
     const kept = views.filter((v) => why(v) !== "");
     return kept.length
-      ? said(
-          `${list(kept, (v) => `${v.place} (${why(v)})`)}: its query calls a function of the database's own, which can read ` +
-            "statistics (its own among them) while it is refreshed; they are production's until the view is made again with no data, " +
-            "and the preparation cannot make it again as it was. Drop what reads or needs it in prepare.sql and make that again " +
-            `${AGAIN.own}`,
-          700,
-        )
+      ? // The names cut, never the fix.
+        said(
+          list(kept, (v) => `${v.place} (${why(v)})`),
+          500,
+        ) +
+          ": its query calls a function of the database's own, which can read " +
+          "statistics (its own among them) while it is refreshed; they are production's until the view is made again with no data, " +
+          "and the preparation cannot make it again as it was. Drop what reads or needs it in prepare.sql and make that again " +
+          AGAIN
       : undefined;
   },
 };
@@ -546,7 +545,7 @@ const materializationCallingOwn: Guard<void, { view: string; what: string }> = {
       ? said(
           `${list(rows, (r) => `${r.what} of continuous aggregate ${r.view}`)}: it calls a function of the database's own on the ` +
             "aggregate's materialization hypertable, which runs in its refresh or ANALYZE while other views' statistics may still be " +
-            `production's, and keeps statistics of what it read; drop it in prepare.sql and make it again ${AGAIN.own}`,
+            `production's, and keeps statistics of what it read; drop it in prepare.sql and make it again ${AGAIN}`,
         )
       : undefined,
 };
@@ -589,23 +588,8 @@ const refreshUnderRowSecurity: Guard<
           `${list(rows, (r) => `${names.get(r.oid) ?? r.view} reads ${r.table} as ${r.reader}, whose row security applies to it (${r.forced ? "forced on its owner" : "not its owner"})`)}: ` +
             "the preparation refreshes with row security off (a policy's expression could read statistics not yet made from the masked data), " +
             "so PostgreSQL would refuse the refresh. In production, have the table's owner own the view and not force row security " +
-            `(ALTER TABLE … NO FORCE ROW LEVEL SECURITY), or drop the view in prepare.sql and make it again ${AGAIN.own}`,
+            `(ALTER TABLE … NO FORCE ROW LEVEL SECURITY), or drop the view in prepare.sql and make it again ${AGAIN}`,
           700,
-        )
-      : undefined,
-};
-
-const textQueriesOnWrite: Guard<{ heldOff: string[]; timescaledb: boolean }, { place: string }> = {
-  name: "a table whose writes run a query given as text, a function not held off or a rule reading a table, before prepare.sqlAfter",
-  statement: ({ heldOff, timescaledb }) => [sql.textQueriesOnWrite(timescaledb), [heldOff]],
-  refuse: (rows) =>
-    rows.length
-      ? said(
-          `${list(rows, (r) => r.place)}: it runs a query given as text (query_to_xml and the like, PostgreSQL's), a type's input named at run time, ` +
-            "a function of the database's own the preparation could not hold off (its owner's, tsdbadmin a member of it), a VOLATILE one in an updatable view's query, or a rule reading a view or an extension's table, on each row written there, " +
-            "and prepare.sqlAfter runs while materialized views and continuous aggregates still hold production's rows and statistics are production's " +
-            `(they are made again after it), so a row it writes could copy them; drop it in prepare.sql and make it again ${AGAIN.own}, or remove it in production`,
-          1000,
         )
       : undefined,
 };
@@ -651,5 +635,4 @@ export const GUARDS = {
   aggregateWithoutTimescaleDB,
   aggregatePlaceheld,
   refreshUnderRowSecurity,
-  textQueriesOnWrite,
 };

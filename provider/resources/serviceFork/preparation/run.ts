@@ -49,7 +49,7 @@ export interface PrepareTarget {
 class Refusal extends Error {}
 
 /** Where a failure leaves the fork: what the message says was kept. */
-type Stage = "jobs" | "before" | "transaction" | "committed";
+type Stage = "jobs" | "before" | "transaction" | "committed" | "seeding";
 
 /** A masked table: the rule's table as PostgreSQL reads it, what is under it, and its rules. */
 interface MaskedTable extends Table {
@@ -197,7 +197,7 @@ class Preparing {
     return (
       `${ran.length ? ran.join(" or ") : "a function"}, a function of the database's own, ran where the preparation lets none run (it could read what is not yet masked, ` +
       "or statistics not yet made again from the masked data), by a way the preparation does not recognize; " +
-      "drop it, or what calls it, in prepare.sql, and make it again once the fork is published"
+      "drop it, or what calls it, in prepare.sql, and make it again in prepare.sqlAfter (it runs once nothing of production's is left)"
     );
   }
 
@@ -215,7 +215,7 @@ class Preparing {
       `it reads ${printable(tables.join(" or "))} as a role its row security applies to (forced on its owner, or not its owner), ` +
       "through what no dependency records (a query given as text); the preparation reads with row security off (a policy's expression " +
       "could read statistics not yet made from the masked data). In production, have the table's owner own the view and not force row " +
-      "security (ALTER TABLE … NO FORCE ROW LEVEL SECURITY), or drop the view in prepare.sql and make it again once the fork is published"
+      "security (ALTER TABLE … NO FORCE ROW LEVEL SECURITY), or drop the view in prepare.sql and make it again in prepare.sqlAfter"
     );
   }
 
@@ -312,13 +312,8 @@ const STEPS: Step[] = [
     when: (s) => s.masking && s.timescaledb,
     run: resetChunkSkipping,
   },
-  // With the functions of the database's own still held off: statistics and views hold production's values until later steps.
-  {
-    name: "prepare.sqlAfter (what its writes could run: a query given as text, a function not held off, a rule)",
-    when: (s) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0,
-    run: (s) => s.check(GUARDS.textQueriesOnWrite, { heldOff: s.heldOff, timescaledb: s.timescaledb }).then(() => undefined),
-  },
-  { name: "prepare.sqlAfter", run: (s) => userSql(s, "sqlAfter") },
+  // Nothing is masked: in the one transaction, after prepare.sql.
+  { name: "prepare.sqlAfter", when: (s) => !s.masking, run: (s) => userSql(s, "sqlAfter") },
   { name: "prepare.mask (triggers and rules back as they were)", when: masking, run: putBack },
   { name: "prepare.mask (statistics made again)", when: masking, run: restatisticize },
   { name: "prepare.mask (checking every row)", when: masking, run: checkRows },
@@ -341,6 +336,10 @@ const STEPS: Step[] = [
     when: masking,
     run: giveBackMemberships,
   },
+  // Once nothing of production's is left to read (every view refreshed, every statistic made again and checked, every
+  // function given back and every membership taken back): what the seed's writes run (a default, a trigger, a rule of
+  // production's schema) reads only what the URL's holder could. In a transaction of its own.
+  { name: "prepare.sqlAfter", when: (s) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0, stage: "seeding", run: seed },
   // Last, once everything above is committed and checked, so that no failed preparation leaves it.
   {
     name: "marking the fork as prepared (_tigercloud.prepared_forks)",
@@ -473,6 +472,16 @@ async function userSql(s: Preparing, name: "sql" | "sqlAfter"): Promise<void> {
   s.step = `prepare.${name} (done)`;
   s.userPath = (await s.q<{ path: string }>(sql.SEARCH_PATH))[0]?.path ?? s.userPath;
   await s.pin();
+}
+
+/** prepare.sqlAfter on the masked fork, in its own transaction (a failure rolls back its texts alone). */
+async function seed(s: Preparing): Promise<void> {
+  await s.q(sql.BEGIN);
+  s.begun = await transactionId(s);
+  await userSql(s, "sqlAfter");
+  s.step = "prepare.sqlAfter (COMMIT)";
+  await s.q(sql.COMMIT);
+  s.stage = "committed";
 }
 
 const ruleLabel = (t: Pick<MaskedTable, "label">, r: { rule: MaskRule; index: number }) =>
@@ -1393,7 +1402,7 @@ function notRemadeSentence({ objects, withheld }: NotRemade): string {
   return withheld
     ? `These, dropped until every view was refreshed from the masked data, were not made again: the preparation stopped before, and ` +
         `their function of the database's own could then read statistics still production's: ${objects.join("; ")}. ` +
-        "They are not in the fork; make them once it is published to have them (prepare.sqlAfter runs with the database's own functions held off)."
+        "They are not in the fork; make them in prepare.sqlAfter (it runs once nothing of production's is left) to have them."
     : `These, dropped until the statistics were made again, could not be made again: ${objects.join("; ")}.`;
 }
 
@@ -1409,9 +1418,11 @@ function kept(stage: Stage, p: Preparation, jobsPaused: number[], notRemade: Not
   const work =
     stage === "committed"
       ? "The masking was committed and checked, but what follows it (space given back, continuous aggregates refreshed and checked) did not finish. "
-      : stage === "transaction"
-        ? "Nothing of its SQL and masking was kept (one transaction, rolled back). "
-        : "";
+      : stage === "seeding"
+        ? "The masking was committed and checked and every view refreshed from it; prepare.sqlAfter's own transaction was rolled back. "
+        : stage === "transaction"
+          ? "Nothing of its SQL and masking was kept (one transaction, rolled back). "
+          : "";
   const lost = notRemade.objects.length ? `${notRemadeSentence(notRemade)} ` : "";
   return (
     `${work}${lost}${jobs}The fork is recorded and its connection strings are not published. ` +

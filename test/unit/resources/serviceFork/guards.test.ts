@@ -293,7 +293,7 @@ const CASES: Record<Name, Case> = {
       ],
     },
     refused: [],
-    says: /^index public\.ids_rev of public\.ids \(a constraint stands on it\), statistics public\.names_s of public\.names \(not tsdbadmin's\): it calls a function of the database's own, .* drop it in prepare\.sql and make it again once the fork is published \(prepare\.sqlAfter runs with the database.s own functions held off\)/,
+    says: /^index public\.ids_rev of public\.ids \(a constraint stands on it\), statistics public\.names_s of public\.names \(not tsdbadmin's\): it calls a function of the database's own, .* drop it in prepare\.sql and make it again in prepare\.sqlAfter \(it runs once nothing of production's is left\)/,
     passes: [],
     passingInput: {
       objects: [{ ...table("r", "orders"), what: "index public.orders_rev", owned: true, kept: null, drop: "", make: "", after: [] }],
@@ -310,7 +310,7 @@ const CASES: Record<Name, Case> = {
       names: new Map([[3, "public.v"]]),
     },
     refused: [],
-    says: /^public\.a \(read by public\.v\), public\.c \(not tsdbadmin's: make it tsdbadmin's in production; needed by function public\.f\(\); granted on by ops \(grant it as its owner in production\)\), public\.d \(tsdbadmin or an owner may not create in its schema or its statistics objects', and tsdbadmin may not let them: grant them CREATE there in production\): its query calls a function of the database's own, .* Drop what reads or needs it in prepare\.sql and make that again once the fork is published/,
+    says: /^public\.a \(read by public\.v\), public\.c \(not tsdbadmin's: make it tsdbadmin's in production; needed by function public\.f\(\); granted on by ops \(grant it as its owner in production\)\), public\.d \(tsdbadmin or an owner may not create in its schema or its statistics objects', and tsdbadmin may not let them: grant them CREATE there in production\): its query calls a function of the database's own, .* Drop what reads or needs it in prepare\.sql and make that again in prepare\.sqlAfter \(it runs once nothing of production's is left\)/,
     passes: [],
     // Read by another view made again with it: both are made again, in order.
     passingInput: { views: [{ ...remadeView(1, "public.a"), readers: [2] }, remadeView(2, "public.b")], names: new Map() },
@@ -332,7 +332,7 @@ const CASES: Record<Name, Case> = {
   materializationCallingOwn: {
     input: undefined,
     refused: [{ view: "public.events_daily", what: "index events_daily_hook" }],
-    says: /^index events_daily_hook of continuous aggregate public\.events_daily: it calls a function of the database's own .* drop it in prepare\.sql and make it again once the fork is published \(prepare\.sqlAfter runs with the database.s own functions held off\)/,
+    says: /^index events_daily_hook of continuous aggregate public\.events_daily: it calls a function of the database's own .* drop it in prepare\.sql and make it again in prepare\.sqlAfter \(it runs once nothing of production's is left\)/,
     passes: [],
     sends: { text: sql.MATERIALIZATION_CALLING_OWN },
   },
@@ -371,16 +371,9 @@ const CASES: Record<Name, Case> = {
       { oid: 41, view: "public.report", table: "public.tiers", reader: "tsdbadmin", forced: true },
       { oid: 42, view: "_timescaledb_internal._direct_view_3", table: "public.events", reader: "app", forced: false },
     ],
-    says: /^public\.report reads public\.tiers as tsdbadmin, whose row security applies to it \(forced on its owner\), public\.daily reads public\.events as app, whose row security applies to it \(not its owner\): .* PostgreSQL would refuse the refresh\. In production, have the table's owner own the view and not force row security .* or drop the view in prepare\.sql and make it again once the fork is published/,
+    says: /^public\.report reads public\.tiers as tsdbadmin, whose row security applies to it \(forced on its owner\), public\.daily reads public\.events as app, whose row security applies to it \(not its owner\): .* PostgreSQL would refuse the refresh\. In production, have the table's owner own the view and not force row security .* or drop the view in prepare\.sql and make it again in prepare\.sqlAfter/,
     passes: [],
     sends: { text: sql.REFRESHES_UNDER_ROW_SECURITY, params: [[41, 42]] },
-  },
-  textQueriesOnWrite: {
-    input: { heldOff: ["public.copies(text)"], timescaledb: true },
-    refused: [{ place: "public.flags column note (its default)" }],
-    says: /^public\.flags column note \(its default\): it runs a query given as text .* prepare\.sqlAfter runs while materialized views .* drop it in prepare\.sql and make it again once the fork is published/,
-    passes: [],
-    sends: { text: sql.textQueriesOnWrite(true), params: [["public.copies(text)"]] },
   },
 };
 
