@@ -209,7 +209,9 @@ export async function selectOrCreate(
     // Made meanwhile by another run: selected as it is.
     if (ran.status !== 0 && /already exists/.test(ran.output)) ran = await pulumi(["stack", "select", stack], cwd, env, true);
     if (ran.status === 0) return;
-    if (!HELD.test(ran.output))
+    // Two runs making it at once: one read the stack's file while the other was writing it (a select is safe to repeat).
+    const halfWritten = /could not create stack: unexpected end of JSON input/.test(ran.output);
+    if (!HELD.test(ran.output) && !halfWritten)
       throw new ActionError(
         `pulumi stack select failed (exit ${ran.status}): ${printable(ran.output.trim().split("\n").slice(-5).join(" / "))}`,
       );
