@@ -21,7 +21,7 @@ export interface Guard<Input, Row = Record<string, unknown>> {
  * Where what a refusal asks to drop in prepare.sql is made again: prepare.sqlAfter runs once every
  * view, statistic and function is the masked data's again, as the URL's holder would find them.
  */
-const AGAIN = "in prepare.sqlAfter (it runs once nothing of production's is left)";
+export const AGAIN = "in prepare.sqlAfter (it runs once nothing of production's is left)";
 
 /** Names from the catalog, said printable and cut after escaping. */
 const said = (text: string, max = 600) => printable(text).slice(0, max);

@@ -19,6 +19,7 @@ import { sleep } from "../../../time";
 import { type Aggregate, type Reader, type Refresh, statisticsReaders, toRefresh, unpopulatedInputs } from "./derived";
 import { describeFailure } from "./failures";
 import {
+  AGAIN,
   type Column,
   type ForeignServer,
   type Found,
@@ -197,7 +198,7 @@ class Preparing {
     return (
       `${ran.length ? ran.join(" or ") : "a function"}, a function of the database's own, ran where the preparation lets none run (it could read what is not yet masked, ` +
       "or statistics not yet made again from the masked data), by a way the preparation does not recognize; " +
-      "drop it, or what calls it, in prepare.sql, and make it again in prepare.sqlAfter (it runs once nothing of production's is left)"
+      `drop it, or what calls it, in prepare.sql, and make it again ${AGAIN}`
     );
   }
 
@@ -1402,7 +1403,7 @@ function notRemadeSentence({ objects, withheld }: NotRemade): string {
   return withheld
     ? `These, dropped until every view was refreshed from the masked data, were not made again: the preparation stopped before, and ` +
         `their function of the database's own could then read statistics still production's: ${objects.join("; ")}. ` +
-        "They are not in the fork; make them in prepare.sqlAfter (it runs once nothing of production's is left) to have them."
+        `They are not in the fork; make them ${AGAIN} to have them.`
     : `These, dropped until the statistics were made again, could not be made again: ${objects.join("; ")}.`;
 }
 
