@@ -466,11 +466,17 @@ calls(key, fn) AS (
   UNION SELECT t.key, c.castfunc FROM tree_types t JOIN pg_cast c ON c.castsource = t.typ AND c.casttarget IN ${JSON_TYPES} WHERE c.castfunc <> 0)`;
 
 /**
- * PostgreSQL's functions that run what no dependency records: a query given as text (the XML
- * exports, ts_stat, ts_rewrite, crosstab, connectby, dblink), or a type's input named by an oid at
- * run time (record_in, domain_in, array_in, range_in and their binary kin: its domains' CHECKs run).
+ * The functions that run what no dependency records: PostgreSQL's that run a query given as text
+ * (the XML exports, ts_stat, ts_rewrite) or a type's input named by an oid at run time (record_in,
+ * domain_in, array_in, range_in and their binary kin: its domains' CHECKs run); and every function
+ * of the extensions whose C library runs a query given as text (tablefunc's crosstab and connectby,
+ * which writes its field names into its query as given; dblink's; xml2's xpath_table), in whatever
+ * schema the extension was made (tablefunc is trusted: the database's owner makes it, in public).
  */
-const TEXT_QUERIES = `SELECT oid FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace AND proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|(record|domain|array|range|multirange)_(in|recv))$'`;
+const TEXT_QUERIES = `SELECT oid FROM pg_proc
+ WHERE (pronamespace = 'pg_catalog'::regnamespace
+        AND proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|xpath_table|(record|domain|array|range|multirange)_(in|recv))$')
+    OR (prolang = (SELECT oid FROM pg_language WHERE lanname = 'c') AND probin ~ '(^|/)(tablefunc|dblink|pgxml)([.]so)?$')`;
 
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
@@ -773,7 +779,14 @@ export const makeRecord = (schema: Quoted): string[] => [
   `CREATE TABLE IF NOT EXISTS ${schema}.views (view oid PRIMARY KEY)`,
   `CREATE TABLE IF NOT EXISTS ${schema}.routines (routine oid PRIMARY KEY, definition text NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${schema}.lent (kind text NOT NULL, object oid NOT NULL, PRIMARY KEY (kind, object))`,
+  // Production's values as the first preparation sampled them, committed with its masking: a run again samples masked data.
+  `CREATE TABLE IF NOT EXISTS ${schema}.samples (col text NOT NULL, v text NOT NULL)`,
 ];
+/** The values an earlier preparation of this fork sampled from production, before its masking was committed. */
+export const recordedSamples = (schema: Quoted) => `SELECT col, v FROM ${schema}.samples`;
+/** Every value sampled ($1 the columns, $2 the values), kept in the record in place of what it held. */
+export const recordSamples = (schema: Quoted) =>
+  `WITH gone AS (DELETE FROM ${schema}.samples) INSERT INTO ${schema}.samples SELECT * FROM unnest($1::text[], $2::text[])`;
 export const owedViews = (schema: Quoted) =>
   `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
 export const recordViews = (schema: Quoted) => `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`;
