@@ -591,14 +591,21 @@ async function holdOff(s: Preparing): Promise<void> {
 
 /** Production's values, kept only in this process: what no statistic or view may hold afterwards. */
 async function sample(s: Preparing): Promise<void> {
+  const add = (column: string, v: string) => s.samples.set(column, (s.samples.get(column) ?? new Set<string>()).add(v));
+  // An earlier preparation of this fork whose masking was committed sampled production: what this one samples is masked.
+  const earlier = await s.q<{ col: string; v: string }>(sql.recordedSamples(record(s).quoted));
+  for (const { col, v } of earlier) add(col, v);
+  if (earlier.length)
+    s.progress(`checking against the ${earlier.length} value(s) an earlier preparation sampled from production, before its masking`);
   for (const t of s.tables)
     for (const r of t.rules) {
       s.step = ruleLabel(t, r);
       const values = await s.q<{ v: string }>(sql.sampleValues(tableName(t), r.quoted), [t.tree.map((x) => x.oid), r.column]);
-      const of = s.samples.get(r.column) ?? new Set<string>();
-      for (const { v } of values) if (stillProduction(r.rule, v)) of.add(v);
-      s.samples.set(r.column, of);
+      for (const { v } of values) if (stillProduction(r.rule, v)) add(r.column, v);
     }
+  s.step = "prepare.mask (the values sampled kept in the record, committed with the masking)";
+  const kept = [...s.samples].flatMap(([column, values]) => [...values].map((v) => [column, v] as const));
+  await s.q(sql.recordSamples(record(s).quoted), [kept.map(([c]) => c), kept.map(([, v]) => v)]);
 }
 
 /** A sampled production value the rule changes: keepFirst keeps short values, a constant its own value. */

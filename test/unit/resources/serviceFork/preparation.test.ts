@@ -139,10 +139,20 @@ describe("the runner", () => {
   const eventsFork = (
     aggregates: ReturnType<typeof aggregateOver>[],
     failing?: { session: number; text: string; failure?: { code: string; message: string } },
-    views: { readers: object[]; owed: number[]; heldOff?: object[] } = { readers: [], owed: [] },
+    views: { readers: object[]; owed: number[]; heldOff?: object[]; sampledEarlier?: { col: string; v: string }[] } = {
+      readers: [],
+      owed: [],
+    },
   ) => {
     const refreshedOn = new Set<string>();
-    const fork = recording((text, params, session) => {
+    const params: { text: string; params: readonly unknown[] | undefined }[] = [];
+    const fork = recording((text, given, session) => {
+      params.push({ text: text.replace(/\s+/g, " ").trim(), params: given });
+      return answer(text, given, session);
+    });
+    const answer = (text: string, params: readonly unknown[] | undefined, session: number | undefined) => {
+      if (text.includes(".samples") && text.startsWith("SELECT")) return views.sampledEarlier ?? [];
+      if (text.includes('FROM (SELECT "customer_email"::text AS v')) return [{ v: "new@prod.example.com" }];
       if (failing && session === failing.session && text.includes(failing.text))
         return failing.failure ?? { code: "53100", message: "disk full" };
       if (text.includes(".routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 1")) return views.heldOff ?? [];
@@ -189,8 +199,8 @@ describe("the runner", () => {
       if (text.includes("txid_current")) return [{ id: "7" }];
       if (text.includes("count(*)::int AS n")) return [{ n: 0 }];
       return [];
-    });
-    return fork;
+    };
+    return { ...fork, params };
   };
   const maskEvents = { mask: [{ table: "events", column: "customer_email", with: "email" as const }], pauseJobs: false };
 
@@ -237,6 +247,27 @@ describe("the runner", () => {
     expect(missing).toEqual([]);
     // No statement carries a value: the hashing key went as a parameter.
     expect(sent.join("\n")).not.toMatch(/[0-9a-f]{32}/);
+  });
+
+  test("the values sampled are kept in the record in the masking's transaction; a run again after a failure past the commit checks against those an earlier run sampled from production, not only its own, now masked", async () => {
+    const fork = eventsFork([], undefined, {
+      readers: [],
+      owed: [51],
+      sampledEarlier: [{ col: "customer_email", v: "old@prod.example.com" }],
+    });
+    await prepareFork(testContext(), target, maskEvents, limit, fork.open);
+    const kept = fork.params.findIndex((c) => c.text.includes(".samples SELECT * FROM unnest($1::text[], $2::text[])"));
+    expect(kept).toBeGreaterThan(fork.params.findIndex((c) => c.text === "BEGIN"));
+    expect(kept).toBeLessThan(fork.params.findIndex((c) => c.text === "COMMIT"));
+    expect(fork.params[kept]?.params).toEqual([
+      ["customer_email", "customer_email"],
+      ["old@prod.example.com", "new@prod.example.com"],
+    ]);
+    // The statistics are checked against both.
+    const checked = fork.params.filter(
+      (c) => c.text.includes("pg_stats") && JSON.stringify(c.params ?? []).includes("old@prod.example.com"),
+    );
+    expect(checked.length).toBeGreaterThan(0);
   });
 
   test("the materialized views about to be emptied are recorded first, in a transaction of their own, and the record dropped once all are refreshed; one an earlier preparation emptied and left unpopulated is refreshed as the populated view it was", async () => {
