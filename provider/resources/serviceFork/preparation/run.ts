@@ -1052,6 +1052,13 @@ async function owedViews(s: Preparing): Promise<Set<number>> {
 /** The record, made where it is not (in the transaction that is open, or in one of its own). */
 async function makeRecord(s: Preparing): Promise<void> {
   for (const text of sql.makeRecord(record(s).quoted)) await s.q(text);
+  const grants = async () => (await s.q<{ revoke: sql.ServerStatement }>(sql.RECORD_GRANTS, [record(s).name])).map((r) => r.revoke);
+  for (const revoke of await grants()) await s.q(revoke);
+  const left = await grants();
+  if (left.length)
+    s.fail(
+      new Refusal(`its record ${record(s).name} stays readable by another role after revoking (${left.length} grant(s) it did not make)`),
+    );
 }
 
 /** The functions of the database's own held off (statements.ts, holdOffRoutines), in the masking's transaction. */

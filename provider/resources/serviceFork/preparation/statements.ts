@@ -782,6 +782,20 @@ export const makeRecord = (schema: Quoted): string[] => [
   // Production's values as the first preparation sampled them, committed with its masking: a run again samples masked data.
   `CREATE TABLE IF NOT EXISTS ${schema}.samples (col text NOT NULL, v text NOT NULL)`,
 ];
+/**
+ * The privileges on the record ($1: its schema's name) of any role but its owner, as statements
+ * revoking each: a default privilege production gave on the preparing role's new objects would
+ * otherwise let that role read production's sampled values in a fork whose preparation failed.
+ */
+export const RECORD_GRANTS = `SELECT format('REVOKE ALL ON SCHEMA %I FROM %s', n.nspname, who.name) AS revoke
+  FROM pg_namespace n CROSS JOIN LATERAL aclexplode(n.nspacl) a
+  CROSS JOIN LATERAL (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END AS name) who
+ WHERE n.nspname = $1::text AND a.grantee <> n.nspowner
+ UNION
+SELECT format('REVOKE ALL ON TABLE %I.%I FROM %s', n.nspname, c.relname, who.name)
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace CROSS JOIN LATERAL aclexplode(c.relacl) a
+  CROSS JOIN LATERAL (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END AS name) who
+ WHERE n.nspname = $1::text AND a.grantee <> c.relowner`;
 /** The values an earlier preparation of this fork sampled from production, before its masking was committed. */
 export const recordedSamples = (schema: Quoted) => `SELECT col, v FROM ${schema}.samples`;
 /** Every value sampled ($1 the columns, $2 the values), kept in the record in place of what it held. */

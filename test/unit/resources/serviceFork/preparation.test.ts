@@ -139,7 +139,14 @@ describe("the runner", () => {
   const eventsFork = (
     aggregates: ReturnType<typeof aggregateOver>[],
     failing?: { session: number; text: string; failure?: { code: string; message: string } },
-    views: { readers: object[]; owed: number[]; heldOff?: object[]; sampledEarlier?: { col: string; v: string }[] } = {
+    views: {
+      readers: object[];
+      owed: number[];
+      heldOff?: object[];
+      sampledEarlier?: { col: string; v: string }[];
+      /** The record's grants to other roles, as RECORD_GRANTS says them, each time it is asked. */
+      recordGrants?: string[][];
+    } = {
       readers: [],
       owed: [],
     },
@@ -152,6 +159,7 @@ describe("the runner", () => {
     });
     const answer = (text: string, params: readonly unknown[] | undefined, session: number | undefined) => {
       if (text.includes(".samples") && text.startsWith("SELECT")) return views.sampledEarlier ?? [];
+      if (text === sql.RECORD_GRANTS) return (views.recordGrants?.shift() ?? []).map((revoke) => ({ revoke }));
       if (text.includes('FROM (SELECT "customer_email"::text AS v')) return [{ v: "new@prod.example.com" }];
       if (failing && session === failing.session && text.includes(failing.text))
         return failing.failure ?? { code: "53100", message: "disk full" };
@@ -268,6 +276,21 @@ describe("the runner", () => {
       (c) => c.text.includes("pg_stats") && JSON.stringify(c.params ?? []).includes("old@prod.example.com"),
     );
     expect(checked.length).toBeGreaterThan(0);
+  });
+
+  test("the record is readable by its owner alone: a grant production's default privileges gave another role on it is revoked, one that stays refuses the fork before anything is sampled into it", async () => {
+    const revoke = 'REVOKE ALL ON TABLE "_tigercloud_preparing_x"."samples" FROM "analyst"';
+    const fork = eventsFork([], undefined, { readers: [], owed: [], recordGrants: [[revoke], []] });
+    await prepareFork(testContext(), target, maskEvents, limit, fork.open);
+    const texts = fork.params.map((c) => c.text);
+    expect(texts).toContain(revoke);
+    expect(texts.indexOf(revoke)).toBeLessThan(texts.findIndex((t) => t.includes(".samples SELECT * FROM unnest(")));
+
+    const stuck = eventsFork([], undefined, { readers: [], owed: [], recordGrants: [[revoke], [revoke]] });
+    await expect(prepareFork(testContext(), target, maskEvents, limit, stuck.open)).rejects.toThrow(
+      /stays readable by another role after revoking \(1 grant\(s\) it did not make\)/,
+    );
+    expect(stuck.params.some((c) => c.text.includes(".samples SELECT * FROM unnest("))).toBe(false);
   });
 
   test("the materialized views about to be emptied are recorded first, in a transaction of their own, and the record dropped once all are refreshed; one an earlier preparation emptied and left unpopulated is refreshed as the populated view it was", async () => {
