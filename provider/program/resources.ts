@@ -526,7 +526,7 @@ export class ServiceFork extends pulumi.dynamic.Resource {
       "prepared",
       "maskedSource",
     ];
-    const secret: string[] = ["initialPassword", "connectionUri", "poolerConnectionUri", "pendingPassword"];
+    const secret: string[] = ["initialPassword", "connectionUri", "poolerConnectionUri", "pendingPassword", "sampledEarlier"];
     super(
       serializedProvider("ServiceFork"),
       name,

@@ -9,7 +9,7 @@ import { connectionUri, DATABASE, USERNAME } from "../../policies/connection";
 import { type Partly, reported, toPlainJson } from "../../rules/state";
 import { FORK_DIFF_RULES, FORK_SETTING_DEFAULTS, sameSize } from "./inputs";
 import { expiresAt } from "./expiry";
-import { MaskedSourceSchema, PreparationSchema, PreparedSchema } from "./preparation";
+import { MaskedSourceSchema, PreparationSchema, PreparedSchema, SampledEarlierSchema } from "./preparation";
 
 /** A host and port, as the API reports a service's endpoints. */
 export const EndpointSchema = z
@@ -178,13 +178,21 @@ export const ServiceForkStateSchema = z.object({
   preparePending: z.literal(true).optional(),
   // While the preparation is owed, the password is kept here, out of the outputs (secret all the same).
   pendingPassword: z.string().optional(),
+  // A preparation that failed past its commit: what it sampled from production, as digests, for the next to check against.
+  sampledEarlier: SampledEarlierSchema.optional(),
 });
 export type ServiceForkState = z.output<typeof ServiceForkStateSchema>;
 
 /** The state's fields that are bookkeeping of the provider's own, not outputs a program reads. */
-export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending", "preparePending", "pendingPassword"] as const;
+export const FORK_INTERNAL_STATE = ["passwordPending", "loginPending", "preparePending", "pendingPassword", "sampledEarlier"] as const;
 /** Outputs that hold the password: secret without the program asking. */
-export const FORK_SECRET_OUTPUTS = ["initialPassword", "connectionUri", "poolerConnectionUri", "pendingPassword"] as const;
+export const FORK_SECRET_OUTPUTS = [
+  "initialPassword",
+  "connectionUri",
+  "poolerConnectionUri",
+  "pendingPassword",
+  "sampledEarlier",
+] as const;
 
 /** The fork's password as state holds it: published, or kept aside while the preparation is owed. */
 export const passwordOf = (state: Partly<Pick<ServiceForkState, "initialPassword" | "pendingPassword">>): string | undefined =>

@@ -13,7 +13,7 @@ import { createLimit, deleteLimit, type ForkInputs } from "./inputs";
 import type { Obtained } from "./obtain";
 import { setNewPassword, stopFork, waitReady } from "./operations";
 import { expiresAt } from "./expiry";
-import { type MaskedSource, prepareFork } from "./preparation";
+import { type MaskedSource, PreparationFailed, prepareFork } from "./preparation";
 import { checkSourceMark, refuseUnmaskedProduction, type SourceMark } from "./masking";
 import { liveInputs, passwordOf, type ServiceForkState, stateFromService } from "./state";
 
@@ -154,7 +154,12 @@ async function takeSteps(
           const prepared = inputs.prepare
             ? await prepareFork(
                 ctx,
-                { ...target, sourceServiceId: inputs.sourceServiceId, dataTakenAt: dataTakenAt(inputs, state) },
+                {
+                  ...target,
+                  sourceServiceId: inputs.sourceServiceId,
+                  dataTakenAt: dataTakenAt(inputs, state),
+                  sampledEarlier: state.sampledEarlier,
+                },
                 inputs.prepare,
                 limit,
               )
@@ -173,6 +178,8 @@ async function takeSteps(
       if (read) state = stateFromService(state, read, password);
     }
   } catch (err) {
+    // Past its commit, what it sampled from production (as digests) for the next run to check against.
+    if (err instanceof PreparationFailed && err.sampledEarlier) state = { ...state, sampledEarlier: err.sampledEarlier };
     // Owed a preparation, a fork that failed on the way to it (READY, its login) holds the source's
     // data as much as one whose preparation failed: both are stopped.
     if (taking === undefined || taking === "pause" || !state.preparePending) throw partialFailure(id, state, err);
@@ -224,7 +231,7 @@ function dataTakenAt(inputs: ForkInputs, state: ServiceForkState): string | unde
 
 /** The state with its password and connection strings published, from its endpoints and password. */
 function withConnectionStrings(state: ServiceForkState): ServiceForkState {
-  const { pendingPassword: _aside, ...published } = state;
+  const { pendingPassword: _aside, sampledEarlier: _checked, ...published } = state;
   const password = passwordOf(state);
   return {
     ...published,

@@ -54,6 +54,19 @@ const subscriptionsOfOthers: Guard<void, Subscription> = {
   },
 };
 
+const unfinishedSource: Guard<{ own: string }, { schema: string }> = {
+  name: "a fork made of a fork whose preparation did not finish",
+  statement: ({ own }) => [sql.OTHER_RECORDS, [own]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `the fork holds ${list(rows, (r) => r.schema)}, the record of a preparation that did not finish on the fork it was made of: ` +
+            "that fork's data may be masked already, and what its preparation sampled from production is not here to check against; " +
+            "fork from production, or from a fork whose preparation finished",
+        )
+      : undefined,
+};
+
 const platformSettings: Guard<void, { name: string; setting: string }> = {
   name: "a setting only a superuser may change, changing what the masking does",
   statement: () => [sql.PLATFORM_SETTINGS],
@@ -384,7 +397,10 @@ export interface Compared {
   of: string | undefined;
   tables: number[];
   columns: string[];
+  /** Production's values sampled by this run, and an earlier run's as digests under `key` (statements.ts, SAMPLE_DIGESTS). */
   values: string[];
+  key: string;
+  digests: string[];
   relations: number[];
 }
 
@@ -487,7 +503,10 @@ const viewsNotMadeAgain: Guard<{ views: sql.ViewMadeAgain[]; names: Map<number, 
 
 const statisticsHolding: Guard<Compared, { place: string }> = {
   name: "statistics that still hold production's values",
-  statement: ({ tables, columns, values, relations }) => [sql.STATISTICS_HOLDING, [tables, columns, values, relations]],
+  statement: ({ tables, columns, values, relations, key, digests }) => [
+    sql.STATISTICS_HOLDING,
+    [tables, columns, values, relations, key, digests],
+  ],
   refuse: (holding, { of }) =>
     !holding.length
       ? undefined
@@ -550,9 +569,12 @@ const materializationCallingOwn: Guard<void, { view: string; what: string }> = {
       : undefined,
 };
 
-const viewRowsHolding: Guard<{ view: Quoted; columns: Quoted[]; values: string[]; name: string }, { n: number }> = {
+const viewRowsHolding: Guard<
+  { view: Quoted; columns: Quoted[]; values: string[]; key: string; digests: string[]; name: string },
+  { n: number }
+> = {
   name: "a refreshed view's rows holding production's values",
-  statement: ({ view, columns, values }) => [sql.rowsHolding(view, columns), [values]],
+  statement: ({ view, columns, values, key, digests }) => [sql.rowsHolding(view, columns), [values, key, digests]],
   refuse: ([row], { name }) =>
     row?.n ? `${name} still holds ${row.n} row(s) with values from before the masking, after its refresh` : undefined,
 };
@@ -630,6 +652,7 @@ export const GUARDS = {
   emptyViewWithStatistics,
   statisticsCopied,
   timescaleRoutinesShadowed,
+  unfinishedSource,
   materializationCallingOwn,
   viewRowsHolding,
   aggregateWithoutTimescaleDB,

@@ -31,7 +31,7 @@ import {
   type Subscription,
 } from "./guards";
 import { markParameters, markStatements } from "./mark";
-import { type MaskRule, type Preparation, preparationDigest, type Prepared } from "./schema";
+import { type MaskRule, type Preparation, preparationDigest, type Prepared, type SampledEarlier } from "./schema";
 import * as sql from "./statements";
 import { type AggregateChunk, type Quoted, shownName, type Table, tableName } from "./statements";
 
@@ -44,6 +44,19 @@ export interface PrepareTarget {
   sourceServiceId?: string;
   /** When the fork's data was taken from its source (RFC 3339): its creation, or a PITR fork's targetTime. */
   dataTakenAt?: string | undefined;
+  /** What an earlier preparation of this fork that failed past its commit sampled from production (state keeps it). */
+  sampledEarlier?: SampledEarlier | undefined;
+}
+
+/** A preparation's failure, with what the state keeps for a run again: production's values sampled, as digests, once its masking was committed. */
+export class PreparationFailed extends TigerCloudError {
+  override name = "PreparationFailed";
+  constructor(
+    message: string,
+    readonly sampledEarlier: SampledEarlier | undefined,
+  ) {
+    super(message);
+  }
 }
 
 /** A refusal of a guard's: its message is said as it is (it names objects, never values). */
@@ -126,6 +139,8 @@ class Preparing {
   /** The tables whose owner forces row security on itself: lifted in the masking's transaction, forced again before its commit. */
   forced: sql.ForcedRowSecurity[] = [];
   samples: Samples = new Map();
+  /** Every value sampled, this run's and an earlier's, as digests: what the state keeps should this run fail past its commit. */
+  digests: SampledEarlier = { key: crypto.randomBytes(16).toString("hex"), values: [] };
   /** The rows each rule changed, by rule index. */
   counts = new Map<number, number>();
   readonly pseudonyms: sql.Pseudonyms = { key: crypto.randomBytes(16).toString("hex"), tag: crypto.randomBytes(4).toString("hex") };
@@ -158,6 +173,7 @@ class Preparing {
     lane.userPath = this.userPath;
     lane.roleSettings = this.roleSettings;
     lane.samples = this.samples;
+    lane.digests = this.digests;
     lane.heldOff = this.heldOff;
     lane.rowSecured = this.rowSecured;
     lane.chunkSkipping = this.chunkSkipping;
@@ -379,11 +395,24 @@ export async function prepareFork(
   } catch (err) {
     await remakeAfterFailure(s);
     // A failure already said (ours) says too what was not made again.
-    if (err instanceof TigerCloudError && s.notRemade.objects.length)
-      throw new TigerCloudError(s.redact(`${err.message} ${notRemadeSentence(s.notRemade)}`));
-    return s.fail(err);
+    const said =
+      err instanceof TigerCloudError && s.notRemade.objects.length
+        ? new TigerCloudError(s.redact(`${err.message} ${notRemadeSentence(s.notRemade)}`))
+        : caught(() => s.fail(err));
+    // Past the commit what is left to sample is masked: the next run checks against these, from state.
+    const kept = s.stage === "committed" || s.stage === "seeding" || target.sampledEarlier ? s.digests : undefined;
+    throw new PreparationFailed(said instanceof Error ? said.message : String(said), kept?.values.length ? kept : undefined);
   } finally {
     await s.session.end();
+  }
+}
+
+/** What `fail` (which always throws) threw. */
+function caught(fail: () => never): unknown {
+  try {
+    return fail();
+  } catch (err) {
+    return err;
   }
 }
 
@@ -395,6 +424,7 @@ async function readSettings(s: Preparing): Promise<void> {
   await s.pin();
   await s.check(GUARDS.platformSettings, undefined);
   if (s.ts) await s.check(GUARDS.timescaleRoutinesShadowed, undefined);
+  await s.check(GUARDS.unfinishedSource, { own: record(s).name });
 }
 
 /**
@@ -589,23 +619,40 @@ async function holdOff(s: Preparing): Promise<void> {
   if (s.switched.length) s.progress(`held off during the masking: ${printable([...names].join(", ")).slice(0, 400)}`);
 }
 
-/** Production's values, kept only in this process: what no statistic or view may hold afterwards. */
+/**
+ * Production's values, kept only in this process: what no statistic or view may hold afterwards;
+ * and their digests, for the state to keep should this run fail past its commit.
+ */
 async function sample(s: Preparing): Promise<void> {
   const add = (column: string, v: string) => s.samples.set(column, (s.samples.get(column) ?? new Set<string>()).add(v));
+  const earlier = s.target.sampledEarlier;
   // An earlier preparation of this fork whose masking was committed sampled production: what this one samples is masked.
-  const earlier = await s.q<{ col: string; v: string }>(sql.recordedSamples(record(s).quoted));
-  for (const { col, v } of earlier) add(col, v);
-  if (earlier.length)
-    s.progress(`checking against the ${earlier.length} value(s) an earlier preparation sampled from production, before its masking`);
+  if (earlier?.values.length) {
+    s.digests = { key: earlier.key, values: [...earlier.values] };
+    s.progress(`checking against the ${earlier.values.length} value(s) an earlier preparation sampled from production, before its masking`);
+  }
   for (const t of s.tables)
     for (const r of t.rules) {
       s.step = ruleLabel(t, r);
       const values = await s.q<{ v: string }>(sql.sampleValues(tableName(t), r.quoted), [t.tree.map((x) => x.oid), r.column]);
       for (const { v } of values) if (stillProduction(r.rule, v)) add(r.column, v);
     }
-  s.step = "prepare.mask (the values sampled kept in the record, committed with the masking)";
+  s.step = "prepare.mask (the values sampled, as digests for a run again)";
   const kept = [...s.samples].flatMap(([column, values]) => [...values].map((v) => [column, v] as const));
-  await s.q(sql.recordSamples(record(s).quoted), [kept.map(([c]) => c), kept.map(([, v]) => v)]);
+  const distinctive = new Set(distinctiveOf(s.samples));
+  const digests = await s.q<{ i: number; digest: string }>(sql.SAMPLE_DIGESTS, [s.digests.key, kept.map(([, v]) => v)]);
+  for (const { i, digest } of digests) {
+    const [column, v] = kept[i - 1] ?? ["", ""];
+    s.digests.values.push({ column, digest, distinctive: distinctive.has(v.trim()) });
+  }
+}
+
+/** What the checks compare with: this run's values (of `column`, or those that say something anywhere) and an earlier run's digests of them. */
+function compared(s: Preparing, column?: string): { values: string[]; key: string; digests: string[] } {
+  const earlier = s.target.sampledEarlier;
+  const key = earlier?.key ?? s.digests.key;
+  const digests = (earlier?.values ?? []).filter((d) => (column === undefined ? d.distinctive : d.column === column)).map((d) => d.digest);
+  return { values: column === undefined ? distinctiveOf(s.samples) : [...(s.samples.get(column) ?? [])], key, digests };
 }
 
 /** A sampled production value the rule changes: keepFirst keeps short values, a constant its own value. */
@@ -834,15 +881,10 @@ async function checkStatistics(s: Preparing): Promise<void> {
   const own = [...s.reach.written, ...s.reach.cascaded, ...s.reach.ancestors].filter((t) => !s.isChunk(t));
   await s.check(GUARDS.statisticsKept, { relations: own.map((t) => t.oid) });
   const tables = narrow.map((t) => t.oid);
-  for (const [column, values] of s.samples)
-    await s.check(GUARDS.statisticsHolding, { of: undefined, tables, columns: [column], values: [...values], relations: [] });
-  await s.check(GUARDS.statisticsHolding, {
-    of: undefined,
-    tables: [],
-    columns: [],
-    values: distinctiveOf(s.samples),
-    relations: wide.map((t) => t.oid),
-  });
+  const columns = new Set([...s.samples.keys(), ...(s.target.sampledEarlier?.values ?? []).map((d) => d.column)]);
+  for (const column of columns)
+    await s.check(GUARDS.statisticsHolding, { of: undefined, tables, columns: [column], ...compared(s, column), relations: [] });
+  await s.check(GUARDS.statisticsHolding, { of: undefined, tables: [], columns: [], ...compared(s), relations: wide.map((t) => t.oid) });
 }
 
 async function commit(s: Preparing): Promise<void> {
@@ -1229,7 +1271,7 @@ async function restatisticizeUnpopulated(s: Preparing, { view, inputs }: { view:
     of: name,
     tables: [],
     columns: [],
-    values: distinctiveOf(s.samples),
+    ...compared(s),
     relations: [view.oid, ...(await s.q<Table>(sql.INDEXES, [[view.oid]])).map((i) => i.oid)],
   });
 }
@@ -1338,12 +1380,12 @@ const chunkStart = (c: AggregateChunk) => c.start ?? c.start_integer ?? "";
 
 /** A refreshed view's rows, and the statistics of what holds them, hold no production value that only a leak puts there. */
 async function checkDerived(s: Preparing, name: string, derived: Derived): Promise<void> {
-  const values = distinctiveOf(s.samples);
+  const values = compared(s);
   const columns = (await s.q<{ column: Quoted }>(sql.VIEW_COLUMNS, [derived.view])).map((c) => c.column);
-  await s.check(GUARDS.viewRowsHolding, { view: derived.view, columns, values, name });
+  await s.check(GUARDS.viewRowsHolding, { view: derived.view, columns, ...values, name });
   const relations = derived.relations.map((t) => t.oid);
   await s.check(GUARDS.frozenStatistics, { relations });
-  await s.check(GUARDS.statisticsHolding, { of: name, tables: [], columns: [], values, relations });
+  await s.check(GUARDS.statisticsHolding, { of: name, tables: [], columns: [], ...values, relations });
 }
 
 /** The mark a fork of this fork finds in its copy (requireMasking reads it there). */

@@ -116,6 +116,25 @@ export const PreparationSchema = z
   });
 export type Preparation = z.output<typeof PreparationSchema>;
 
+/**
+ * What a preparation that failed past its masking's commit sampled from production, for the next
+ * run on the same fork (which samples masked data) to check against: each value as a keyed digest
+ * (statements.ts, SAMPLE_DIGESTS), never the value; kept in state, secret, not in the fork, until
+ * a preparation of it finishes.
+ */
+export const SampledEarlierSchema = z.object({
+  key: z.string().regex(/^[0-9a-f]{32}$/),
+  values: z.array(
+    z.object({
+      column: z.string(),
+      digest: z.string().regex(/^[0-9a-f]{32}$/),
+      /** Looked for in every column, not only its own (run.ts, distinctiveOf). */
+      distinctive: z.boolean(),
+    }),
+  ),
+});
+export type SampledEarlier = z.output<typeof SampledEarlierSchema>;
+
 /** What a preparation did, for the fork's outputs: never any data. */
 export const PreparedSchema = z
   .object({

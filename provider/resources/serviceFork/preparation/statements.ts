@@ -773,19 +773,20 @@ export interface ViewMadeAgain {
  * named after the fork ($1, a digest of its service ID: production cannot have made it, so what it
  * holds is this fork's own preparation's), dropped once all is done.
  */
+/** The records of other forks' preparations ($1: this fork's record): a fork made of a fork whose preparation did not finish. */
+export const OTHER_RECORDS = `SELECT quote_ident(nspname) AS schema FROM pg_namespace
+ WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' AND nspname <> $1::text ORDER BY 1`;
 export const RECORD_PRESENT = `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1::text) AS present`;
 export const makeRecord = (schema: Quoted): string[] => [
   `CREATE SCHEMA IF NOT EXISTS ${schema}`,
   `CREATE TABLE IF NOT EXISTS ${schema}.views (view oid PRIMARY KEY)`,
   `CREATE TABLE IF NOT EXISTS ${schema}.routines (routine oid PRIMARY KEY, definition text NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${schema}.lent (kind text NOT NULL, object oid NOT NULL, PRIMARY KEY (kind, object))`,
-  // Production's values as the first preparation sampled them, committed with its masking: a run again samples masked data.
-  `CREATE TABLE IF NOT EXISTS ${schema}.samples (col text NOT NULL, v text NOT NULL)`,
 ];
 /**
  * The privileges on the record ($1: its schema's name) of any role but its owner, as statements
  * revoking each: a default privilege production gave on the preparing role's new objects would
- * otherwise let that role read production's sampled values in a fork whose preparation failed.
+ * otherwise let that role rewrite the definitions the preparation makes again, or the views it owes.
  */
 export const RECORD_GRANTS = `SELECT format('REVOKE ALL ON SCHEMA %I FROM %s', n.nspname, who.name) AS revoke
   FROM pg_namespace n CROSS JOIN LATERAL aclexplode(n.nspacl) a
@@ -796,11 +797,6 @@ SELECT format('REVOKE ALL ON TABLE %I.%I FROM %s', n.nspname, c.relname, who.nam
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace CROSS JOIN LATERAL aclexplode(c.relacl) a
   CROSS JOIN LATERAL (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END AS name) who
  WHERE n.nspname = $1::text AND a.grantee <> c.relowner`;
-/** The values an earlier preparation of this fork sampled from production, before its masking was committed. */
-export const recordedSamples = (schema: Quoted) => `SELECT col, v FROM ${schema}.samples`;
-/** Every value sampled ($1 the columns, $2 the values), kept in the record in place of what it held. */
-export const recordSamples = (schema: Quoted) =>
-  `WITH gone AS (DELETE FROM ${schema}.samples) INSERT INTO ${schema}.samples SELECT * FROM unnest($1::text[], $2::text[])`;
 export const owedViews = (schema: Quoted) =>
   `SELECT o.view::int AS oid FROM ${schema}.views o JOIN pg_class c ON c.oid = o.view WHERE c.relkind = 'm'`;
 export const recordViews = (schema: Quoted) => `INSERT INTO ${schema}.views SELECT unnest($1::oid[]) ON CONFLICT DO NOTHING`;
@@ -1153,7 +1149,25 @@ export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indrelid = ANY($1::oid[])`;
 
 /**
- * Statistics that still hold one of production's values ($3), compared as a reader would find them:
+ * A sampled value as the state keeps it for a run again ($1 the key, $2 the values, by position
+ * `i`): the first 128 bits of sha256 of the key and the value as the checks compare it (lower,
+ * trimmed), never the value. The key and the digests stay out of the fork, where what the
+ * preparation runs as its owner could read or erase them.
+ */
+export const SAMPLE_DIGESTS = `SELECT x.i::int AS i, ${digestOf("$1::text", "x.v")} AS digest FROM unnest($2::text[]) WITH ORDINALITY AS x(v, i)`;
+function digestOf(key: string, value: string): string {
+  return `pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(${key} || pg_catalog.lower(pg_catalog.btrim(${value})), 'UTF8')), 'hex'), 32)`;
+}
+/**
+ * A text ($v, already lower and trimmed) is one of production's by an earlier run's digests ($key,
+ * $digests): false, folded away by the planner, when there are none (a first run).
+ */
+const earlierHolds = (v: string, key: string, digests: string) =>
+  `(pg_catalog.cardinality(${digests}::text[]) > 0 AND ${digestOf(key, v)} IN (SELECT d FROM earlier))`;
+
+/**
+ * Statistics that still hold one of production's values ($3, or by digest: $5 the key, $6 an
+ * earlier run's digests of them), compared as a reader would find them:
  * whatever their case and surrounding spaces (an aggregate of lower(email) holds production's
  * e-mails in other letters). Of these columns ($2) of these tables ($1), of every column of these
  * other relations ($4: what a key cascaded to, indexes, materialized views, aggregates'
@@ -1161,6 +1175,7 @@ export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.
  * statistics on both. Each row names where.
  */
 export const STATISTICS_HOLDING = `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($3::text[]) x),
+earlier(d) AS (SELECT DISTINCT x FROM unnest($6::text[]) x),
 relations AS (SELECT c.oid, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                WHERE c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[])),
 -- The relations' statistics first (MATERIALIZED: PostgreSQL would otherwise read every statistic's values before filtering)...
@@ -1177,18 +1192,26 @@ statistics(place, vals) AS MATERIALIZED (
          coalesce(x.most_common_vals::text::text[], '{}') || coalesce(x.histogram_bounds::text::text[], '{}')
     FROM pg_stats_ext_exprs x JOIN relations r ON r.nspname = x.schemaname AND r.relname = x.tablename)
 -- ...then all their values against production's in one hashed lookup (one per statistic was 10x slower).
-SELECT s.place FROM statistics s, unnest(s.vals) v WHERE lower(btrim(v)) IN (SELECT value FROM production)
+SELECT s.place FROM statistics s, unnest(s.vals) v
+ WHERE lower(btrim(v)) IN (SELECT value FROM production) OR ${earlierHolds("v", "$5::text", "$6")}
  GROUP BY s.place ORDER BY s.place`;
 
 /**
- * How many rows of `view` hold one of production's values ($1) in a column, read as text whatever its
+ * How many rows of `view` hold one of production's values ($1, or by digest: $2 the key, $3 an earlier
+ * run's digests) in a column, read as text whatever its
  * case and surrounding spaces. IN over a subquery: PostgreSQL hashes it (an = ANY over an array
  * not given as a constant it would scan for every row: 8x the preparation's time at 1,000,000 rows).
  */
 export function rowsHolding(view: Quoted, columns: Quoted[]): string {
   // Each value as its type's output function writes it (format's %s): a cast to text may be a function of the database's own.
-  const any = columns.map((c) => `lower(btrim(format('%s', ${c}))) IN (SELECT value FROM production)`).join(" OR ");
-  return `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($1::text[]) x)
+  const any = columns
+    .map(
+      (c) =>
+        `lower(btrim(format('%s', ${c}))) IN (SELECT value FROM production) OR ${earlierHolds(`format('%s', ${c})`, "$2::text", "$3")}`,
+    )
+    .join(" OR ");
+  return `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($1::text[]) x),
+earlier(d) AS (SELECT DISTINCT x FROM unnest($3::text[]) x)
 SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
 }
 

@@ -43,9 +43,16 @@ const remadeView = (oid: number, place: string) => ({
   drop: "",
   make: [],
 });
-const compared = { tables: [10], columns: ["email"], values: ["a@prod.example.com"], relations: [20] };
+const compared = { tables: [10], columns: ["email"], values: ["a@prod.example.com"], key: "k", digests: ["d1"], relations: [20] };
 
 const CASES: Record<Name, Case> = {
+  unfinishedSource: {
+    input: { own: "_tigercloud_preparing_mine" },
+    refused: [{ schema: "_tigercloud_preparing_theirs" }],
+    says: /^the fork holds _tigercloud_preparing_theirs, the record of a preparation that did not finish on the fork it was made of: .*fork from production, or from a fork whose preparation finished$/,
+    passes: [],
+    sends: { text: sql.OTHER_RECORDS, params: ["_tigercloud_preparing_mine"] },
+  },
   platformSettings: {
     input: undefined,
     refused: [{ name: "session_replication_role", setting: "replica" }],
@@ -241,7 +248,7 @@ const CASES: Record<Name, Case> = {
     refused: [{ place: "_timescaledb_internal._hyper_1_1_chunk (email)" }],
     says: /^statistics still hold values from before the masking: _timescaledb_internal\._hyper_1_1_chunk \(email\); ANALYZE did not replace them/,
     passes: [],
-    sends: { text: sql.STATISTICS_HOLDING, params: [[10], ["email"], ["a@prod.example.com"], [20]] },
+    sends: { text: sql.STATISTICS_HOLDING, params: [[10], ["email"], ["a@prod.example.com"], [20], "k", ["d1"]] },
   },
   emptyViewWithStatistics: {
     input: { view: '"public"."report"', oid: 30, name: "public.report" },
@@ -337,14 +344,21 @@ const CASES: Record<Name, Case> = {
     sends: { text: sql.MATERIALIZATION_CALLING_OWN },
   },
   viewRowsHolding: {
-    input: { view: '"public"."report"', columns: ['"email"', '"id"'], values: ["a@prod.example.com"], name: "public.report" },
+    input: {
+      view: '"public"."report"',
+      columns: ['"email"', '"id"'],
+      values: ["a@prod.example.com"],
+      key: "k",
+      digests: ["d1"],
+      name: "public.report",
+    },
     refused: [{ n: 2 }],
     says: /^public\.report still holds 2 row\(s\) with values from before the masking/,
     passes: [{ n: 0 }],
     sends: {
       // Each value as its type's output function writes it: no cast, which may be a function of the database's own.
-      text: /FROM "public"\."report" WHERE lower\(btrim\(format\('%s', "email"\)\)\) IN \(SELECT value FROM production\) OR lower\(btrim\(format\('%s', "id"\)\)\) IN \(SELECT value FROM production\)$/,
-      params: [["a@prod.example.com"]],
+      text: /FROM "public"\."report" WHERE lower\(btrim\(format\('%s', "email"\)\)\) IN \(SELECT value FROM production\) OR .*sha256.*format\('%s', "email"\).* OR lower\(btrim\(format\('%s', "id"\)\)\) IN \(SELECT value FROM production\) OR .*format\('%s', "id"\).*IN \(SELECT d FROM earlier\)\)$/,
+      params: [["a@prod.example.com"], "k", ["d1"]],
     },
   },
   aggregateWithoutTimescaleDB: {

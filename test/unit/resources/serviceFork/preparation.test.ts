@@ -2,7 +2,7 @@
 // (identifiers quoted, every value a parameter), how a failure is said (never PostgreSQL's text),
 // and the runner's order and what its failures say were kept, against a session that records.
 import type { DatabaseFailure } from "../../../../provider/database/session";
-import { prepareFork } from "../../../../provider/resources/serviceFork/preparation";
+import { PreparationFailed, prepareFork } from "../../../../provider/resources/serviceFork/preparation";
 import { describeFailure } from "../../../../provider/resources/serviceFork/preparation/failures";
 import type { MaskRule } from "../../../../provider/resources/serviceFork/preparation/schema";
 import * as sql from "../../../../provider/resources/serviceFork/preparation/statements";
@@ -143,7 +143,8 @@ describe("the runner", () => {
       readers: object[];
       owed: number[];
       heldOff?: object[];
-      sampledEarlier?: { col: string; v: string }[];
+      /** What SAMPLE_DIGESTS answers, in the order of the values sent. */
+      digests?: string[];
       /** The record's grants to other roles, as RECORD_GRANTS says them, each time it is asked. */
       recordGrants?: string[][];
     } = {
@@ -158,7 +159,7 @@ describe("the runner", () => {
       return answer(text, given, session);
     });
     const answer = (text: string, params: readonly unknown[] | undefined, session: number | undefined) => {
-      if (text.includes(".samples") && text.startsWith("SELECT")) return views.sampledEarlier ?? [];
+      if (text === sql.SAMPLE_DIGESTS) return (views.digests ?? []).map((digest, i) => ({ i: i + 1, digest }));
       if (text === sql.RECORD_GRANTS) return (views.recordGrants?.shift() ?? []).map((revoke) => ({ revoke }));
       if (text.includes('FROM (SELECT "customer_email"::text AS v')) return [{ v: "new@prod.example.com" }];
       if (failing && session === failing.session && text.includes(failing.text))
@@ -257,40 +258,44 @@ describe("the runner", () => {
     expect(sent.join("\n")).not.toMatch(/[0-9a-f]{32}/);
   });
 
-  test("the values sampled are kept in the record in the masking's transaction; a run again after a failure past the commit checks against those an earlier run sampled from production, not only its own, now masked", async () => {
-    const fork = eventsFork([], undefined, {
-      readers: [],
-      owed: [51],
-      sampledEarlier: [{ col: "customer_email", v: "old@prod.example.com" }],
-    });
-    await prepareFork(testContext(), target, maskEvents, limit, fork.open);
-    const kept = fork.params.findIndex((c) => c.text.includes(".samples SELECT * FROM unnest($1::text[], $2::text[])"));
-    expect(kept).toBeGreaterThan(fork.params.findIndex((c) => c.text === "BEGIN"));
-    expect(kept).toBeLessThan(fork.params.findIndex((c) => c.text === "COMMIT"));
-    expect(fork.params[kept]?.params).toEqual([
-      ["customer_email", "customer_email"],
-      ["old@prod.example.com", "new@prod.example.com"],
-    ]);
-    // The statistics are checked against both.
-    const checked = fork.params.filter(
-      (c) => c.text.includes("pg_stats") && JSON.stringify(c.params ?? []).includes("old@prod.example.com"),
-    );
-    expect(checked.length).toBeGreaterThan(0);
+  test("the values sampled stay out of the fork: a failure past the commit hands the state their keyed digests, never the values, and a run again checks against those digests as well as its own, now masked, samples", async () => {
+    const digest = "0123456789abcdef0123456789abcdef";
+    const fork = eventsFork([], { session: 0, text: "VACUUM (FULL)" }, { readers: [], owed: [], digests: [digest] });
+    const failed = await prepareFork(testContext(), target, maskEvents, limit, fork.open).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(PreparationFailed);
+    const kept = (failed as PreparationFailed).sampledEarlier;
+    expect(kept?.key).toMatch(/^[0-9a-f]{32}$/);
+    expect(kept?.values).toEqual([{ column: "customer_email", digest, distinctive: true }]);
+    // The digests are the server's, of the values it was sent; no value is written into the fork.
+    const digested = fork.params.find((c) => c.text === flat(sql.SAMPLE_DIGESTS));
+    expect(digested?.params).toEqual([kept?.key, ["new@prod.example.com"]]);
+    expect(
+      fork.params.some((c) => /^(INSERT|CREATE TABLE)/.test(c.text) && JSON.stringify(c.params ?? []).includes("prod.example.com")),
+    ).toBe(false);
+
+    // A failure before the commit keeps nothing: the next run samples production again.
+    const early = eventsFork([], { session: 0, text: 'UPDATE "public"."events"' }, { readers: [], owed: [] });
+    const before = await prepareFork(testContext(), target, maskEvents, limit, early.open).catch((e: unknown) => e);
+    expect((before as PreparationFailed).sampledEarlier).toBeUndefined();
+
+    const again = eventsFork([], undefined, { readers: [], owed: [] });
+    await prepareFork(testContext(), { ...target, sampledEarlier: kept }, maskEvents, limit, again.open);
+    const checks = again.params.filter((c) => c.text === flat(sql.STATISTICS_HOLDING));
+    expect(checks.length).toBeGreaterThan(0);
+    for (const c of checks) expect(c.params?.slice(4)).toEqual([kept?.key, [digest]]);
   });
 
-  test("the record is readable by its owner alone: a grant production's default privileges gave another role on it is revoked, one that stays refuses the fork before anything is sampled into it", async () => {
+  test("the record is readable by its owner alone: a grant production's default privileges gave another role on it is revoked, one that stays refuses the fork", async () => {
     const revoke = 'REVOKE ALL ON TABLE "_tigercloud_preparing_x"."samples" FROM "analyst"';
     const fork = eventsFork([], undefined, { readers: [], owed: [], recordGrants: [[revoke], []] });
     await prepareFork(testContext(), target, maskEvents, limit, fork.open);
     const texts = fork.params.map((c) => c.text);
     expect(texts).toContain(revoke);
-    expect(texts.indexOf(revoke)).toBeLessThan(texts.findIndex((t) => t.includes(".samples SELECT * FROM unnest(")));
 
     const stuck = eventsFork([], undefined, { readers: [], owed: [], recordGrants: [[revoke], [revoke]] });
     await expect(prepareFork(testContext(), target, maskEvents, limit, stuck.open)).rejects.toThrow(
       /stays readable by another role after revoking \(1 grant\(s\) it did not make\)/,
     );
-    expect(stuck.params.some((c) => c.text.includes(".samples SELECT * FROM unnest("))).toBe(false);
   });
 
   test("the materialized views about to be emptied are recorded first, in a transaction of their own, and the record dropped once all are refreshed; one an earlier preparation emptied and left unpopulated is refreshed as the populated view it was", async () => {
