@@ -471,12 +471,19 @@ calls(key, fn) AS (
  * domain_in, array_in, range_in and their binary kin: its domains' CHECKs run); and every function
  * of the extensions whose C library runs a query given as text (tablefunc's crosstab and connectby,
  * which writes its field names into its query as given; dblink's; xml2's xpath_table), in whatever
- * schema the extension was made (tablefunc is trusted: the database's owner makes it, in public).
+ * schema the extension was made (tablefunc is trusted: the database's owner makes it, in public);
+ * and TimescaleDB's that take a relation by name or oid (regclass, name, regproc): they run what its
+ * catalog names for it at run time (subtract_integer_from_now and show_chunks a hypertable's
+ * integer_now function, which may be the database's own).
  */
-const TEXT_QUERIES = `SELECT oid FROM pg_proc
- WHERE (pronamespace = 'pg_catalog'::regnamespace
-        AND proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|xpath_table|(record|domain|array|range|multirange)_(in|recv))$')
-    OR (prolang = (SELECT oid FROM pg_language WHERE lanname = 'c') AND probin ~ '(^|/)(tablefunc|dblink|pgxml)([.]so)?$')`;
+const TEXT_QUERIES = `SELECT p.oid FROM pg_proc p
+ WHERE (p.pronamespace = 'pg_catalog'::regnamespace
+        AND p.proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|xpath_table|(record|domain|array|range|multirange)_(in|recv))$')
+    OR (p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c') AND p.probin ~ '(^|/)(tablefunc|dblink|pgxml)([.]so)?$')
+    OR (p.proargtypes::oid[] && ARRAY['pg_catalog.regclass'::regtype, 'pg_catalog.name'::regtype, 'pg_catalog.regproc'::regtype]::oid[]
+        AND EXISTS (SELECT 1 FROM pg_depend e JOIN pg_extension x ON x.oid = e.refobjid
+                     WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.refclassid = 'pg_extension'::regclass
+                       AND e.deptype = 'e' AND x.extname = 'timescaledb'))`;
 
 const OWN_FUNCTIONS = `SELECT f.oid FROM pg_proc f JOIN pg_roles r ON r.oid = f.proowner
    WHERE f.oid >= 16384
