@@ -51,7 +51,7 @@ import {
 } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const { lab, cleanups, inProduction, outcome, unlinkLargeObjects } = redTeamLab();
+const { lab, cleanups, inProduction, outcome, unlinkLargeObjects, refusedTwice } = redTeamLab();
 
 /** An expression (PostgreSQL's functions only): `text` kept in a large object, its oid (never NULL while `text` is not). */
 const stash = (text: string) => `pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${text}, 'UTF8'))`;
@@ -155,20 +155,7 @@ test("a preparation refused after its COMMIT (a view's rows caught holding produ
   await inProduction(`
     CREATE TABLE public.notes235 AS SELECT email AS v FROM public.customers;
     CREATE MATERIALIZED VIEW public.m235 AS SELECT email AS v FROM public.customers UNION ALL SELECT v FROM public.notes235;`);
-  const name = "pr-redteam23-retry";
-  const s = await lab.h.stack(name, lab.forkProgram(name, { mask: RULES, pauseJobs: true }));
-  cleanups.push(() => lab.discard(s));
-  const up = () =>
-    s.up().then(
-      async (r) => `published, ${await copiedInto("public.m235", "v")(r.outputs.uri?.value as string)}`,
-      (err: Error) => said(err.message),
-    );
-  const refused =
-    /^Preparing fork .*public\.m235 still holds \d+ row\(s\) with values from before the masking, after its refresh.*The masking was committed and checked/s;
-  expect(await up()).toMatch(refused);
-  const again = await up();
-  expect(again).toMatch(refused);
-  expect(again).not.toMatch(/SQLSTATE/);
+  await refusedTwice("pr-redteam23-retry", "public.m235", "v");
 });
 
 test("a prepare.sqlAfter that fails (its own transaction rolled back), fixed and run again by the next up on the same fork, publishes nothing of production's", async () => {

@@ -161,6 +161,28 @@ export function redTeamLab() {
       });
       await lab.asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
     },
+    /**
+     * A fork masked by RULES whose preparation is refused past its COMMIT for `view`'s rows holding
+     * production's addresses (in its column `column`), then `up` again on the same fork, unchanged: refused
+     * again, the same way, though what the second run samples is masked.
+     */
+    refusedTwice: async (name: string, view: string, column: string) => {
+      const s = await lab.h.stack(name, lab.forkProgram(name, { mask: RULES, pauseJobs: true }));
+      lab.cleanups.push(() => lab.discard(s));
+      const up = () =>
+        s.up().then(
+          async (r) => `published, ${await copiedInto(view, column)(r.outputs.uri?.value as string)}`,
+          (err: Error) => said(err.message),
+        );
+      const refused = new RegExp(
+        `^Preparing fork .*${view.replace(/\./g, "\\.")} still holds \\d+ row\\(s\\) with values from before the masking, after its refresh.*The masking was committed and checked`,
+        "s",
+      );
+      expect(await up()).toMatch(refused);
+      const again = await up();
+      expect(again).toMatch(refused);
+      expect(again).not.toMatch(/SQLSTATE/);
+    },
     /** Every large object of production's gone. */
     unlinkLargeObjects: () => lab.asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;"),
   };

@@ -393,7 +393,11 @@ export async function prepareFork(
     }
     return prepared(s);
   } catch (err) {
-    await remakeAfterFailure(s);
+    // Whatever making things again meets, the failure is said with its digests (without them a run again would check against nothing).
+    const remaking = await remakeAfterFailure(s).then(
+      () => "",
+      (e: unknown) => ` Making again what it had dropped failed too: ${describeFailure(failureOf(e))}.`,
+    );
     // A failure already said (ours) says too what was not made again.
     const said =
       err instanceof TigerCloudError && s.notRemade.objects.length
@@ -401,7 +405,8 @@ export async function prepareFork(
         : caught(() => s.fail(err));
     // Past the commit what is left to sample is masked: the next run checks against these, from state.
     const kept = s.stage === "committed" || s.stage === "seeding" || target.sampledEarlier ? s.digests : undefined;
-    throw new PreparationFailed(said instanceof Error ? said.message : String(said), kept?.values.length ? kept : undefined);
+    const message = `${said instanceof Error ? said.message : String(said)}${remaking}`;
+    throw new PreparationFailed(s.redact(message), kept?.values.length ? kept : undefined);
   } finally {
     await s.session.end();
   }
