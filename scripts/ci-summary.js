@@ -32,7 +32,8 @@ for (const f of fs.existsSync(records) ? fs.readdirSync(records).filter((n) => n
   const exited = path.join(records, f.replace(/\.json$/, ".exited"));
   if (fs.existsSync(exited)) {
     const e = read(exited);
-    if (e.endedAt) took.push({ ms: e.exitedAt - e.endedAt, hooks: e.exitBegan ? e.exitedAt - e.exitBegan : undefined });
+    if (e.endedAt)
+      took.push({ ms: e.exitedAt - e.endedAt, hooks: e.exitBegan ? e.exitedAt - e.exitBegan : undefined, pending: e.pending ?? [] });
     continue;
   }
   console.log(
@@ -43,7 +44,10 @@ if (took.length)
   console.log(
     `jest workers: ${took.length} exited by themselves, ${took
       .sort((a, b) => a.ms - b.ms)
-      .map((t) => `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}`)
+      .map(
+        (t) =>
+          `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}${t.pending.length ? `, pending at its end: ${t.pending.join(" ")}` : ""}`,
+      )
       .join(", ")} after the end message of jest (which kills one after 500 ms)`,
   );
 // jest's own process as it ended them: how long it waited for them (past 500 ms it kills one), and

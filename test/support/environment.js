@@ -81,8 +81,12 @@ if (RECORD) {
     if (!Array.isArray(m) || m[0] !== 2) return;
     endedAt = Date.now();
     process.removeListener("message", onMessage);
+    // With what is still pending then (a request on libuv's threadpool, which the process's end waits for, is one).
     process.once("exit", () =>
-      fs.writeFileSync(`${RECORD}/${process.pid}.exited`, JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now() })),
+      fs.writeFileSync(
+        `${RECORD}/${process.pid}.exited`,
+        JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now(), pending: process.getActiveResourcesInfo() }),
+      ),
     );
   };
   if (process.send) process.prependListener("message", onMessage);
