@@ -46,7 +46,7 @@ if (took.length)
       .sort((a, b) => a.ms - b.ms)
       .map(
         (t) =>
-          `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}${t.pending.length ? `, pending at its end: ${t.pending.join(" ")}` : ""}`,
+          `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}${t.pending.length ? ` [pending at its end: ${t.pending.join(" ")}]` : ""}`,
       )
       .join(", ")} after the end message of jest (which kills one after 500 ms)`,
   );
