@@ -384,10 +384,8 @@ const CLUSTER_FORMAT = 1;
 function clusterCache(pg: Postgres): string {
   const owner = pg.user?.uid ?? process.getuid?.();
   const dir = path.join(os.tmpdir(), `tigercloud-sim-clusters-${owner ?? "user"}`);
-  if (!fs.existsSync(dir)) {
-    fs.mkdirSync(dir, { mode: 0o700 });
-    if (pg.user) fs.chownSync(dir, pg.user.uid, pg.user.gid);
-  }
+  // Made by whichever of the suites starting at once comes first (recursive: no EEXIST for the others), then checked by all.
+  if (fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined && pg.user) fs.chownSync(dir, pg.user.uid, pg.user.gid);
   const seen = fs.lstatSync(dir);
   if (!seen.isDirectory() || (owner !== undefined && seen.uid !== owner) || (seen.mode & 0o077) !== 0)
     throw new Error(`${dir} is not a folder of the PostgreSQL servers' user alone (mode 700): remove it`);

@@ -162,12 +162,12 @@ export function redTeamLab() {
       await lab.asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
     },
     /**
-     * A fork masked by RULES whose preparation is refused past its COMMIT for `view`'s rows holding
+     * A fork masked by `rules` whose preparation is refused past its COMMIT for `view`'s rows holding
      * production's addresses (in its column `column`), then `up` again on the same fork, unchanged: refused
      * again, the same way, though what the second run samples is masked.
      */
-    refusedTwice: async (name: string, view: string, column: string) => {
-      const s = await lab.h.stack(name, lab.forkProgram(name, { mask: RULES, pauseJobs: true }));
+    refusedTwice: async (name: string, view: string, column: string, rules: object[] = RULES) => {
+      const s = await lab.h.stack(name, lab.forkProgram(name, { mask: rules, pauseJobs: true }));
       lab.cleanups.push(() => lab.discard(s));
       const up = () =>
         s.up().then(

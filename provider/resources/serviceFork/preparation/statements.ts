@@ -472,15 +472,18 @@ calls(key, fn) AS (
  * of the extensions whose C library runs a query given as text (tablefunc's crosstab and connectby,
  * which writes its field names into its query as given; dblink's; xml2's xpath_table), in whatever
  * schema the extension was made (tablefunc is trusted: the database's owner makes it, in public);
- * and TimescaleDB's that take a relation by name or oid (regclass, name, regproc): they run what its
- * catalog names for it at run time (subtract_integer_from_now and show_chunks a hypertable's
- * integer_now function, which may be the database's own).
+ * and TimescaleDB's that take a relation or function by name or oid (regclass, name, regproc, oid),
+ * a job's or policy's configuration (jsonb, which names a hypertable by its id) or are a policy's:
+ * they run what its catalog names at run time (subtract_integer_from_now, show_chunks and
+ * policy_retention_check a hypertable's integer_now function, which may be the database's own).
  */
 const TEXT_QUERIES = `SELECT p.oid FROM pg_proc p
  WHERE (p.pronamespace = 'pg_catalog'::regnamespace
         AND p.proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|xpath_table|(record|domain|array|range|multirange)_(in|recv))$')
     OR (p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c') AND p.probin ~ '(^|/)(tablefunc|dblink|pgxml)([.]so)?$')
-    OR (p.proargtypes::oid[] && ARRAY['pg_catalog.regclass'::regtype, 'pg_catalog.name'::regtype, 'pg_catalog.regproc'::regtype]::oid[]
+    OR ((p.proargtypes::oid[] && ARRAY['pg_catalog.regclass'::regtype, 'pg_catalog.name'::regtype, 'pg_catalog.regproc'::regtype,
+                                       'pg_catalog.regprocedure'::regtype, 'pg_catalog.oid'::regtype, 'pg_catalog.jsonb'::regtype]::oid[]
+         OR p.proname ~ '^policy_')
         AND EXISTS (SELECT 1 FROM pg_depend e JOIN pg_extension x ON x.oid = e.refobjid
                      WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.refclassid = 'pg_extension'::regclass
                        AND e.deptype = 'e' AND x.extname = 'timescaledb'))`;
@@ -1155,6 +1158,15 @@ export const COLUMNS_WITH_STATISTICS = `SELECT a.attname AS name,
 export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I', n.nspname, c.relname) AS quoted, 'i' AS kind
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indrelid = ANY($1::oid[])`;
 
+/** What JavaScript's trim() takes off a text's ends (its white space and line terminators), as code points. */
+const TRIMMED = [9, 10, 11, 12, 13, 32, 160, 5760, ...Array.from({ length: 11 }, (_, i) => 8192 + i), 8232, 8233, 8239, 8287, 12288, 65279];
+/**
+ * A text as every check compares it, in one place: lower case, with what trim() takes off its ends
+ * taken off here too (btrim alone takes spaces only: a tab after a masked value kept it apart).
+ */
+export function normal(text: string): string {
+  return `pg_catalog.lower(pg_catalog.btrim(${text}, pg_catalog.concat(${TRIMMED.map((c) => `pg_catalog.chr(${c})`).join(", ")})))`;
+}
 /**
  * A sampled value as the state keeps it for a run again ($1 the key, $2 the values, by position
  * `i`): the first 128 bits of sha256 of the key and the value as the checks compare it (lower,
@@ -1163,10 +1175,10 @@ export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.
  */
 export const SAMPLE_DIGESTS = `SELECT x.i::int AS i, ${digestOf("$1::text", "x.v")} AS digest FROM unnest($2::text[]) WITH ORDINALITY AS x(v, i)`;
 function digestOf(key: string, value: string): string {
-  return `pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(${key} || pg_catalog.lower(pg_catalog.btrim(${value})), 'UTF8')), 'hex'), 32)`;
+  return `pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(${key} || ${normal(value)}, 'UTF8')), 'hex'), 32)`;
 }
 /**
- * A text ($v, already lower and trimmed) is one of production's by an earlier run's digests ($key,
+ * A text ($v) is one of production's by an earlier run's digests ($key,
  * $digests): false, folded away by the planner, when there are none (a first run).
  */
 const earlierHolds = (v: string, key: string, digests: string) =>
@@ -1181,7 +1193,7 @@ const earlierHolds = (v: string, key: string, digests: string) =>
  * materialization tables, their chunks and compressed chunks, in whatever schema), and extended
  * statistics on both. Each row names where.
  */
-export const STATISTICS_HOLDING = `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($3::text[]) x),
+export const STATISTICS_HOLDING = `WITH production(value) AS (SELECT DISTINCT ${normal("x")} FROM unnest($3::text[]) x),
 earlier(d) AS (SELECT DISTINCT x FROM unnest($6::text[]) x),
 relations AS (SELECT c.oid, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                WHERE c.oid = ANY($1::oid[]) OR c.oid = ANY($4::oid[])),
@@ -1200,7 +1212,7 @@ statistics(place, vals) AS MATERIALIZED (
     FROM pg_stats_ext_exprs x JOIN relations r ON r.nspname = x.schemaname AND r.relname = x.tablename)
 -- ...then all their values against production's in one hashed lookup (one per statistic was 10x slower).
 SELECT s.place FROM statistics s, unnest(s.vals) v
- WHERE lower(btrim(v)) IN (SELECT value FROM production) OR ${earlierHolds("v", "$5::text", "$6")}
+ WHERE ${normal("v")} IN (SELECT value FROM production) OR ${earlierHolds("v", "$5::text", "$6")}
  GROUP BY s.place ORDER BY s.place`;
 
 /**
@@ -1213,11 +1225,10 @@ export function rowsHolding(view: Quoted, columns: Quoted[]): string {
   // Each value as its type's output function writes it (format's %s): a cast to text may be a function of the database's own.
   const any = columns
     .map(
-      (c) =>
-        `lower(btrim(format('%s', ${c}))) IN (SELECT value FROM production) OR ${earlierHolds(`format('%s', ${c})`, "$2::text", "$3")}`,
+      (c) => `${normal(`format('%s', ${c})`)} IN (SELECT value FROM production) OR ${earlierHolds(`format('%s', ${c})`, "$2::text", "$3")}`,
     )
     .join(" OR ");
-  return `WITH production(value) AS (SELECT DISTINCT lower(btrim(x)) FROM unnest($1::text[]) x),
+  return `WITH production(value) AS (SELECT DISTINCT ${normal("x")} FROM unnest($1::text[]) x),
 earlier(d) AS (SELECT DISTINCT x FROM unnest($3::text[]) x)
 SELECT count(*)::int AS n FROM ${view} WHERE ${any || "false"}`;
 }
