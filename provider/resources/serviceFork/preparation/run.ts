@@ -11,7 +11,7 @@
 import * as crypto from "crypto";
 import { secretRedactor } from "../../../api/redaction";
 import type { CallContext } from "../../../context/context";
-import { failureOf, openSession, type ServiceDatabase, type Session } from "../../../database/session";
+import { type DatabaseFailure, failureOf, openSession, type ServiceDatabase, type Session } from "../../../database/session";
 import { TigerCloudError } from "../../../errors";
 import type { Limit } from "../../../rules/inputSchemas";
 import { printable } from "../../../text";
@@ -56,6 +56,46 @@ export class PreparationFailed extends TigerCloudError {
     readonly sampledEarlier: SampledEarlier | undefined,
   ) {
     super(message);
+  }
+}
+
+/**
+ * PostgreSQL's failure as first said, its objects (schema, table, ...) as the error named them: a
+ * RAISE in a function of the database's own can set them to any text (a value it read), so they
+ * are said at the end only as far as the catalog has them (confirmedNames).
+ */
+class NamedFailure extends TigerCloudError {
+  constructor(
+    message: string,
+    readonly named: { said: string; failure: DatabaseFailure; statement: string | undefined },
+  ) {
+    super(message);
+  }
+}
+
+/** The failure's objects that the catalog has, the others left out; none when the session cannot tell. */
+async function confirmedNames(s: Preparing, failure: DatabaseFailure): Promise<DatabaseFailure> {
+  const { schema, table, column, constraint, dataType, ...rest } = failure;
+  if ([schema, table, column, constraint, dataType].every((v) => v === undefined)) return failure;
+  try {
+    await s.session.query(sql.ROLLBACK).catch(() => undefined);
+    const [found] = await s.session.query<sql.NamedObjects>(sql.NAMED_OBJECTS, [
+      schema ?? null,
+      table ?? null,
+      column ?? null,
+      constraint ?? null,
+      dataType ?? null,
+    ]);
+    return {
+      ...rest,
+      ...(found?.schema && schema !== undefined ? { schema } : {}),
+      ...(found?.table && table !== undefined ? { table } : {}),
+      ...(found?.column && column !== undefined ? { column } : {}),
+      ...(found?.constraint && constraint !== undefined ? { constraint } : {}),
+      ...(found?.type && dataType !== undefined ? { dataType } : {}),
+    };
+  } catch {
+    return rest;
   }
 }
 
@@ -191,15 +231,13 @@ class Preparing {
   /** A failure said: the step, our refusal's words or PostgreSQL's SQLSTATE and objects, and what was kept. */
   fail = (err: unknown): never => {
     if (err instanceof TigerCloudError) throw err;
-    const why =
-      err instanceof Refusal
-        ? err.message
-        : (this.heldOffRan(err) ?? this.rowSecurityApplied(err) ?? describeFailure(failureOf(err), this.statement));
-    throw new TigerCloudError(
-      this.redact(
-        `Preparing fork ${this.target.serviceId} failed at ${this.step}: ${why}. ${kept(this.stage, this.p, this.jobsPaused, this.notRemade)}`,
-      ),
+    const own = err instanceof Refusal ? err.message : (this.heldOffRan(err) ?? this.rowSecurityApplied(err));
+    const described = own === undefined ? describeFailure(failureOf(err), this.statement) : undefined;
+    const message = this.redact(
+      `Preparing fork ${this.target.serviceId} failed at ${this.step}: ${own ?? described}. ${kept(this.stage, this.p, this.jobsPaused, this.notRemade)}`,
     );
+    if (described === undefined) throw new TigerCloudError(message);
+    throw new NamedFailure(message, { said: this.redact(described), failure: failureOf(err), statement: this.statement });
   };
 
   /**
@@ -405,7 +443,9 @@ export async function prepareFork(
         : caught(() => s.fail(err));
     // Past the commit what is left to sample is masked: the next run checks against these, from state.
     const kept = s.stage === "committed" || s.stage === "seeding" || target.sampledEarlier ? s.digests : undefined;
-    const message = `${said instanceof Error ? said.message : String(said)}${remaking}`;
+    let message = `${said instanceof Error ? said.message : String(said)}${remaking}`;
+    const named = err instanceof NamedFailure ? err.named : undefined;
+    if (named) message = message.replace(named.said, s.redact(describeFailure(await confirmedNames(s, named.failure), named.statement)));
     throw new PreparationFailed(s.redact(message), kept?.values.length ? kept : undefined);
   } finally {
     await s.session.end();

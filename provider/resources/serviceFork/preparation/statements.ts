@@ -37,6 +37,26 @@ export type ServerStatement = string & { readonly [serverStatement]: true };
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"` as Quoted;
 
 export const BEGIN = "BEGIN";
+export const ROLLBACK = "ROLLBACK";
+/**
+ * Which of the objects a failure named ($1 schema, $2 table, $3 column, $4 constraint, $5 type)
+ * the catalog has: only those are said (a RAISE can name anything).
+ */
+export const NAMED_OBJECTS = `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1::text) AS schema,
+       EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = $1::text AND c.relname = $2::text) AS "table",
+       EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = $1::text AND c.relname = $2::text AND a.attname = $3::text AND a.attnum > 0 AND NOT a.attisdropped) AS "column",
+       EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conname = $4::text) AS "constraint",
+       EXISTS (SELECT 1 FROM pg_catalog.pg_type WHERE typname = $5::text) AS type`;
+export interface NamedObjects {
+  schema: boolean;
+  table: boolean;
+  column: boolean;
+  constraint: boolean;
+  type: boolean;
+}
 export const COMMIT = "COMMIT";
 /** This transaction's ID: a text of the user's that ends it (COMMIT, ROLLBACK) changes it. */
 /** (Run right after the user's SQL, under the role's search_path: every name qualified, a public.text domain cast to none.) */

@@ -138,7 +138,7 @@ describe("the runner", () => {
    */
   const eventsFork = (
     aggregates: ReturnType<typeof aggregateOver>[],
-    failing?: { session: number; text: string; failure?: { code: string; message: string } },
+    failing?: { session: number; text: string; failure?: { code: string; message: string; table?: string; constraint?: string } },
     views: {
       readers: object[];
       owed: number[];
@@ -159,6 +159,8 @@ describe("the runner", () => {
       return answer(text, given, session);
     });
     const answer = (text: string, params: readonly unknown[] | undefined, session: number | undefined) => {
+      if (text === sql.NAMED_OBJECTS)
+        return [{ schema: false, table: params?.[1] === "customers", column: false, constraint: true, type: false }];
       if (text === sql.SAMPLE_DIGESTS) return (views.digests ?? []).map((digest, i) => ({ i: i + 1, digest }));
       if (text === sql.RECORD_GRANTS) return (views.recordGrants?.shift() ?? []).map((revoke) => ({ revoke }));
       if (text.includes('FROM (SELECT "customer_email"::text AS v')) return [{ v: "new@prod.example.com" }];
@@ -283,6 +285,16 @@ describe("the runner", () => {
     const checks = again.params.filter((c) => c.text === flat(sql.STATISTICS_HOLDING));
     expect(checks.length).toBeGreaterThan(0);
     for (const c of checks) expect(c.params?.slice(4)).toEqual([kept?.key, [digest]]);
+  });
+
+  test("a failure says only the objects the catalog has of those PostgreSQL's error named: a RAISE's table set to a value it read is not said", async () => {
+    const raised = { code: "P0001", message: "nothing to see", table: "customer1@prod.example.com", constraint: "events_pkey" };
+    const fork = eventsFork([], { session: 0, text: 'UPDATE "public"."events"', failure: raised }, { readers: [], owed: [] });
+    const failed = (await prepareFork(testContext(), target, maskEvents, limit, fork.open).catch((e: unknown) => e)) as Error;
+    expect(failed.message).toMatch(/SQLSTATE P0001 \(raise_exception\), constraint events_pkey[.] /);
+    expect(failed.message).not.toContain("prod.example.com");
+    const asked = fork.params.find((c) => c.text === flat(sql.NAMED_OBJECTS));
+    expect(asked?.params).toEqual([null, "customer1@prod.example.com", null, "events_pkey", null]);
   });
 
   test("the record is readable by its owner alone: a grant production's default privileges gave another role on it is revoked, one that stays refuses the fork", async () => {
