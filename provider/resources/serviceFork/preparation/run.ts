@@ -232,12 +232,13 @@ class Preparing {
   fail = (err: unknown): never => {
     if (err instanceof TigerCloudError) throw err;
     const own = err instanceof Refusal ? err.message : (this.heldOffRan(err) ?? this.rowSecurityApplied(err));
-    const described = own === undefined ? describeFailure(failureOf(err), this.statement) : undefined;
+    const failure = failureOf(err);
+    const described = own === undefined ? describeFailure(failure, this.statement) : undefined;
     const message = this.redact(
       `Preparing fork ${this.target.serviceId} failed at ${this.step}: ${own ?? described}. ${kept(this.stage, this.p, this.jobsPaused, this.notRemade)}`,
     );
     if (described === undefined) throw new TigerCloudError(message);
-    throw new NamedFailure(message, { said: this.redact(described), failure: failureOf(err), statement: this.statement });
+    throw new NamedFailure(message, { said: this.redact(described), failure, statement: this.statement });
   };
 
   /**
@@ -432,9 +433,10 @@ export async function prepareFork(
     return prepared(s);
   } catch (err) {
     // Whatever making things again meets, the failure is said with its digests (without them a run again would check against nothing).
+    // Its objects too only as far as the catalog has them: an index made again may run a function of the database's own that raises.
     const remaking = await remakeAfterFailure(s).then(
       () => "",
-      (e: unknown) => ` Making again what it had dropped failed too: ${describeFailure(failureOf(e))}.`,
+      async (e: unknown) => ` Making again what it had dropped failed too: ${describeFailure(await confirmedNames(s, failureOf(e)))}.`,
     );
     // A failure already said (ours) says too what was not made again.
     const said =
