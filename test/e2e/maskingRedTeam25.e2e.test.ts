@@ -26,6 +26,11 @@
 //     rows with the values trimmed by JavaScript (distinctiveOf), and refuses a view holding the
 //     addresses without their tab; the digests the state keeps are of lower(btrim(value)), the tab
 //     kept, so the run again finds nothing of production's in the same view;
+//  4. round 24's fork of a failed fork, with a materialized view refreshed last (its query calls a
+//     function of tsdbadmin's; its name sorts before the refused one's) whose function drops every
+//     _tigercloud_preparing_* schema as it is refreshed (its refresh commits): the first fork kept no
+//     record, and the second, sampling only the first's pseudonyms, published the refused view. The
+//     record is made again once a failure past the commit is handled, whatever dropped it.
 import {
   RULES,
   redTeamLab,
@@ -35,10 +40,13 @@ import {
   statsOf,
   ownedByMemberOfTsdbadmin,
   inLargeObjects,
+  said,
+  copiedInto,
 } from "../support/lab/redTeam";
+import { preparedForkProgram } from "../support/lab/production";
 
 jest.setTimeout(600_000);
-const { cleanups, asSuperuser, inProduction, outcome, unlinkLargeObjects, withCreateRole, refusedTwice } = redTeamLab();
+const { lab, cleanups, asSuperuser, inProduction, outcome, unlinkLargeObjects, withCreateRole, refusedTwice, refusedFork } = redTeamLab();
 
 /** Production's large objects gone, before and after: what the URL reads of them is only what the fork's preparation made. */
 const noLargeObjects = async () => {
@@ -135,4 +143,41 @@ test("a materialized view refreshed first whose query calls TimescaleDB's policy
   );
   const result = await outcome("pr-redteam25-refresh-check", { mask: RULES, pauseJobs: true }, inLargeObjects);
   expectPublishedSafe(result);
+});
+
+test("a fork, masked, of a fork whose preparation failed after its COMMIT and whose view refreshed last dropped every preparation's record, is refused, naming the first's record", async () => {
+  cleanups.push(() =>
+    inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m253a_drop, public.m253b; DROP TABLE IF EXISTS public.notes253;
+      DROP FUNCTION IF EXISTS public.drop253(text), public.same253(text);`),
+  );
+  await inProduction(`
+    CREATE TABLE public.notes253 AS SELECT email AS v FROM public.customers;
+    CREATE FUNCTION public.same253(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
+    CREATE FUNCTION public.drop253(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE r record; BEGIN
+      FOR r IN SELECT pg_catalog.format('%I', nspname) AS n FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' LOOP
+        EXECUTE 'DROP SCHEMA ' || r.n || ' CASCADE';
+      END LOOP;
+      RETURN $1; END $f$;
+    CREATE MATERIALIZED VIEW public.m253a_drop AS SELECT public.drop253(email) AS v FROM public.customers;
+    CREATE MATERIALIZED VIEW public.m253b AS SELECT public.same253(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes253;`);
+  const first = await refusedFork("pr-redteam25-dropped-record", { mask: RULES, pauseJobs: true });
+  expect(said(first.message)).toMatch(
+    /public\.m253b still holds \d+ row\(s\) with values from before the masking.*The masking was committed/,
+  );
+  expect(first.id).toBeDefined();
+  const name = "pr-redteam25-fork-of-dropped";
+  const s = await lab.h.stack(
+    name,
+    preparedForkProgram(lab.h, name, { mask: RULES, pauseJobs: true }, { sourceServiceId: first.id as string }),
+  );
+  // Before the first fork's discard (added by refusedFork): the second is of it.
+  cleanups.unshift(() => lab.discard(s));
+  const result = await s.up().then(
+    async (r) => `published, ${await copiedInto("public.m253b", "v")(r.outputs.uri?.value as string)}`,
+    (err: Error) => said(err.message),
+  );
+  expect(result).toMatch(
+    /^Preparing fork .*the fork holds _tigercloud_preparing_[0-9a-f]{24}, the record of a preparation that did not finish on the fork it was made of: .*fork from production, or from a fork whose preparation finished/,
+  );
+  expect(result).not.toMatch(/SQLSTATE/);
 });

@@ -438,14 +438,22 @@ export async function prepareFork(
       () => "",
       async (e: unknown) => ` Making again what it had dropped failed too: ${describeFailure(await confirmedNames(s, failureOf(e)))}.`,
     );
+    // Past the commit the fork's data may be masked already: its record is what refuses a fork of it (unfinishedSource).
+    const pastCommit = s.stage === "committed" || s.stage === "seeding" || target.sampledEarlier !== undefined;
+    const recorded = pastCommit
+      ? await keepRecord(s).then(
+          () => "",
+          () => ` Its record ${record(s).name} could not be made again: a fork of this fork would not be refused; fork from production.`,
+        )
+      : "";
     // A failure already said (ours) says too what was not made again.
     const said =
       err instanceof TigerCloudError && s.notRemade.objects.length
         ? new TigerCloudError(s.redact(`${err.message} ${notRemadeSentence(s.notRemade)}`))
         : caught(() => s.fail(err));
     // Past the commit what is left to sample is masked: the next run checks against these, from state.
-    const kept = s.stage === "committed" || s.stage === "seeding" || target.sampledEarlier ? s.digests : undefined;
-    let message = `${said instanceof Error ? said.message : String(said)}${remaking}`;
+    const kept = pastCommit ? s.digests : undefined;
+    let message = `${said instanceof Error ? said.message : String(said)}${remaking}${recorded}`;
     const named = err instanceof NamedFailure ? err.named : undefined;
     if (named) message = message.replace(named.said, s.redact(describeFailure(await confirmedNames(s, named.failure), named.statement)));
     throw new PreparationFailed(s.redact(message), kept?.values.length ? kept : undefined);
@@ -1148,6 +1156,21 @@ async function makeRecord(s: Preparing): Promise<void> {
     s.fail(
       new Refusal(`its record ${record(s).name} stays readable by another role after revoking (${left.length} grant(s) it did not make)`),
     );
+}
+
+/**
+ * After a failure past the commit, once everything is made again: the record there, in a
+ * transaction of its own. What ran since the commit (a view refreshed last runs a function of the
+ * database's own, as the record's owner) may have dropped it; without it a fork of this fork,
+ * masked already, would sample only pseudonyms and check against nothing of production's. Its
+ * step stays the failed one's: the failure is said after it.
+ */
+async function keepRecord(s: Preparing): Promise<void> {
+  await s.session.query("ROLLBACK").catch(() => undefined);
+  await s.pin();
+  await s.q(sql.BEGIN);
+  await makeRecord(s);
+  await s.q(sql.COMMIT);
 }
 
 /** The functions of the database's own held off (statements.ts, holdOffRoutines), in the masking's transaction. */

@@ -287,6 +287,23 @@ describe("the runner", () => {
     for (const c of checks) expect(c.params?.slice(4)).toEqual([kept?.key, [digest]]);
   });
 
+  test("a failure past the commit leaves the record there, made again in a transaction of its own once the failure is handled, whatever dropped it; one before the commit leaves none of its own making", async () => {
+    const made = (c: { text: string }) => /^CREATE SCHEMA IF NOT EXISTS "_tigercloud_preparing_[0-9a-f]{24}"$/.test(c.text);
+    const late = eventsFork([], { session: 0, text: "VACUUM (FULL)" }, { readers: [], owed: [] });
+    await expect(prepareFork(testContext(), target, maskEvents, limit, late.open)).rejects.toThrow(PreparationFailed);
+    const texts = late.params.map((c) => c.text);
+    const failedAt = texts.findIndex((t) => t.includes("VACUUM (FULL)"));
+    const again = late.params.findIndex((c, i) => i > failedAt && made(c));
+    expect(again).toBeGreaterThan(failedAt);
+    expect(texts.slice(failedAt + 1, again)).toContain("BEGIN");
+    expect(texts.slice(again)).toContain("COMMIT");
+
+    const early = eventsFork([], { session: 0, text: 'UPDATE "public"."events"' }, { readers: [], owed: [] });
+    await expect(prepareFork(testContext(), target, maskEvents, limit, early.open)).rejects.toThrow(PreparationFailed);
+    const earlyAt = early.params.findIndex((c) => c.text.includes('UPDATE "public"."events"'));
+    expect(early.params.filter((c, i) => i > earlyAt && made(c))).toEqual([]);
+  });
+
   test("a failure says only the objects the catalog has of those PostgreSQL's error named: a RAISE's table set to a value it read is not said", async () => {
     const raised = { code: "P0001", message: "nothing to see", table: "customer1@prod.example.com", constraint: "events_pkey" };
     const fork = eventsFork([], { session: 0, text: 'UPDATE "public"."events"', failure: raised }, { readers: [], owed: [] });
