@@ -28,4 +28,6 @@ export interface ResourceSpec<
   internalState?: readonly string[];
   /** Outputs that are secret without the program asking (none if unset). */
   secretOutputs?: readonly string[];
+  /** Of those, the ones holding only digests: secret in state, never looked for in messages (none if unset). */
+  secretDigests?: readonly string[];
 }

@@ -238,39 +238,60 @@ test("preview refuses a wrong rule, naming it and the rule it breaks", async () 
   expect(h.sim.services(h.ids.projectId).filter((x) => x.name === "pr-refused")).toEqual([]);
 });
 
-test("a YAML program on the plugin: the rules and a SQL file (fn::readFile) run before the URL is published; no production value in the fork", async () => {
+test("a YAML program on the plugin: the rules and a SQL file (fn::readFile) run before the URL is published; no production value in the fork; a failure after the commit keeps what the next run checks against as a secret", async () => {
   const { yamlLab } = require("../support/lab/yaml") as typeof import("../support/lab/yaml");
   const lab = await yamlLab(h.sim, PASSPHRASE);
   try {
-    const program = [
-      "name: pr-masked-yaml",
-      "runtime: yaml",
-      "resources:",
-      "  fork:",
-      "    type: tigercloud:index:ServiceFork",
-      "    properties:",
-      `      sourceServiceId: ${h.ids.serviceId}`,
-      "      forkStrategy: NOW",
-      "      name: pr-yaml",
-      "      onDestroy: delete",
-      "      prepare:",
-      "        sql:",
-      "          - fn::readFile: ./prepare.sql",
-      "        mask:",
-      `          - { table: ${PERSONAL_TABLE}, column: email, with: email }`,
-      `          - { table: ${PERSONAL_TABLE}, column: full_name, with: constant, value: "A. Person" }`,
-      `          - { table: ${PERSONAL_TABLE}, column: api_token, with: "null" }`,
-      "        pauseJobs: true",
-      "outputs:",
-      "  uri: ${fork.connectionUri}",
-      "  masked: ${fork.prepared.masked}",
-      "",
-    ].join("\n");
-    const dir = await lab.project("masked", program);
+    const program = (sqlAfter: string[] = []) =>
+      [
+        "name: pr-masked-yaml",
+        "runtime: yaml",
+        "resources:",
+        "  fork:",
+        "    type: tigercloud:index:ServiceFork",
+        "    properties:",
+        `      sourceServiceId: ${h.ids.serviceId}`,
+        "      forkStrategy: NOW",
+        "      name: pr-yaml",
+        "      onDestroy: delete",
+        "      prepare:",
+        "        sql:",
+        "          - fn::readFile: ./prepare.sql",
+        "        mask:",
+        `          - { table: ${PERSONAL_TABLE}, column: email, with: email }`,
+        `          - { table: ${PERSONAL_TABLE}, column: full_name, with: constant, value: "A. Person" }`,
+        `          - { table: ${PERSONAL_TABLE}, column: api_token, with: "null" }`,
+        "        pauseJobs: true",
+        ...(sqlAfter.length ? ["        sqlAfter:", ...sqlAfter.map((text) => `          - ${JSON.stringify(text)}`)] : []),
+        "outputs:",
+        "  uri: ${fork.connectionUri}",
+        "  masked: ${fork.prepared.masked}",
+        "",
+      ].join("\n");
+    const dir = await lab.project("masked", program(["SELECT 1 / 0"]));
     fs.writeFileSync(
       path.join(dir, "prepare.sql"),
-      "CREATE TABLE from_file (note text);\nINSERT INTO from_file VALUES ('read from a file');\n",
+      // It runs again after a failure past the commit: written to run twice.
+      "CREATE TABLE IF NOT EXISTS from_file (note text);\nDELETE FROM from_file;\nINSERT INTO from_file VALUES ('read from a file');\n",
     );
+    // Failing after the commit, the preparation hands state the digests of what it sampled: the plugin records them as a secret.
+    const failed = await lab.run(dir, ["up", "--yes", "--skip-preview"]);
+    expect(failed.status).not.toBe(0);
+    expect(failed.output.replace(/\s+/g, " ")).toMatch(
+      /failed at prepare\.sqlAfter\[0\] \(SELECT 1 \/ 0\): SQLSTATE 22012 \(division_by_zero\)\. The masking was committed/,
+    );
+    const exported = JSON.parse(await lab.ok(dir, ["stack", "export", "--show-secrets"])) as {
+      deployment: { resources?: { type: string; outputs?: Record<string, unknown> }[] };
+    };
+    const fork = exported.deployment.resources?.find((r) => r.type === "tigercloud:index:ServiceFork");
+    const kept = JSON.parse((fork?.outputs?.sampledEarlier as { plaintext: string }).plaintext) as { key: string };
+    expect(kept.key).toMatch(/^[0-9a-f]{32}$/);
+    const stored = await lab.ok(dir, ["stack", "export"]);
+    expect(stored.replace(/\s+/g, "")).toContain(
+      '"sampledEarlier":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext"',
+    );
+    expect(stored).not.toContain(kept.key);
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program());
     const up = await lab.ok(dir, ["up", "--yes", "--skip-preview"]);
     expect(up).toMatch(/prepared and checked in [0-9.]+ s; rows masked: public\.customers\.email 100, public\.customers\.full_name 100/);
     const uri = (await lab.ok(dir, ["stack", "output", "uri", "--show-secrets"])).trim();

@@ -73,9 +73,11 @@ export function providerService(
    */
   const context = async (urn: string, call: { secrets?: Received[]; timeout?: { seconds: number; op: string } } = {}) => {
     const seconds = Math.min(MAX_TIMEOUT_S, call.timeout?.seconds ?? 0);
+    const digests = new Set(lifecycleOf(urn)?.spec.secretDigests ?? []);
     const ctx = makeContext(host, {
       resource: declarantOf(urn),
-      secrets: (call.secrets ?? []).flatMap((r) => r.secretValues),
+      // Not what holds only digests: no message quotes them, and their pieces would hide a column's name.
+      secrets: (call.secrets ?? []).flatMap((r) => [...r.secretValues].flatMap(([key, values]) => (digests.has(key) ? [] : values))),
       deadline: seconds > 0 ? { at: Date.now() + seconds * 1000, setBy: `customTimeouts.${call.timeout?.op}` } : undefined,
     });
     await warnOfBook(ctx);
@@ -92,9 +94,12 @@ export function providerService(
     );
   };
 
-  const served = (urn: string): Lifecycle => {
+  const lifecycleOf = (urn: string): Lifecycle | undefined => {
     const kind = TOKEN.exec(typeOf(urn))?.[1];
-    const found = resources.find((r) => r.spec.kind === kind);
+    return resources.find((r) => r.spec.kind === kind);
+  };
+  const served = (urn: string): Lifecycle => {
+    const found = lifecycleOf(urn);
     if (!found)
       throw new Error(
         `the tigercloud provider serves no resource type ${printable(typeOf(urn))} (it serves ${resources

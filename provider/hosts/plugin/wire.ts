@@ -25,13 +25,18 @@ function revealed(v: unknown): unknown {
 export interface Received {
   props: Bag;
   secretKeys: Set<string>;
-  secretValues: string[];
+  /** The secret values as text, by the top-level key holding them. */
+  secretValues: Map<string, string[]>;
 }
 
 export function receive(struct: Struct | undefined): Received {
   const raw = (struct?.toJavaScript() ?? {}) as Bag;
   const secretKeys = new Set(Object.keys(raw).filter((k) => containsSecret(raw[k])));
-  return { props: revealed(raw) as Bag, secretKeys, secretValues: secretValuesIn(raw, false) };
+  return {
+    props: revealed(raw) as Bag,
+    secretKeys,
+    secretValues: new Map([...secretKeys].map((k) => [k, secretValuesIn(raw[k], false)])),
+  };
 }
 
 /** Every string or number inside a secret, as text: no message may show them. */

@@ -179,6 +179,15 @@ export function redTeamLab() {
         "s",
       );
       expect(await up()).toMatch(refused);
+      // What the next run checks against: digests beside their key, in state as a secret (ciphertext in the file).
+      const fork = (await s.exportState()).resources?.find((r) => r.type.endsWith("tigercloud:ServiceFork"));
+      const kept = JSON.parse((fork?.outputs?.sampledEarlier as { plaintext: string }).plaintext) as {
+        key: string;
+        values: { digest: string }[];
+      };
+      expect(kept.key).toMatch(/^[0-9a-f]{32}$/);
+      expect(kept.values.length).toBeGreaterThan(0);
+      for (const hidden of [kept.key, kept.values[0]!.digest, "prod-customers"]) expect(s.rawState()).not.toContain(hidden);
       const again = await up();
       expect(again).toMatch(refused);
       expect(again).not.toMatch(/SQLSTATE/);

@@ -120,6 +120,20 @@ test("a create's answer sends the password outputs and every secret input back a
   expect(Object.keys(outs).filter((k) => k.startsWith("__"))).toEqual([]);
 });
 
+test("what state keeps as a secret only for its digests hides nothing from messages: a column its digests were sampled from is still named", async () => {
+  await configure(account());
+  const olds = {
+    sampledEarlier: {
+      ...SECRET,
+      value: { key: "0".repeat(32), values: [{ column: "full_name", digest: "1".repeat(32), distinctive: true }] },
+    },
+  };
+  const news = forkNews("f", { prepare: { mask: [{ table: "customers", column: "full_name", with: "constant" }] } });
+  const req = new provproto.CheckRequest().setUrn(FORK_URN).setOlds(struct(olds)).setNews(struct(news));
+  const failures = (await call<provproto.CheckResponse>("check", req)).getFailuresList().map((f) => f.getReason());
+  expect(failures).toEqual(['prepare.mask.0.value is required with "constant" (customers.full_name, with constant)']);
+});
+
 test("an operation's timeout bounds it in place of the timeout input", async () => {
   await configure({ apiUrl: sim.url, apiKey: sim.apiKey, projectId: sim.defaults().projectId });
   sim.delays = { ...sim.delays, forkConfiguringMs: 60_000 };
