@@ -166,7 +166,7 @@ export function defineResource<T extends z.ZodType<InProject, object>, U extends
     state: def.state,
     internalState: def.internalState ?? [],
     secretOutputs: def.secretOutputs ?? [],
-    secretDigests: def.secretDigests ?? [],
+    passwordOnlySecrets: def.passwordOnlySecrets ?? [],
   };
   const stateOf = (id: string, given: unknown): S => readState(kind, id, def.state, given);
   /** The inputs check handed on: `readInputs` parses them for the API work; here, as they came. */

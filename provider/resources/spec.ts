@@ -28,6 +28,10 @@ export interface ResourceSpec<
   internalState?: readonly string[];
   /** Outputs that are secret without the program asking (none if unset). */
   secretOutputs?: readonly string[];
-  /** Of those, the ones holding only digests: secret in state, never looked for in messages (none if unset). */
-  secretDigests?: readonly string[];
+  /**
+   * Of those, the ones whose only secret is a URL's password (a connection string) or nothing
+   * (digests): only that password is kept out of messages, not their other text in pieces (a
+   * host's name, a column's). None if unset.
+   */
+  passwordOnlySecrets?: readonly string[];
 }

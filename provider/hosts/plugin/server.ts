@@ -73,11 +73,13 @@ export function providerService(
    */
   const context = async (urn: string, call: { secrets?: Received[]; timeout?: { seconds: number; op: string } } = {}) => {
     const seconds = Math.min(MAX_TIMEOUT_S, call.timeout?.seconds ?? 0);
-    const digests = new Set(lifecycleOf(urn)?.spec.secretDigests ?? []);
+    const passwordOnly = new Set(lifecycleOf(urn)?.spec.passwordOnlySecrets ?? []);
     const ctx = makeContext(host, {
       resource: declarantOf(urn),
-      // Not what holds only digests: no message quotes them, and their pieces would hide a column's name.
-      secrets: (call.secrets ?? []).flatMap((r) => [...r.secretValues].flatMap(([key, values]) => (digests.has(key) ? [] : values))),
+      // Of a connection string only its password: its pieces would hide the host's name (and "timescale") from every message.
+      secrets: (call.secrets ?? []).flatMap((r) =>
+        [...r.secretValues].flatMap(([key, values]) => (passwordOnly.has(key) ? values.flatMap(passwordsIn) : values)),
+      ),
       deadline: seconds > 0 ? { at: Date.now() + seconds * 1000, setBy: `customTimeouts.${call.timeout?.op}` } : undefined,
     });
     await warnOfBook(ctx);
@@ -220,6 +222,17 @@ export function providerService(
     cancel: unary(async () => new Empty()),
     attach: unary(async () => new Empty()),
   };
+}
+
+/** A URL's password as it is written in it and as it reads; nothing of a text that is no URL with one. */
+function passwordsIn(text: string): string[] {
+  const password = URL.canParse(text) ? new URL(text).password : "";
+  if (!password) return [];
+  try {
+    return [password, decodeURIComponent(password)];
+  } catch {
+    return [password];
+  }
 }
 
 /** A handler for a unary call: its answer, or its failure escaped (a partial failure with its details). */

@@ -11,7 +11,7 @@ import { importFork } from "./import";
 import { FORK_DIFF_RULES, ForkInputsSchema } from "./inputs";
 import { deletesBeforeReplace, forkReferences, refusedChange, replacedOnChange, warnOfDeletion, warnOfTakeover } from "./preview";
 import { readFork } from "./read";
-import { FORK_INTERNAL_STATE, FORK_SECRET_DIGESTS, FORK_SECRET_OUTPUTS, ServiceForkStateSchema } from "./state";
+import { FORK_INTERNAL_STATE, FORK_PASSWORD_ONLY_SECRETS, FORK_SECRET_OUTPUTS, ServiceForkStateSchema } from "./state";
 import { updateFork } from "./update";
 import { finishPendingCreate } from "./usable";
 
@@ -27,7 +27,7 @@ export const serviceFork = defineResource({
   state: ServiceForkStateSchema,
   internalState: FORK_INTERNAL_STATE,
   secretOutputs: FORK_SECRET_OUTPUTS,
-  secretDigests: FORK_SECRET_DIGESTS,
+  passwordOnlySecrets: FORK_PASSWORD_ONLY_SECRETS,
 
   rules: FORK_DIFF_RULES,
 

@@ -194,8 +194,8 @@ export const FORK_SECRET_OUTPUTS = [
   "sampledEarlier",
 ] as const;
 
-/** Of those, what holds only digests: no message quotes it, so no host looks for its pieces in one. */
-export const FORK_SECRET_DIGESTS = ["sampledEarlier"] as const;
+/** Of those, what is secret only for the password in it (the URIs) or for nothing a message could quote (digests). */
+export const FORK_PASSWORD_ONLY_SECRETS = ["connectionUri", "poolerConnectionUri", "sampledEarlier"] as const;
 
 /** The fork's password as state holds it: published, or kept aside while the preparation is owed. */
 export const passwordOf = (state: Partly<Pick<ServiceForkState, "initialPassword" | "pendingPassword">>): string | undefined =>

@@ -120,18 +120,41 @@ test("a create's answer sends the password outputs and every secret input back a
   expect(Object.keys(outs).filter((k) => k.startsWith("__"))).toEqual([]);
 });
 
-test("what state keeps as a secret only for its digests hides nothing from messages: a column its digests were sampled from is still named", async () => {
+test("a secret output hides only the password in it: a published fork's connection string keeps its host out of nothing but its password, and the digests a failed preparation keeps hide no column's name", async () => {
   await configure(account());
-  const olds = {
-    sampledEarlier: {
-      ...SECRET,
-      value: { key: "0".repeat(32), values: [{ column: "full_name", digest: "1".repeat(32), distinctive: true }] },
-    },
-  };
-  const news = forkNews("f", { prepare: { mask: [{ table: "customers", column: "full_name", with: "constant" }] } });
-  const req = new provproto.CheckRequest().setUrn(FORK_URN).setOlds(struct(olds)).setNews(struct(news));
-  const failures = (await call<provproto.CheckResponse>("check", req)).getFailuresList().map((f) => f.getReason());
-  expect(failures).toEqual(['prepare.mask.0.value is required with "constant" (customers.full_name, with constant)']);
+  const news = forkNews("f", { readyWhen: "status" });
+  const made = await call<provproto.CreateResponse>("create", new provproto.CreateRequest().setUrn(FORK_URN).setProperties(struct(news)));
+  const outs = made.getProperties()?.toJavaScript() as { connectionUri: { value: string }; initialPassword: { value: string } };
+  const { hostname, password } = new URL(outs.connectionUri.value);
+  const lines = captureStderr();
+  try {
+    // A rename whose progress names the fork's host: the olds hold the URI, as a secret.
+    const olds = {
+      ...(outs as unknown as Record<string, unknown>),
+      name: `f at ${hostname}`,
+      sampledEarlier: {
+        ...SECRET,
+        value: { key: "0".repeat(32), values: [{ column: "full_name", digest: "1".repeat(32), distinctive: true }] },
+      },
+    };
+    const renamed = new provproto.UpdateRequest()
+      .setUrn(FORK_URN)
+      .setId(made.getId())
+      .setOlds(struct(olds))
+      .setNews(struct({ ...news, name: `g at ${hostname} ${password}` }));
+    await call<provproto.UpdateResponse>("update", renamed);
+    const said = lines.join("");
+    expect(said).toContain(`renaming fork ${made.getId()} to "g at ${hostname} [REDACTED]"`);
+    // A column named in the digests is still said.
+    const check = new provproto.CheckRequest()
+      .setUrn(FORK_URN)
+      .setOlds(struct(olds))
+      .setNews(struct(forkNews("f", { prepare: { mask: [{ table: "customers", column: "full_name", with: "constant" }] } })));
+    const failures = (await call<provproto.CheckResponse>("check", check)).getFailuresList().map((f) => f.getReason());
+    expect(failures).toEqual(['prepare.mask.0.value is required with "constant" (customers.full_name, with constant)']);
+  } finally {
+    jest.restoreAllMocks();
+  }
 });
 
 test("an operation's timeout bounds it in place of the timeout input", async () => {
