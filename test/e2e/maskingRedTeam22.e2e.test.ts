@@ -42,18 +42,12 @@ import {
 } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects, withCreateRole } = redTeamLab();
+const { asSuperuser, cleanups, inProduction, outcome, unlinkLargeObjects, noLargeObjects, withCreateRole } = redTeamLab();
 
 /** An expression (PostgreSQL's functions only): `text` kept in a large object, its oid (never NULL while `text` is not). */
 const stash = (text: string) => `pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${text}, 'UTF8'))`;
 /** An expression: m_base_<tag>'s addresses (production's rows until its refresh), as one text. */
 const baseRows = (tag: string) => `(SELECT pg_catalog.string_agg(email, ',') FROM public.m_base_${tag})`;
-
-/** Production's large objects gone, before and after: what the URL reads of them is only what the fork's preparation made. */
-const noLargeObjects = async () => {
-  await unlinkLargeObjects();
-  expect(await inProduction("SELECT count(*) FROM pg_largeobject_metadata")).toBe("0");
-};
 
 test("an updatable view WITH CHECK OPTION prepare.sqlAfter seeds, whose WHERE keeps a materialized view's rows in a large object, keeps nothing of production's there", async () => {
   cleanups.push(async () => {

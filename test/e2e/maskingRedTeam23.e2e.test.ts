@@ -51,16 +51,10 @@ import {
 } from "../support/lab/redTeam";
 
 jest.setTimeout(300_000);
-const { lab, cleanups, inProduction, outcome, unlinkLargeObjects, refusedTwice } = redTeamLab();
+const { lab, cleanups, inProduction, outcome, unlinkLargeObjects, noLargeObjects, refusedTwice } = redTeamLab();
 
 /** An expression (PostgreSQL's functions only): `text` kept in a large object, its oid (never NULL while `text` is not). */
 const stash = (text: string) => `pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${text}, 'UTF8'))`;
-
-/** Production's large objects gone, before and after: what the URL reads of them is only what the fork's preparation made. */
-const noLargeObjects = async () => {
-  await unlinkLargeObjects();
-  expect(await inProduction("SELECT count(*) FROM pg_largeobject_metadata")).toBe("0");
-};
 
 test("a materialized view refreshed first whose query calls tablefunc's crosstab, its query given as text reading a later view's statistics, keeps nothing of production's in large objects", async () => {
   cleanups.push(async () => {

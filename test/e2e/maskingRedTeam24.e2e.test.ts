@@ -38,23 +38,28 @@ import {
   redTeamLab,
   expectPublishedSafe,
   said,
-  copiedInto,
+  atRecordThenRefused,
   deepViews,
   dropDeepViews,
   statsOf,
   ownedByMemberOfTsdbadmin,
   inLargeObjects,
 } from "../support/lab/redTeam";
-import { preparedForkProgram, readThrough } from "../support/lab/production";
+import { readThrough } from "../support/lab/production";
 
 jest.setTimeout(400_000);
-const { lab, cleanups, asSuperuser, inProduction, outcome, unlinkLargeObjects, refusedFork, withCreateRole, refusedTwice } = redTeamLab();
-
-/** Production's large objects gone, before and after: what the URL reads of them is only what the fork's preparation made. */
-const noLargeObjects = async () => {
-  await unlinkLargeObjects();
-  expect(await inProduction("SELECT count(*) FROM pg_largeobject_metadata")).toBe("0");
-};
+const {
+  cleanups,
+  asSuperuser,
+  inProduction,
+  outcome,
+  unlinkLargeObjects,
+  noLargeObjects,
+  refusedFork,
+  refusedAsForkOf,
+  withCreateRole,
+  refusedTwice,
+} = redTeamLab();
 
 /** The tables of every preparation's record, as a plpgsql loop's query names them. */
 const recordTables = `SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) AS t FROM pg_catalog.pg_class c
@@ -120,43 +125,20 @@ test("a fork, masked, of a fork whose preparation failed after its COMMIT is ref
   expect(said(first.message)).toMatch(/public\.m243.*The masking was committed/);
   expect(first.id).toBeDefined();
   // The first fork is stopped now, as a fork whose preparation failed is; Tiger Cloud forks a stopped service as a running one.
-  const name = "pr-redteam24-fork-of-failed";
-  const s = await lab.h.stack(
-    name,
-    preparedForkProgram(
-      lab.h,
-      name,
-      { mask: RULES, pauseJobs: true, sql: ["DROP MATERIALIZED VIEW public.m243"] },
-      { sourceServiceId: first.id as string },
-    ),
-  );
-  // Before the first fork's discard (added by refusedFork): the second is of it.
-  cleanups.unshift(() => lab.discard(s));
-  const result = await s.up().then(
-    async (r) => `published, ${await copiedInto("public.customers", "email")(r.outputs.uri?.value as string)}`,
-    (err: Error) => said(err.message),
-  );
-  expect(result).toMatch(
-    /^Preparing fork .*the fork holds _tigercloud_preparing_[0-9a-f]{24}, the record of a preparation that did not finish on the fork it was made of: .*fork from production, or from a fork whose preparation finished/,
-  );
-  expect(result).not.toMatch(/SQLSTATE/);
+  await refusedAsForkOf(first.id as string, "pr-redteam24-fork-of-failed", "public.customers", "email", {
+    sql: ["DROP MATERIALIZED VIEW public.m243"],
+  });
 });
 
 test("a preparation refused after its COMMIT, whose view refreshed last emptied every table of its record, run again by the next up on the same fork, is refused again", async () => {
-  cleanups.push(() =>
-    inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m244a_erase, public.m244b; DROP TABLE IF EXISTS public.notes244;
-      DROP FUNCTION IF EXISTS public.erase244(text), public.same244(text);`),
+  // Every table of the record emptied.
+  const way = atRecordThenRefused(
+    "244",
+    `FOR t IN SELECT pg_catalog.format('%I.%I', r.n, c.relname) AS q FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
+        WHERE c.relkind = 'r' AND pg_catalog.format('%I', s.nspname) = r.n LOOP EXECUTE 'DELETE FROM ' || t.q; END LOOP;`,
   );
-  await inProduction(`
-    CREATE TABLE public.notes244 AS SELECT email AS v FROM public.customers;
-    CREATE FUNCTION public.same244(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
-    CREATE FUNCTION public.erase244(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE r record; BEGIN
-      FOR r IN ${recordTables} LOOP
-        EXECUTE pg_catalog.format('DELETE FROM %s', r.t);
-      END LOOP;
-      RETURN $1; END $f$;
-    CREATE MATERIALIZED VIEW public.m244a_erase AS SELECT public.erase244(email) AS v FROM public.customers;
-    CREATE MATERIALIZED VIEW public.m244b AS SELECT public.same244(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes244;`);
+  cleanups.push(() => inProduction(way.drop));
+  await inProduction(way.make);
   await refusedTwice("pr-redteam24-retry-erased", "public.m244b", "v");
 });
 

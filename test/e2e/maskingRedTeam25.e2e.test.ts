@@ -41,18 +41,22 @@ import {
   ownedByMemberOfTsdbadmin,
   inLargeObjects,
   said,
-  copiedInto,
+  atRecordThenRefused,
 } from "../support/lab/redTeam";
-import { preparedForkProgram } from "../support/lab/production";
 
 jest.setTimeout(600_000);
-const { lab, cleanups, asSuperuser, inProduction, outcome, unlinkLargeObjects, withCreateRole, refusedTwice, refusedFork } = redTeamLab();
-
-/** Production's large objects gone, before and after: what the URL reads of them is only what the fork's preparation made. */
-const noLargeObjects = async () => {
-  await unlinkLargeObjects();
-  expect(await inProduction("SELECT count(*) FROM pg_largeobject_metadata")).toBe("0");
-};
+const {
+  cleanups,
+  asSuperuser,
+  inProduction,
+  outcome,
+  unlinkLargeObjects,
+  noLargeObjects,
+  withCreateRole,
+  refusedTwice,
+  refusedFork,
+  refusedAsForkOf,
+} = redTeamLab();
 
 /**
  * An integer hypertable h<tag> whose integer_now function (a member of tsdbadmin's, so not held off)
@@ -146,38 +150,13 @@ test("a materialized view refreshed first whose query calls TimescaleDB's policy
 });
 
 test("a fork, masked, of a fork whose preparation failed after its COMMIT and whose view refreshed last dropped every preparation's record, is refused, naming the first's record", async () => {
-  cleanups.push(() =>
-    inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m253a_drop, public.m253b; DROP TABLE IF EXISTS public.notes253;
-      DROP FUNCTION IF EXISTS public.drop253(text), public.same253(text);`),
-  );
-  await inProduction(`
-    CREATE TABLE public.notes253 AS SELECT email AS v FROM public.customers;
-    CREATE FUNCTION public.same253(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
-    CREATE FUNCTION public.drop253(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE r record; BEGIN
-      FOR r IN SELECT pg_catalog.format('%I', nspname) AS n FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' LOOP
-        EXECUTE 'DROP SCHEMA ' || r.n || ' CASCADE';
-      END LOOP;
-      RETURN $1; END $f$;
-    CREATE MATERIALIZED VIEW public.m253a_drop AS SELECT public.drop253(email) AS v FROM public.customers;
-    CREATE MATERIALIZED VIEW public.m253b AS SELECT public.same253(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes253;`);
+  const way = atRecordThenRefused("253", "EXECUTE 'DROP SCHEMA ' || r.n || ' CASCADE';");
+  cleanups.push(() => inProduction(way.drop));
+  await inProduction(way.make);
   const first = await refusedFork("pr-redteam25-dropped-record", { mask: RULES, pauseJobs: true });
   expect(said(first.message)).toMatch(
     /public\.m253b still holds \d+ row\(s\) with values from before the masking.*The masking was committed/,
   );
   expect(first.id).toBeDefined();
-  const name = "pr-redteam25-fork-of-dropped";
-  const s = await lab.h.stack(
-    name,
-    preparedForkProgram(lab.h, name, { mask: RULES, pauseJobs: true }, { sourceServiceId: first.id as string }),
-  );
-  // Before the first fork's discard (added by refusedFork): the second is of it.
-  cleanups.unshift(() => lab.discard(s));
-  const result = await s.up().then(
-    async (r) => `published, ${await copiedInto("public.m253b", "v")(r.outputs.uri?.value as string)}`,
-    (err: Error) => said(err.message),
-  );
-  expect(result).toMatch(
-    /^Preparing fork .*the fork holds _tigercloud_preparing_[0-9a-f]{24}, the record of a preparation that did not finish on the fork it was made of: .*fork from production, or from a fork whose preparation finished/,
-  );
-  expect(result).not.toMatch(/SQLSTATE/);
+  await refusedAsForkOf(first.id as string, "pr-redteam25-fork-of-dropped", "public.m253b", "v");
 });

@@ -2,7 +2,7 @@
 // a tenth of its size, the rules every way is tried against, and the shapes and reads the ways are
 // made of. Each suite calls redTeamLab() once, at its top: the lab's hooks are registered there.
 import { EVENTS_TABLE } from "../../../simulator/production";
-import { productionSuite, readThrough as read, SHAPED_ROWS } from "./production";
+import { preparedForkProgram, productionSuite, readThrough as read, SHAPED_ROWS } from "./production";
 
 /** The rules every way is tried against: the compressed hypertable's addresses and the customers'. */
 export const RULES = [
@@ -133,9 +133,33 @@ export const asApplication = (role: string, sql: string) => `
     RESET ROLE;
     REVOKE CREATE ON SCHEMA public FROM ${role};`;
 
+/**
+ * A way at the preparation's record, as production's SQL: notes<tag> (copies of the customers'
+ * addresses, in a table no rule names) and two materialized views refreshed last (each calls a
+ * function of tsdbadmin's), m<tag>a, whose function runs `each` (plpgsql, with each preparation
+ * record's schema's name, quoted, as `r.n`, and a record variable `t` of its own) once as it is refreshed, and m<tag>b, reading the
+ * customers and notes<tag>, refused past the COMMIT. m<tag>a's name sorts first: it is refreshed first.
+ * `drop` is what the test's cleanup runs.
+ */
+export const atRecordThenRefused = (tag: string, each: string) => ({
+  make: `
+    CREATE TABLE public.notes${tag} AS SELECT email AS v FROM public.customers;
+    CREATE FUNCTION public.same${tag}(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
+    CREATE FUNCTION public.tamper${tag}(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE r record; t record; BEGIN
+      FOR r IN SELECT pg_catalog.format('%I', nspname) AS n FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' LOOP
+        ${each}
+      END LOOP;
+      RETURN $1; END $f$;
+    CREATE MATERIALIZED VIEW public.m${tag}a AS SELECT public.tamper${tag}(email) AS v FROM public.customers;
+    CREATE MATERIALIZED VIEW public.m${tag}b AS SELECT public.same${tag}(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes${tag};`,
+  drop: `DROP MATERIALIZED VIEW IF EXISTS public.m${tag}a, public.m${tag}b; DROP TABLE IF EXISTS public.notes${tag};
+      DROP FUNCTION IF EXISTS public.tamper${tag}(text), public.same${tag}(text);`,
+});
+
 /** The lab of a red team's suite, on the shaped production, with what its ways are read by. */
 export function redTeamLab() {
   const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
+  const unlinkLargeObjects = () => lab.asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;");
   return {
     /** The whole lab (its harness, `h`, is read lazily: only in a test or hook). */
     lab,
@@ -192,7 +216,33 @@ export function redTeamLab() {
       expect(again).toMatch(refused);
       expect(again).not.toMatch(/SQLSTATE/);
     },
+    /**
+     * A fork masked by RULES (and `prepare`) made of the fork `source` whose preparation failed past its
+     * COMMIT: refused, naming the first's record (what the first sampled from production is not there to
+     * check against), with no bare SQLSTATE; were it published, `view`'s column `column` is what it reads.
+     */
+    refusedAsForkOf: async (source: string, name: string, view: string, column: string, prepare: object = {}) => {
+      const s = await lab.h.stack(
+        name,
+        preparedForkProgram(lab.h, name, { mask: RULES, pauseJobs: true, ...prepare }, { sourceServiceId: source }),
+      );
+      // Before the first fork's discard (added by refusedFork): the second is of it.
+      lab.cleanups.unshift(() => lab.discard(s));
+      const result = await s.up().then(
+        async (r) => `published, ${await copiedInto(view, column)(r.outputs.uri?.value as string)}`,
+        (err: Error) => said(err.message),
+      );
+      expect(result).toMatch(
+        /^Preparing fork .*the fork holds _tigercloud_preparing_[0-9a-f]{24}, the record of a preparation that did not finish on the fork it was made of: .*fork from production, or from a fork whose preparation finished/,
+      );
+      expect(result).not.toMatch(/SQLSTATE/);
+    },
     /** Every large object of production's gone. */
-    unlinkLargeObjects: () => lab.asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;"),
+    unlinkLargeObjects,
+    /** Production's large objects gone, and seen gone: what the URL reads of them is only what the fork's preparation made. */
+    noLargeObjects: async () => {
+      await unlinkLargeObjects();
+      expect(await lab.inProduction("SELECT count(*) FROM pg_largeobject_metadata")).toBe("0");
+    },
   };
 }
