@@ -231,7 +231,7 @@ class Preparing {
   /** A failure said: the step, our refusal's words or PostgreSQL's SQLSTATE and objects, and what was kept. */
   fail = (err: unknown): never => {
     if (err instanceof TigerCloudError) throw err;
-    const own = err instanceof Refusal ? err.message : (this.heldOffRan(err) ?? this.rowSecurityApplied(err));
+    const own = err instanceof Refusal ? err.message : (this.heldOffRan(err) ?? this.validatedHeldOff(err) ?? this.rowSecurityApplied(err));
     const failure = failureOf(err);
     const described = own === undefined ? describeFailure(failure, this.statement) : undefined;
     const message = this.redact(
@@ -254,6 +254,26 @@ class Preparing {
       `${ran.length ? ran.join(" or ") : "a function"}, a function of the database's own, ran where the preparation lets none run (it could read what is not yet masked, ` +
       "or statistics not yet made again from the masked data), by a way the preparation does not recognize; " +
       `drop it, or what calls it, in prepare.sql, and make it again ${AGAIN}`
+    );
+  }
+
+  /**
+   * A language's validator (fmgr_sql_validator, plpgsql_validator) called on a function held off,
+   * whose language is then no longer the validator's: what calls it parses a function's body, which
+   * can run any function (a domain's CHECK), so it runs nowhere the preparation holds functions off.
+   * PostgreSQL's text is only matched (its numbers are oids).
+   */
+  validatedHeldOff(err: unknown): string | undefined {
+    const failure = failureOf(err);
+    if (
+      failure.code !== "42501" ||
+      !/^language validation function \d+ called for language \d+ instead of \d+$/.test(failure.message ?? "")
+    )
+      return undefined;
+    return (
+      "a language's validator (such as fmgr_sql_validator) ran on a function of the database's own while the preparation held it off: " +
+      "what calls a validator parses a function's body, which can run any function (a domain's CHECK); " +
+      `drop what calls it (a view, a CHECK constraint) in prepare.sql, and make it again ${AGAIN}`
     );
   }
 
@@ -395,6 +415,12 @@ const STEPS: Step[] = [
   // Once nothing of production's is left to read (every view refreshed, every statistic made again and checked, every
   // function given back and every membership taken back): what the seed's writes run (a default, a trigger, a rule of
   // production's schema) reads only what the URL's holder could. In a transaction of its own.
+  // With pauseJobs the fork runs none: not one a function of the database's own scheduled meanwhile (the seed's are its own).
+  {
+    name: "prepare.pauseJobs (jobs scheduled since)",
+    when: (s) => s.masking && s.p.pauseJobs === true && s.timescaledb,
+    run: pauseJobsScheduledSince,
+  },
   { name: "prepare.sqlAfter", when: (s) => s.masking && (s.p.sqlAfter?.length ?? 0) > 0, stage: "seeding", run: seed },
   // Last, once everything above is committed and checked, so that no failed preparation leaves it.
   {
@@ -441,8 +467,7 @@ export async function prepareFork(
     // Past the commit the fork's data may be masked already: its record is what refuses a fork of it (unfinishedSource).
     const pastCommit = s.stage === "committed" || s.stage === "seeding" || target.sampledEarlier !== undefined;
     const recorded = pastCommit
-      ? await keepRecord(s).then(
-          () => "",
+      ? await keepRecord(s).catch(
           () => ` Its record ${record(s).name} could not be made again: a fork of this fork would not be refused; fork from production.`,
         )
       : "";
@@ -523,6 +548,18 @@ async function pauseJobs(s: Preparing): Promise<void> {
     said = true;
     await sleep(500);
   }
+}
+
+/**
+ * The jobs scheduled since pauseJobs paused them, paused too: a function of the database's own (a
+ * view's, refreshed last) may schedule one, and with pauseJobs the fork runs none.
+ */
+async function pauseJobsScheduledSince(s: Preparing): Promise<void> {
+  const ids = (await s.q<{ job_id: number }>(sql.SCHEDULED_JOBS)).map((j) => j.job_id);
+  for (const id of ids) await s.q(sql.alterJobUnscheduled(s.timescale), [id]);
+  if (!ids.length) return;
+  s.jobsPaused.push(...ids.filter((id) => !s.jobsPaused.includes(id)));
+  s.progress(`jobs paused again, scheduled since by what the preparation ran: ${ids.join(", ")}`);
 }
 
 /** Transactions prepared in production, rolled back: committed on the fork they would write production's rows back. */
@@ -1165,12 +1202,18 @@ async function makeRecord(s: Preparing): Promise<void> {
  * masked already, would sample only pseudonyms and check against nothing of production's. Its
  * step stays the failed one's: the failure is said after it.
  */
-async function keepRecord(s: Preparing): Promise<void> {
+async function keepRecord(s: Preparing): Promise<string> {
   await s.session.query("ROLLBACK").catch(() => undefined);
   await s.pin();
+  // What a function of the database's own set running (a job it scheduled, a session it opened) could drop it after.
+  if (s.p.pauseJobs && s.timescaledb) await pauseJobsScheduledSince(s);
+  const [others] = await s.q<{ ended: number; left: number }>(sql.endOtherSessions(s.timescaledb));
   await s.q(sql.BEGIN);
   await makeRecord(s);
   await s.q(sql.COMMIT);
+  return others?.left
+    ? ` ${others.left} session(s) of roles it may not end still ran on the fork, which could drop its record ${record(s).name}: fork from production.`
+    : "";
 }
 
 /** The functions of the database's own held off (statements.ts, holdOffRoutines), in the masking's transaction. */
@@ -1184,7 +1227,8 @@ async function holdOffRoutines(s: Preparing): Promise<void> {
 
 /** Their definitions made again as they were, and what was lent for them taken back. */
 async function giveBackRoutines(s: Preparing): Promise<void> {
-  if (!s.heldOff.length) return;
+  // A membership withheld goes back with them (statements.ts, holdOffRoutines): what runs as its role after has its privileges.
+  if (!s.heldOff.length && !s.membershipsLent) return;
   await s.q(sql.giveBackRoutines(record(s).quoted, { memberships: false }));
   s.heldOff = [];
 }

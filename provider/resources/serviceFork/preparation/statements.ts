@@ -411,6 +411,21 @@ export const SHADOWED_ROUTINES = `SELECT p.oid::regprocedure::text AS routine, p
 export const decompressChunk = (ts: Quoted) => `SELECT ${ts}.decompress_chunk($1::regclass)`;
 export const compressChunk = (ts: Quoted) => `SELECT ${ts}.compress_chunk($1::regclass)`;
 export const alterJobUnscheduled = (ts: Quoted) => `SELECT ${ts}.alter_job($1, scheduled => false)`;
+/**
+ * The other sessions on this database whose role this one is a member of (a client's, one a
+ * function opened through dblink, a TimescaleDB job's, which runs as its owner under its
+ * application_name), ended, each waited for up to 2 s ($1: whether TimescaleDB is there); those
+ * whose role it is no member of, counted: after a failure, before the record is made again, what
+ * still runs beside the preparation could drop it.
+ */
+export const endOtherSessions = (timescaledb: boolean) => `WITH others AS (
+  SELECT a.pid, pg_has_role(a.usesysid, 'MEMBER') AND NOT r.rolsuper AS ours
+    FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid
+   WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+     AND (a.backend_type = 'client backend'${
+       timescaledb ? " OR a.backend_type IN (SELECT application_name FROM timescaledb_information.jobs)" : ""
+     }))
+SELECT count(*) FILTER (WHERE ours AND pg_terminate_backend(pid, 2000))::int AS ended, count(*) FILTER (WHERE NOT ours)::int AS left FROM others`;
 
 /** The tables holding a hypertable's compressed rows ($1 schema, $2 name): their statistics keep segmentby columns' values, and a hypertable's ANALYZE leaves them. */
 export const COMPRESSED_TABLES = `SELECT c.oid::int AS oid, cc.schema_name AS schema, cc.table_name AS name, format('%I.%I', cc.schema_name, cc.table_name) AS quoted, 'r' AS kind
@@ -850,9 +865,14 @@ export const HELD_OFF_STATE = "TGHLD";
  * before what may run it (the views that call one, refreshed last). To replace a function this role
  * must act as its owner and create in its schema: a role it is no member of it becomes one of for
  * as long (CREATEROLE, PostgreSQL 15), a schema of its own it may not use or create in it lends
- * itself USAGE or CREATE for as long; what it lends is recorded, and taken back. What is left
- * (another role's, with no CREATEROLE, or of a role that is itself a member of this one, so that
- * the grant would be circular; in a schema of another role's; one whose definition this role cannot
+ * itself USAGE or CREATE for as long; what it lends is recorded, and taken back. An owner that is
+ * itself a member of this role (the grant would be circular) has its memberships of this role
+ * withheld for as long ('withheld', with their admin option), and this role's lent membership of it
+ * recorded as 'cycle': given back first of all, with the routines (giveBackRoutines), so that what
+ * runs as that owner after (a view refreshed last, a SECURITY DEFINER function) has its privileges
+ * as production gave them. A function reached by no dependency (a domain's CHECK that parse analysis
+ * of a text runs) is held off all the same. What is left (another role's, with no CREATEROLE; a
+ * superuser's membership; in a schema of another role's; one whose definition this role cannot
  * make again as it is) is not held off: the checks of what runs (FUNCTIONS_ON_WRITE, READS,
  * KEY_CHECKED_CALLING_OWN, …) stand for it.
  */
@@ -861,7 +881,8 @@ export const holdOffRoutines = (schema: Quoted): string[] => [
   -- Owners of the database's own functions, and of tables, views and indexes (pg_stats shows their statistics to their
   -- owner alone, so the checks would not see them, and a role CREATEROLE made a member of would), this role is no member
   -- of: made a member of, where CREATEROLE lets it.
-  FOR rec IN SELECT owner FROM (
+  DROP TABLE IF EXISTS pg_temp.owners;
+  CREATE TEMPORARY TABLE pg_temp.owners ON COMMIT DROP AS SELECT w.owner FROM (
                SELECT p.proowner AS owner FROM pg_catalog.pg_proc p WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p')
                UNION SELECT c.relowner FROM pg_catalog.pg_class c
                 WHERE c.relkind IN ('r', 'p', 'm', 'i', 'I') AND c.relnamespace NOT IN ('pg_catalog'::pg_catalog.regnamespace, 'information_schema'::pg_catalog.regnamespace)) w
@@ -871,13 +892,29 @@ export const holdOffRoutines = (schema: Quoted): string[] => [
             WHERE NOT o.rolsuper AND NOT pg_catalog.pg_has_role(w.owner, 'USAGE')
               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m WHERE m.roleid = w.owner
                                  AND m.member = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user))
-              AND (SELECT rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user) LOOP
+              AND (SELECT rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user);
+  -- An owner that is a member of this role, itself or through others: each membership of this role that makes it one
+  -- withheld (not a superuser's), so that lending it is no circular grant.
+  FOR rec IN SELECT DISTINCT m.member, m.admin_option FROM pg_catalog.pg_auth_members m JOIN pg_temp.owners w
+               ON m.member = w.owner OR pg_catalog.pg_has_role(w.owner, m.member, 'MEMBER')
+             JOIN pg_catalog.pg_roles r ON r.oid = m.member
+            WHERE m.roleid = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user) AND NOT r.rolsuper LOOP
     BEGIN
-      EXECUTE pg_catalog.format('GRANT %I TO %I', pg_catalog.pg_get_userbyid(rec.owner), current_user);
-      INSERT INTO ${schema}.lent VALUES ('member', rec.owner) ON CONFLICT DO NOTHING;
+      EXECUTE pg_catalog.format('REVOKE %I FROM %I', current_user, pg_catalog.pg_get_userbyid(rec.member));
+      INSERT INTO ${schema}.lent VALUES (CASE WHEN rec.admin_option THEN 'withheld admin' ELSE 'withheld' END, rec.member) ON CONFLICT DO NOTHING;
     EXCEPTION WHEN insufficient_privilege OR invalid_grant_operation THEN NULL;
     END;
   END LOOP;
+  FOR rec IN SELECT w.owner, EXISTS (SELECT 1 FROM ${schema}.lent l WHERE l.kind IN ('withheld', 'withheld admin')
+                                       AND (l.object = w.owner OR pg_catalog.pg_has_role(w.owner, l.object, 'MEMBER'))) AS cycle
+               FROM pg_temp.owners w LOOP
+    BEGIN
+      EXECUTE pg_catalog.format('GRANT %I TO %I', pg_catalog.pg_get_userbyid(rec.owner), current_user);
+      INSERT INTO ${schema}.lent VALUES (CASE WHEN rec.cycle THEN 'cycle' ELSE 'member' END, rec.owner) ON CONFLICT DO NOTHING;
+    EXCEPTION WHEN insufficient_privilege OR invalid_grant_operation THEN NULL;
+    END;
+  END LOOP;
+  DROP TABLE pg_temp.owners;
   -- Their schemas, where this role owns one but may not use it or create in it: lent for as long.
   FOR rec IN SELECT DISTINCT n.oid, n.nspname, x.privilege FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace,
                   pg_catalog.unnest(ARRAY['USAGE', 'CREATE']) x(privilege)
@@ -941,11 +978,20 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
   END LOOP;`
       : "-- The memberships stay lent until the last step that needs an owner's privileges (givebackMemberships)."
   }
+  -- What a circular grant withheld: the lent membership taken back first, then the owner's membership of this role given back.
+  FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'cycle' LOOP
+    EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
+  END LOOP;
+  FOR rec IN SELECT l.object, l.kind FROM ${schema}.lent l WHERE l.kind IN ('withheld', 'withheld admin') LOOP
+    EXECUTE pg_catalog.format('GRANT %I TO %I%s', current_user, pg_catalog.pg_get_userbyid(rec.object),
+                              CASE WHEN rec.kind = 'withheld admin' THEN ' WITH ADMIN OPTION' ELSE '' END);
+  END LOOP;
   DELETE FROM ${schema}.routines;
   DELETE FROM ${schema}.lent${memberships ? "" : " WHERE kind <> 'member'"};
 END $give$`;
-/** Whether memberships are lent (the record's), to be taken back once no step needs them. */
-export const membershipsLent = (schema: Quoted) => `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind = 'member'`;
+/** Whether memberships are lent or withheld (the record's), to be given back once no step needs them. */
+export const membershipsLent = (schema: Quoted) =>
+  `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind IN ('member', 'cycle', 'withheld', 'withheld admin')`;
 /** Whether the record holds routines held off, or what was lent for them (an earlier preparation failed before giving them back). */
 export const routinesHeld = (schema: Quoted) =>
   `SELECT ((SELECT count(*) FROM ${schema}.routines) + (SELECT count(*) FROM ${schema}.lent))::int AS n`;
@@ -1181,11 +1227,13 @@ export const INDEXES = `SELECT i.indexrelid::int AS oid, n.nspname AS schema, c.
 /** What JavaScript's trim() takes off a text's ends (its white space and line terminators), as code points. */
 const TRIMMED = [9, 10, 11, 12, 13, 32, 160, 5760, ...Array.from({ length: 11 }, (_, i) => 8192 + i), 8232, 8233, 8239, 8287, 12288, 65279];
 /**
- * A text as every check compares it, in one place: lower case, with what trim() takes off its ends
- * taken off here too (btrim alone takes spaces only: a tab after a masked value kept it apart).
+ * A text as every check compares it, in one place: upper case then lower (lower alone keeps apart
+ * what only upper joins: a dotless ı and the I its upper case is), with what trim() takes off its
+ * ends taken off here too (btrim alone takes spaces only: a tab after a masked value kept it apart).
  */
 export function normal(text: string): string {
-  return `pg_catalog.lower(pg_catalog.btrim(${text}, pg_catalog.concat(${TRIMMED.map((c) => `pg_catalog.chr(${c})`).join(", ")})))`;
+  const trimmed = `pg_catalog.btrim(${text}, pg_catalog.concat(${TRIMMED.map((c) => `pg_catalog.chr(${c})`).join(", ")}))`;
+  return `pg_catalog.lower(pg_catalog.upper(${trimmed}))`;
 }
 /**
  * A sampled value as the state keeps it for a run again ($1 the key, $2 the values, by position
