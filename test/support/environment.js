@@ -8,6 +8,7 @@ const { TestEnvironment } = require("jest-environment-node");
 
 const DRAIN_MS = Number(process.env.PULUMI_TIGERCLOUD_DRAIN_MS || 15_000);
 const { setTimeout: sleep } = require("timers/promises");
+const { setImmediate: immediately } = require("timers");
 
 /** What keeps this process alive, by kind ("ProcessWrap", "TCPSocketWrap", "Timeout", ...), counted. */
 function alive() {
@@ -66,32 +67,34 @@ function describeHandles() {
 }
 
 // Where CI asks (PULUMI_TIGERCLOUD_WORKER_RECORD, a folder): each worker writes, at each suite's
-// end, that suite and everything then keeping it alive, and a mark when it exits by itself; a worker
-// jest had to kill has no mark, and its last record says what held it.
+// end, that suite and everything then keeping it alive, and a mark when it exits; a worker jest had
+// to kill has no mark, and its last record says what held it.
 const RECORD = process.env.PULUMI_TIGERCLOUD_WORKER_RECORD;
-if (RECORD) {
-  fs.mkdirSync(RECORD, { recursive: true });
-  // When jest's end message came (jest-worker's CHILD_MESSAGE_END, 2), when the process began to
-  // exit, and when its last exit hook ran (the suites' own, a simulator's stopping what it left
-  // running, run in between): the listener goes with that message, so it keeps no IPC channel open
-  // after jest's own, and the last hook is added then, after every suite's.
-  let endedAt = 0;
-  let exitBegan = 0;
-  const onMessage = (m) => {
-    if (!Array.isArray(m) || m[0] !== 2) return;
-    endedAt = Date.now();
-    process.removeListener("message", onMessage);
-    // With what is still pending then (a request on libuv's threadpool, which the process's end waits for, is one).
+if (RECORD) fs.mkdirSync(RECORD, { recursive: true });
+// When jest's end message comes (jest-worker's CHILD_MESSAGE_END, 2), the worker leaves at once.
+// Left to end by itself (jest only stops listening), it frees its whole heap first, which
+// process.exit skips: after a run of end-to-end suites, on a loaded machine, that took longer than
+// the 500 ms jest waits before killing it ("A worker process has failed to exit gracefully"),
+// though nothing was left open. Its exit hooks (a simulator's stopping what it left running) run.
+let endedAt = 0;
+let exitBegan = 0;
+const onMessage = (m) => {
+  if (!Array.isArray(m) || m[0] !== 2) return;
+  endedAt = Date.now();
+  process.removeListener("message", onMessage);
+  // With what is still pending then (a request on libuv's threadpool, which the process's end waits for, is one).
+  if (RECORD)
     process.once("exit", () =>
       fs.writeFileSync(
         `${RECORD}/${process.pid}.exited`,
         JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now(), pending: process.getActiveResourcesInfo() }),
       ),
     );
-  };
-  if (process.send) process.prependListener("message", onMessage);
-  process.prependOnceListener("exit", () => (exitBegan = Date.now()));
-}
+  // After jest's own listener has taken the message (it sends nothing after).
+  immediately(() => process.exit());
+};
+if (process.send) process.prependListener("message", onMessage);
+process.prependOnceListener("exit", () => (exitBegan = Date.now()));
 
 class LeakCheckingEnvironment extends TestEnvironment {
   constructor(config, context) {
