@@ -67,6 +67,7 @@ import {
   inLargeObjects,
   expectSafe,
 } from "../support/lab/redTeam";
+import { readThrough } from "../support/lab/production";
 
 jest.setTimeout(600_000);
 /** A function held off that ran all the same, named (a domain's CHECK, run by parse analysis of a text), or a validator run on one. */
@@ -228,4 +229,24 @@ test("a CHECK constraint of the masked customers calling PostgreSQL's fmgr_sql_v
   await noLargeObjects();
   const result = await outcome("pr-redteam26-validator-check", { mask: RULES, pauseJobs: true }, inLargeObjects);
   expectSafe(result, HELD_OFF_RAN);
+});
+
+test("with pauseJobs, a job that a view's function (refreshed last) schedules during the preparation is paused in the published fork", async () => {
+  cleanups.push(() =>
+    inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m267; SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name = 'noop267';
+      DROP PROCEDURE IF EXISTS public.noop267(int, jsonb); DROP FUNCTION IF EXISTS public.arm267(text);`),
+  );
+  await inProduction(`
+    CREATE PROCEDURE public.noop267(job_id int, config jsonb) LANGUAGE plpgsql AS $p$ BEGIN NULL; END $p$;
+    SELECT add_job('public.noop267', '1 day', scheduled => false);
+    CREATE FUNCTION public.arm267(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
+      PERFORM alter_job(job_id, scheduled => true) FROM timescaledb_information.jobs WHERE proc_name = 'noop267';
+      RETURN $1; END $f$;
+    CREATE MATERIALIZED VIEW public.m267 AS SELECT public.arm267(email) AS v FROM (SELECT email FROM public.customers LIMIT 1) c;
+    -- Made with its data, the view scheduled production's job: unscheduled again, as production had it.
+    SELECT alter_job(job_id, scheduled => false) FROM timescaledb_information.jobs WHERE proc_name = 'noop267';`);
+  const scheduled = "SELECT string_agg(scheduled::text, ',') FROM timescaledb_information.jobs WHERE proc_name = 'noop267'";
+  expect(await inProduction(scheduled)).toBe("false");
+  const result = await outcome("pr-redteam26-scheduled-since", { mask: RULES, pauseJobs: true }, (uri) => readThrough(uri, scheduled));
+  expect(result).toBe("published, false");
 });

@@ -296,12 +296,32 @@ describe("the runner", () => {
     const again = late.params.findIndex((c, i) => i > failedAt && made(c));
     expect(again).toBeGreaterThan(failedAt);
     expect(texts.slice(failedAt + 1, again)).toContain("BEGIN");
+    // First, what runs beside the preparation and could drop it after: the other sessions this role may end, ended.
+    expect(texts.slice(failedAt + 1, again)).toContain(flat(sql.endOtherSessions(true)));
     expect(texts.slice(again)).toContain("COMMIT");
 
     const early = eventsFork([], { session: 0, text: 'UPDATE "public"."events"' }, { readers: [], owed: [] });
     await expect(prepareFork(testContext(), target, maskEvents, limit, early.open)).rejects.toThrow(PreparationFailed);
     const earlyAt = early.params.findIndex((c) => c.text.includes('UPDATE "public"."events"'));
     expect(early.params.filter((c, i) => i > earlyAt && made(c))).toEqual([]);
+  });
+
+  test("a language's validator run on a function held off fails the preparation naming what to drop, never with its bare SQLSTATE", async () => {
+    const validated = { code: "42501", message: "language validation function 2248 called for language 13563 instead of 13562" };
+    const fork = eventsFork([], { session: 0, text: 'UPDATE "public"."events"', failure: validated }, { readers: [], owed: [] });
+    const failed = (await prepareFork(testContext(), target, maskEvents, limit, fork.open).catch((e: unknown) => e)) as Error;
+    expect(failed.message).toMatch(
+      /a language's validator \(such as fmgr_sql_validator\) ran on a function of the database's own while the preparation held it off: .*drop what calls it \(a view, a CHECK constraint\) in prepare\.sql/,
+    );
+    expect(failed.message).not.toMatch(/SQLSTATE/);
+    // Another 42501 is said as PostgreSQL's condition.
+    const denied = eventsFork([], {
+      session: 0,
+      text: 'UPDATE "public"."events"',
+      failure: { code: "42501", message: "permission denied" },
+    });
+    const other = (await prepareFork(testContext(), target, maskEvents, limit, denied.open).catch((e: unknown) => e)) as Error;
+    expect(other.message).toMatch(/SQLSTATE 42501 \(insufficient_privilege\)/);
   });
 
   test("a failure says only the objects the catalog has of those PostgreSQL's error named: a RAISE's table set to a value it read is not said", async () => {
