@@ -76,6 +76,18 @@ const HELD_OFF_RAN =
 const { cleanups, asSuperuser, inProduction, outcome, refusedFork, refusedAsForkOf, unlinkLargeObjects, noLargeObjects, withCreateRole } =
   redTeamLab();
 
+/**
+ * A composite public.comp<tag> whose field is of a domain public.dom<tag> whose CHECK calls
+ * public.stash<tag>(text), running `body` (plpgsql), of a role ops<tag> that is a member of
+ * tsdbadmin: a cast of '(x)' to the composite, parsed, runs it.
+ */
+const domainCheckCalling = (tag: string, body: string) => `
+    CREATE FUNCTION public.stash${tag}(text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
+      ${body} RETURN true; END $f$;
+    CREATE DOMAIN public.dom${tag} AS text CHECK (public.stash${tag}(VALUE));
+    CREATE TYPE public.comp${tag} AS (v public.dom${tag});
+    ${ownedByMemberOfTsdbadmin(`ops${tag}`, `public.stash${tag}(text)`)}`;
+
 test("a fork, masked, of a fork whose preparation failed after its COMMIT and whose job (scheduled by a view refreshed last) erased its record after it was made again, is refused, naming the first's record", async () => {
   cleanups.push(() =>
     inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m261a_arm, public.m261a_wait, public.m261b; DROP TABLE IF EXISTS public.notes261;
@@ -151,11 +163,7 @@ test("a materialized view refreshed first whose query calls TimescaleDB's cagg_v
   });
   await inProduction(`
     ${deepViews("263")}
-    CREATE FUNCTION public.stash263(text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
-      PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${statsOf("263")}, 'UTF8')); RETURN true; END $f$;
-    CREATE DOMAIN public.dom263 AS text CHECK (public.stash263(VALUE));
-    CREATE TYPE public.comp263 AS (v public.dom263);
-    ${ownedByMemberOfTsdbadmin("ops263", "public.stash263(text)")}
+    ${domainCheckCalling("263", `PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${statsOf("263")}, 'UTF8'));`)}
     CREATE MATERIALIZED VIEW public.m263 AS SELECT email AS v FROM public.customers
       UNION ALL SELECT x::text FROM _timescaledb_functions.cagg_validate_query($q$SELECT '(x)'::public.comp263$q$) x;`);
   expect(await inProduction(`SELECT proowner::regrole::text FROM pg_proc WHERE oid = 'public.stash263(text)'::regprocedure`)).toBe(
@@ -178,12 +186,8 @@ test("a materialized view refreshed first whose query calls PostgreSQL's fmgr_sq
   });
   await inProduction(`
     ${deepViews("265")}
-    CREATE FUNCTION public.stash265(text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
-      PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${statsOf("265")}, 'UTF8')); RETURN true; END $f$;
-    CREATE DOMAIN public.dom265 AS text CHECK (public.stash265(VALUE));
-    CREATE TYPE public.comp265 AS (v public.dom265);
+    ${domainCheckCalling("265", `PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to(${statsOf("265")}, 'UTF8'));`)}
     CREATE FUNCTION public.body265() RETURNS text LANGUAGE sql STABLE AS $b$ SELECT ('(x)'::public.comp265)::text $b$;
-    ${ownedByMemberOfTsdbadmin("ops265", "public.stash265(text)")}
     ${ownedByMemberOfTsdbadmin("ops265b", "public.body265()")}
     CREATE MATERIALIZED VIEW public.m265 AS SELECT email AS v FROM public.customers
       UNION ALL SELECT pg_catalog.fmgr_sql_validator(p.oid)::text FROM pg_catalog.pg_proc p
@@ -209,15 +213,13 @@ test("a CHECK constraint of the masked customers calling PostgreSQL's fmgr_sql_v
     "v",
   );
   await inProduction(`
-    CREATE FUNCTION public.stash266(text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
-      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_largeobject_metadata) THEN
+    ${domainCheckCalling(
+      "266",
+      `IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_largeobject_metadata) THEN
         PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to((SELECT pg_catalog.string_agg(email, ' ') FROM public.customers), 'UTF8'));
-      END IF;
-      RETURN true; END $f$;
-    CREATE DOMAIN public.dom266 AS text CHECK (public.stash266(VALUE));
-    CREATE TYPE public.comp266 AS (v public.dom266);
+      END IF;`,
+    )}
     CREATE FUNCTION public.body266() RETURNS text LANGUAGE sql STABLE AS $b$ SELECT ('(x)'::public.comp266)::text $b$;
-    ${ownedByMemberOfTsdbadmin("ops266", "public.stash266(text)")}
     ${ownedByMemberOfTsdbadmin("ops266b", "public.body266()")}
     DO $d$ BEGIN
       EXECUTE pg_catalog.format('ALTER TABLE public.customers ADD CONSTRAINT c266 CHECK ((pg_catalog.fmgr_sql_validator(%s::oid))::text IS NOT NULL) NOT VALID',
