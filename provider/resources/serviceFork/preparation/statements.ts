@@ -979,10 +979,12 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
       : "-- The memberships stay lent until the last step that needs an owner's privileges (givebackMemberships)."
   }
   -- What a circular grant withheld: the lent membership taken back first, then the owner's membership of this role given back.
-  FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'cycle' LOOP
+  -- (A role dropped meanwhile has nothing to give back.)
+  FOR rec IN SELECT l.object FROM ${schema}.lent l JOIN pg_catalog.pg_roles r ON r.oid = l.object WHERE l.kind = 'cycle' LOOP
     EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
   END LOOP;
-  FOR rec IN SELECT l.object, l.kind FROM ${schema}.lent l WHERE l.kind IN ('withheld', 'withheld admin') LOOP
+  FOR rec IN SELECT l.object, l.kind FROM ${schema}.lent l JOIN pg_catalog.pg_roles r ON r.oid = l.object
+              WHERE l.kind IN ('withheld', 'withheld admin') LOOP
     EXECUTE pg_catalog.format('GRANT %I TO %I%s', current_user, pg_catalog.pg_get_userbyid(rec.object),
                               CASE WHEN rec.kind = 'withheld admin' THEN ' WITH ADMIN OPTION' ELSE '' END);
   END LOOP;
