@@ -871,19 +871,29 @@ export const HELD_OFF_STATE = "TGHLD";
  * recorded as 'cycle': given back first of all, with the routines (giveBackRoutines), so that what
  * runs as that owner after (a view refreshed last, a SECURITY DEFINER function) has its privileges
  * as production gave them. A function reached by no dependency (a domain's CHECK that parse analysis
- * of a text runs) is held off all the same. What is left (another role's, with no CREATEROLE; a
- * superuser's membership; in a schema of another role's; one whose definition this role cannot
- * make again as it is) is not held off: the checks of what runs (FUNCTIONS_ON_WRITE, READS,
- * KEY_CHECKED_CALLING_OWN, …) stand for it.
+ * of a text runs) is held off all the same. This role, NOINHERIT (holding no privilege of its
+ * memberships), is made INHERIT for as long; the owner of a function's schema it may not create in
+ * is lent as a function's owner is. What is left (another role's, with no CREATEROLE; a
+ * superuser's membership; one whose definition this role cannot make again as it is) is not held
+ * off: the checks of what runs (FUNCTIONS_ON_WRITE, READS, KEY_CHECKED_CALLING_OWN, …) stand for it.
  */
 export const holdOffRoutines = (schema: Quoted): string[] => [
   `DO $hold$ DECLARE rec record; prior text; BEGIN
   -- Owners of the database's own functions, and of tables, views and indexes (pg_stats shows their statistics to their
   -- owner alone, so the checks would not see them, and a role CREATEROLE made a member of would), this role is no member
   -- of: made a member of, where CREATEROLE lets it.
+  -- A NOINHERIT role holds no privilege of a role it is a member of: made INHERIT for as long, where CREATEROLE lets it.
+  IF (SELECT rolcreaterole AND NOT rolinherit FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+    EXECUTE pg_catalog.format('ALTER ROLE %I INHERIT', current_user);
+    INSERT INTO ${schema}.lent VALUES ('noinherit', (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user)) ON CONFLICT DO NOTHING;
+  END IF;
   DROP TABLE IF EXISTS pg_temp.owners;
   CREATE TEMPORARY TABLE pg_temp.owners ON COMMIT DROP AS SELECT w.owner FROM (
                SELECT p.proowner AS owner FROM pg_catalog.pg_proc p WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p')
+               -- The owners of their schemas where this role may not create in one: a function is replaced in its schema.
+               UNION SELECT n.nspowner FROM pg_catalog.pg_namespace n
+                WHERE n.oid IN (SELECT p.pronamespace FROM pg_catalog.pg_proc p WHERE p.oid IN (${OWN_FUNCTIONS}) AND p.prokind IN ('f', 'p'))
+                  AND NOT (pg_catalog.has_schema_privilege(n.oid, 'USAGE') AND pg_catalog.has_schema_privilege(n.oid, 'CREATE'))
                UNION SELECT c.relowner FROM pg_catalog.pg_class c
                 WHERE c.relkind IN ('r', 'p', 'm', 'i', 'I') AND c.relnamespace NOT IN ('pg_catalog'::pg_catalog.regnamespace, 'information_schema'::pg_catalog.regnamespace)) w
               JOIN pg_catalog.pg_roles o ON o.oid = w.owner
@@ -975,8 +985,11 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
     memberships
       ? `FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'member' LOOP
     EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
-  END LOOP;`
-      : "-- The memberships stay lent until the last step that needs an owner's privileges (givebackMemberships)."
+  END LOOP;
+  IF EXISTS (SELECT 1 FROM ${schema}.lent WHERE kind = 'noinherit') THEN
+    EXECUTE pg_catalog.format('ALTER ROLE %I NOINHERIT', current_user);
+  END IF;`
+      : "-- The memberships (and INHERIT) stay lent until the last step that needs an owner's privileges (givebackMemberships)."
   }
   -- What a circular grant withheld: the lent membership taken back first, then the owner's membership of this role given back.
   -- (A role dropped meanwhile has nothing to give back.)
@@ -989,11 +1002,11 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
                               CASE WHEN rec.kind = 'withheld admin' THEN ' WITH ADMIN OPTION' ELSE '' END);
   END LOOP;
   DELETE FROM ${schema}.routines;
-  DELETE FROM ${schema}.lent${memberships ? "" : " WHERE kind <> 'member'"};
+  DELETE FROM ${schema}.lent${memberships ? "" : " WHERE kind NOT IN ('member', 'noinherit')"};
 END $give$`;
 /** Whether memberships are lent or withheld (the record's), to be given back once no step needs them. */
 export const membershipsLent = (schema: Quoted) =>
-  `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind IN ('member', 'cycle', 'withheld', 'withheld admin')`;
+  `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind IN ('member', 'cycle', 'withheld', 'withheld admin', 'noinherit')`;
 /** Whether the record holds routines held off, or what was lent for them (an earlier preparation failed before giving them back). */
 export const routinesHeld = (schema: Quoted) =>
   `SELECT ((SELECT count(*) FROM ${schema}.routines) + (SELECT count(*) FROM ${schema}.lent))::int AS n`;
