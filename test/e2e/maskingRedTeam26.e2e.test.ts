@@ -59,6 +59,7 @@ import {
   RULES,
   redTeamLab,
   said,
+  jobAtRecordThenRefused,
   copiedInto,
   deepViews,
   dropDeepViews,
@@ -89,14 +90,12 @@ const domainCheckCalling = (tag: string, body: string) => `
     ${ownedByMemberOfTsdbadmin(`ops${tag}`, `public.stash${tag}(text)`)}`;
 
 test("a fork, masked, of a fork whose preparation failed after its COMMIT and whose job (scheduled by a view refreshed last) erased its record after it was made again, is refused, naming the first's record", async () => {
+  const way = jobAtRecordThenRefused("261", "erase261", 20);
   cleanups.push(() =>
-    inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m261a_arm, public.m261a_wait, public.m261b; DROP TABLE IF EXISTS public.notes261;
-      SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name = 'erase261';
-      DROP PROCEDURE IF EXISTS public.erase261(int, jsonb); DROP FUNCTION IF EXISTS public.arm261(text), public.same261(text), public.wait261();`),
+    inProduction(`${way.drop} SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name = 'erase261';
+      DROP PROCEDURE IF EXISTS public.erase261(int, jsonb);`),
   );
   await inProduction(`
-    CREATE TABLE public.notes261 AS SELECT email AS v FROM public.customers;
-    CREATE FUNCTION public.same261(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
     CREATE PROCEDURE public.erase261(job_id int, config jsonb) LANGUAGE plpgsql AS $p$ BEGIN
       IF config IS NULL OR NOT config ? 'record' THEN RETURN; END IF;
       LOOP
@@ -107,20 +106,7 @@ test("a fork, masked, of a fork whose preparation failed after its COMMIT and wh
       END LOOP;
     END $p$;
     SELECT add_job('public.erase261', '1 day', scheduled => false);
-    CREATE FUNCTION public.arm261(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE j int; r text; BEGIN
-      SELECT job_id INTO j FROM timescaledb_information.jobs WHERE proc_name = 'erase261';
-      IF j IS NULL OR (SELECT config FROM timescaledb_information.jobs WHERE job_id = j) ? 'record' THEN RETURN $1; END IF;
-      SELECT nspname INTO r FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' LIMIT 1;
-      IF r IS NULL THEN RETURN $1; END IF;
-      PERFORM alter_job(j, scheduled => true, next_start => pg_catalog.clock_timestamp(),
-        config => pg_catalog.jsonb_build_object('record', r, 'until', pg_catalog.clock_timestamp() + interval '20 seconds'));
-      RETURN $1; END $f$;
-    CREATE FUNCTION public.wait261() RETURNS int LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
-      IF EXISTS (SELECT 1 FROM timescaledb_information.jobs WHERE proc_name = 'erase261' AND scheduled) THEN PERFORM pg_catalog.pg_sleep(3); END IF;
-      RETURN 1; END $f$;
-    CREATE MATERIALIZED VIEW public.m261a_wait AS SELECT public.wait261() AS n FROM (SELECT 1 FROM public.customers LIMIT 1) c;
-    CREATE MATERIALIZED VIEW public.m261a_arm AS SELECT public.arm261(email) AS v FROM (SELECT email FROM public.customers LIMIT 1) c;
-    CREATE MATERIALIZED VIEW public.m261b AS SELECT public.same261(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes261;`);
+    ${way.make}`);
   expect(await inProduction("SELECT scheduled FROM timescaledb_information.jobs WHERE proc_name = 'erase261'")).toBe("f");
   const first = await refusedFork("pr-redteam26-erased-record", { mask: RULES, pauseJobs: true });
   const firstSaid = said(first.message);

@@ -44,7 +44,7 @@
 // preparation, named. Way 3 was blocked as it came. (The red team's fifth way, ß upper-cased by ICU
 // to SS in a copy no rule names, is what docs/masking.md says the checks do not recognize.)
 import { readThrough as read } from "../support/lab/production";
-import { RULES, redTeamLab, inLargeObjects, expectSafe, said } from "../support/lab/redTeam";
+import { RULES, redTeamLab, inLargeObjects, expectSafe, said, jobAtRecordThenRefused } from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
 /** A function held off that ran all the same, or a validator run on one, or any refusal naming a function not held off. */
@@ -128,15 +128,12 @@ test("a CHECK of the masked customers calling fmgr_sql_validator(oid) on a SQL f
 });
 
 test("a fork, masked, of a fork whose preparation failed after its COMMIT, where a job (scheduled by a view refreshed last) keeps scheduling a second job (a short erasure of the record) to start at once until it is ended, so that the second starts again after the record is made again and erases it, is refused, naming the first's record", async () => {
+  const way = jobAtRecordThenRefused("273", "push273", 25);
   cleanups.push(() =>
-    inProduction(`DROP MATERIALIZED VIEW IF EXISTS public.m273a_arm, public.m273a_wait, public.m273b; DROP TABLE IF EXISTS public.notes273;
-      SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name IN ('erase273', 'push273');
-      DROP PROCEDURE IF EXISTS public.erase273(int, jsonb), public.push273(int, jsonb);
-      DROP FUNCTION IF EXISTS public.arm273(text), public.same273(text), public.wait273();`),
+    inProduction(`${way.drop} SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name IN ('erase273', 'push273');
+      DROP PROCEDURE IF EXISTS public.erase273(int, jsonb), public.push273(int, jsonb);`),
   );
   await inProduction(`
-    CREATE TABLE public.notes273 AS SELECT email AS v FROM public.customers;
-    CREATE FUNCTION public.same273(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
     -- The eraser: one short run, started by the scheduler alone (never running long enough to be seen, when it can help it).
     CREATE PROCEDURE public.erase273(job_id int, config jsonb) LANGUAGE plpgsql AS $p$ BEGIN
       IF config IS NULL OR NOT config ? 'record' THEN RETURN; END IF;
@@ -155,20 +152,7 @@ test("a fork, masked, of a fork whose preparation failed after its COMMIT, where
     END $p$;
     SELECT add_job('public.erase273', '1 day', scheduled => false);
     SELECT add_job('public.push273', '1 day', scheduled => false);
-    CREATE FUNCTION public.arm273(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE j int; r text; BEGIN
-      SELECT job_id INTO j FROM timescaledb_information.jobs WHERE proc_name = 'push273';
-      IF j IS NULL OR (SELECT config FROM timescaledb_information.jobs WHERE job_id = j) ? 'record' THEN RETURN $1; END IF;
-      SELECT nspname INTO r FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' LIMIT 1;
-      IF r IS NULL THEN RETURN $1; END IF;
-      PERFORM alter_job(j, scheduled => true, next_start => pg_catalog.clock_timestamp(),
-        config => pg_catalog.jsonb_build_object('record', r, 'until', pg_catalog.clock_timestamp() + interval '25 seconds'));
-      RETURN $1; END $f$;
-    CREATE FUNCTION public.wait273() RETURNS int LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
-      IF EXISTS (SELECT 1 FROM timescaledb_information.jobs WHERE proc_name = 'push273' AND scheduled) THEN PERFORM pg_catalog.pg_sleep(3); END IF;
-      RETURN 1; END $f$;
-    CREATE MATERIALIZED VIEW public.m273a_wait AS SELECT public.wait273() AS n FROM (SELECT 1 FROM public.customers LIMIT 1) c;
-    CREATE MATERIALIZED VIEW public.m273a_arm AS SELECT public.arm273(email) AS v FROM (SELECT email FROM public.customers LIMIT 1) c;
-    CREATE MATERIALIZED VIEW public.m273b AS SELECT public.same273(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes273;`);
+    ${way.make}`);
   expect(
     await inProduction(
       "SELECT string_agg(scheduled::text, ' ') FROM timescaledb_information.jobs WHERE proc_name IN ('erase273', 'push273')",

@@ -156,6 +156,36 @@ export const atRecordThenRefused = (tag: string, each: string) => ({
       DROP FUNCTION IF EXISTS public.tamper${tag}(text), public.same${tag}(text);`,
 });
 
+/**
+ * A job at the preparation's record, as production's SQL: `job` (a procedure's name, made
+ * unscheduled by the test) scheduled to start at once by a function of tsdbadmin's that a view
+ * refreshed last (m<tag>a_arm) calls, its config naming the fork's record (found in pg_namespace)
+ * and when to stop (`seconds` on); a second (m<tag>a_wait) sleeps 3 s once it is scheduled, so that
+ * it runs; and, as atRecordThenRefused's, notes<tag> and m<tag>b, refused past the COMMIT. `drop`
+ * is what the test's cleanup runs (its own procedures and jobs aside).
+ */
+export const jobAtRecordThenRefused = (tag: string, job: string, seconds: number) => ({
+  make: `
+    CREATE TABLE public.notes${tag} AS SELECT email AS v FROM public.customers;
+    CREATE FUNCTION public.same${tag}(text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT $1 $f$;
+    CREATE FUNCTION public.arm${tag}(text) RETURNS text LANGUAGE plpgsql VOLATILE AS $f$ DECLARE j int; r text; BEGIN
+      SELECT job_id INTO j FROM timescaledb_information.jobs WHERE proc_name = '${job}';
+      IF j IS NULL OR (SELECT config FROM timescaledb_information.jobs WHERE job_id = j) ? 'record' THEN RETURN $1; END IF;
+      SELECT nspname INTO r FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%' LIMIT 1;
+      IF r IS NULL THEN RETURN $1; END IF;
+      PERFORM alter_job(j, scheduled => true, next_start => pg_catalog.clock_timestamp(),
+        config => pg_catalog.jsonb_build_object('record', r, 'until', pg_catalog.clock_timestamp() + interval '${seconds} seconds'));
+      RETURN $1; END $f$;
+    CREATE FUNCTION public.wait${tag}() RETURNS int LANGUAGE plpgsql VOLATILE AS $f$ BEGIN
+      IF EXISTS (SELECT 1 FROM timescaledb_information.jobs WHERE proc_name = '${job}' AND scheduled) THEN PERFORM pg_catalog.pg_sleep(3); END IF;
+      RETURN 1; END $f$;
+    CREATE MATERIALIZED VIEW public.m${tag}a_wait AS SELECT public.wait${tag}() AS n FROM (SELECT 1 FROM public.customers LIMIT 1) c;
+    CREATE MATERIALIZED VIEW public.m${tag}a_arm AS SELECT public.arm${tag}(email) AS v FROM (SELECT email FROM public.customers LIMIT 1) c;
+    CREATE MATERIALIZED VIEW public.m${tag}b AS SELECT public.same${tag}(email) AS v FROM public.customers UNION ALL SELECT v FROM public.notes${tag};`,
+  drop: `DROP MATERIALIZED VIEW IF EXISTS public.m${tag}a_arm, public.m${tag}a_wait, public.m${tag}b; DROP TABLE IF EXISTS public.notes${tag};
+      DROP FUNCTION IF EXISTS public.arm${tag}(text), public.same${tag}(text), public.wait${tag}();`,
+});
+
 /** The lab of a red team's suite, on the shaped production, with what its ways are read by. */
 export function redTeamLab() {
   const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });

@@ -238,17 +238,31 @@ describe("validation like the real service", () => {
       ha_replicas: { replica_count: 0, sync_replica_count: 0 },
     });
     const id = res.body.service_id as string;
-    // The statuses as a poller sees them (every 10 ms), with when each was first seen: windows of
-    // 300 ms, so that a busy machine's late timers still land in each.
-    const seen: { status: string; at: number }[] = [];
-    while (seen.at(-1)?.status !== "READY" && Date.now() - sent < 5000) {
-      const status = sim.service(ids.projectId, id)?.status as string;
-      if (seen.at(-1)?.status !== status) seen.push({ status, at: Date.now() - sent });
+    // Its statuses are its timeline's, read by the clock (no timer to miss): each from when it begins.
+    const timeline = sim.service(ids.projectId, id)?.timeline ?? [];
+    const created = timeline[0]?.at ?? 0;
+    expect(created).toBeGreaterThanOrEqual(sent);
+    expect(timeline.map((x) => [x.status, x.at - created])).toEqual([
+      ["QUEUED", 0],
+      ["CONFIGURING", 300],
+      ["READY", 600],
+    ]);
+    // What the API answers follows it: READY once its time has come, never before.
+    let status = "";
+    while (status !== "READY" && Date.now() - sent < 5000) {
+      const asked = Date.now();
+      const answer = await fetch(`${sim.url}/projects/${ids.projectId}/services/${id}`, {
+        headers: { Authorization: `Bearer ${sim.apiKey}` },
+      });
+      status = ((await answer.json()) as { status: string }).status;
+      const answered = Date.now();
+      expect(["QUEUED", "CONFIGURING", "READY"]).toContain(status);
+      if (status === "QUEUED") expect(asked).toBeLessThan(created + 300);
+      if (status === "CONFIGURING") expect([answered >= created + 300, asked < created + 600]).toEqual([true, true]);
+      if (status === "READY") expect(answered).toBeGreaterThanOrEqual(created + 600);
       await new Promise((r) => setTimeout(r, 10));
     }
-    expect(seen.map((x) => x.status)).toEqual(["QUEUED", "CONFIGURING", "READY"]);
-    expect(seen[1]?.at).toBeGreaterThanOrEqual(300);
-    expect(seen[2]?.at).toBeGreaterThanOrEqual(600);
+    expect(status).toBe("READY");
     const again = await post("forkService", { fork_strategy: "NOW" });
     expect(again.body.initial_password).not.toBe(res.body.initial_password);
   });
