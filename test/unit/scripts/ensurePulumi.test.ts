@@ -1,6 +1,6 @@
 // scripts/ensure-pulumi's order of search, with stand-in `pulumi` executables (no build):
 // PATH at a supported version first, then a cached build; an older PATH CLI is passed over.
-import { spawnSync } from "child_process";
+import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -90,4 +90,46 @@ test("the language host beside the CLI is preferred; without one, a cached host 
   r = run([onPath], cache);
   expect(r).toMatchObject({ status: 0, dir: onPath });
   expect(r.stderr).toMatch(/using the language host beside the CLI/);
+});
+
+test("two first runs into one cache take turns: the second waits for the first's lock, then goes on (scripts/cache-lock.sh, sourced by ensure-pulumi and ensure-timescaledb)", async () => {
+  const lockScript = path.join(path.dirname(SCRIPT), "cache-lock.sh");
+  for (const script of ["ensure-pulumi", "ensure-timescaledb"])
+    expect(fs.readFileSync(path.join(path.dirname(SCRIPT), script), "utf8")).toMatch(
+      /\n\. "\$\(dirname "\$0"\)\/cache-lock\.sh"\ncache_lock /,
+    );
+  const cache = path.join(tmp, "shared-cache");
+  const log = path.join(tmp, "turns.log");
+  const go = path.join(tmp, "turns.go");
+  const lines = () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n") : []);
+  // Each holds the lock until the test lets it go: the order below is the lock's, not the clock's.
+  const holder = (name: string) => {
+    const child = spawn("bash", [
+      "-c",
+      `CACHE_ROOT="$1"; . "$2"; cache_lock ensure-x; echo "${name} in" >> "$3"; until [ -e "$4" ]; do sleep 0.05; done; echo "${name} out" >> "$3"`,
+      "_",
+      cache,
+      lockScript,
+      log,
+      go,
+    ]);
+    const run = { stderr: "", ended: new Promise<void>((resolve) => child.on("exit", () => resolve())) };
+    child.stderr.on("data", (d: Buffer) => (run.stderr += d.toString()));
+    return run;
+  };
+  const until = async (what: () => boolean) => {
+    for (const deadline = Date.now() + 20_000; !what();) {
+      if (Date.now() > deadline) throw new Error(`timed out; the log: ${lines().join(", ")}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const first = holder("a");
+  await until(() => lines().includes("a in"));
+  const second = holder("b");
+  // Either the second says it waits, or (no lock) it goes in beside the first.
+  await until(() => second.stderr.includes("waiting") || lines().includes("b in"));
+  fs.writeFileSync(go, "");
+  await Promise.all([first.ended, second.ended]);
+  expect(lines()).toEqual(["a in", "a out", "b in", "b out"]);
+  expect(second.stderr).toContain(`ensure-x: waiting for another run that builds into ${cache}`);
 });
