@@ -7,11 +7,11 @@
 //     hard-linked copy of this checkout whose node_modules holds that SDK instead.
 // Both run the same CLI. The floor lane's output follows the main lane's; the exit code is
 // non-zero when either failed. PULUMI_TIGERCLOUD_FLOOR_LANE=off leaves the floor lane out, =only runs it alone.
-const { execFileSync, spawn, spawnSync } = require("child_process");
+const { spawn, spawnSync } = require("child_process");
 const fs = require("fs");
 const path = require("path");
 const toolchain = require("./toolchain");
-const { cacheRoot } = require("./ensure-node");
+const { linkCopy, useSdk } = require("./lane-sdk");
 const { floorLane } = require("../test/support/lanes");
 
 const root = path.join(__dirname, "..");
@@ -19,42 +19,8 @@ const floorDir = path.join(root, ".tmp", "floor");
 const step = (what) => process.stderr.write(`[test-lanes] ${what}\n`);
 const withPulumi = path.join("scripts", "with-pulumi.js");
 
-/** node_modules holding @pulumi/pulumi at `version` and its dependencies, installed once into the cache. */
-function floorSdk(version) {
-  const dir = path.join(cacheRoot, `sdk-v${version}`);
-  const modules = path.join(dir, "node_modules");
-  try {
-    if (require(path.join(modules, "@pulumi", "pulumi", "package.json")).version === version) return modules;
-  } catch {
-    // not installed yet
-  }
-  step(`installing @pulumi/pulumi ${version} for the floor lane into ${dir} (once)`);
-  fs.mkdirSync(cacheRoot, { recursive: true });
-  const work = fs.mkdtempSync(path.join(cacheRoot, ".sdk-"));
-  try {
-    fs.writeFileSync(path.join(work, "package.json"), JSON.stringify({ private: true, dependencies: { "@pulumi/pulumi": version } }));
-    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: work, stdio: ["ignore", "inherit", "inherit"] });
-    fs.rmSync(dir, { recursive: true, force: true });
-    // Renamed into place whole: an install killed halfway is never taken for a finished one.
-    fs.renameSync(work, dir);
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
-  return modules;
-}
-
-/** Copies `sources` into `dest` as hard links, or as copies where they cannot be (another filesystem). */
-function linkCopy(sources, dest) {
-  try {
-    execFileSync("cp", ["-al", ...sources, dest], { stdio: ["ignore", "ignore", "pipe"] });
-  } catch {
-    execFileSync("cp", ["-a", ...sources, dest]);
-  }
-}
-
-/** .tmp/floor: this checkout hard-linked (dist/ as built), with the floor SDK in its node_modules.
- *  The SDK's own dependencies go inside its folder, where they take precedence for it. */
-function makeFloorTree(sdkModules) {
+/** .tmp/floor: this checkout hard-linked (dist/ as built), with the floor SDK in its node_modules. */
+function makeFloorTree() {
   fs.rmSync(floorDir, { recursive: true, force: true });
   fs.mkdirSync(floorDir, { recursive: true });
   const skip = new Set([".git", ".tmp", "node_modules"]);
@@ -65,24 +31,7 @@ function makeFloorTree(sdkModules) {
     floorDir,
   );
   linkCopy([path.join(root, "node_modules")], floorDir);
-  const sdk = path.join(floorDir, "node_modules", "@pulumi", "pulumi");
-  fs.rmSync(sdk, { recursive: true, force: true });
-  linkCopy([path.join(sdkModules, "@pulumi", "pulumi")], path.dirname(sdk));
-  const own = path.join(sdk, "node_modules");
-  fs.mkdirSync(own, { recursive: true });
-  const deps = fs.readdirSync(sdkModules).filter((e) => !e.startsWith(".") && e !== "@pulumi");
-  const scoped = fs.readdirSync(path.join(sdkModules, "@pulumi")).filter((e) => e !== "pulumi");
-  linkCopy(
-    deps.map((e) => path.join(sdkModules, e)),
-    own,
-  );
-  if (scoped.length) {
-    fs.mkdirSync(path.join(own, "@pulumi"));
-    linkCopy(
-      scoped.map((e) => path.join(sdkModules, "@pulumi", e)),
-      path.join(own, "@pulumi"),
-    );
-  }
+  useSdk(floorDir, toolchain.floor.sdk);
 }
 
 const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -95,7 +44,11 @@ function startFloorLane(log, results) {
   const child = spawn(
     process.execPath,
     [withPulumi, "jest", "--selectProjects", "e2e", "--maxWorkers=2", "--json", `--outputFile=${results}`, "-t", names, ...suites],
-    { cwd: floorDir, env: { ...process.env, PULUMI_TIGERCLOUD_NODE: toolchain.floor.node }, stdio: ["ignore", out, out] },
+    {
+      cwd: floorDir,
+      env: { ...process.env, PULUMI_TIGERCLOUD_NODE: toolchain.floor.node, PULUMI_TIGERCLOUD_SDK: toolchain.floor.sdk },
+      stdio: ["ignore", out, out],
+    },
   );
   return ended(child);
 }
@@ -153,7 +106,7 @@ async function main() {
   // Built, and the tools ready, once before both lanes start: the floor tree links dist/.
   const ready = spawnSync(process.execPath, [withPulumi, "true"], { cwd: root, stdio: "inherit" });
   if (ready.status !== 0) process.exit(ready.status ?? 1);
-  makeFloorTree(floorSdk(toolchain.floor.sdk));
+  makeFloorTree();
   step(
     `floor lane: ${floorLane.length} tests on Node.js ${toolchain.floor.node.split(".")[0]} with @pulumi/pulumi ${toolchain.floor.sdk}, beside the main lane (output: ${path.relative(root, log)})`,
   );

@@ -11,9 +11,11 @@ const floorOf = (range) => {
 
 module.exports = {
   /** The main lane, what a user installing today gets: the newest Node.js LTS that the npm registry
-   *  serves as node-<platform>-<arch>, the newest @pulumi/pulumi (package.json's devDependencies),
-   *  and the newest Pulumi CLI that the Go module proxy builds. */
-  main: { node: "26.10.0", sdk: pkg.devDependencies["@pulumi/pulumi"] },
+   *  serves as node-<platform>-<arch>, the newest @pulumi/pulumi (put in node_modules by
+   *  scripts/lane-sdk.js: it declares Node.js >= 22, and `npm ci` installs package.json's
+   *  devDependency, the floor's, without a warning on Node.js 20), and the newest Pulumi CLI that
+   *  the Go module proxy builds. */
+  main: { node: "26.10.0", sdk: "3.270.0" },
   /** Both lanes' CLI: users upgrade the CLI apart from their programs' SDK. */
   pulumiCli: "3.274.1",
   /** Python programs: the `pulumi` package from PyPI that a Python user installs beside the SDK. */

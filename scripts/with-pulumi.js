@@ -6,14 +6,16 @@
 // Usage: node scripts/with-pulumi.js [--pack] <command> [args...]
 //   --pack: also pack the package once (npm pack) and name the tarball in PULUMI_TIGERCLOUD_TARBALL,
 //   for the suites that install it as a user would; the demo and the benchmark do not need it.
-// PULUMI_TIGERCLOUD_NODE (a version such as 20.20.2) picks the lane's Node.js; by default, the main
-// lane's (scripts/toolchain.js).
+// PULUMI_TIGERCLOUD_NODE (a version such as 20.20.2) picks the lane's Node.js and
+// PULUMI_TIGERCLOUD_SDK its @pulumi/pulumi, put in node_modules (scripts/lane-sdk.js); by default,
+// the main lane's (scripts/toolchain.js).
 const { execFileSync, spawn } = require("child_process");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const toolchain = require("./toolchain");
 const { cacheRoot, ensureNode } = require("./ensure-node");
+const { useSdk } = require("./lane-sdk");
 
 const root = path.join(__dirname, "..");
 const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
@@ -86,6 +88,7 @@ function main() {
     fs.utimesSync(stamp, buildStarted, buildStarted);
   }
   require("./link-self");
+  useSdk(root, process.env.PULUMI_TIGERCLOUD_SDK || toolchain.main.sdk);
 
   /**
    * A folder holding only a \`node\` that is this process's, first on PATH: the folder of a \`pulumi\`

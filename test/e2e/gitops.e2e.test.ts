@@ -16,8 +16,8 @@ import { packedTarball } from "../support/lab/harness";
 
 jest.setTimeout(300_000);
 const ROOT = path.join(__dirname, "..", "..");
-const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
-  .devDependencies["@pulumi/pulumi"] as string;
+/** The SDK a user installs today: the main lane's (scripts/toolchain.js). */
+const SDK_VERSION = (require("../../scripts/toolchain") as { main: { sdk: string } }).main.sdk;
 const REPOSITORY = "acme/shop";
 
 let sim: Simulator;

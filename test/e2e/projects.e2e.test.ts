@@ -12,8 +12,8 @@ import { type Run, runCommand, shellEnv } from "../support/lab/shell";
 
 jest.setTimeout(600_000);
 const ROOT = path.join(__dirname, "..", "..");
-const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
-  .devDependencies["@pulumi/pulumi"] as string;
+/** The SDK a user installs today: the main lane's (scripts/toolchain.js). */
+const SDK_VERSION = (require("../../scripts/toolchain") as { main: { sdk: string } }).main.sdk;
 
 let sim: Simulator;
 let work: string;

@@ -21,15 +21,12 @@ import { PLUGIN_DOWNLOAD_URL, releaseServer, type ReleaseServer } from "../suppo
 
 jest.setTimeout(900_000);
 const ROOT = path.join(__dirname, "..", "..");
-const PKG = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
-  version: string;
-  devDependencies: Record<string, string>;
-};
+const PKG = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
 const VERSION = PKG.version;
 const TAG = `v${VERSION}`;
 const GITHUB_TOKEN = `ghs_release_${crypto.randomBytes(8).toString("hex")}`;
 const { PLATFORMS } = require("../../scripts/pack-plugin") as { PLATFORMS: string[] };
-const toolchain = require("../../scripts/toolchain") as { python: { pulumi: string } };
+const toolchain = require("../../scripts/toolchain") as { main: { sdk: string }; python: { pulumi: string } };
 const EXAMPLE = path.join(ROOT, "sdk", "examples", "ServiceFork.for-a-pull-request");
 
 let sim: Simulator;
@@ -312,7 +309,7 @@ test("a new project in each language installs what was published with its ordina
       "package.json": JSON.stringify({
         name: "pr-database",
         private: true,
-        dependencies: { "pulumi-tigercloud": VERSION, "@pulumi/pulumi": PKG.devDependencies["@pulumi/pulumi"] },
+        dependencies: { "pulumi-tigercloud": VERSION, "@pulumi/pulumi": toolchain.main.sdk },
       }),
       ".npmrc": `registry=${npm.url}\n`,
       "Pulumi.yaml": "name: pr-database-ts\nruntime: nodejs\n",

@@ -83,6 +83,24 @@ test("the retry and waiting numbers are the code's", () => {
   );
 });
 
+test("npm ci warns of no engine on the Node.js versions the README names: every locked package admits the floor lane's Node.js and the main lane's", () => {
+  const semver = require("semver") as { satisfies: (version: string, range: string) => boolean };
+  const toolchain = require("../../scripts/toolchain") as { main: { node: string }; floor: { node: string } };
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>;
+  };
+  expect(readme).toContain("Node.js 20 or later");
+  const refused = Object.entries(lock.packages).flatMap(([where, p]) => {
+    const range = !p.engines || Array.isArray(p.engines) ? undefined : p.engines.node;
+    return range
+      ? [toolchain.floor.node, toolchain.main.node]
+          .filter((v) => !semver.satisfies(v, range))
+          .map((v) => `${where}@${p.version} wants ${range}, not ${v}`)
+      : [];
+  });
+  expect(refused).toEqual([]);
+});
+
 test("the Tested versions table is the toolchain the lanes run, and ensure-pulumi builds that CLI", () => {
   const toolchain = require("../../scripts/toolchain") as {
     main: { node: string; sdk: string };
@@ -93,7 +111,8 @@ test("the Tested versions table is the toolchain the lanes run, and ensure-pulum
     devDependencies: Record<string, string>;
     peerDependencies: Record<string, string>;
   };
-  expect(toolchain.main.sdk).toBe(pkg.devDependencies["@pulumi/pulumi"]);
+  // npm ci installs the floor's SDK (it installs on Node.js 20 without a warning); the lanes put theirs in place.
+  expect(pkg.devDependencies["@pulumi/pulumi"]).toBe(toolchain.floor.sdk);
   expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(`^${toolchain.floor.sdk}`);
   const script = fs.readFileSync(path.join(ROOT, "scripts", "ensure-pulumi"), "utf8");
   expect(script).toContain(`PULUMI_VERSION="\${PULUMI_VERSION:-${toolchain.pulumiCli}}"`);
@@ -109,7 +128,7 @@ test("the Tested versions table is the toolchain the lanes run, and ensure-pulum
   expect(contributing).toContain(`pulumi-v${toolchain.pulumiCli}`);
   expect(contributing).toContain(`at version >= ${toolchain.pulumiCli}`);
   expect(contributing).toContain(`peer range \`^${toolchain.floor.sdk}\``);
-  expect(contributing).toContain(`sdk-v${toolchain.floor.sdk}`);
+  expect(contributing).toContain("sdk-v<version>");
   // The README, where a user installs, names the same floor.
   expect(readme).toContain(`Any \`@pulumi/pulumi\` from ${toolchain.floor.sdk} on works`);
   // The examples' workflows set up the main lane's Node.js (the workflow runner checks what they ask).
