@@ -1270,7 +1270,9 @@ async function recordOwed(s: Preparing, plan: Refresh[]): Promise<void> {
  * Made again last (restatisticizeCallingOwn), once every other statistic is the masked data's.
  */
 async function dropOwnStatisticsObjects(s: Preparing): Promise<void> {
-  const objects = await s.q<OwnStatisticsObject>(sql.OWN_STATISTICS_OBJECTS, [s.reach.written.map((t) => t.oid)]);
+  // An owner lent as 'cycle' is given back before the views refreshed last: its objects could not be made again after.
+  const [cycle] = (await recordPresent(s)) ? await s.q<{ roles: string }>(sql.lentAsCycle(record(s).quoted)) : [];
+  const objects = await s.q<OwnStatisticsObject>(sql.OWN_STATISTICS_OBJECTS, [s.reach.written.map((t) => t.oid), cycle?.roles ?? "{}"]);
   await s.check(GUARDS.statisticsCallingOwnKept, { objects });
   for (const o of objects) {
     s.step = `prepare.mask (dropping the ${o.what} until everything else is made again)`;

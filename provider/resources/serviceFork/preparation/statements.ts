@@ -503,7 +503,11 @@ calls(key, fn) AS (
 /**
  * The functions that run what no dependency records: PostgreSQL's that run a query given as text
  * (the XML exports, ts_stat, ts_rewrite) or a type's input named by an oid at run time (record_in,
- * domain_in, array_in, range_in and their binary kin: its domains' CHECKs run); and every function
+ * domain_in, array_in, range_in and their binary kin: its domains' CHECKs run), or parse a body
+ * named by an oid (a language's validator, fmgr_sql_validator, plpgsql_validator: the parse of a
+ * constant such as '(x)'::a_composite runs its domains' CHECKs, and their functions, which the
+ * preparation may not have held off); TimescaleDB's cagg_validate_query, which parses a query given
+ * as text, likewise; and every function
  * of the extensions whose C library runs a query given as text (tablefunc's crosstab and connectby,
  * which writes its field names into its query as given; dblink's; xml2's xpath_table), in whatever
  * schema the extension was made (tablefunc is trusted: the database's owner makes it, in public);
@@ -514,11 +518,11 @@ calls(key, fn) AS (
  */
 const TEXT_QUERIES = `SELECT p.oid FROM pg_proc p
  WHERE (p.pronamespace = 'pg_catalog'::regnamespace
-        AND p.proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|xpath_table|(record|domain|array|range|multirange)_(in|recv))$')
+        AND p.proname ~ '^(.*_to_xml.*|ts_stat|ts_rewrite|crosstab[0-9]*|connectby|dblink.*|xpath_table|(record|domain|array|range|multirange)_(in|recv)|.*_validator)$')
     OR (p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c') AND p.probin ~ '(^|/)(tablefunc|dblink|pgxml)([.]so)?$')
     OR ((p.proargtypes::oid[] && ARRAY['pg_catalog.regclass'::regtype, 'pg_catalog.name'::regtype, 'pg_catalog.regproc'::regtype,
                                        'pg_catalog.regprocedure'::regtype, 'pg_catalog.oid'::regtype, 'pg_catalog.jsonb'::regtype]::oid[]
-         OR p.proname ~ '^policy_')
+         OR p.proname ~ '^(policy_.*|cagg_validate_query)$')
         AND EXISTS (SELECT 1 FROM pg_depend e JOIN pg_extension x ON x.oid = e.refobjid
                      WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.refclassid = 'pg_extension'::regclass
                        AND e.deptype = 'e' AND x.extname = 'timescaledb'))`;
@@ -983,7 +987,7 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
   END LOOP;
   ${
     memberships
-      ? `FOR rec IN SELECT l.object FROM ${schema}.lent l WHERE l.kind = 'member' LOOP
+      ? `FOR rec IN SELECT l.object FROM ${schema}.lent l JOIN pg_catalog.pg_roles r ON r.oid = l.object WHERE l.kind = 'member' LOOP
     EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
   END LOOP;
   IF EXISTS (SELECT 1 FROM ${schema}.lent WHERE kind = 'noinherit') THEN
@@ -992,7 +996,7 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
       : "-- The memberships (and INHERIT) stay lent until the last step that needs an owner's privileges (givebackMemberships)."
   }
   -- What a circular grant withheld: the lent membership taken back first, then the owner's membership of this role given back.
-  -- (A role dropped meanwhile has nothing to give back.)
+  -- (A role dropped meanwhile has nothing to give back, here as above: a view refreshed last may drop one.)
   FOR rec IN SELECT l.object FROM ${schema}.lent l JOIN pg_catalog.pg_roles r ON r.oid = l.object WHERE l.kind = 'cycle' LOOP
     EXECUTE pg_catalog.format('REVOKE %I FROM %I', pg_catalog.pg_get_userbyid(rec.object), current_user);
   END LOOP;
@@ -1004,6 +1008,9 @@ export const giveBackRoutines = (schema: Quoted, { memberships = true } = {}) =>
   DELETE FROM ${schema}.routines;
   DELETE FROM ${schema}.lent${memberships ? "" : " WHERE kind NOT IN ('member', 'noinherit')"};
 END $give$`;
+/** The roles lent as 'cycle' (their memberships of this role withheld), as the record names them. */
+export const lentAsCycle = (schema: Quoted) =>
+  `SELECT coalesce(array_agg(object), '{}')::pg_catalog.text AS roles FROM ${schema}.lent WHERE kind = 'cycle'`;
 /** Whether memberships are lent or withheld (the record's), to be given back once no step needs them. */
 export const membershipsLent = (schema: Quoted) =>
   `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind IN ('member', 'cycle', 'withheld', 'withheld admin', 'noinherit')`;
@@ -1123,7 +1130,9 @@ SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I'
  * dropped and made again: such a function can read pg_stats (its own statistics among them) while
  * a refresh or ANALYZE runs it, and copy what is still production's, so none is left until every
  * other statistic is made again. A partition's index goes with its parent's, a chunk's with its
- * hypertable's. owned: this role owns the table (only its owner may drop an index); kept: why it
+ * hypertable's. owned: this role owns the table (only its owner may drop an index) by a membership
+ * that stays until it is made again: not one lent as 'cycle' ($2, lentAsCycle), which goes back
+ * before the views refreshed last (the owner's own membership of this role comes back then); kept: why it
  * cannot be dropped and made again (a constraint stands on it; unique, which the masked data may not
  * be; a partitioned table's, whose partitions' indexes would go with it).
  */
@@ -1135,7 +1144,7 @@ ${callsOf(`
 calling(key) AS (SELECT DISTINCT key FROM calls WHERE fn IN (SELECT oid FROM own))
 SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n.nspname AS schema, t.relname AS name,
        format('%I.%I', n.nspname, t.relname) AS quoted, t.relkind::text AS kind,
-       pg_has_role(t.relowner, 'USAGE') AS owned,
+       pg_has_role(t.relowner, 'USAGE') AND NOT EXISTS (SELECT 1 FROM unnest($2::oid[]) c(role) WHERE pg_has_role(c.role, t.relowner, 'USAGE')) AS owned,
        CASE WHEN EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) THEN 'a constraint stands on it'
             WHEN i.indisunique THEN 'unique: the masked data may not be'
             WHEN t.relkind = 'p' THEN 'of a partitioned table: its partitions'' indexes go with it' END AS kept,
@@ -1152,7 +1161,7 @@ SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n
    AND 'i' || i.indexrelid IN (SELECT key FROM calling)
 UNION ALL
 SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname, t.relname, format('%I.%I', n.nspname, t.relname), t.relkind::text,
-       pg_has_role(s.stxowner, 'USAGE'), NULL,
+       pg_has_role(s.stxowner, 'USAGE') AND NOT EXISTS (SELECT 1 FROM unnest($2::oid[]) c(role) WHERE pg_has_role(c.role, s.stxowner, 'USAGE')), NULL,
        format('DROP STATISTICS %I.%I', sn.nspname, s.stxname), pg_get_statisticsobjdef(s.oid),
        array_remove(ARRAY[
          CASE WHEN s.stxstattarget >= 0 THEN format('ALTER STATISTICS %I.%I SET STATISTICS %s', sn.nspname, s.stxname, s.stxstattarget) END,
