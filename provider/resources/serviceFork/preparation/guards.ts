@@ -359,6 +359,19 @@ const functionsOnWrite: Guard<{ written: number[] }, { table: string; what: stri
     ),
 };
 
+const domainChecksThatMayWrite: Guard<{ record: Quoted }, { domain: string; constraint: string; function: string; why: string }> = {
+  name: "a domain's CHECK running a function that may write or run a query, which a value's input runs where no catalog names it",
+  statement: ({ record }) => [sql.domainChecksThatMayWrite(record)],
+  refuse: ([first, ...more]) =>
+    first &&
+    said(
+      `the domain ${first.domain}'s CHECK ${first.constraint} runs ${first.function}, ${first.why}: a value's input runs a domain's ` +
+        "CHECK where no catalog entry names the domain (a record's, TimescaleDB's compressed_data's, a validator's parse of a cast), " +
+        `so it could read rows not yet masked and copy them elsewhere; drop it in prepare.sql (ALTER DOMAIN … DROP CONSTRAINT) and add it again ${AGAIN}` +
+        (more.length ? `; so do ${more.length} more: ${list(more, (r) => `${r.domain}'s ${r.constraint} (${r.function})`)}` : ""),
+    ),
+};
+
 /** A masked table's one scan after the masking: the statement (built with its parameters) and each rule's column. */
 export interface MaskedScan {
   label: string;
@@ -598,6 +611,21 @@ const aggregatePlaceheld: Guard<{ view: string; hypertable: string; hazards: str
       : undefined,
 };
 
+const refreshedLastThroughCycle: Guard<{ views: number[]; names: Map<number, string>; cycle: string }, { oid: number; name: string }> = {
+  name: "a materialized view or continuous aggregate refreshed last, of an owner that is itself a member of tsdbadmin",
+  statement: ({ views, cycle }) => [sql.OWNED_THROUGH_CYCLE, [views, cycle]],
+  refuse: (rows, { names }) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => names.get(r.oid) ?? r.name)}: refreshed last (it calls a function of the database's own), as its owner, ` +
+            "a role that is itself a member of tsdbadmin, whose membership the preparation withholds while it acts as that owner and gives " +
+            "back before the views refreshed last, so it could not be refreshed. In production, make it tsdbadmin's, or drop it in " +
+            `prepare.sql and make it again ${AGAIN}`,
+          700,
+        )
+      : undefined,
+};
+
 const refreshUnderRowSecurity: Guard<
   { views: number[]; names: Map<number, string> },
   { oid: number; view: string; table: string; reader: string; forced: boolean }
@@ -637,6 +665,7 @@ export const GUARDS = {
   chunksLeftBehindOfOthers,
   cascadeToForeign,
   functionsOnWrite,
+  domainChecksThatMayWrite,
   keyCheckedCallingOwn,
   keyCheckedPartitionedByOwn,
   keyCastsCallingOwn,
@@ -658,4 +687,5 @@ export const GUARDS = {
   aggregateWithoutTimescaleDB,
   aggregatePlaceheld,
   refreshUnderRowSecurity,
+  refreshedLastThroughCycle,
 };

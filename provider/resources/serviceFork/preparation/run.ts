@@ -365,6 +365,11 @@ const STEPS: Step[] = [
   { name: "prepare.sql", run: (s) => userSql(s, "sql") },
   // From here until the views that call one are refreshed, no function of the database's own may run.
   { name: "prepare.mask (the database's own functions held off)", when: masking, run: holdOffRoutines },
+  {
+    name: "prepare.mask (domains whose CHECK may write or run a query)",
+    when: masking,
+    run: domainChecksThatMayWrite,
+  },
   { name: "prepare.mask (row security owners force on themselves, lifted until the commit)", when: masking, run: liftForcedRowSecurity },
   { name: "prepare.mask (the rules' tables and columns)", when: masking, run: resolveRules },
   { name: "prepare.mask (foreign servers)", when: masking, run: dropForeignServers },
@@ -684,6 +689,11 @@ async function reachOf(s: Preparing): Promise<void> {
     await s.check(GUARDS.partitionKey, key);
     if (hypertableOids.has(key.oid)) await s.check(GUARDS.hypertableDimension, key);
   }
+}
+
+/** Refused: a domain whose CHECK may write or run a query (a value's input runs it unseen by the catalog). */
+async function domainChecksThatMayWrite(s: Preparing): Promise<void> {
+  await s.check(GUARDS.domainChecksThatMayWrite, { record: record(s).quoted });
 }
 
 async function functionsOnWrite(s: Preparing): Promise<void> {
@@ -1059,7 +1069,12 @@ async function refreshDerived(s: Preparing): Promise<void> {
     ...populated.map((oid): [number, string] => [oid, shownName(byOid.get(oid) ?? { schema: "", name: String(oid) })]),
   ]);
   await s.check(GUARDS.refreshUnderRowSecurity, { views: [...refreshedAs.keys()], names: refreshedAs });
-  await dropOwnStatisticsObjects(s);
+  const cycle = await lentAsCycle(s);
+  const refreshedLast = plan.flatMap((item) =>
+    !item.opaque ? [] : item.kind === "materialized view" ? [item.table.oid] : [item.aggregate.direct],
+  );
+  await s.check(GUARDS.refreshedLastThroughCycle, { views: refreshedLast, names: refreshedAs, cycle });
+  await dropOwnStatisticsObjects(s, cycle);
   // An aggregate with chunk skipping on a column: its ranges made again as its chunks are compressed again, and the catalog analysed after.
   const skipped = s.timescaledb
     ? await s.q(sql.SKIPPING_COLUMNS, [plan.flatMap((item) => (item.kind === "continuous aggregate" ? [item.aggregate.oid] : []))])
@@ -1269,10 +1284,9 @@ async function recordOwed(s: Preparing, plan: Refresh[]): Promise<void> {
  * own statistics among them) while a refresh or ANALYZE runs it, and copy what is still production's.
  * Made again last (restatisticizeCallingOwn), once every other statistic is the masked data's.
  */
-async function dropOwnStatisticsObjects(s: Preparing): Promise<void> {
+async function dropOwnStatisticsObjects(s: Preparing, cycle: string): Promise<void> {
   // An owner lent as 'cycle' is given back before the views refreshed last: its objects could not be made again after.
-  const [cycle] = (await recordPresent(s)) ? await s.q<{ roles: string }>(sql.lentAsCycle(record(s).quoted)) : [];
-  const objects = await s.q<OwnStatisticsObject>(sql.OWN_STATISTICS_OBJECTS, [s.reach.written.map((t) => t.oid), cycle?.roles ?? "{}"]);
+  const objects = await s.q<OwnStatisticsObject>(sql.OWN_STATISTICS_OBJECTS, [s.reach.written.map((t) => t.oid), cycle]);
   await s.check(GUARDS.statisticsCallingOwnKept, { objects });
   for (const o of objects) {
     s.step = `prepare.mask (dropping the ${o.what} until everything else is made again)`;
@@ -1281,13 +1295,29 @@ async function dropOwnStatisticsObjects(s: Preparing): Promise<void> {
   }
 }
 
+/** The roles lent as 'cycle' (statements.ts, holdOffRoutines), as an array's text for a parameter. */
+async function lentAsCycle(s: Preparing): Promise<string> {
+  const [cycle] = (await recordPresent(s)) ? await s.q<{ roles: string }>(sql.lentAsCycle(record(s).quoted)) : [];
+  return cycle?.roles ?? "{}";
+}
+
 /** The dropped indexes and extended statistics made again, as they were (a comment, a CLUSTER mark, a target with them). */
 async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
   while (s.remakeLast.length) {
     const o = s.remakeLast[0] as OwnStatisticsObject;
     s.step = `prepare.mask (making the ${o.what} again)`;
     // With the role's search_path, as production made it: its function may name others unqualified.
-    await asUser(s, o.make);
+    await asUser(s, o.make).catch((err: unknown) => {
+      // What it names (its table, a function) changed on the fork since it was dropped: by what ran in a view refreshed last.
+      if (!(err instanceof NamedFailure)) throw err;
+      throw new Refusal(
+        printable(
+          `the ${o.what} of ${shownName(o)} could not be made again as production had it: ` +
+            "what it names (its table, a function) was changed on the fork after it was dropped, by what a view refreshed last ran; " +
+            `make it ${AGAIN}`,
+        ).slice(0, 600),
+      );
+    });
     for (const text of o.after) await s.q(text);
     s.remakeLast.shift();
   }

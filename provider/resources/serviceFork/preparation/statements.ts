@@ -967,6 +967,27 @@ export const holdOffRoutines = (schema: Quoted): string[] => [
   END LOOP;
 END $hold$`,
 ];
+/**
+ * The domains whose CHECK runs ($1: the record) a function of the database's own that is not held
+ * off, one that runs a query given as text (TEXT_QUERIES), or one of PostgreSQL's or an extension's
+ * that may write (VOLATILE: a large object, a sequence), but for those that only read the clock or
+ * draw a random number. A value's input runs its domain's CHECK where no catalog entry names the
+ * domain (record_in's, TimescaleDB's compressed_data's, which names its elements' type in its bytes,
+ * a validator's parse of a cast), so no check of what an expression names can tell what reaches one.
+ */
+export const domainChecksThatMayWrite = (schema: Quoted) => `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
+text_queries AS (${TEXT_QUERIES}),
+${callsOf("SELECT k.oid::text, k.conbin::text FROM pg_constraint k WHERE k.contypid <> 0 AND k.contype = 'c'")}
+SELECT DISTINCT format_type(k.contypid, NULL) AS domain, quote_ident(k.conname) AS "constraint", p.oid::regprocedure::text AS function,
+       CASE WHEN p.oid IN (SELECT oid FROM own) THEN 'a function of the database''s own the preparation could not hold off'
+            WHEN p.oid IN (SELECT oid FROM text_queries) THEN 'a function that runs a query given as text'
+            ELSE 'a function that may write (VOLATILE)' END AS why
+  FROM calls c JOIN pg_constraint k ON k.oid::text = c.key JOIN pg_proc p ON p.oid = c.fn
+ WHERE (p.oid IN (SELECT oid FROM own) AND p.oid NOT IN (SELECT routine FROM ${schema}.routines))
+    OR p.oid IN (SELECT oid FROM text_queries)
+    OR (p.oid NOT IN (SELECT oid FROM own) AND p.provolatile = 'v'
+        AND NOT (p.pronamespace = 'pg_catalog'::regnamespace AND p.proname IN ('clock_timestamp', 'timeofday', 'random', 'setseed', 'gen_random_uuid')))
+ ORDER BY 1, 2, 3`;
 /** The routines held off, as the record names them. */
 export const heldOffRoutines = (schema: Quoted) => `SELECT p.oid::regprocedure::text AS routine
   FROM ${schema}.routines h JOIN pg_proc p ON p.oid = h.routine ORDER BY 1`;
@@ -1011,6 +1032,15 @@ END $give$`;
 /** The roles lent as 'cycle' (their memberships of this role withheld), as the record names them. */
 export const lentAsCycle = (schema: Quoted) =>
   `SELECT coalesce(array_agg(object), '{}')::pg_catalog.text AS roles FROM ${schema}.lent WHERE kind = 'cycle'`;
+/**
+ * Of the relations $1, those whose owner this role acts as only through a role lent as 'cycle' ($2,
+ * lentAsCycle): given back before the views refreshed last, so what is refreshed then as that owner
+ * could not be.
+ */
+export const OWNED_THROUGH_CYCLE = `SELECT c.oid::int AS oid, format('%I.%I', n.nspname, c.relname) AS name
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.oid = ANY($1::oid[]) AND EXISTS (SELECT 1 FROM unnest($2::oid[]) l(role) WHERE pg_has_role(l.role, c.relowner, 'USAGE'))
+ ORDER BY 2`;
 /** Whether memberships are lent or withheld (the record's), to be given back once no step needs them. */
 export const membershipsLent = (schema: Quoted) =>
   `SELECT count(*)::int AS n FROM ${schema}.lent WHERE kind IN ('member', 'cycle', 'withheld', 'withheld admin', 'noinherit')`;

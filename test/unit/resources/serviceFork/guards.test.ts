@@ -229,6 +229,31 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.FUNCTIONS_ON_WRITE, params: [[10, 11]] },
   },
+  domainChecksThatMayWrite: {
+    input: { record: sql.ident("_tigercloud_preparing_mine") },
+    refused: [
+      { domain: "public.dom", constraint: "c", function: "lo_from_bytea(oid,bytea)", why: "a function that may write (VOLATILE)" },
+      {
+        domain: "public.other",
+        constraint: "d",
+        function: "public.steal(text)",
+        why: "a function of the database's own the preparation could not hold off",
+      },
+    ],
+    says: /^the domain public\.dom's CHECK c runs lo_from_bytea\(oid,bytea\), a function that may write \(VOLATILE\): .*drop it in prepare\.sql \(ALTER DOMAIN … DROP CONSTRAINT\) and add it again in prepare\.sqlAfter.*; so do 1 more: public\.other's d \(public\.steal\(text\)\)$/,
+    passes: [],
+    sends: { text: sql.domainChecksThatMayWrite(sql.ident("_tigercloud_preparing_mine")) },
+  },
+  refreshedLastThroughCycle: {
+    input: { views: [30, 31], names: new Map([[30, "public.c293"]]), cycle: "{16500}" },
+    refused: [
+      { oid: 30, name: "public._direct_view_5" },
+      { oid: 31, name: "public.m" },
+    ],
+    says: /^public\.c293, public\.m: refreshed last .*, a role that is itself a member of tsdbadmin, .* In production, make it tsdbadmin's, or drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    passes: [],
+    sends: { text: sql.OWNED_THROUGH_CYCLE, params: [[30, 31], "{16500}"] },
+  },
   rowsNotMasked: {
     input: { label: "public.customers", text: "SELECT 1", params: ["tag"], columns: ["email", "name"] },
     refused: [{ n0: 5, bad0: 0, n1: 5, bad1: 2 }],
