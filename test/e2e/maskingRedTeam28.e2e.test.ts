@@ -62,22 +62,22 @@
 // Way 3 was blocked as it came: TimescaleDB let tsdbadmin pause the job, and the fork was
 // published with it paused.
 import { readThrough as read } from "../support/lab/production";
-import { RULES, redTeamLab, inLargeObjects, expectSafe, deepViews, dropDeepViews, statsOf } from "../support/lab/redTeam";
+import {
+  RULES,
+  redTeamLab,
+  inLargeObjects,
+  expectSafe,
+  deepViews,
+  dropDeepViews,
+  statsOf,
+  expectPublishedOrNamed,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
 /** A refusal naming the function that ran, the validator, the CHECK calling one on each row the masking writes, or the domain's CHECK calling a function not held off. */
 const NAMED =
   /CHECK dom28\d_check runs public\.stash28\d\([^)]*\), a function of the database's own the preparation could not hold off|a function of the database's own, ran where the preparation lets none run|a language's validator \(such as fmgr_sql_validator\) ran|runs (pg_catalog\.)?fmgr_sql_validator\(oid\), a function [^,]+, on each row the masking writes/;
 const { asSuperuser, inProduction, outcome, noLargeObjects, unlinkLargeObjects, withCreateRole } = redTeamLab();
-
-/** A published fork's read matching `published`, or a refusal naming `named` with no bare SQLSTATE. */
-const expectPublishedOrNamed = (result: string, published: string, named: RegExp) => {
-  if (result.startsWith("published")) expect(result).toBe(published);
-  else {
-    expect(result).toMatch(named);
-    expect(result).not.toMatch(/SQLSTATE/);
-  }
-};
 
 test("a CHECK of the masked customers calling fmgr_sql_validator(oid) on a SQL function of tsdbadmin's with a parameter of a type it may no longer use (not held off: its definition cannot be made again), whose parse runs a domain CHECK's function (also not held off so) reading the customers, keeps nothing of production's in large objects", async () => {
   await withCreateRole(async () => {

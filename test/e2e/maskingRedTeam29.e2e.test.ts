@@ -45,19 +45,10 @@
 // anything is emptied (GUARDS.refreshedLastThroughCycle); an object that cannot be made again as
 // production had it is named, with its statement, to make in sqlAfter.
 import { readThrough as read } from "../support/lab/production";
-import { RULES, redTeamLab, inLargeObjects, expectSafe, deepViews, dropDeepViews } from "../support/lab/redTeam";
+import { RULES, redTeamLab, inLargeObjects, expectSafe, deepViews, dropDeepViews, expectPublishedOrNamed } from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
 const { asSuperuser, inProduction, outcome, noLargeObjects, unlinkLargeObjects, withCreateRole } = redTeamLab();
-
-/** A published fork's read matching `published`, or a refusal naming `named` with no bare SQLSTATE. */
-const expectPublishedOrNamed = (result: string, published: string, named: RegExp) => {
-  if (result.startsWith("published")) expect(result).toBe(published);
-  else {
-    expect(result).toMatch(named);
-    expect(result).not.toMatch(/SQLSTATE/);
-  }
-};
 
 /**
  * An SQL expression: the text form (base64) of a TimescaleDB compressed_data value, array-compressed,

@@ -104,6 +104,15 @@ export const expectSafe = (result: string, named: RegExp) => {
   }
 };
 
+/** A published fork's read matching `published`, or a refusal naming `named` with no bare SQLSTATE. */
+export const expectPublishedOrNamed = (result: string, published: string, named: RegExp) => {
+  if (result.startsWith("published")) expect(result).toBe(published);
+  else {
+    expect(result).toMatch(named);
+    expect(result).not.toMatch(/SQLSTATE/);
+  }
+};
+
 /** The fork published (masked, not refused), and nothing of production's where the attack copied to. */
 export const expectPublishedSafe = (result: string) => expect(result).toMatch(/^published, copied: 0 of \d+$/);
 
