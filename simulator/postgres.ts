@@ -384,8 +384,20 @@ const CLUSTER_FORMAT = 1;
 function clusterCache(pg: Postgres): string {
   const owner = pg.user?.uid ?? process.getuid?.();
   const dir = path.join(os.tmpdir(), `tigercloud-sim-clusters-${owner ?? "user"}`);
-  // Made by whichever of the suites starting at once comes first (recursive: no EEXIST for the others), then checked by all.
-  if (fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined && pg.user) fs.chownSync(dir, pg.user.uid, pg.user.gid);
+  // Made whole beside it (mode 700, the servers' user's) and renamed into place, so that a suite starting at once never sees
+  // it half made (another's mkdir before its chown); the one that comes second finds it there (or puts its own empty one over
+  // the first's, still empty) and leaves it. Then checked by all.
+  if (!fs.existsSync(dir)) {
+    const made = fs.mkdtempSync(`${dir}.`);
+    try {
+      if (pg.user) fs.chownSync(made, pg.user.uid, pg.user.gid);
+      fs.renameSync(made, dir);
+    } catch (err) {
+      if (!["EEXIST", "ENOTEMPTY"].includes((err as NodeJS.ErrnoException).code ?? "")) throw err;
+    } finally {
+      fs.rmSync(made, { recursive: true, force: true });
+    }
+  }
   const seen = fs.lstatSync(dir);
   if (!seen.isDirectory() || (owner !== undefined && seen.uid !== owner) || (seen.mode & 0o077) !== 0)
     throw new Error(`${dir} is not a folder of the PostgreSQL servers' user alone (mode 700): remove it`);
