@@ -93,4 +93,4 @@ function useSdk(tree, version) {
   }
 }
 
-module.exports = { linkCopy, sdkModules, useSdk, versionIn };
+module.exports = { linkCopy, useSdk };
