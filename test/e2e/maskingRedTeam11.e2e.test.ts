@@ -104,7 +104,7 @@ test("a continuous aggregate's refresh policy on an integer hypertable whose int
       ),
     ),
   ).toMatch(
-    /failed at prepare\.pauseJobs: job \d+'s integer_now function \(of the hypertable under its aggregate\), public\.now111, is a function of the database's own/,
+    /failed at prepare\.pauseJobs: job \d+'s integer_now function \(of the hypertable it or its config names, or the one under its aggregate\), public\.now111, is a function of the database's own/,
   );
 });
 

@@ -1306,20 +1306,22 @@ async function remakeOwnStatisticsObjects(s: Preparing): Promise<void> {
   while (s.remakeLast.length) {
     const o = s.remakeLast[0] as OwnStatisticsObject;
     s.step = `prepare.mask (making the ${o.what} again)`;
-    // With the role's search_path, as production made it: its function may name others unqualified.
-    await asUser(s, o.make).catch((err: unknown) => {
+    const notAsProductionHad = (missing: string) => (err: unknown) => {
       // What it names (its table, a function) changed on the fork since it was dropped: by what ran in a view refreshed last.
       if (!(err instanceof NamedFailure)) throw err;
       throw new Refusal(
         printable(
-          `the ${o.what} of ${shownName(o)} could not be made again as production had it: ` +
+          `the ${o.what} of ${shownName(o)} ${missing}: ` +
             "what it names (its table, a function) was changed on the fork after it was dropped, by what a view refreshed last ran; " +
             `make it ${AGAIN}`,
         ).slice(0, 600),
       );
-    });
-    for (const text of o.after) await s.q(text);
+    };
+    // With the role's search_path, as production made it: its function may name others unqualified.
+    await asUser(s, o.make).catch(notAsProductionHad("could not be made again as production had it"));
+    // Made: what goes with it (a CLUSTER mark, a comment, a target) fails alone, the object kept.
     s.remakeLast.shift();
+    for (const text of o.after) await s.q(text).catch(notAsProductionHad(`was made again, but not its ${text}`));
   }
 }
 
@@ -1359,10 +1361,11 @@ async function remakeWhatWasDropped(s: Preparing): Promise<void> {
       await s.session.query("ROLLBACK").catch(() => undefined);
       await s.session.query(sql.SESSION_SEARCH_PATH, [s.userPath]);
       await s.session.query(o.make);
-      for (const text of o.after) await s.session.query(text);
     } catch {
       s.notRemade.objects.push(`${o.what} (${o.make})`);
+      continue;
     }
+    for (const text of o.after) await s.session.query(text).catch(() => s.notRemade.objects.push(`${o.what}'s ${text}`));
   }
   s.remakeLast = [];
 }

@@ -1160,7 +1160,9 @@ SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, format('%I.%I'
  * dropped and made again: such a function can read pg_stats (its own statistics among them) while
  * a refresh or ANALYZE runs it, and copy what is still production's, so none is left until every
  * other statistic is made again. A partition's index goes with its parent's, a chunk's with its
- * hypertable's. owned: this role owns the table (only its owner may drop an index) by a membership
+ * hypertable's; a statistics object is its table's alone (TimescaleDB copies none to a chunk), so
+ * one made on a chunk is listed. owned: this role owns the table and the object (the object's owner drops it,
+ * the table's makes it) by a membership
  * that stays until it is made again: not one lent as 'cycle' ($2, lentAsCycle), which goes back
  * before the views refreshed last (the owner's own membership of this role comes back then); kept: why it
  * cannot be dropped and made again (a constraint stands on it; unique, which the masked data may not
@@ -1191,7 +1193,9 @@ SELECT format('index %I.%I', n.nspname, x.relname) AS what, t.oid::int AS oid, n
    AND 'i' || i.indexrelid IN (SELECT key FROM calling)
 UNION ALL
 SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname, t.relname, format('%I.%I', n.nspname, t.relname), t.relkind::text,
-       pg_has_role(s.stxowner, 'USAGE') AND NOT EXISTS (SELECT 1 FROM unnest($2::oid[]) c(role) WHERE pg_has_role(c.role, s.stxowner, 'USAGE')), NULL,
+       -- Dropped as the object's owner, made again as the table's.
+       pg_has_role(s.stxowner, 'USAGE') AND pg_has_role(t.relowner, 'USAGE')
+         AND NOT EXISTS (SELECT 1 FROM unnest($2::oid[]) c(role) WHERE pg_has_role(c.role, s.stxowner, 'USAGE') OR pg_has_role(c.role, t.relowner, 'USAGE')), NULL,
        format('DROP STATISTICS %I.%I', sn.nspname, s.stxname), pg_get_statisticsobjdef(s.oid),
        array_remove(ARRAY[
          CASE WHEN s.stxstattarget >= 0 THEN format('ALTER STATISTICS %I.%I SET STATISTICS %s', sn.nspname, s.stxname, s.stxstattarget) END,
@@ -1199,7 +1203,7 @@ SELECT format('statistics %I.%I', sn.nspname, s.stxname), t.oid::int, n.nspname,
               THEN format('COMMENT ON STATISTICS %I.%I IS %L', sn.nspname, s.stxname, obj_description(s.oid, 'pg_statistic_ext')) END], NULL)
   FROM pg_statistic_ext s JOIN pg_namespace sn ON sn.oid = s.stxnamespace
   JOIN pg_class t ON t.oid = s.stxrelid JOIN pg_namespace n ON n.oid = t.relnamespace
- WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_timescaledb_internal')
+ WHERE t.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
    AND NOT t.oid = ANY($1::oid[])
    AND 's' || s.oid IN (SELECT key FROM calling)
  ORDER BY 1`;
@@ -1555,25 +1559,28 @@ export const SCHEDULED_JOBS = "SELECT job_id FROM timescaledb_information.jobs W
 /**
  * The scheduled jobs for which TimescaleDB's alter_job runs a function of the database's own when
  * pauseJobs pauses them, before anything is masked or held off: a job's check_config (run with its
- * config), and a refresh policy's integer_now (its overlap check computes the window from it) of the
- * hypertable under the aggregate, at any depth of a hierarchy.
+ * config), and the integer_now (a policy's check computes its window from it) of the job's
+ * hypertable, of one its config names, or of the hypertable under an aggregate, at any depth of a hierarchy.
  */
 export const JOBS_CHECKED_BY_OWN = `WITH RECURSIVE own AS (${OWN_FUNCTIONS}),
 -- A policy's hypertable, or its aggregate's (jobs names an aggregate by its view) materialization hypertable.
-scheduled AS (SELECT j.job_id, j.check_schema, j.check_name, coalesce(h.id, ca.mat_hypertable_id) AS hypertable
+scheduled AS (SELECT j.job_id, j.check_schema, j.check_name, j.config, coalesce(h.id, ca.mat_hypertable_id) AS hypertable
                 FROM timescaledb_information.jobs j
                 LEFT JOIN _timescaledb_catalog.hypertable h ON h.schema_name = j.hypertable_schema AND h.table_name = j.hypertable_name
                 LEFT JOIN _timescaledb_catalog.continuous_agg ca ON ca.user_view_schema = j.hypertable_schema AND ca.user_view_name = j.hypertable_name
                WHERE j.job_id >= 1000 AND j.scheduled),
+-- And whatever hypertable its config names: TimescaleDB's own checks take theirs from there, and add_job's jobs name none above.
 under(job_id, hypertable) AS (
   SELECT job_id, hypertable FROM scheduled WHERE hypertable IS NOT NULL
+  UNION SELECT s.job_id, (s.config ->> k.key)::int FROM scheduled s, LATERAL (VALUES ('hypertable_id'), ('mat_hypertable_id')) k(key)
+         WHERE jsonb_typeof(s.config) = 'object' AND (s.config ->> k.key) ~ '^[0-9]{1,9}$'
   UNION SELECT u.job_id, ca.raw_hypertable_id FROM under u JOIN _timescaledb_catalog.continuous_agg ca ON ca.mat_hypertable_id = u.hypertable)
 SELECT s.job_id, 'check_config' AS what, format('%I.%I', s.check_schema, s.check_name) AS "check"
   FROM scheduled s JOIN pg_namespace n ON n.nspname = s.check_schema
   JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = s.check_name
  WHERE p.oid IN (SELECT oid FROM own)
 UNION
-SELECT u.job_id, 'integer_now function (of the hypertable under its aggregate)', format('%I.%I', d.integer_now_func_schema, d.integer_now_func)
+SELECT u.job_id, 'integer_now function (of the hypertable it or its config names, or the one under its aggregate)', format('%I.%I', d.integer_now_func_schema, d.integer_now_func)
   FROM under u JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = u.hypertable
   JOIN pg_namespace n ON n.nspname = d.integer_now_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.integer_now_func
  WHERE p.oid IN (SELECT oid FROM own)
