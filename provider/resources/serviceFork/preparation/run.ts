@@ -1221,8 +1221,14 @@ async function keepRecord(s: Preparing): Promise<string> {
   await s.session.query("ROLLBACK").catch(() => undefined);
   await s.pin();
   // What a function of the database's own set running (a job it scheduled, a session it opened) could drop it after.
-  if (s.p.pauseJobs && s.timescaledb) await pauseJobsScheduledSince(s);
-  const [others] = await s.q<{ ended: number; left: number }>(sql.endOtherSessions(s.timescaledb));
+  // Ended first: a job still running could schedule another as fast as it is paused (and its alter_job conflict with the pause's).
+  const endOthers = () => s.q<{ ended: number; left: number }>(sql.endOtherSessions(s.timescaledb));
+  if (s.p.pauseJobs && s.timescaledb) {
+    await endOthers();
+    await pauseJobsScheduledSince(s);
+  }
+  // Then what the scheduler started meanwhile.
+  const [others] = await endOthers();
   await s.q(sql.BEGIN);
   await makeRecord(s);
   await s.q(sql.COMMIT);
