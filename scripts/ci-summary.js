@@ -32,8 +32,17 @@ for (const f of fs.existsSync(records) ? fs.readdirSync(records).filter((n) => n
   const exited = path.join(records, f.replace(/\.json$/, ".exited"));
   if (fs.existsSync(exited)) {
     const e = read(exited);
-    if (e.endedAt)
-      took.push({ ms: e.exitedAt - e.endedAt, hooks: e.exitBegan ? e.exitedAt - e.exitBegan : undefined, pending: e.pending ?? [] });
+    if (e.terminatedAt)
+      console.log(
+        `worker ${f.replace(/\.json$/, "")} was killed (SIGTERM) ${e.endedAt ? `${e.terminatedAt - e.endedAt} ms after the end message of jest` : "before any end message"} (${e.rssMB} MB resident)`,
+      );
+    else if (e.endedAt)
+      took.push({
+        ms: e.exitedAt - e.endedAt,
+        hooks: e.exitBegan ? e.exitedAt - e.exitBegan : undefined,
+        pending: e.pending ?? [],
+        rss: e.rssMB,
+      });
     continue;
   }
   console.log(
@@ -46,7 +55,7 @@ if (took.length)
       .sort((a, b) => a.ms - b.ms)
       .map(
         (t) =>
-          `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}${t.pending.length ? ` [pending at its end: ${t.pending.join(" ")}]` : ""}`,
+          `${t.ms} ms${t.hooks === undefined ? "" : ` (${t.hooks} ms in exit hooks)`}${t.rss === undefined ? "" : `, ${t.rss} MB resident`}${t.pending.length ? ` [pending at its end: ${t.pending.join(" ")}]` : ""}`,
       )
       .join(", ")} after the end message of jest (which kills one after 500 ms)`,
   );

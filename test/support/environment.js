@@ -66,6 +66,12 @@ function describeHandles() {
     .filter(Boolean);
 }
 
+/** The worker's size, in MB: the kernel's freeing of it is part of its exit, which jest waits 500 ms for. */
+function memory() {
+  const { rss, heapUsed } = process.memoryUsage();
+  return { rssMB: Math.round(rss / 1e6), heapUsedMB: Math.round(heapUsed / 1e6) };
+}
+
 // Where CI asks (PULUMI_TIGERCLOUD_WORKER_RECORD, a folder): each worker writes, at each suite's
 // end, that suite and everything then keeping it alive, and a mark when it exits; a worker jest had
 // to kill has no mark, and its last record says what held it.
@@ -76,23 +82,31 @@ if (RECORD) fs.mkdirSync(RECORD, { recursive: true });
 // process.exit skips: after a run of end-to-end suites, on a loaded machine, that took longer than
 // the 500 ms jest waits before killing it ("A worker process has failed to exit gracefully"),
 // though nothing was left open. Its exit hooks (a simulator's stopping what it left running) run.
+// The kernel's freeing of its memory is part of its exit too (about 180 ms a GB here, idle), so
+// the record says how big it was.
 let endedAt = 0;
 let exitBegan = 0;
+let terminatedAt = 0;
 const onMessage = (m) => {
   if (!Array.isArray(m) || m[0] !== 2) return;
   endedAt = Date.now();
   process.removeListener("message", onMessage);
-  // With what is still pending then (a request on libuv's threadpool, which the process's end waits for, is one).
-  if (RECORD)
-    process.once("exit", () =>
-      fs.writeFileSync(
-        `${RECORD}/${process.pid}.exited`,
-        JSON.stringify({ endedAt, exitBegan, exitedAt: Date.now(), pending: process.getActiveResourcesInfo() }),
-      ),
-    );
   // After jest's own listener has taken the message (it sends nothing after).
   immediately(() => process.exit());
 };
+// Killed by jest (SIGTERM, whose default skips exit hooks): its exit hooks run, and its record says when.
+process.once("SIGTERM", () => {
+  terminatedAt = Date.now();
+  process.exit();
+});
+// With what is still pending then (a request on libuv's threadpool, which the process's end waits for, is one).
+if (RECORD)
+  process.on("exit", () =>
+    fs.writeFileSync(
+      `${RECORD}/${process.pid}.exited`,
+      JSON.stringify({ endedAt, terminatedAt, exitBegan, exitedAt: Date.now(), pending: process.getActiveResourcesInfo(), ...memory() }),
+    ),
+  );
 if (process.send) process.prependListener("message", onMessage);
 process.prependOnceListener("exit", () => (exitBegan = Date.now()));
 
@@ -136,6 +150,7 @@ class LeakCheckingEnvironment extends TestEnvironment {
           alive: Object.fromEntries(alive()),
           handles: describeHandles(),
           children: children(),
+          ...memory(),
         }),
       );
     if (extra.length)
