@@ -99,6 +99,34 @@ const jobsCheckedByOwn: Guard<void, { job_id: number; what: string; check: strin
       : undefined,
 };
 
+const jobsConfigUnread: Guard<void, { job_id: number; key: string }> = {
+  name: "a job with a check whose config names a hypertable in a form other than a number",
+  statement: () => [sql.JOBS_CONFIG_UNREAD],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${rows.map((j) => `job ${j.job_id}'s config's ${j.key}`).join(" and ")} is not written as a number: TimescaleDB's check, ` +
+            "which alter_job runs as pauseJobs pauses the job, reads it as a hypertable's ID all the same, so which integer_now function it " +
+            "runs, before anything is masked, cannot be told; write it as a JSON number in production (alter_job(job_id, config => …)), " +
+            "or leave pauseJobs out",
+        )
+      : undefined,
+};
+
+const standingOnDropped: Guard<{ hypertables: number[]; aggregates: number[]; tables: string[] }, { what: string; on: string }> = {
+  name: "what stands on a chunk's table the preparation drops or makes anew",
+  statement: ({ hypertables, aggregates, tables }) => [sql.STANDING_ON_DROPPED, [hypertables, aggregates, tables]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.what} on ${r.on}`)}: the preparation drops that table or makes it anew (TimescaleDB's ` +
+            "decompress_chunk and compress_chunk as it masks a hypertable, a continuous aggregate's chunks before its refresh, a chunk " +
+            "left empty or left behind), which what stands on it prevents or would not survive; drop it in prepare.sql and make it " +
+            `again ${AGAIN}, on the hypertable rather than its chunk`,
+        )
+      : undefined,
+};
+
 const emptyTreeStatistics: Guard<{ relations: number[]; columns: string[] }, { place: string }> = {
   name: "a parent whose tree holds no row but keeps statistics of its whole of a masked column",
   statement: ({ relations, columns }) => [sql.INHERITED_STATISTICS, [relations, columns]],
@@ -650,6 +678,8 @@ export const GUARDS = {
   subscriptionsOfOthers,
   pauseJobsWithoutTimescaleDB,
   jobsCheckedByOwn,
+  jobsConfigUnread,
+  standingOnDropped,
   emptyTreeStatistics,
   jobsStillRunning,
   preparedByAnotherRole,

@@ -533,6 +533,7 @@ async function detachSubscriptions(s: Preparing): Promise<void> {
 async function pauseJobs(s: Preparing): Promise<void> {
   await s.check(GUARDS.pauseJobsWithoutTimescaleDB, { timescaledb: s.timescaledb });
   await s.check(GUARDS.jobsCheckedByOwn, undefined);
+  await s.check(GUARDS.jobsConfigUnread, undefined);
   await s.q(sql.BEGIN);
   const ids = (await s.q<{ job_id: number }>(sql.SCHEDULED_JOBS)).map((j) => j.job_id);
   for (const id of ids) {
@@ -666,6 +667,7 @@ async function dropForeignServers(s: Preparing): Promise<void> {
 /** Tables of chunks TimescaleDB no longer lists (what they belonged to was dropped): production's rows no rule can name, dropped. */
 async function dropLeftBehind(s: Preparing): Promise<void> {
   const left: LeftBehind[] = await s.check(GUARDS.chunksLeftBehindOfOthers, undefined);
+  await s.check(GUARDS.standingOnDropped, { hypertables: [], aggregates: [], tables: left.map((t) => t.table) });
   for (const t of left) {
     await s.q(t.drop);
     s.removed.push(`table ${printable(t.table)}, left behind by TimescaleDB`);
@@ -680,6 +682,8 @@ async function reachOf(s: Preparing): Promise<void> {
   const ancestors = await s.q<Table>(sql.ANCESTORS, [written.map((t) => t.oid)]);
   const hypertables = s.timescaledb ? await s.q<Table>(sql.HYPERTABLES, [written.map((t) => t.oid)]) : [];
   if (s.timescaledb) s.chunks = new Set((await s.q<{ oid: number }>(sql.CHUNK_TABLES)).map((c) => c.oid));
+  // Their chunks' compressed tables are dropped and made anew as they are masked.
+  if (s.timescaledb) await s.check(GUARDS.standingOnDropped, { hypertables: hypertables.map((h) => h.oid), aggregates: [], tables: [] });
   s.reach = { written, cascaded: written.filter((t) => !masked.has(t.oid)), ancestors, hypertables };
   // What a key's cascade writes may partition its table as a masked column may: refused alike.
   const cascadedOids = s.reach.cascaded.map((t) => t.oid);
@@ -1074,6 +1078,10 @@ async function refreshDerived(s: Preparing): Promise<void> {
     !item.opaque ? [] : item.kind === "materialized view" ? [item.table.oid] : [item.aggregate.direct],
   );
   await s.check(GUARDS.refreshedLastThroughCycle, { views: refreshedLast, names: refreshedAs, cycle });
+  if (s.timescaledb) {
+    const aggregates = plan.flatMap((item) => (item.kind === "continuous aggregate" ? [item.aggregate.oid] : []));
+    await s.check(GUARDS.standingOnDropped, { hypertables: [], aggregates, tables: [] });
+  }
   await dropOwnStatisticsObjects(s, cycle);
   // An aggregate with chunk skipping on a column: its ranges made again as its chunks are compressed again, and the catalog analysed after.
   const skipped = s.timescaledb

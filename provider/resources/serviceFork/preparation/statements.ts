@@ -365,6 +365,48 @@ export const TIMESCALEDB_OWN_DEFAULTS =
  */
 export const CHUNK_TABLES = `SELECT c.oid::int AS oid FROM _timescaledb_catalog.chunk ch
   JOIN pg_namespace n ON n.nspname = ch.schema_name JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ch.table_name`;
+/**
+ * What stands on the tables the preparation drops or makes anew, or goes with them: the chunks of
+ * these hypertables ($1: oids; the masking decompresses each compressed one, which drops its
+ * compressed table, compresses it again into a new one, and drops one left empty), the chunks of
+ * these aggregates' materialization hypertables ($2: oids; dropped before the refresh) and these
+ * tables ($3: names; left behind by TimescaleDB, dropped). A view, materialized view or rule reading
+ * one, a table inheriting from one, or a foreign key referencing one (not TimescaleDB's own, made for
+ * a key of its hypertable's) makes the drop fail; an extended statistics object on a table dropped
+ * or made anew goes with it. Compressed tables, aggregates' chunks and tables left behind are
+ * dropped whole; a masked hypertable's chunk, only when left empty (so its statistics objects stay).
+ */
+export const STANDING_ON_DROPPED = `WITH hypertables(id, whole) AS (
+  SELECT h.id, false FROM _timescaledb_catalog.hypertable h
+   WHERE to_regclass(format('%I.%I', h.schema_name, h.table_name))::oid = ANY($1::oid[])
+  UNION ALL SELECT h.id, true FROM _timescaledb_catalog.hypertable h
+   WHERE to_regclass(format('%I.%I', h.schema_name, h.table_name))::oid = ANY($2::oid[])),
+dropped(oid, whole) AS (
+  SELECT to_regclass(format('%I.%I', ch.schema_name, ch.table_name))::oid, h.whole
+    FROM hypertables h JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
+   WHERE h.whole OR ch.compressed_chunk_id IS NOT NULL
+  UNION ALL SELECT to_regclass(format('%I.%I', cc.schema_name, cc.table_name))::oid, true
+    FROM hypertables h JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
+    JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
+  UNION ALL SELECT to_regclass(t)::oid, true FROM unnest($3::text[]) t),
+found AS (
+  SELECT CASE v.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'a rule of' END || format(' %I.%I', vn.nspname, v.relname) AS what,
+         d.refobjid AS rel
+    FROM pg_depend d JOIN pg_rewrite w ON d.classid = 'pg_rewrite'::regclass AND w.oid = d.objid
+    JOIN pg_class v ON v.oid = w.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace
+   WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid IN (SELECT oid FROM dropped) AND v.oid <> d.refobjid
+  UNION ALL SELECT format('table %I.%I, inheriting from it,', kn.nspname, k.relname), h.inhparent
+    FROM pg_inherits h JOIN pg_class k ON k.oid = h.inhrelid JOIN pg_namespace kn ON kn.oid = k.relnamespace
+   WHERE h.inhparent IN (SELECT oid FROM dropped)
+  UNION ALL SELECT format('foreign key %I of %I.%I', k.conname, tn.nspname, t.relname), k.confrelid
+    FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_namespace tn ON tn.oid = t.relnamespace
+   WHERE k.contype = 'f' AND k.conparentid = 0 AND k.confrelid IN (SELECT oid FROM dropped) AND k.conrelid <> k.confrelid
+  UNION ALL SELECT format('statistics %I.%I', xn.nspname, x.stxname), x.stxrelid
+    FROM pg_statistic_ext x JOIN pg_namespace xn ON xn.oid = x.stxnamespace
+   WHERE x.stxrelid IN (SELECT oid FROM dropped WHERE whole))
+SELECT DISTINCT f.what, format('%I.%I', n.nspname, c.relname) AS "on"
+  FROM found f JOIN pg_class c ON c.oid = f.rel JOIN pg_namespace n ON n.oid = c.relnamespace
+ ORDER BY 2, 1`;
 /** Whether no chunk of a hypertable ($1 schema, $2 name) holds rows outside its compressed batches: then none is left to analyse it by once they are compressed again. */
 export const ALL_CHUNKS_COMPRESSED = `SELECT coalesce(bool_and(is_compressed), false) AS all
   FROM timescaledb_information.chunks WHERE hypertable_schema = $1 AND hypertable_name = $2`;
@@ -1584,6 +1626,18 @@ SELECT u.job_id, 'integer_now function (of the hypertable it or its config names
   FROM under u JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = u.hypertable
   JOIN pg_namespace n ON n.nspname = d.integer_now_func_schema JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = d.integer_now_func
  WHERE p.oid IN (SELECT oid FROM own)
+ ORDER BY 1, 2`;
+/**
+ * The scheduled jobs with a check_config whose config holds a hypertable_id or mat_hypertable_id
+ * that is not an id as TimescaleDB writes one (a JSON number, digits alone): TimescaleDB's checks
+ * read it as an int4 from its text, which takes more forms than digits (a sign, white space, and
+ * from PostgreSQL 16 underscores and 0x), so which hypertable's integer_now alter_job runs cannot be
+ * told (JOBS_CHECKED_BY_OWN follows only ids written as numbers).
+ */
+export const JOBS_CONFIG_UNREAD = `SELECT j.job_id, k.key
+  FROM timescaledb_information.jobs j, LATERAL (VALUES ('hypertable_id'), ('mat_hypertable_id')) k(key)
+ WHERE j.job_id >= 1000 AND j.scheduled AND j.check_name IS NOT NULL AND jsonb_typeof(j.config) = 'object'
+   AND j.config ? k.key AND jsonb_typeof(j.config -> k.key) <> 'null' AND NOT coalesce(j.config ->> k.key ~ '^[0-9]{1,9}$', false)
  ORDER BY 1, 2`;
 /** Which of these jobs ($1) are running now. */
 export const RUNNING_JOBS = "SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY($1::int[]) AND job_status = 'Running'";

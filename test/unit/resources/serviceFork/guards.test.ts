@@ -81,6 +81,20 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.JOBS_CHECKED_BY_OWN },
   },
+  jobsConfigUnread: {
+    input: undefined,
+    refused: [{ job_id: 1004, key: "hypertable_id" }],
+    says: /^job 1004's config's hypertable_id is not written as a number: TimescaleDB's check, .* write it as a JSON number in production/,
+    passes: [],
+    sends: { text: sql.JOBS_CONFIG_UNREAD },
+  },
+  standingOnDropped: {
+    input: { hypertables: [10], aggregates: [20], tables: ["_timescaledb_internal.compress_hyper_2_4_chunk"] },
+    refused: [{ what: "view public.v", on: "_timescaledb_internal.compress_hyper_2_4_chunk" }],
+    says: /^view public\.v on _timescaledb_internal\.compress_hyper_2_4_chunk: the preparation drops that table or makes it anew .* drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    passes: [],
+    sends: { text: sql.STANDING_ON_DROPPED, params: [[10], [20], ["_timescaledb_internal.compress_hyper_2_4_chunk"]] },
+  },
   emptyTreeStatistics: {
     input: { relations: [10], columns: ["email"] },
     refused: [{ place: "public.signups (email)" }],
