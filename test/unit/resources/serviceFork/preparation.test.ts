@@ -302,11 +302,15 @@ describe("the runner", () => {
 
     // With pauseJobs: what runs ended before the jobs scheduled since are paused (one running could schedule another as fast), then again.
     const paused = eventsFork([], { session: 0, text: "VACUUM (FULL)" }, { readers: [], owed: [] });
-    await expect(prepareFork(testContext(), target, { ...maskEvents, pauseJobs: true }, limit, paused.open)).rejects.toThrow(PreparationFailed);
+    await expect(prepareFork(testContext(), target, { ...maskEvents, pauseJobs: true }, limit, paused.open)).rejects.toThrow(
+      PreparationFailed,
+    );
     const pausedTexts = paused.params.map((c) => c.text);
     const pausedAt = pausedTexts.findIndex((t) => t.includes("VACUUM (FULL)"));
     const remade = paused.params.findIndex((c, i) => i > pausedAt && made(c));
-    const between = pausedTexts.slice(pausedAt + 1, remade).filter((t) => t === flat(sql.endOtherSessions(true)) || t === sql.SCHEDULED_JOBS);
+    const between = pausedTexts
+      .slice(pausedAt + 1, remade)
+      .filter((t) => t === flat(sql.endOtherSessions(true)) || t === sql.SCHEDULED_JOBS);
     expect(between).toEqual([flat(sql.endOtherSessions(true)), sql.SCHEDULED_JOBS, flat(sql.endOtherSessions(true))]);
 
     const early = eventsFork([], { session: 0, text: 'UPDATE "public"."events"' }, { readers: [], owed: [] });
