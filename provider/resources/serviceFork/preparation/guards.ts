@@ -127,6 +127,19 @@ const standingOnDropped: Guard<{ hypertables: number[]; aggregates: number[]; ta
       : undefined,
 };
 
+const routinesOnChunks: Guard<void, { routine: string; on: string }> = {
+  name: "a routine whose SQL-standard body reads a chunk's table",
+  statement: () => [sql.ROUTINES_ON_CHUNKS],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.routine} (on ${r.on})`)}: its SQL-standard body reads a chunk's table, which the preparation may ` +
+            "drop or make anew as it masks (TimescaleDB's decompress_chunk and compress_chunk), and once held off it could not be " +
+            `given back; drop it in prepare.sql and make it again ${AGAIN}, reading the hypertable rather than its chunk`,
+        )
+      : undefined,
+};
+
 const emptyTreeStatistics: Guard<{ relations: number[]; columns: string[] }, { place: string }> = {
   name: "a parent whose tree holds no row but keeps statistics of its whole of a masked column",
   statement: ({ relations, columns }) => [sql.INHERITED_STATISTICS, [relations, columns]],
@@ -680,6 +693,7 @@ export const GUARDS = {
   jobsCheckedByOwn,
   jobsConfigUnread,
   standingOnDropped,
+  routinesOnChunks,
   emptyTreeStatistics,
   jobsStillRunning,
   preparedByAnotherRole,

@@ -927,6 +927,7 @@ async function restatisticize(s: Preparing): Promise<void> {
   for (const c of await s.q<sql.EmptyChunk>(sql.EMPTY_CHUNKS_WITH_STATISTICS, [s.reach.hypertables.map((h) => h.oid)])) {
     s.step = `prepare.mask (the empty chunk ${printable(c.chunk)} of ${printable(c.hypertable)}, with statistics ANALYZE would keep)`;
     if (!(await s.q<{ empty: boolean }>(sql.isEmpty(c.chunk)))[0]?.empty) continue;
+    await s.check(GUARDS.standingOnDropped, { hypertables: [], aggregates: [], tables: [c.chunk] });
     await s.q(c.drop);
     s.removed.push(`chunk ${printable(c.chunk)} of ${printable(c.hypertable)}, empty (its statistics were production's)`);
     // Gone: nothing after this (the checks, the space given back) looks for it.
@@ -1247,6 +1248,7 @@ async function keepRecord(s: Preparing): Promise<string> {
 
 /** The functions of the database's own held off (statements.ts, holdOffRoutines), in the masking's transaction. */
 async function holdOffRoutines(s: Preparing): Promise<void> {
+  if (s.timescaledb) await s.check(GUARDS.routinesOnChunks, undefined);
   await makeRecord(s);
   for (const text of sql.holdOffRoutines(record(s).quoted)) await s.q(text);
   s.heldOff = (await s.q<{ routine: string }>(sql.heldOffRoutines(record(s).quoted))).map((r) => r.routine);

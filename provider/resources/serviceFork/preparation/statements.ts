@@ -370,11 +370,12 @@ export const CHUNK_TABLES = `SELECT c.oid::int AS oid FROM _timescaledb_catalog.
  * these hypertables ($1: oids; the masking decompresses each compressed one, which drops its
  * compressed table, compresses it again into a new one, and drops one left empty), the chunks of
  * these aggregates' materialization hypertables ($2: oids; dropped before the refresh) and these
- * tables ($3: names; left behind by TimescaleDB, dropped). A view, materialized view or rule reading
- * one, a table inheriting from one, or a foreign key referencing one (not TimescaleDB's own, made for
- * a key of its hypertable's) makes the drop fail; an extended statistics object on a table dropped
- * or made anew goes with it. Compressed tables, aggregates' chunks and tables left behind are
- * dropped whole; a masked hypertable's chunk, only when left empty (so its statistics objects stay).
+ * tables ($3: names; left behind by TimescaleDB, or left empty, dropped). Whatever depends on one,
+ * or on its row type, makes the drop fail (a view or rule reading it, a table inheriting from it or
+ * with a column of its type, a foreign key, a function's SQL-standard body, a policy); what goes
+ * with a table dropped whole is lost (an extended statistics object, a trigger or policy of the
+ * database's own, a publication's membership). Compressed tables, aggregates' chunks and the tables
+ * named are dropped whole; a masked hypertable's chunk only when left empty.
  */
 export const STANDING_ON_DROPPED = `WITH hypertables(id, whole) AS (
   SELECT h.id, false FROM _timescaledb_catalog.hypertable h
@@ -389,23 +390,50 @@ dropped(oid, whole) AS (
     FROM hypertables h JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
     JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
   UNION ALL SELECT to_regclass(t)::oid, true FROM unnest($3::text[]) t),
+-- Each table, its row type and that type's array type: what a dependent names.
+targets(cls, obj, rel) AS (
+  SELECT 'pg_class'::regclass::oid, d.oid, d.oid FROM dropped d WHERE d.oid IS NOT NULL
+  UNION ALL SELECT 'pg_type'::regclass::oid, c.reltype, c.oid FROM dropped d JOIN pg_class c ON c.oid = d.oid
+  UNION ALL SELECT 'pg_type'::regclass::oid, t.typarray, c.oid FROM dropped d JOIN pg_class c ON c.oid = d.oid
+    JOIN pg_type t ON t.oid = c.reltype WHERE t.typarray <> 0),
 found AS (
-  SELECT CASE v.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'a rule of' END || format(' %I.%I', vn.nspname, v.relname) AS what,
-         d.refobjid AS rel
-    FROM pg_depend d JOIN pg_rewrite w ON d.classid = 'pg_rewrite'::regclass AND w.oid = d.objid
-    JOIN pg_class v ON v.oid = w.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace
-   WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid IN (SELECT oid FROM dropped) AND v.oid <> d.refobjid
-  UNION ALL SELECT format('table %I.%I, inheriting from it,', kn.nspname, k.relname), h.inhparent
-    FROM pg_inherits h JOIN pg_class k ON k.oid = h.inhrelid JOIN pg_namespace kn ON kn.oid = k.relnamespace
-   WHERE h.inhparent IN (SELECT oid FROM dropped)
-  UNION ALL SELECT format('foreign key %I of %I.%I', k.conname, tn.nspname, t.relname), k.confrelid
-    FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_namespace tn ON tn.oid = t.relnamespace
-   WHERE k.contype = 'f' AND k.conparentid = 0 AND k.confrelid IN (SELECT oid FROM dropped) AND k.conrelid <> k.confrelid
+  SELECT CASE WHEN k.classid = 'pg_rewrite'::regclass
+              THEN (SELECT CASE v.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'a rule of' END || format(' %I.%I', vn.nspname, v.relname)
+                      FROM pg_rewrite w JOIN pg_class v ON v.oid = w.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace WHERE w.oid = k.objid)
+              ELSE pg_describe_object(k.classid, k.objid, k.objsubid) END AS what,
+         t.rel
+    FROM targets t JOIN pg_depend k ON k.refclassid = t.cls AND k.refobjid = t.obj AND k.deptype = 'n'
+   -- Not the tables themselves, nor what is the table's own and goes with it (its constraints, indexes, defaults, triggers).
+   WHERE NOT (k.classid = 'pg_class'::regclass AND k.objid IN (SELECT oid FROM dropped))
+     AND NOT EXISTS (SELECT 1 FROM pg_depend o WHERE o.classid = k.classid AND o.objid = k.objid
+                        AND o.refclassid = 'pg_class'::regclass AND o.refobjid = t.rel AND o.deptype IN ('a', 'i'))
   UNION ALL SELECT format('statistics %I.%I', xn.nspname, x.stxname), x.stxrelid
     FROM pg_statistic_ext x JOIN pg_namespace xn ON xn.oid = x.stxnamespace
-   WHERE x.stxrelid IN (SELECT oid FROM dropped WHERE whole))
+   WHERE x.stxrelid IN (SELECT oid FROM dropped WHERE whole)
+  -- An extension's trigger (TimescaleDB's invalidation trigger on an aggregate's chunks under another) is made again by it.
+  UNION ALL SELECT format('trigger %I', tg.tgname), tg.tgrelid FROM pg_trigger tg
+   WHERE NOT tg.tgisinternal AND tg.tgrelid IN (SELECT oid FROM dropped WHERE whole)
+     AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = tg.tgfoid AND e.deptype = 'e')
+  UNION ALL SELECT format('policy %I', p.polname), p.polrelid FROM pg_policy p WHERE p.polrelid IN (SELECT oid FROM dropped WHERE whole)
+  UNION ALL SELECT format('publication %I''s membership', pub.pubname), r.prrelid
+    FROM pg_publication_rel r JOIN pg_publication pub ON pub.oid = r.prpubid WHERE r.prrelid IN (SELECT oid FROM dropped WHERE whole))
 SELECT DISTINCT f.what, format('%I.%I', n.nspname, c.relname) AS "on"
   FROM found f JOIN pg_class c ON c.oid = f.rel JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE f.what IS NOT NULL
+ ORDER BY 2, 1`;
+
+/**
+ * The routines whose SQL-standard body (BEGIN ATOMIC, RETURN) reads a chunk's table or names its
+ * row type: held off, they are made anew without the dependency, so nothing stops the masking from
+ * dropping that table, and they cannot be given back after.
+ */
+export const ROUTINES_ON_CHUNKS = `SELECT DISTINCT p.oid::regprocedure::text AS routine, format('%I.%I', n.nspname, c.relname) AS "on"
+  FROM _timescaledb_catalog.chunk ch JOIN pg_namespace n ON n.nspname = ch.schema_name
+  JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ch.table_name
+  JOIN pg_type rt ON rt.oid = c.reltype
+  JOIN pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_proc'::regclass
+   AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid IN (rt.oid, rt.typarray)))
+  JOIN pg_proc p ON p.oid = d.objid
  ORDER BY 2, 1`;
 /** Whether no chunk of a hypertable ($1 schema, $2 name) holds rows outside its compressed batches: then none is left to analyse it by once they are compressed again. */
 export const ALL_CHUNKS_COMPRESSED = `SELECT coalesce(bool_and(is_compressed), false) AS all

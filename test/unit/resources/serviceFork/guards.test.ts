@@ -95,6 +95,13 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.STANDING_ON_DROPPED, params: [[10], [20], ["_timescaledb_internal.compress_hyper_2_4_chunk"]] },
   },
+  routinesOnChunks: {
+    input: undefined,
+    refused: [{ routine: "public.f(integer)", on: "_timescaledb_internal.compress_hyper_2_4_chunk" }],
+    says: /^public\.f\(integer\) \(on _timescaledb_internal\.compress_hyper_2_4_chunk\): its SQL-standard body reads a chunk's table, .* drop it in prepare\.sql/,
+    passes: [],
+    sends: { text: sql.ROUTINES_ON_CHUNKS },
+  },
   emptyTreeStatistics: {
     input: { relations: [10], columns: ["email"] },
     refused: [{ place: "public.signups (email)" }],
