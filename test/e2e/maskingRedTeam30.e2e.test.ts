@@ -43,10 +43,18 @@
 // object lost, for a reason that is not the one (nothing changed it: tsdbadmin no longer acts as
 // the table's owner when it makes the object again); its test asks for the refusal before it is dropped.
 import { readThrough as read } from "../support/lab/production";
-import { PRODUCTION_ADDRESS, RULES, redTeamLab, inLargeObjects, expectSafe, expectPublishedOrNamed } from "../support/lab/redTeam";
+import {
+  PRODUCTION_ADDRESS,
+  RULES,
+  redTeamLab,
+  inLargeObjects,
+  expectSafe,
+  expectPublishedOrNamed,
+  retentionCheckedJob,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
-const { asSuperuser, inProduction, outcome, noLargeObjects, unlinkLargeObjects, withCreateRole } = redTeamLab();
+const { asSuperuser, inProduction, outcome, madeAfresh, noLargeObjects, unlinkLargeObjects, withCreateRole } = redTeamLab();
 
 /** SQL run only on a fork being prepared: its record is there. */
 const ON_FORK = "EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%')";
@@ -122,24 +130,8 @@ test("an extended statistics object of tsdbadmin's calling a function of tsdbadm
 });
 
 test("a job whose check_config is TimescaleDB's policy_retention_check, its config naming an integer hypertable whose integer_now is a function of tsdbadmin's: pausing it keeps nothing of production's in large objects", async () => {
-  await withCreateRole(async () => {
-    await asSuperuser(`SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name = 'proc303';
-      DROP PROCEDURE IF EXISTS public.proc303(integer, jsonb); DROP TABLE IF EXISTS public.h303; DROP FUNCTION IF EXISTS public.now303();`);
-    await unlinkLargeObjects();
-  });
-  await inProduction(`
-    CREATE FUNCTION public.now303() RETURNS bigint LANGUAGE plpgsql STABLE AS $f$ BEGIN
-      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_largeobject_metadata) THEN
-        PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to((SELECT pg_catalog.string_agg(email, ' ') FROM public.customers), 'UTF8'));
-      END IF;
-      RETURN 1000000; END $f$;
-    CREATE TABLE public.h303 (t bigint NOT NULL, v integer);
-    SELECT create_hypertable('public.h303', by_range('t', 1000));
-    SELECT set_integer_now_func('public.h303', 'public.now303');
-    CREATE PROCEDURE public.proc303(job_id integer, config jsonb) LANGUAGE plpgsql AS $p$ BEGIN END $p$;
-    SELECT add_job('public.proc303', '1 hour', initial_start => now() + interval '1 day',
-      config => jsonb_build_object('hypertable_id', (SELECT id FROM _timescaledb_catalog.hypertable WHERE schema_name = 'public' AND table_name = 'h303'), 'drop_after', 5),
-      check_config => '_timescaledb_functions.policy_retention_check');`);
+  const job = retentionCheckedJob("303", (id) => id);
+  await madeAfresh(job);
   // Scheduled, and timescaledb_information.jobs names no hypertable for it.
   expect(
     await inProduction(

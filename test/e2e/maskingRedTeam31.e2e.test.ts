@@ -33,37 +33,25 @@
 // refreshed): SQLSTATE 2BP01 (dependent_objects_still_exist). The masking was committed …"), the
 // aggregate's chunks dropped so far left dropped, v313 not named; way 4 was published with s314
 // lost ("published, 0"), named nowhere.
-import { EVENTS_DAILY, EVENTS_TABLE } from "../../simulator/production";
+import { EVENTS_DAILY } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { RULES, redTeamLab, inLargeObjects, expectSafe, expectPublishedOrNamed } from "../support/lab/redTeam";
+import {
+  RULES,
+  redTeamLab,
+  inLargeObjects,
+  expectSafe,
+  expectPublishedOrNamed,
+  onCompressedTable,
+  retentionCheckedJob,
+} from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
-const { cleanups, asSuperuser, inProduction, outcome, noLargeObjects, unlinkLargeObjects, withCreateRole } = redTeamLab();
-/** `drop` run now and after the test: production as the test found it. */
-const dropping = async (drop: string) => {
-  await inProduction(drop);
-  cleanups.push(() => inProduction(drop));
-};
+const { dropping, inProduction, outcome, madeAfresh, noLargeObjects } = redTeamLab();
 
 test("a job whose check_config is TimescaleDB's policy_retention_check, its config naming an integer hypertable as '+<id>' whose integer_now is a function of tsdbadmin's: pausing it keeps nothing of production's in large objects", async () => {
-  await withCreateRole(async () => {
-    await asSuperuser(`SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name = 'proc311';
-      DROP PROCEDURE IF EXISTS public.proc311(integer, jsonb); DROP TABLE IF EXISTS public.h311; DROP FUNCTION IF EXISTS public.now311();`);
-    await unlinkLargeObjects();
-  });
-  await inProduction(`
-    CREATE FUNCTION public.now311() RETURNS bigint LANGUAGE plpgsql STABLE AS $f$ BEGIN
-      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_largeobject_metadata) THEN
-        PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to((SELECT pg_catalog.string_agg(email, ' ') FROM public.customers), 'UTF8'));
-      END IF;
-      RETURN 1000000; END $f$;
-    CREATE TABLE public.h311 (t bigint NOT NULL, v integer);
-    SELECT create_hypertable('public.h311', by_range('t', 1000));
-    SELECT set_integer_now_func('public.h311', 'public.now311');
-    CREATE PROCEDURE public.proc311(job_id integer, config jsonb) LANGUAGE plpgsql AS $p$ BEGIN END $p$;
-    SELECT add_job('public.proc311', '1 hour', initial_start => now() + interval '1 day',
-      config => jsonb_build_object('hypertable_id', '+' || (SELECT id FROM _timescaledb_catalog.hypertable WHERE schema_name = 'public' AND table_name = 'h311'), 'drop_after', 5),
-      check_config => '_timescaledb_functions.policy_retention_check');`);
+  // The hypertable's ID as a JSON string with a sign.
+  const job = retentionCheckedJob("311", (id) => `'+' || ${id}`);
+  await madeAfresh(job);
   // Scheduled, its config's hypertable_id a string that is not digits alone, and add_job's check ran now311 (its large object).
   expect(
     await inProduction(
@@ -77,12 +65,7 @@ test("a job whose check_config is TimescaleDB's policy_retention_check, its conf
 
 test("a view of tsdbadmin's reading a compressed chunk's table of the masked hypertable: the fork is published with it, or refused naming it, with no bare SQLSTATE", async () => {
   await dropping("DROP VIEW IF EXISTS public.v312;");
-  await inProduction(`
-    DO $d$ BEGIN
-      EXECUTE (SELECT pg_catalog.format('CREATE VIEW public.v312 AS SELECT _ts_meta_count AS n FROM %I.%I', cc.schema_name, cc.table_name)
-        FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
-        JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id WHERE h.table_name = '${EVENTS_TABLE}' ORDER BY ch.id LIMIT 1);
-    END $d$;`);
+  await inProduction(onCompressedTable("CREATE VIEW public.v312 AS SELECT _ts_meta_count AS n FROM %s"));
   const view = "SELECT count(*)::text FROM pg_views WHERE schemaname = 'public' AND viewname = 'v312'";
   expect(await inProduction(view)).toBe("1");
   const result = await outcome("pr-redteam31-view-of-compressed", { mask: RULES, pauseJobs: true }, (uri) => read(uri, view));
@@ -106,12 +89,7 @@ test("a view of tsdbadmin's reading a chunk of a continuous aggregate the prepar
 
 test("an extended statistics object of tsdbadmin's on a compressed chunk's table of the masked hypertable: the fork is published with it, or refused naming it", async () => {
   await dropping("DROP STATISTICS IF EXISTS public.s314;");
-  await inProduction(`
-    DO $d$ BEGIN
-      EXECUTE (SELECT pg_catalog.format('CREATE STATISTICS public.s314 ON (_ts_meta_count * 2) FROM %I.%I', cc.schema_name, cc.table_name)
-        FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
-        JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id WHERE h.table_name = '${EVENTS_TABLE}' ORDER BY ch.id LIMIT 1);
-    END $d$;`);
+  await inProduction(onCompressedTable("CREATE STATISTICS public.s314 ON (_ts_meta_count * 2) FROM %s"));
   const statistics = "SELECT count(*)::text FROM pg_statistic_ext WHERE stxname = 's314'";
   expect(await inProduction(statistics)).toBe("1");
   const result = await outcome("pr-redteam31-statistics-of-compressed", { mask: RULES, pauseJobs: true }, (uri) => read(uri, statistics));

@@ -27,25 +27,11 @@
 // with tg323 lost ("published, 0"), named nowhere; way 4 was refused with the bare SQLSTATE ("failed
 // at prepare.mask (the empty chunk _timescaledb_internal._hyper_8_80_chunk of public.del324, with
 // statistics ANALYZE would keep): SQLSTATE 2BP01 (dependent_objects_still_exist)"), v324 not named.
-import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { DROP_LEFT_BEHIND, RULES, redTeamLab, expectPublishedOrNamed } from "../support/lab/redTeam";
+import { DROP_LEFT_BEHIND, RULES, redTeamLab, expectPublishedOrNamed, onCompressedTable } from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
-const { cleanups, inProduction, outcome } = redTeamLab();
-/** `drop` run now and after the test: production as the test found it. */
-const dropping = async (drop: string) => {
-  await inProduction(drop);
-  cleanups.push(() => inProduction(drop));
-};
-/** SQL run as tsdbadmin: `statement` with the first compressed chunk's table of the masked hypertable (format('%I.%I')) for %s. */
-const onCompressedTable = (statement: string) => `
-    DO $d$ BEGIN
-      EXECUTE (SELECT pg_catalog.format('${statement.replace(/'/g, "''")}', pg_catalog.format('%I.%I', cc.schema_name, cc.table_name))
-        FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
-        JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id WHERE h.table_name = '${EVENTS_TABLE}' ORDER BY ch.id LIMIT 1);
-    END $d$;`;
-
+const { cleanups, dropping, inProduction, outcome } = redTeamLab();
 test("a function of tsdbadmin's with an SQL-standard body reading a compressed chunk's table of the masked hypertable: the fork is published with it, or refused naming it, with no bare SQLSTATE", async () => {
   await dropping("DROP FUNCTION IF EXISTS public.f321();");
   await inProduction(

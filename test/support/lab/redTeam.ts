@@ -61,6 +61,38 @@ export const stashStatisticsOf = (view: string) =>
   `WHERE s.tablename = a.materialization_hypertable_name OR s.tablename IN (SELECT c.chunk_name FROM timescaledb_information.chunks c ` +
   `WHERE c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name)', true, false, '')::text, 'UTF8'))`;
 
+/** SQL run as tsdbadmin: `statement` with the first compressed chunk's table of the masked hypertable (format('%I.%I')) for %s. */
+export const onCompressedTable = (statement: string) => `
+    DO $d$ BEGIN
+      EXECUTE (SELECT pg_catalog.format('${statement.replace(/'/g, "''")}', pg_catalog.format('%I.%I', cc.schema_name, cc.table_name))
+        FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
+        JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id WHERE h.table_name = '${EVENTS_TABLE}' ORDER BY ch.id LIMIT 1);
+    END $d$;`;
+
+/**
+ * A job of tsdbadmin's, public.proc<tag>, scheduled a day ahead, whose check_config is TimescaleDB's
+ * policy_retention_check and whose config's hypertable_id is `id` (SQL, given the SQL of public.h<tag>'s
+ * ID): h<tag> an integer hypertable whose integer_now, public.now<tag>, keeps the customers' addresses
+ * in a large object when none is there. `drop`, as the superuser, takes it all away.
+ */
+export const retentionCheckedJob = (tag: string, id: (hypertableId: string) => string) => ({
+  drop: `SELECT delete_job(job_id) FROM timescaledb_information.jobs WHERE proc_name = 'proc${tag}';
+      DROP PROCEDURE IF EXISTS public.proc${tag}(integer, jsonb); DROP TABLE IF EXISTS public.h${tag}; DROP FUNCTION IF EXISTS public.now${tag}();`,
+  make: `
+    CREATE FUNCTION public.now${tag}() RETURNS bigint LANGUAGE plpgsql STABLE AS $f$ BEGIN
+      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_largeobject_metadata) THEN
+        PERFORM pg_catalog.lo_from_bytea(0, pg_catalog.convert_to((SELECT pg_catalog.string_agg(email, ' ') FROM public.customers), 'UTF8'));
+      END IF;
+      RETURN 1000000; END $f$;
+    CREATE TABLE public.h${tag} (t bigint NOT NULL, v integer);
+    SELECT create_hypertable('public.h${tag}', by_range('t', 1000));
+    SELECT set_integer_now_func('public.h${tag}', 'public.now${tag}');
+    CREATE PROCEDURE public.proc${tag}(job_id integer, config jsonb) LANGUAGE plpgsql AS $p$ BEGIN END $p$;
+    SELECT add_job('public.proc${tag}', '1 hour', initial_start => now() + interval '1 day',
+      config => jsonb_build_object('hypertable_id', ${id(`(SELECT id FROM _timescaledb_catalog.hypertable WHERE schema_name = 'public' AND table_name = 'h${tag}')`)}, 'drop_after', 5),
+      check_config => '_timescaledb_functions.policy_retention_check');`,
+});
+
 /** SQL run as tsdbadmin: `statement` with c<view>'s materialization hypertable's name (format('%I.%I')) for %s. */
 export const onMaterialization = (view: string, statement: string) => `
     DO $d$ BEGIN EXECUTE (SELECT format('${statement.replace(/'/g, "''")}', format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name))
@@ -199,10 +231,26 @@ export const jobAtRecordThenRefused = (tag: string, job: string, seconds: number
 export function redTeamLab() {
   const lab = productionSuite({ forkQueuedMs: 100, forkConfiguringMs: 100 }, { eventsRows: SHAPED_ROWS });
   const unlinkLargeObjects = () => lab.asSuperuser("SELECT count(lo_unlink(oid)) FROM pg_largeobject_metadata;");
+  /**
+   * tsdbadmin given CREATEROLE, as on Tiger Cloud, for this test: after it, taken back, then
+   * `cleanup` run (what the test made of roles and objects dropped).
+   */
+  const withCreateRole = async (cleanup: () => Promise<unknown>) => {
+    lab.cleanups.push(async () => {
+      await lab.asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
+      await cleanup();
+    });
+    await lab.asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
+  };
   return {
     /** The whole lab (its harness, `h`, is read lazily: only in a test or hook). */
     lab,
     cleanups: lab.cleanups,
+    /** `drop` run now and after the test: production as the test found it. */
+    dropping: async (drop: string) => {
+      await lab.inProduction(drop);
+      lab.cleanups.push(() => lab.inProduction(drop));
+    },
     asSuperuser: lab.asSuperuser,
     inProduction: lab.inProduction,
     preparedFork: lab.preparedFork,
@@ -213,16 +261,17 @@ export function redTeamLab() {
         async (fork) => `published, ${await what(fork.uri)}`,
         (err: Error) => said(err.message),
       ),
+    withCreateRole,
     /**
-     * tsdbadmin given CREATEROLE, as on Tiger Cloud, for this test: after it, taken back, then
-     * `cleanup` run (what the test made of roles and objects dropped).
+     * `way` made in production as tsdbadmin (with CREATEROLE), what it made before and every large
+     * object gone first, and again after the test.
      */
-    withCreateRole: async (cleanup: () => Promise<unknown>) => {
-      lab.cleanups.push(async () => {
-        await lab.asSuperuser("ALTER ROLE tsdbadmin NOCREATEROLE;");
-        await cleanup();
+    madeAfresh: async (way: { drop: string; make: string }) => {
+      await withCreateRole(async () => {
+        await lab.asSuperuser(way.drop);
+        await unlinkLargeObjects();
       });
-      await lab.asSuperuser("ALTER ROLE tsdbadmin CREATEROLE;");
+      await lab.inProduction(way.make);
     },
     /**
      * A fork masked by `rules` whose preparation is refused past its COMMIT for `view`'s rows holding
