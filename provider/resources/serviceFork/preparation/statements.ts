@@ -410,10 +410,13 @@ found AS (
   UNION ALL SELECT format('statistics %I.%I', xn.nspname, x.stxname), x.stxrelid
     FROM pg_statistic_ext x JOIN pg_namespace xn ON xn.oid = x.stxnamespace
    WHERE x.stxrelid IN (SELECT oid FROM dropped WHERE whole)
-  -- An extension's trigger (TimescaleDB's invalidation trigger on an aggregate's chunks under another) is made again by it.
+  -- Not a hypertable's trigger, which TimescaleDB copies to each chunk (a new one too), nor an extension's (TimescaleDB's
+  -- invalidation trigger on an aggregate's chunks under another): both are made again.
   UNION ALL SELECT format('trigger %I', tg.tgname), tg.tgrelid FROM pg_trigger tg
    WHERE NOT tg.tgisinternal AND tg.tgrelid IN (SELECT oid FROM dropped WHERE whole)
      AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = tg.tgfoid AND e.deptype = 'e')
+     AND NOT EXISTS (SELECT 1 FROM pg_inherits h JOIN pg_trigger pt ON pt.tgrelid = h.inhparent AND pt.tgname = tg.tgname
+                      WHERE h.inhrelid = tg.tgrelid)
   UNION ALL SELECT format('policy %I', p.polname), p.polrelid FROM pg_policy p WHERE p.polrelid IN (SELECT oid FROM dropped WHERE whole)
   UNION ALL SELECT format('publication %I''s membership', pub.pubname), r.prrelid
     FROM pg_publication_rel r JOIN pg_publication pub ON pub.oid = r.prpubid WHERE r.prrelid IN (SELECT oid FROM dropped WHERE whole))
