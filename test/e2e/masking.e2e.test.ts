@@ -7,6 +7,7 @@
 // column written back after the masking.
 import { customerRow, PERSONAL_ROWS } from "../../simulator/databases";
 import { EVENTS_DAILY, EVENTS_TABLE, NOTIFY_PROCEDURE } from "../../simulator/production";
+import { maskedCondition, parameters, ident } from "../../provider/resources/serviceFork/preparation/statements";
 import { holdsProduction, productionSuite, readThrough as read } from "../support/lab/production";
 
 jest.setTimeout(300_000);
@@ -171,6 +172,50 @@ test("no function of the database's own can run until everything else is made fr
   expect(await read(fork.uri, "SELECT x FROM public.m_calls_own")).toBe("1");
   expect(await read(fork.uri, acls)).toBe(before);
   expect(await read(fork.uri, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_tigercloud\\_preparing\\_%'")).toBe("0");
+});
+
+test("the check after the masking passes exactly what the hash and email rules write (the tag, a number with no leading zero), in any column collation", async () => {
+  const tag = "0a1b2c3d";
+  cleanups.push(() => inProduction("DROP COLLATION IF EXISTS public.case_blind"));
+  await inProduction(
+    "CREATE COLLATION IF NOT EXISTS public.case_blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false)",
+  );
+  const shapes = {
+    email: { pattern: `^user-${tag}-[1-9][0-9]*@example\\.invalid$`, before: `user-${tag}-`, after: "@example.invalid" },
+    hash: { pattern: `^h${tag}-[1-9][0-9]*$`, before: `h${tag}-`, after: "" },
+  };
+  // What each rule writes, then text near it: a leading zero, no number, not only digits, another tag, another case, more or less.
+  const written = (b: string, a: string) => [`${b}1${a}`, `${b}1234567890${a}`];
+  const near = (b: string, a: string) =>
+    [`${b}01${a}`, `${b}0${a}`, `${b}${a}`, `${b}1x${a}`, `${b}\u0663${a}`, `${b}1\u0663${a}`, `${b}-1${a}`, `${b}1-2${a}`].concat([
+      `${b}1${a}`.toUpperCase(),
+      `${b}1${a}\n`,
+      `${b}1${a} `,
+      `x${b}1${a}`,
+      `${b.replace(tag, "0a1b2c3e")}1${a}`,
+      `${b}1${a}`.slice(0, -1),
+    ]);
+  for (const [rule, { pattern, before, after }] of Object.entries(shapes)) {
+    const { values, param } = parameters({ key: "k", tag });
+    const condition = maskedCondition({ table: "t", column: "c", with: rule } as never, ident("c"), param).replace(/\$1\b/g, `'${tag}'`);
+    expect(values).toEqual([tag]);
+    const ok = written(before, after);
+    const candidates = [...ok, ...near(before, after)];
+    const rows = candidates
+      .map((c, n) => `(${n}, pg_catalog.convert_from(pg_catalog.decode('${Buffer.from(c).toString("hex")}', 'hex'), 'UTF8'))`)
+      .join(", ");
+    // A case-insensitive collation would make other text equal to ours: the check is byte-wise whatever the column's.
+    for (const collation of ["pg_catalog.default", "public.case_blind"]) {
+      const passed = await inProduction(
+        `SELECT pg_catalog.string_agg(n::text, ',' ORDER BY n) FROM (SELECT n, c::text COLLATE ${collation} AS c FROM (VALUES ${rows}) v(n, c)) x WHERE ${condition}`,
+      );
+      const regex = await inProduction(
+        `SELECT pg_catalog.string_agg(n::text, ',' ORDER BY n) FROM (VALUES ${rows}) v(n, c) WHERE c ~ '${pattern}'`,
+      );
+      expect(passed).toBe(regex);
+      expect(passed).toBe(ok.map((_, n) => n).join(","));
+    }
+  }
 });
 
 test("triggers and rules on a masked table do not run during the masking: none copies the old values, none undoes it", async () => {

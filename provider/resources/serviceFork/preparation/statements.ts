@@ -128,12 +128,29 @@ export function maskedCondition(rule: MaskRule, column: Quoted, param: Param): s
     case "constant":
       return `(${column} IS NULL OR ${column} IS NOT DISTINCT FROM (CASE WHEN ${column} IS NULL THEN ${column} ELSE ${param(rule.value)} END))`;
     case "hash":
-      return `(${column} IS NULL OR ${column}::text ~ ('^h' || ${param(TAG)} || '-[1-9][0-9]*$'))`;
+      return pseudonymShaped(column, `('h' || ${param(TAG)} || '-')`, "");
     case "email":
-      return `(${column} IS NULL OR ${column}::text ~ ('^user-' || ${param(TAG)} || '-[1-9][0-9]*@example\\.invalid$'))`;
+      return pseudonymShaped(column, `('user-' || ${param(TAG)} || '-')`, "@example.invalid");
     case "keepFirst":
       return `(${column} IS NULL OR length(${column}::text) <= ${param(rule.chars)}::int)`;
   }
+}
+
+/**
+ * `column` is NULL, or as text is `prefix`, a number with no leading zero, then `suffix`: what
+ * `~ '^prefix[1-9][0-9]*suffix$'` says, in a third of a regular expression's time (PostgreSQL makes
+ * each value wide characters first: 4 of the 5 s a million-row check took). Byte-wise (COLLATE "C"),
+ * so that no column's collation makes other text equal. `prefix` ends in a non-digit; `suffix` is ours.
+ */
+function pseudonymShaped(column: Quoted, prefix: string, suffix: string): string {
+  const text = `(${column}::text COLLATE pg_catalog."C")`;
+  const number = `pg_catalog.substr(${text}, pg_catalog.length(${prefix}) + 1, 1)`;
+  const withoutSuffix = suffix === "" ? text : `pg_catalog.left(${text}, -${suffix.length})`;
+  const endsWithSuffix = suffix === "" ? "" : ` AND pg_catalog.right(${text}, ${suffix.length}) = '${suffix}'`;
+  return (
+    `(${column} IS NULL OR (pg_catalog.length(${text}) > pg_catalog.length(${prefix}) + ${suffix.length}${endsWithSuffix}` +
+    ` AND pg_catalog.rtrim(${withoutSuffix}, '0123456789') = ${prefix} AND ${number} IN ('1', '2', '3', '4', '5', '6', '7', '8', '9')))`
+  );
 }
 
 /** A table as resolved in the fork's catalog. */
