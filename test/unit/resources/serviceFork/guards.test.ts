@@ -403,7 +403,7 @@ const CASES: Record<Name, Case> = {
     passes: [{ n: 0 }],
     sends: {
       // Each value as its type's output function writes it: no cast, which may be a function of the database's own.
-      text: /FROM "public"\."report" WHERE pg_catalog\.lower\(pg_catalog\.upper\(pg_catalog\.btrim\(format\('%s', "email"\), pg_catalog\.concat\(pg_catalog\.chr\(9\), .*\)\)\)\) IN \(SELECT value FROM production\) OR .*sha256.*format\('%s', "email"\).* OR pg_catalog\.lower\(pg_catalog\.upper\(pg_catalog\.btrim\(format\('%s', "id"\), .*IN \(SELECT d FROM earlier\)\)$/,
+      text: /FROM "public"\."report" WHERE pg_catalog\.lower\(pg_catalog\.upper\(pg_catalog\.btrim\(format\('%s', "email"\), \(SELECT pg_catalog\.concat\(pg_catalog\.chr\(9\), .*\)\)\)\)\) IN \(SELECT value FROM production\) OR .*sha256.*format\('%s', "email"\).* OR pg_catalog\.lower\(pg_catalog\.upper\(pg_catalog\.btrim\(format\('%s', "id"\), .*IN \(SELECT d FROM earlier\)\)$/,
       params: [["a@prod.example.com"], "k", ["d1"]],
     },
   },
