@@ -140,6 +140,19 @@ const routinesOnChunks: Guard<void, { routine: string; on: string }> = {
       : undefined,
 };
 
+const switchlessOnChunks: Guard<{ chunks: number[] }, { what: string; on: string }> = {
+  name: "a trigger or rule of a chunk's own, which TimescaleDB lets no one switch off",
+  statement: ({ chunks }) => [sql.SWITCHLESS_ON_CHUNKS, [chunks]],
+  refuse: (rows) =>
+    rows.length
+      ? said(
+          `${list(rows, (r) => `${r.what} on ${r.on}`)}: a chunk's own (not the copy TimescaleDB makes of its hypertable's), it would ` +
+            "run on every row the masking writes, and TimescaleDB lets no trigger or rule of a chunk be held off: drop it in " +
+            `prepare.sql and make it again ${AGAIN}, on the hypertable rather than its chunk`,
+        )
+      : undefined,
+};
+
 const emptyTreeStatistics: Guard<{ relations: number[]; columns: string[] }, { place: string }> = {
   name: "a parent whose tree holds no row but keeps statistics of its whole of a masked column",
   statement: ({ relations, columns }) => [sql.INHERITED_STATISTICS, [relations, columns]],
@@ -694,6 +707,7 @@ export const GUARDS = {
   jobsConfigUnread,
   standingOnDropped,
   routinesOnChunks,
+  switchlessOnChunks,
   emptyTreeStatistics,
   jobsStillRunning,
   preparedByAnotherRole,

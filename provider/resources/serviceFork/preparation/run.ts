@@ -131,6 +131,8 @@ interface Switched {
   kind: "trigger" | "rule";
   name: Quoted;
   mode: string;
+  /** Switched on the hypertable with its chunks' copies. */
+  hypertable: boolean;
 }
 
 /** Production's values sampled before the masking, by the masked column they were read from. */
@@ -710,15 +712,31 @@ async function functionsOnWrite(s: Preparing): Promise<void> {
 
 /** Every trigger and rule of every table written, held off: none can copy the old values elsewhere or undo the masking. */
 async function holdOff(s: Preparing): Promise<void> {
-  const held = new Map(s.reach.written.map((t) => [t.oid, tableName(t)]));
+  // A chunk's triggers are its hypertable's copies, switched with it, or refused: TimescaleDB switches none on a chunk.
+  const chunks = s.reach.written.filter((t) => s.isChunk(t)).map((t) => t.oid);
+  if (chunks.length) await s.check(GUARDS.switchlessOnChunks, { chunks });
+  const hypertables = new Set(s.reach.hypertables.map((h) => h.oid));
+  const held = new Map(s.reach.written.filter((t) => !s.isChunk(t)).map((t) => [t.oid, tableName(t)]));
   const triggers = await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
   const rules = await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.RULES, [[...held.keys()]]);
   s.switched = [
-    ...triggers.map((t) => ({ table: held.get(t.oid) as Quoted, kind: "trigger" as const, name: t.quoted, mode: t.mode })),
-    ...rules.map((r) => ({ table: held.get(r.oid) as Quoted, kind: "rule" as const, name: r.quoted, mode: r.mode })),
+    ...triggers.map((t) => ({
+      table: held.get(t.oid) as Quoted,
+      kind: "trigger" as const,
+      name: t.quoted,
+      mode: t.mode,
+      hypertable: hypertables.has(t.oid),
+    })),
+    ...rules.map((r) => ({
+      table: held.get(r.oid) as Quoted,
+      kind: "rule" as const,
+      name: r.quoted,
+      mode: r.mode,
+      hypertable: hypertables.has(r.oid),
+    })),
   ];
   for (const x of s.switched)
-    await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, "D") : sql.ruleSwitch(x.table, x.name, "D"));
+    await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, "D", x.hypertable) : sql.ruleSwitch(x.table, x.name, "D"));
   const names = new Set(
     s.switched.filter((x) => !x.table.startsWith('"_timescaledb_internal"')).map((x) => `${x.kind} ${x.name} on ${x.table}`),
   );
@@ -829,6 +847,7 @@ async function maskTables(s: Preparing): Promise<void> {
     for (const chunk of chunks) {
       // Emptied in production (an erasure's DELETE), it keeps the statistics it had when active; holding nothing, it goes.
       if ((await s.q<{ empty: boolean }>(sql.isEmpty(chunk)))[0]?.empty) {
+        await s.check(GUARDS.standingOnDropped, { hypertables: [], aggregates: [], tables: [chunk] });
         await s.q(sql.dropTable(chunk));
         s.removed.push(`chunk ${printable(chunk)} of ${t.label}, empty (its statistics were production's)`);
         s.reach.written = s.reach.written.filter((w) => w.quoted !== chunk);
@@ -880,7 +899,7 @@ async function forceRowSecurityAgain(s: Preparing): Promise<void> {
 
 async function putBack(s: Preparing): Promise<void> {
   for (const x of s.switched)
-    await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, x.mode) : sql.ruleSwitch(x.table, x.name, x.mode));
+    await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, x.mode, x.hypertable) : sql.ruleSwitch(x.table, x.name, x.mode));
 }
 
 /**

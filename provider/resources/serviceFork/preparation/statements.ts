@@ -249,11 +249,38 @@ export const TRIGGERS = `SELECT t.tgrelid::int AS oid, t.tgname AS name, quote_i
 export const RULES = `SELECT r.ev_class::int AS oid, r.rulename AS name, quote_ident(r.rulename) AS quoted, r.ev_enabled::text AS mode
   FROM pg_rewrite r WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN' AND r.ev_enabled <> 'D'`;
 
-/** A trigger held off and back as it was (O: on, A: always, R: replica), on this table alone. */
-export function triggerSwitch(table: Quoted, trigger: Quoted, mode: "D" | string): string {
+/**
+ * A trigger held off and back as it was (O: on, A: always, R: replica), on this table alone; on a
+ * hypertable, with its copies on every chunk (TimescaleDB refuses ONLY there, and any switch on a chunk).
+ */
+export function triggerSwitch(table: Quoted, trigger: Quoted, mode: "D" | string, hypertable = false): string {
   const how = mode === "D" ? "DISABLE" : mode === "A" ? "ENABLE ALWAYS" : mode === "R" ? "ENABLE REPLICA" : "ENABLE";
-  return `ALTER TABLE ONLY ${table} ${how} TRIGGER ${trigger}`;
+  return `ALTER TABLE ${hypertable ? "" : "ONLY "}${table} ${how} TRIGGER ${trigger}`;
 }
+
+/**
+ * Whether the trigger `tg` (a pg_trigger row) is the copy TimescaleDB made on a chunk of its
+ * hypertable's trigger: the same name, definition and mode, so that the hypertable's switch is its
+ * switch, and a new chunk gets it again. A name alone is not enough (CREATE OR REPLACE TRIGGER on a chunk).
+ */
+const copyOfHypertables = (
+  tg: string,
+) => `EXISTS (SELECT 1 FROM pg_inherits h JOIN pg_trigger pt ON pt.tgrelid = h.inhparent AND pt.tgname = ${tg}.tgname
+   JOIN _timescaledb_catalog.hypertable ht ON pg_catalog.format('%I.%I', ht.schema_name, ht.table_name)::regclass = h.inhparent
+  WHERE h.inhrelid = ${tg}.tgrelid AND pt.tgenabled = ${tg}.tgenabled AND pt.tgfoid = ${tg}.tgfoid
+    AND pg_catalog.replace(pg_catalog.pg_get_triggerdef(${tg}.oid), ' ON ' || ${tg}.tgrelid::regclass::text || ' ', ' ON ' || pt.tgrelid::regclass::text || ' ')
+        = pg_catalog.pg_get_triggerdef(pt.oid))`;
+
+/**
+ * What on these chunks ($1: oids) cannot be held off while the masking writes them: TimescaleDB lets
+ * no trigger or rule of a chunk be switched, so a trigger of its own (not its hypertable's copy) or a
+ * rule would run on every row the masking writes.
+ */
+export const SWITCHLESS_ON_CHUNKS = `SELECT pg_catalog.format('trigger %I', t.tgname) AS what, t.tgrelid::regclass::text AS "on"
+  FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND NOT ${copyOfHypertables("t")}
+UNION ALL SELECT pg_catalog.format('rule %I', r.rulename), r.ev_class::regclass::text
+  FROM pg_rewrite r WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN'
+ ORDER BY 2, 1`;
 export function ruleSwitch(table: Quoted, rule: Quoted, mode: "D" | string): string {
   const how = mode === "D" ? "DISABLE" : mode === "A" ? "ENABLE ALWAYS" : mode === "R" ? "ENABLE REPLICA" : "ENABLE";
   return `ALTER TABLE ${table} ${how} RULE ${rule}`;
@@ -408,11 +435,17 @@ dropped(oid, whole) AS (
     JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
   UNION ALL SELECT to_regclass(t)::oid, true FROM unnest($3::text[]) t),
 -- Each table, its row type and that type's array type: what a dependent names.
-targets(cls, obj, rel) AS (
+tables(cls, obj, rel) AS (
   SELECT 'pg_class'::regclass::oid, d.oid, d.oid FROM dropped d WHERE d.oid IS NOT NULL
   UNION ALL SELECT 'pg_type'::regclass::oid, c.reltype, c.oid FROM dropped d JOIN pg_class c ON c.oid = d.oid
   UNION ALL SELECT 'pg_type'::regclass::oid, t.typarray, c.oid FROM dropped d JOIN pg_class c ON c.oid = d.oid
     JOIN pg_type t ON t.oid = c.reltype WHERE t.typarray <> 0),
+-- What is the table's own and goes with it (its constraints, indexes, defaults, triggers, a sequence OWNED BY its column).
+own(cls, obj, rel) AS (
+  SELECT o.classid, o.objid, t.rel FROM tables t JOIN pg_depend o ON o.refclassid = 'pg_class'::regclass AND o.refobjid = t.obj
+   WHERE t.cls = 'pg_class'::regclass AND o.deptype IN ('a', 'i')),
+-- What stands on either goes too, or stops the drop.
+targets(cls, obj, rel) AS (SELECT * FROM tables UNION ALL SELECT * FROM own),
 found AS (
   SELECT CASE WHEN k.classid = 'pg_rewrite'::regclass
               THEN (SELECT CASE v.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'a rule of' END || format(' %I.%I', vn.nspname, v.relname)
@@ -420,10 +453,9 @@ found AS (
               ELSE pg_describe_object(k.classid, k.objid, k.objsubid) END AS what,
          t.rel
     FROM targets t JOIN pg_depend k ON k.refclassid = t.cls AND k.refobjid = t.obj AND k.deptype = 'n'
-   -- Not the tables themselves, nor what is the table's own and goes with it (its constraints, indexes, defaults, triggers).
+   -- Not the tables themselves, nor what is the table's own.
    WHERE NOT (k.classid = 'pg_class'::regclass AND k.objid IN (SELECT oid FROM dropped))
-     AND NOT EXISTS (SELECT 1 FROM pg_depend o WHERE o.classid = k.classid AND o.objid = k.objid
-                        AND o.refclassid = 'pg_class'::regclass AND o.refobjid = t.rel AND o.deptype IN ('a', 'i'))
+     AND NOT EXISTS (SELECT 1 FROM own o WHERE o.cls = k.classid AND o.obj = k.objid AND o.rel = t.rel)
   UNION ALL SELECT format('statistics %I.%I', xn.nspname, x.stxname), x.stxrelid
     FROM pg_statistic_ext x JOIN pg_namespace xn ON xn.oid = x.stxnamespace
    WHERE x.stxrelid IN (SELECT oid FROM dropped WHERE whole)
@@ -432,8 +464,7 @@ found AS (
   UNION ALL SELECT format('trigger %I', tg.tgname), tg.tgrelid FROM pg_trigger tg
    WHERE NOT tg.tgisinternal AND tg.tgrelid IN (SELECT oid FROM dropped WHERE whole)
      AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = tg.tgfoid AND e.deptype = 'e')
-     AND NOT EXISTS (SELECT 1 FROM pg_inherits h JOIN pg_trigger pt ON pt.tgrelid = h.inhparent AND pt.tgname = tg.tgname
-                      WHERE h.inhrelid = tg.tgrelid)
+     AND NOT ${copyOfHypertables("tg")}
   UNION ALL SELECT format('policy %I', p.polname), p.polrelid FROM pg_policy p WHERE p.polrelid IN (SELECT oid FROM dropped WHERE whole)
   UNION ALL SELECT format('publication %I''s membership', pub.pubname), r.prrelid
     FROM pg_publication_rel r JOIN pg_publication pub ON pub.oid = r.prpubid WHERE r.prrelid IN (SELECT oid FROM dropped WHERE whole))
@@ -443,8 +474,8 @@ SELECT DISTINCT f.what, format('%I.%I', n.nspname, c.relname) AS "on"
  ORDER BY 2, 1`;
 
 /**
- * The routines whose SQL-standard body (BEGIN ATOMIC, RETURN) reads a chunk's table or names its
- * row type: held off, they are made anew without the dependency, so nothing stops the masking from
+ * The routines whose SQL-standard body (BEGIN ATOMIC, RETURN) reads a chunk's table, names its
+ * row type or reads what goes with it (a sequence owned by its column): held off, they are made anew without the dependency, so nothing stops the masking from
  * dropping that table, and they cannot be given back after.
  */
 export const ROUTINES_ON_CHUNKS = `SELECT DISTINCT p.oid::regprocedure::text AS routine, format('%I.%I', n.nspname, c.relname) AS "on"
@@ -452,7 +483,10 @@ export const ROUTINES_ON_CHUNKS = `SELECT DISTINCT p.oid::regprocedure::text AS 
   JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ch.table_name
   JOIN pg_type rt ON rt.oid = c.reltype
   JOIN pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_proc'::regclass
-   AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid IN (rt.oid, rt.typarray)))
+   AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid IN (rt.oid, rt.typarray))
+        -- or what goes with the table (a sequence OWNED BY its column)
+        OR (d.refclassid, d.refobjid) IN (SELECT o.classid, o.objid FROM pg_depend o
+                                           WHERE o.refclassid = 'pg_class'::regclass AND o.refobjid = c.oid AND o.deptype IN ('a', 'i')))
   JOIN pg_proc p ON p.oid = d.objid
  ORDER BY 2, 1`;
 /** Whether no chunk of a hypertable ($1 schema, $2 name) holds rows outside its compressed batches: then none is left to analyse it by once they are compressed again. */

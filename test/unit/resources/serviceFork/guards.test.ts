@@ -102,6 +102,13 @@ const CASES: Record<Name, Case> = {
     passes: [],
     sends: { text: sql.ROUTINES_ON_CHUNKS },
   },
+  switchlessOnChunks: {
+    input: { chunks: [30] },
+    refused: [{ what: "trigger tg", on: "_timescaledb_internal._hyper_1_2_chunk" }],
+    says: /^trigger tg on _timescaledb_internal\._hyper_1_2_chunk: a chunk's own \(not the copy .* TimescaleDB lets no trigger or rule of a chunk be held off: drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    passes: [],
+    sends: { text: sql.SWITCHLESS_ON_CHUNKS, params: [[30]] },
+  },
   emptyTreeStatistics: {
     input: { relations: [10], columns: ["email"] },
     refused: [{ place: "public.signups (email)" }],
