@@ -717,23 +717,16 @@ async function holdOff(s: Preparing): Promise<void> {
   if (chunks.length) await s.check(GUARDS.switchlessOnChunks, { chunks });
   const hypertables = new Set(s.reach.hypertables.map((h) => h.oid));
   const held = new Map(s.reach.written.filter((t) => !s.isChunk(t)).map((t) => [t.oid, tableName(t)]));
-  const triggers = await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.TRIGGERS, [[...held.keys()]]);
-  const rules = await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.RULES, [[...held.keys()]]);
+  const switched = (kind: Switched["kind"]) => (x: { oid: number; quoted: Quoted; mode: string }) => ({
+    table: held.get(x.oid) as Quoted,
+    kind,
+    name: x.quoted,
+    mode: x.mode,
+    hypertable: hypertables.has(x.oid),
+  });
   s.switched = [
-    ...triggers.map((t) => ({
-      table: held.get(t.oid) as Quoted,
-      kind: "trigger" as const,
-      name: t.quoted,
-      mode: t.mode,
-      hypertable: hypertables.has(t.oid),
-    })),
-    ...rules.map((r) => ({
-      table: held.get(r.oid) as Quoted,
-      kind: "rule" as const,
-      name: r.quoted,
-      mode: r.mode,
-      hypertable: hypertables.has(r.oid),
-    })),
+    ...(await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.TRIGGERS, [[...held.keys()]])).map(switched("trigger")),
+    ...(await s.q<{ oid: number; quoted: Quoted; mode: string }>(sql.RULES, [[...held.keys()]])).map(switched("rule")),
   ];
   for (const x of s.switched)
     await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, "D", x.hypertable) : sql.ruleSwitch(x.table, x.name, "D"));
