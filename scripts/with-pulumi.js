@@ -18,8 +18,6 @@ const { cacheRoot, ensureNode } = require("./ensure-node");
 const { useSdk } = require("./lane-sdk");
 
 const root = path.join(__dirname, "..");
-/** Each jest process's old-space heap, in MB: over 4 times what a worker keeps, so a worker collects before it grows to gigabytes. */
-const JEST_HEAP_MB = 1024;
 const step = (what) => process.stderr.write(`[with-pulumi] ${what}\n`);
 
 // Everything below, and everything it starts (jest, the engine's language host and provider
@@ -187,20 +185,14 @@ function main() {
   // removed when jest ends: what they leave behind there (a plugin's download the engine never
   // removed, 55 MB each run) does not pile up in the machine's.
   let tmpDir;
-  let run = [command, args];
   if (path.basename(command) === "jest") {
-    // Jest's workers are forked with its own node flags. Without a cap V8 lets a worker's heap grow
-    // to gigabytes of garbage (a worker keeps under 250 MB past a full collection), and a process
-    // of 3 GB takes the kernel over 500 ms to free as it exits: longer than jest waits before it
-    // kills the worker and prints "A worker process has failed to exit gracefully".
-    run = ["node", [`--max-old-space-size=${JEST_HEAP_MB}`, require.resolve("jest/bin/jest"), ...args]];
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "tigercloud-tests-"));
     // The simulator's PostgreSQL servers run as the postgres user: they may pass through it to
     // their own folders, but no other user may list it or put anything in it.
     fs.chmodSync(tmpDir, 0o711);
     env.TMPDIR = tmpDir;
   }
-  runForwardingSignals(run[0], run[1], { cwd: root, env }, () => {
+  runForwardingSignals(command, args, { cwd: root, env }, () => {
     if (packDir) fs.rmSync(packDir, { recursive: true, force: true });
     if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
   });
