@@ -730,9 +730,7 @@ async function holdOff(s: Preparing): Promise<void> {
   ];
   for (const x of s.switched)
     await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, "D", x.hypertable) : sql.ruleSwitch(x.table, x.name, "D"));
-  const names = new Set(
-    s.switched.filter((x) => !x.table.startsWith('"_timescaledb_internal"')).map((x) => `${x.kind} ${x.name} on ${x.table}`),
-  );
+  const names = new Set(s.switched.map((x) => `${x.kind} ${x.name} on ${x.table}`));
   if (s.switched.length) s.progress(`held off during the masking: ${printable([...names].join(", ")).slice(0, 400)}`);
 }
 

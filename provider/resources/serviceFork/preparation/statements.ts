@@ -258,6 +258,10 @@ export function triggerSwitch(table: Quoted, trigger: Quoted, mode: "D" | string
   return `ALTER TABLE ${hypertable ? "" : "ONLY "}${table} ${how} TRIGGER ${trigger}`;
 }
 
+/** What goes with the table `rel` (an oid's SQL) when it is dropped: its 'a' and 'i' dependents (constraints, indexes, triggers, a sequence OWNED BY its column), as (classid, objid). */
+const goesWith = (rel: string) =>
+  `SELECT o.classid, o.objid FROM pg_depend o WHERE o.refclassid = 'pg_class'::regclass AND o.refobjid = ${rel} AND o.deptype IN ('a', 'i')`;
+
 /**
  * Whether the trigger `tg` (a pg_trigger row) is the copy TimescaleDB made on a chunk of its
  * hypertable's trigger: the same name, definition and mode, so that the hypertable's switch is its
@@ -441,9 +445,7 @@ tables(cls, obj, rel) AS (
   UNION ALL SELECT 'pg_type'::regclass::oid, t.typarray, c.oid FROM dropped d JOIN pg_class c ON c.oid = d.oid
     JOIN pg_type t ON t.oid = c.reltype WHERE t.typarray <> 0),
 -- What is the table's own and goes with it (its constraints, indexes, defaults, triggers, a sequence OWNED BY its column).
-own(cls, obj, rel) AS (
-  SELECT o.classid, o.objid, t.rel FROM tables t JOIN pg_depend o ON o.refclassid = 'pg_class'::regclass AND o.refobjid = t.obj
-   WHERE t.cls = 'pg_class'::regclass AND o.deptype IN ('a', 'i')),
+own(cls, obj, rel) AS (SELECT g.classid, g.objid, t.rel FROM tables t, LATERAL (${goesWith("t.obj")}) g WHERE t.cls = 'pg_class'::regclass),
 -- What stands on either goes too, or stops the drop.
 targets(cls, obj, rel) AS (SELECT * FROM tables UNION ALL SELECT * FROM own),
 found AS (
@@ -474,9 +476,10 @@ SELECT DISTINCT f.what, format('%I.%I', n.nspname, c.relname) AS "on"
  ORDER BY 2, 1`;
 
 /**
- * The routines whose SQL-standard body (BEGIN ATOMIC, RETURN) reads a chunk's table, names its
- * row type or reads what goes with it (a sequence owned by its column): held off, they are made anew without the dependency, so nothing stops the masking from
- * dropping that table, and they cannot be given back after.
+ * The routines whose SQL-standard body (BEGIN ATOMIC, RETURN) reads a chunk's table, names its row
+ * type or reads what goes with it (a sequence owned by its column): held off, they are made anew
+ * without the dependency, so nothing stops the masking from dropping that table, and they cannot be
+ * given back after.
  */
 export const ROUTINES_ON_CHUNKS = `SELECT DISTINCT p.oid::regprocedure::text AS routine, format('%I.%I', n.nspname, c.relname) AS "on"
   FROM _timescaledb_catalog.chunk ch JOIN pg_namespace n ON n.nspname = ch.schema_name
@@ -485,8 +488,7 @@ export const ROUTINES_ON_CHUNKS = `SELECT DISTINCT p.oid::regprocedure::text AS 
   JOIN pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_proc'::regclass
    AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid) OR (d.refclassid = 'pg_type'::regclass AND d.refobjid IN (rt.oid, rt.typarray))
         -- or what goes with the table (a sequence OWNED BY its column)
-        OR (d.refclassid, d.refobjid) IN (SELECT o.classid, o.objid FROM pg_depend o
-                                           WHERE o.refclassid = 'pg_class'::regclass AND o.refobjid = c.oid AND o.deptype IN ('a', 'i')))
+        OR (d.refclassid, d.refobjid) IN (${goesWith("c.oid")}))
   JOIN pg_proc p ON p.oid = d.objid
  ORDER BY 2, 1`;
 /** Whether no chunk of a hypertable ($1 schema, $2 name) holds rows outside its compressed batches: then none is left to analyse it by once they are compressed again. */
