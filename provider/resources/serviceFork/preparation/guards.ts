@@ -140,17 +140,25 @@ const routinesOnChunks: Guard<void, { routine: string; on: string }> = {
       : undefined,
 };
 
-const switchlessOnChunks: Guard<{ chunks: number[] }, { what: string; on: string }> = {
-  name: "a trigger or rule of a chunk's own, which TimescaleDB lets no one switch off",
+const switchlessOnChunks: Guard<{ chunks: number[] }, { what: string; on: string; disabledOn: string | null }> = {
+  name: "a trigger or rule of a chunk's own, or a chunk's copy left on of its hypertable's disabled trigger, which TimescaleDB lets no one switch off",
   statement: ({ chunks }) => [sql.SWITCHLESS_ON_CHUNKS, [chunks]],
-  refuse: (rows) =>
-    rows.length
-      ? said(
-          `${list(rows, (r) => `${r.what} on ${r.on}`)}: a chunk's own (not the copy TimescaleDB makes of its hypertable's), it would ` +
-            "run on every row the masking writes, and TimescaleDB lets no trigger or rule of a chunk be held off: drop it in " +
-            `prepare.sql and make it again ${AGAIN}, on the hypertable rather than its chunk`,
-        )
-      : undefined,
+  refuse: (rows) => {
+    const own = rows.filter((r) => r.disabledOn === null);
+    const leftOn = rows.filter((r) => r.disabledOn !== null);
+    const ownSaid = own.length
+      ? `${list(own, (r) => `${r.what} on ${r.on}`)}: a chunk's own (not the copy TimescaleDB makes of its hypertable's), it would ` +
+        "run on every row the masking writes, and TimescaleDB lets no trigger or rule of a chunk be held off: drop it in " +
+        `prepare.sql and make it again ${AGAIN}, on the hypertable rather than its chunk`
+      : "";
+    const leftOnSaid = leftOn.length
+      ? `${list(leftOn, (r) => `${r.what} on ${r.on}`)}: enabled on that chunk though disabled on its hypertable (a chunk made after ` +
+        "DISABLE TRIGGER gets an enabled copy), it would run on every row the masking writes, and TimescaleDB lets no trigger of " +
+        `a chunk be switched: in prepare.sql, run ${list(leftOn, (r) => `ALTER TABLE ${r.disabledOn} DISABLE TRIGGER ${r.what.slice("trigger ".length)}`)} ` +
+        "again (TimescaleDB passes it to every chunk), or ENABLE it there if it is meant to run"
+      : "";
+    return rows.length ? said([ownSaid, leftOnSaid].filter(Boolean).join("; "), 1200) : undefined;
+  },
 };
 
 const emptyTreeStatistics: Guard<{ relations: number[]; columns: string[] }, { place: string }> = {

@@ -178,6 +178,8 @@ class Preparing {
   /** An aggregate refreshed keeps chunk skipping's ranges of a column: the setting that records them, pinned on. */
   chunkSkipping = false;
   switched: Switched[] = [];
+  /** The written hypertables whose compression rolls chunks up: held off until the masking's commit. */
+  rollups: sql.Rollup[] = [];
   /** The tables whose owner forces row security on itself: lifted in the masking's transaction, forced again before its commit. */
   forced: sql.ForcedRowSecurity[] = [];
   samples: Samples = new Map();
@@ -387,6 +389,11 @@ const STEPS: Step[] = [
     run: functionsOnWrite,
   },
   { name: "prepare.mask (triggers and rules held off)", when: masking, run: holdOff },
+  {
+    name: "prepare.mask (compression's rollup held off: each chunk compressed again alone)",
+    when: (s) => s.masking && s.timescaledb,
+    run: holdOffRollups,
+  },
   { name: "prepare.mask (sampling production's values)", when: masking, run: sample },
   { name: "prepare.mask", when: masking, run: maskTables },
   { name: "prepare.mask (chunks a key's cascade left partly compressed)", when: masking, run: recompressCascaded },
@@ -397,7 +404,7 @@ const STEPS: Step[] = [
   },
   // Nothing is masked: in the one transaction, after prepare.sql.
   { name: "prepare.sqlAfter", when: (s) => !s.masking, run: (s) => userSql(s, "sqlAfter") },
-  { name: "prepare.mask (triggers and rules back as they were)", when: masking, run: putBack },
+  { name: "prepare.mask (triggers, rules and compression's rollup back as they were)", when: masking, run: putBack },
   { name: "prepare.mask (statistics made again)", when: masking, run: restatisticize },
   { name: "prepare.mask (checking every row)", when: masking, run: checkRows },
   { name: "prepare.mask (checking statistics)", when: masking, run: checkStatistics },
@@ -888,7 +895,13 @@ async function forceRowSecurityAgain(s: Preparing): Promise<void> {
   for (const f of s.forced) await s.q(f.force);
 }
 
+async function holdOffRollups(s: Preparing): Promise<void> {
+  s.rollups = await s.q<sql.Rollup>(sql.ROLLUPS, [s.reach.hypertables.map((h) => h.oid)]);
+  for (const r of s.rollups) await s.q(r.hold);
+}
+
 async function putBack(s: Preparing): Promise<void> {
+  for (const r of s.rollups) await s.q(r.restore);
   for (const x of s.switched)
     await s.q(x.kind === "trigger" ? sql.triggerSwitch(x.table, x.name, x.mode, x.hypertable) : sql.ruleSwitch(x.table, x.name, x.mode));
 }

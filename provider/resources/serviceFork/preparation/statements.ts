@@ -233,6 +233,26 @@ export const HYPERTABLES = `SELECT c.oid::int AS oid, h.schema_name AS schema, h
   FROM _timescaledb_catalog.hypertable h JOIN pg_class c ON c.oid = format('%I.%I', h.schema_name, h.table_name)::regclass
  WHERE c.oid = ANY($1::oid[])`;
 
+/**
+ * Compression's rollup (compress_chunk_time_interval) of these hypertables ($1: oids): compress_chunk
+ * merges a chunk into a compressed neighbour, whose table then goes (and what stands on it) while the
+ * masking still names it. Held off while the masking compresses chunks again, each alone, and set back
+ * as it was (the catalog keeps microseconds, and reads the setting as an interval for every dimension).
+ */
+export interface Rollup {
+  hypertable: string;
+  hold: ServerStatement;
+  restore: ServerStatement;
+}
+export const ROLLUPS = `SELECT pg_catalog.format('%I.%I', h.schema_name, h.table_name) AS hypertable,
+       pg_catalog.format('ALTER TABLE %I.%I SET (timescaledb.compress_chunk_time_interval = %L)', h.schema_name, h.table_name, '0') AS hold,
+       pg_catalog.format('ALTER TABLE %I.%I SET (timescaledb.compress_chunk_time_interval = %L)', h.schema_name, h.table_name,
+                         d.compress_interval_length::text || ' microseconds') AS restore
+  FROM _timescaledb_catalog.hypertable h JOIN _timescaledb_catalog.dimension d ON d.hypertable_id = h.id
+ WHERE d.compress_interval_length IS NOT NULL
+   AND to_regclass(pg_catalog.format('%I.%I', h.schema_name, h.table_name))::oid = ANY($1::oid[])
+ ORDER BY 1`;
+
 /** A hypertable's chunks ($1 schema, $2 name) that hold rows outside their compressed batches (status bit 8): compressed again after the masking. */
 export const PARTIAL_CHUNKS = `SELECT format('%I.%I', ch.schema_name, ch.table_name) AS chunk
   FROM _timescaledb_catalog.chunk ch JOIN _timescaledb_catalog.hypertable h ON h.id = ch.hypertable_id
@@ -263,26 +283,31 @@ const goesWith = (rel: string) =>
   `SELECT o.classid, o.objid FROM pg_depend o WHERE o.refclassid = 'pg_class'::regclass AND o.refobjid = ${rel} AND o.deptype IN ('a', 'i')`;
 
 /**
- * Whether the trigger `tg` (a pg_trigger row) is the copy TimescaleDB made on a chunk of its
- * hypertable's trigger: the same name, definition and mode, so that the hypertable's switch is its
- * switch, and a new chunk gets it again. A name alone is not enough (CREATE OR REPLACE TRIGGER on a chunk).
+ * The hypertable's trigger `pt` (a pg_trigger row, joined on `h`, the chunk's pg_inherits row) of
+ * which the trigger `tg` on a chunk is the copy TimescaleDB made: the same name and definition, so
+ * that the hypertable's switch is its switch, and a new chunk gets it again. A name alone is not
+ * enough (CREATE OR REPLACE TRIGGER on a chunk). Its mode may differ: a chunk made after ENABLE
+ * ALWAYS, ENABLE REPLICA or DISABLE on the hypertable gets its copy plainly enabled.
  */
-const copyOfHypertables = (
-  tg: string,
-) => `EXISTS (SELECT 1 FROM pg_inherits h JOIN pg_trigger pt ON pt.tgrelid = h.inhparent AND pt.tgname = ${tg}.tgname
+const hypertablesCopied = (tg: string) => `pg_inherits h JOIN pg_trigger pt ON pt.tgrelid = h.inhparent AND pt.tgname = ${tg}.tgname
    JOIN _timescaledb_catalog.hypertable ht ON pg_catalog.format('%I.%I', ht.schema_name, ht.table_name)::regclass = h.inhparent
-  WHERE h.inhrelid = ${tg}.tgrelid AND pt.tgenabled = ${tg}.tgenabled AND pt.tgfoid = ${tg}.tgfoid
+  WHERE h.inhrelid = ${tg}.tgrelid AND pt.tgfoid = ${tg}.tgfoid
     AND pg_catalog.replace(pg_catalog.pg_get_triggerdef(${tg}.oid), ' ON ' || ${tg}.tgrelid::regclass::text || ' ', ' ON ' || pt.tgrelid::regclass::text || ' ')
-        = pg_catalog.pg_get_triggerdef(pt.oid))`;
+        = pg_catalog.pg_get_triggerdef(pt.oid)`;
+const copyOfHypertables = (tg: string) => `EXISTS (SELECT 1 FROM ${hypertablesCopied(tg)})`;
 
 /**
  * What on these chunks ($1: oids) cannot be held off while the masking writes them: TimescaleDB lets
  * no trigger or rule of a chunk be switched, so a trigger of its own (not its hypertable's copy) or a
- * rule would run on every row the masking writes.
+ * rule would run on every row the masking writes; and a copy enabled on its chunk of a trigger
+ * disabled on its hypertable (`disabledOn`), which the masking does not switch, as it is off.
  */
-export const SWITCHLESS_ON_CHUNKS = `SELECT pg_catalog.format('trigger %I', t.tgname) AS what, t.tgrelid::regclass::text AS "on"
+export const SWITCHLESS_ON_CHUNKS = `SELECT pg_catalog.format('trigger %I', t.tgname) AS what, t.tgrelid::regclass::text AS "on", NULL::text AS "disabledOn"
   FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND NOT ${copyOfHypertables("t")}
-UNION ALL SELECT pg_catalog.format('rule %I', r.rulename), r.ev_class::regclass::text
+UNION ALL SELECT pg_catalog.format('trigger %I', t.tgname), t.tgrelid::regclass::text, pt.tgrelid::regclass::text
+  FROM pg_trigger t, LATERAL (SELECT pt.tgrelid, pt.tgenabled FROM ${hypertablesCopied("t")}) pt
+ WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND pt.tgenabled = 'D' AND t.tgenabled <> 'D'
+UNION ALL SELECT pg_catalog.format('rule %I', r.rulename), r.ev_class::regclass::text, NULL
   FROM pg_rewrite r WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN'
  ORDER BY 2, 1`;
 export function ruleSwitch(table: Quoted, rule: Quoted, mode: "D" | string): string {
@@ -425,19 +450,22 @@ export const CHUNK_TABLES = `SELECT c.oid::int AS oid FROM _timescaledb_catalog.
  * database's own, a publication's membership). Compressed tables, aggregates' chunks and the tables
  * named are dropped whole; a masked hypertable's chunk only when left empty.
  */
+/** An index's definition (`i`, a pg_index row) past its name and table: "USING btree (time DESC)", the same for a chunk's copy as for its hypertable's. */
+const indexBody = (i: string) =>
+  `pg_catalog.substr(pg_catalog.pg_get_indexdef(${i}.indexrelid), pg_catalog.strpos(pg_catalog.pg_get_indexdef(${i}.indexrelid), ' ON ' || ${i}.indrelid::regclass::text || ' ') + pg_catalog.length(' ON ' || ${i}.indrelid::regclass::text || ' '))`;
 export const STANDING_ON_DROPPED = `WITH hypertables(id, whole) AS (
   SELECT h.id, false FROM _timescaledb_catalog.hypertable h
    WHERE to_regclass(format('%I.%I', h.schema_name, h.table_name))::oid = ANY($1::oid[])
   UNION ALL SELECT h.id, true FROM _timescaledb_catalog.hypertable h
    WHERE to_regclass(format('%I.%I', h.schema_name, h.table_name))::oid = ANY($2::oid[])),
-dropped(oid, whole) AS (
-  SELECT to_regclass(format('%I.%I', ch.schema_name, ch.table_name))::oid, h.whole
+dropped(oid, whole, compressed) AS (
+  SELECT to_regclass(format('%I.%I', ch.schema_name, ch.table_name))::oid, h.whole, false
     FROM hypertables h JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
    WHERE h.whole OR ch.compressed_chunk_id IS NOT NULL
-  UNION ALL SELECT to_regclass(format('%I.%I', cc.schema_name, cc.table_name))::oid, true
+  UNION ALL SELECT to_regclass(format('%I.%I', cc.schema_name, cc.table_name))::oid, true, true
     FROM hypertables h JOIN _timescaledb_catalog.chunk ch ON ch.hypertable_id = h.id
     JOIN _timescaledb_catalog.chunk cc ON cc.id = ch.compressed_chunk_id
-  UNION ALL SELECT to_regclass(t)::oid, true FROM unnest($3::text[]) t),
+  UNION ALL SELECT to_regclass(t)::oid, true, false FROM unnest($3::text[]) t),
 -- Each table, its row type and that type's array type: what a dependent names.
 tables(cls, obj, rel) AS (
   SELECT 'pg_class'::regclass::oid, d.oid, d.oid FROM dropped d WHERE d.oid IS NOT NULL
@@ -467,6 +495,16 @@ found AS (
    WHERE NOT tg.tgisinternal AND tg.tgrelid IN (SELECT oid FROM dropped WHERE whole)
      AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = tg.tgfoid AND e.deptype = 'e')
      AND NOT ${copyOfHypertables("tg")}
+  UNION ALL SELECT format('rule %I', r.rulename), r.ev_class FROM pg_rewrite r
+   WHERE r.ev_class IN (SELECT oid FROM dropped WHERE whole) AND r.rulename <> '_RETURN'
+  -- A chunk's index that is not the copy of one of its hypertable's (a compressed chunk's are TimescaleDB's own, made again).
+  UNION ALL SELECT format('index %I.%I', xn.nspname, x.relname), i.indrelid
+    FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_namespace xn ON xn.oid = x.relnamespace
+    JOIN pg_inherits h ON h.inhrelid = i.indrelid
+    JOIN _timescaledb_catalog.hypertable ht ON format('%I.%I', ht.schema_name, ht.table_name)::regclass = h.inhparent
+   WHERE i.indrelid IN (SELECT oid FROM dropped WHERE whole AND NOT compressed)
+     AND NOT EXISTS (SELECT 1 FROM pg_index hi WHERE hi.indrelid = h.inhparent
+                       AND ${indexBody("i")} = ${indexBody("hi")})
   UNION ALL SELECT format('policy %I', p.polname), p.polrelid FROM pg_policy p WHERE p.polrelid IN (SELECT oid FROM dropped WHERE whole)
   UNION ALL SELECT format('publication %I''s membership', pub.pubname), r.prrelid
     FROM pg_publication_rel r JOIN pg_publication pub ON pub.oid = r.prpubid WHERE r.prrelid IN (SELECT oid FROM dropped WHERE whole))

@@ -104,8 +104,11 @@ const CASES: Record<Name, Case> = {
   },
   switchlessOnChunks: {
     input: { chunks: [30] },
-    refused: [{ what: "trigger tg", on: "_timescaledb_internal._hyper_1_2_chunk" }],
-    says: /^trigger tg on _timescaledb_internal\._hyper_1_2_chunk: a chunk's own \(not the copy .* TimescaleDB lets no trigger or rule of a chunk be held off: drop it in prepare\.sql and make it again in prepare\.sqlAfter/,
+    refused: [
+      { what: "trigger tg", on: "_timescaledb_internal._hyper_1_2_chunk", disabledOn: null },
+      { what: "trigger audit", on: "_timescaledb_internal._hyper_1_3_chunk", disabledOn: "public.events" },
+    ],
+    says: /^trigger tg on _timescaledb_internal\._hyper_1_2_chunk: a chunk's own \(not the copy .* TimescaleDB lets no trigger or rule of a chunk be held off: drop it in prepare\.sql and make it again in prepare\.sqlAfter.*; trigger audit on _timescaledb_internal\._hyper_1_3_chunk: enabled on that chunk though disabled on its hypertable .* run ALTER TABLE public\.events DISABLE TRIGGER audit again/,
     passes: [],
     sends: { text: sql.SWITCHLESS_ON_CHUNKS, params: [[30]] },
   },
