@@ -43,7 +43,7 @@
 // SQLSTATE 0A000 (feature_not_supported). Nothing of its SQL and masking was kept"), tg335 not named.
 import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { DROP_LEFT_BEHIND, RULES, redTeamLab, expectPublishedOrNamed } from "../support/lab/redTeam";
+import { DROP_LEFT_BEHIND, RULES, onFirstAggregateChunk, redTeamLab, expectPublishedOrNamed } from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
 const { cleanups, inProduction, outcome } = redTeamLab();
@@ -140,11 +140,8 @@ test("a trigger on a chunk of a continuous aggregate's materialization hypertabl
       EXECUTE (SELECT pg_catalog.format('CREATE TRIGGER tg334 BEFORE INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION public.tfa334()',
                  materialization_hypertable_schema, materialization_hypertable_name)
         FROM timescaledb_information.continuous_aggregates WHERE view_name = 'c334');
-      EXECUTE (SELECT pg_catalog.format('CREATE OR REPLACE TRIGGER tg334 BEFORE INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION public.tfb334()', c.chunk_schema, c.chunk_name)
-        FROM timescaledb_information.continuous_aggregates a JOIN timescaledb_information.chunks c
-          ON c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name
-       WHERE a.view_name = 'c334' ORDER BY c.range_start LIMIT 1);
-    END $d$;`);
+    END $d$;
+    ${onFirstAggregateChunk("c334", "CREATE OR REPLACE TRIGGER tg334 BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION public.tfb334()")}`);
   const trigger = "SELECT count(*)::text FROM pg_trigger WHERE tgname = 'tg334' AND tgfoid = 'public.tfb334()'::regprocedure";
   // One chunk's tg334 runs tfb334; the hypertable's (and the other chunks') tfa334.
   expect(await inProduction(trigger)).toBe("1");

@@ -26,7 +26,7 @@
 // ("published, 0"), named nowhere.
 import { EVENTS_TABLE } from "../../simulator/production";
 import { readThrough as read } from "../support/lab/production";
-import { DROP_LEFT_BEHIND, RULES, redTeamLab, expectPublishedOrNamed } from "../support/lab/redTeam";
+import { DROP_LEFT_BEHIND, RULES, onFirstAggregateChunk, redTeamLab, expectPublishedOrNamed } from "../support/lab/redTeam";
 
 jest.setTimeout(600_000);
 const { cleanups, inProduction, outcome } = redTeamLab();
@@ -135,12 +135,7 @@ test("a rule of tsdbadmin's on a chunk of a continuous aggregate the preparation
       SELECT time_bucket('1 day', time) AS day, customer_email AS e, count(*) AS n
         FROM public.${EVENTS_TABLE} WHERE customer_id % 10 = 0 GROUP BY 1, 2 WITH NO DATA;
     CALL refresh_continuous_aggregate('public.c344', NULL, NULL);
-    DO $d$ BEGIN
-      EXECUTE (SELECT pg_catalog.format('CREATE RULE r344 AS ON INSERT TO %I.%I DO ALSO NOTIFY r344', c.chunk_schema, c.chunk_name)
-        FROM timescaledb_information.continuous_aggregates a JOIN timescaledb_information.chunks c
-          ON c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name
-       WHERE a.view_name = 'c344' ORDER BY c.range_start LIMIT 1);
-    END $d$;`);
+    ${onFirstAggregateChunk("c344", "CREATE RULE r344 AS ON INSERT TO %s DO ALSO NOTIFY r344")}`);
   const made = "SELECT count(*)::text FROM pg_rewrite WHERE rulename = 'r344'";
   expect(await inProduction(made)).toBe("1");
   const result = await outcome("pr-redteam34-rule-on-aggregate-chunk", { mask: RULES, pauseJobs: true }, (uri) => read(uri, made));

@@ -98,6 +98,15 @@ export const onMaterialization = (view: string, statement: string) => `
     DO $d$ BEGIN EXECUTE (SELECT format('${statement.replace(/'/g, "''")}', format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name))
       FROM timescaledb_information.continuous_aggregates WHERE view_name = '${view}'); END $d$;`;
 
+/** `statement` run on the first chunk (format('%I.%I')) of the continuous aggregate public.<view>'s materialization hypertable, for %s. */
+export const onFirstAggregateChunk = (view: string, statement: string) => `
+    DO $d$ BEGIN
+      EXECUTE (SELECT format('${statement.replace(/'/g, "''")}', format('%I.%I', c.chunk_schema, c.chunk_name))
+        FROM timescaledb_information.continuous_aggregates a JOIN timescaledb_information.chunks c
+          ON c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name
+       WHERE a.view_name = '${view}' ORDER BY c.range_start LIMIT 1);
+    END $d$;`;
+
 /** How many of the values in pg_stats of c<view>'s materialization hypertable (its own, of the whole) are production's addresses. */
 export const inMaterialization = (view: string) => `SELECT count(*) FROM timescaledb_information.continuous_aggregates a JOIN pg_stats s
       ON s.schemaname = a.materialization_hypertable_schema AND s.tablename = a.materialization_hypertable_name,
